@@ -1,0 +1,61 @@
+/* main.c - kptprof: the command table and dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kpt_cli.h"
+
+/* Keep in the order `kptprof help` should list them. */
+const struct kpt_cmd kpt_cmds[] = {
+	{ "record", cmd_not_implemented, "run a workload or program under the collector and write a .kpt file",
+	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
+	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])" },
+	{ "report", cmd_not_implemented, "summarise a recording per kernel or per NVTX range",
+	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]" },
+	{ "diff", cmd_not_implemented, "compare a recording against a baseline and give verdicts",
+	  "kptprof diff BASE NEW [--threshold PCT] [--alpha A] [--junit F] [--markdown F] [--json F] [--plots DIR]" },
+	{ "gate", cmd_not_implemented, "record a suite and diff it against this GPU's baseline",
+	  "kptprof gate [--suite NAME] [--baselines DIR]" },
+	{ "baseline", cmd_not_implemented, "list, show, update or locate baselines per GPU model",
+	  "kptprof baseline list|show|update|path" },
+	{ "export", cmd_not_implemented, "convert a recording to Chrome trace, CSV or JSON",
+	  "kptprof export FILE --format chrome|csv|json -o OUT" },
+	{ "view", cmd_not_implemented, "write an HTML report with plots and a timeline",
+	  "kptprof view FILE [--baseline B] -o DIR" },
+	{ "compare", cmd_not_implemented, "one suite across GPU models, side by side",
+	  "kptprof compare FILE..." },
+	{ "workloads", cmd_not_implemented, "list the built-in workloads and suites",
+	  "kptprof workloads [--json]" },
+	{ "devices", cmd_not_implemented, "list the GPUs this machine has",
+	  "kptprof devices" },
+	{ "version", cmd_version, "print the version of kptprof and of its file format",
+	  "kptprof version" },
+	{ "help", cmd_help, "show help for kptprof or one command",
+	  "kptprof help [CMD]" },
+};
+const int kpt_ncmds = (int)(sizeof kpt_cmds / sizeof kpt_cmds[0]);
+
+const struct kpt_cmd *kpt_cmd_find(const char *name)
+{
+	for (int i = 0; i < kpt_ncmds; i++)
+		if (strcmp(kpt_cmds[i].name, name) == 0)
+			return &kpt_cmds[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct kpt_cmd *cmd;
+
+	if (argc < 2)
+		return cmd_help(1, argv) == 0 ? KPT_EXIT_ERROR : KPT_EXIT_ERROR;
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(1, argv);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv + 1);
+	cmd = kpt_cmd_find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "kptprof: unknown command '%s'\nhint: 'kptprof help' lists the commands\n", argv[1]);
+		return KPT_EXIT_ERROR;
+	}
+	return cmd->fn(argc - 1, argv + 1);
+}

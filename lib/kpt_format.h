@@ -1,0 +1,150 @@
+/* kpt_format.h - writing and reading .kpt files.
+ *
+ * The on-disk layout is specified in docs/format.md. In short: a fixed
+ * header, sections each compressed on its own with zstd, and a table of
+ * contents (TOC) at the end that the header points to. Kernels are stored in
+ * chunks of at most KPT_CHUNK_ROWS rows, columnar, so a reader can load the
+ * metadata without touching kernels and can stream kernels chunk by chunk.
+ */
+#ifndef KPT_FORMAT_H
+#define KPT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpt_err.h"
+#include "kpt_model.h"
+
+#define KPT_FORMAT_MAJOR 1
+#define KPT_FORMAT_MINOR 0
+#define KPT_CHUNK_ROWS 65536
+
+/* ---- writer ------------------------------------------------------------ */
+
+/* Streaming writer. Memory is bounded by one chunk per record kind plus the
+ * string table: 10 million kernels need no 10 million structs.
+ * Not thread-safe: one thread at a time (collectors serialise with a lock).
+ * The file appears at `path` only after kpt_writer_commit() succeeds: data is
+ * written to a temporary file beside it and renamed, so an interrupted or
+ * failed write leaves nothing half-written under `path`. */
+struct kpt_writer;
+
+struct kpt_writer_opts {
+	int zstd_level;             /* 0: default (3) */
+};
+
+int kpt_writer_create(const char *path, const struct kpt_writer_opts *opts,
+		      struct kpt_writer **out, struct kpt_diag *d);
+/* Destroys; without a prior successful commit removes the temporary file.
+ * Accepts NULL. */
+void kpt_writer_destroy(struct kpt_writer *w);
+
+/* Interns s (len bytes, need not be NUL-terminated; embedded NULs are not
+ * allowed) and stores its id in *id. Same bytes, same id. O(len) amortised. */
+int kpt_writer_intern(struct kpt_writer *w, const char *s, size_t len,
+		      uint32_t *id, struct kpt_diag *d);
+int kpt_writer_intern_cstr(struct kpt_writer *w, const char *s,
+			   uint32_t *id, struct kpt_diag *d);
+
+/* Small tables: kept in memory until commit. A later meta value for the same
+ * key replaces the earlier one. Device/process `index` fields must count
+ * 0,1,2... in call order (the writer checks). */
+int kpt_writer_meta(struct kpt_writer *w, const char *key, const char *value,
+		    struct kpt_diag *d);
+int kpt_writer_device(struct kpt_writer *w, const struct kpt_device *dev,
+		      struct kpt_diag *d);
+int kpt_writer_process(struct kpt_writer *w, const struct kpt_process *p,
+		       struct kpt_diag *d);
+int kpt_writer_drop(struct kpt_writer *w, const struct kpt_drop *drop,
+		    struct kpt_diag *d);
+
+/* Bulk records: buffered and flushed as compressed chunks. Rows need not be
+ * sorted (sorted start times compress best). Rows referring to a string id
+ * the writer has not handed out are rejected at commit (KPT_E_INVAL). */
+int kpt_writer_kernels(struct kpt_writer *w, const struct kpt_kernel *rows,
+		       size_t n, struct kpt_diag *d);
+int kpt_writer_memops(struct kpt_writer *w, const struct kpt_memop *rows,
+		      size_t n, struct kpt_diag *d);
+int kpt_writer_ranges(struct kpt_writer *w, const struct kpt_range *rows,
+		      size_t n, struct kpt_diag *d);
+int kpt_writer_events(struct kpt_writer *w, const struct kpt_event *rows,
+		      size_t n, struct kpt_diag *d);
+int kpt_writer_env(struct kpt_writer *w, const struct kpt_env_sample *rows,
+		   size_t n, struct kpt_diag *d);
+int kpt_writer_counters(struct kpt_writer *w, const struct kpt_counter *rows,
+			size_t n, struct kpt_diag *d);
+
+/* Flushes, writes strings, small tables and the TOC, fsyncs and renames the
+ * temporary file to the final path. After commit only destroy is allowed. */
+int kpt_writer_commit(struct kpt_writer *w, struct kpt_diag *d);
+
+/* ---- reader ------------------------------------------------------------ */
+
+/* An open file. kpt_file_open validates the header and TOC (sizes and
+ * offsets within the file, known-major version) and reads nothing else.
+ * Sections are loaded and validated on first use and owned by the file until
+ * kpt_file_close (one arena; pointers stay valid until close). */
+struct kpt_file;
+
+struct kpt_counts {
+	uint64_t kernels, memops, ranges, events, env_samples, counters;
+	uint32_t devices, processes, runs; /* runs: distinct process.run values */
+	uint64_t dropped_records;          /* sum over the drops table */
+};
+
+int kpt_file_open(const char *path, struct kpt_file **out, struct kpt_diag *d);
+void kpt_file_close(struct kpt_file *f); /* accepts NULL */
+
+const char *kpt_file_path(const struct kpt_file *f);
+void kpt_file_version(const struct kpt_file *f, uint32_t *major, uint32_t *minor);
+/* Counts come from the TOC and small tables; no kernel chunk is read. */
+int kpt_file_counts(struct kpt_file *f, struct kpt_counts *c, struct kpt_diag *d);
+
+/* String table. kpt_file_string returns "" for KPT_NONE and NULL for an id
+ * out of range (corrupt data); load first. */
+int kpt_file_load_strings(struct kpt_file *f, struct kpt_diag *d);
+const char *kpt_file_string(const struct kpt_file *f, uint32_t id);
+uint32_t kpt_file_string_count(const struct kpt_file *f);
+
+/* Small tables, whole. The arrays are owned by f. Strings inside (meta,
+ * device names) are resolved pointers, valid until close. */
+int kpt_file_meta(struct kpt_file *f, const struct kpt_meta_kv **kv, size_t *n,
+		  struct kpt_diag *d);
+/* Value of a meta key or NULL; loads meta on demand (errors -> NULL). */
+const char *kpt_file_meta_get(struct kpt_file *f, const char *key);
+int kpt_file_devices(struct kpt_file *f, const struct kpt_device **dev, size_t *n,
+		     struct kpt_diag *d);
+int kpt_file_processes(struct kpt_file *f, const struct kpt_process **p, size_t *n,
+		       struct kpt_diag *d);
+int kpt_file_drops(struct kpt_file *f, const struct kpt_drop **drops, size_t *n,
+		   struct kpt_diag *d);
+int kpt_file_memops(struct kpt_file *f, const struct kpt_memop **rows, size_t *n,
+		    struct kpt_diag *d);
+int kpt_file_ranges(struct kpt_file *f, const struct kpt_range **rows, size_t *n,
+		    struct kpt_diag *d);
+int kpt_file_events(struct kpt_file *f, const struct kpt_event **rows, size_t *n,
+		    struct kpt_diag *d);
+int kpt_file_env(struct kpt_file *f, const struct kpt_env_sample **rows, size_t *n,
+		 struct kpt_diag *d);
+int kpt_file_counters(struct kpt_file *f, const struct kpt_counter **rows, size_t *n,
+		      struct kpt_diag *d);
+
+/* Kernels, streamed in file order one chunk at a time. The rows array is
+ * owned by the cursor and overwritten by the next call. Returns 1 and sets
+ * rows and n while there is data, 0 at the end, negative on error. Memory: one
+ * decoded chunk (KPT_CHUNK_ROWS rows). Several cursors may be open. */
+struct kpt_kernel_cursor;
+int kpt_kernel_cursor_create(struct kpt_file *f, struct kpt_kernel_cursor **out,
+			     struct kpt_diag *d);
+int kpt_kernel_cursor_next(struct kpt_kernel_cursor *c, const struct kpt_kernel **rows,
+			   size_t *n, struct kpt_diag *d);
+void kpt_kernel_cursor_destroy(struct kpt_kernel_cursor *c);
+
+/* Copies every record of src into w, adding offsets so that several files
+ * (one per process) merge into one: processes, devices (deduplicated by
+ * UUID), strings and range ids are remapped; `run` is set on every copied
+ * process when run != KPT_NONE. Meta of src is copied only when copy_meta. */
+int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
+		       int copy_meta, struct kpt_diag *d);
+
+#endif
