@@ -1,0 +1,249 @@
+/* kpt_diff.h - matching kernels of two recordings and the decision rule.
+ *
+ * A diff is made in two steps so that one loaded recording can be compared
+ * many times (the decision-rule evaluation draws disjoint subsets of runs
+ * from one pool of runs):
+ *
+ *   1. kpt_diff_side_load() streams one .kpt file once and keeps, per kernel
+ *      key and per run (process.run), the durations of its samples (and the
+ *      SM clock at each sample when the file has NVML env samples). Memory:
+ *      about 12 bytes per kept kernel record plus one entry per key; the file
+ *      itself may be closed afterwards.
+ *   2. kpt_diff_compare() matches the keys of two sides, computes per key the
+ *      effect, noise, interval and verdict (docs/decision-rule.md), totals
+ *      per NVTX range path and per workload, and the environment comparison.
+ *      O(samples) for the medians plus O(keys log keys).
+ *
+ * kpt_diff_paths() does both for two file names. Report writers (terminal
+ * text, Markdown, JUnit XML, JSON) live in analyzer/kpt_diff_report.h.
+ *
+ * Kernel key (DESIGN.md "Kernel identity"): demangled name + grid + block +
+ * NVTX range path + ordinal. The range path is the names of the NVTX ranges
+ * enclosing the launch, outermost first, joined by '/', without the
+ * per-iteration range `kpt:iter` (KPT_DIFF_ITER_RANGE), which only splits
+ * iterations: the k-th launch of the same name/config/path within one
+ * iteration gets ordinal k. A process without `kpt:iter` ranges (an
+ * arbitrary program) counts as one iteration and all launches of one
+ * name/config/path are pooled into ordinal 0. When a name/path is launched
+ * with other configs in NEW than in BASE, its keys are matched by name + path
+ * alone (row.loose, diff.n_loose) and the report says so.
+ *
+ * Ownership: a struct kpt_diff owns every string and array it points to
+ * (one arena); all pointers stay valid until kpt_diff_destroy(). A diff does
+ * not point into the sides or files it was made from.
+ */
+#ifndef KPT_DIFF_H
+#define KPT_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpt_err.h"
+#include "kpt_format.h"
+
+#define KPT_DIFF_ITER_RANGE "kpt:iter"
+
+enum kpt_verdict {
+	KPT_V_SAME = 0, /* the whole interval sits inside +-threshold */
+	KPT_V_SLOW = 1, /* change > threshold and significant after Holm */
+	KPT_V_FAST = 2, /* change < -threshold and significant after Holm */
+	KPT_V_AMBG = 3, /* neither: too noisy to say (see row.more_runs) */
+	KPT_V_NEW = 4,  /* key only in NEW */
+	KPT_V_GONE = 5, /* key only in BASE */
+	KPT_V_COUNT
+};
+
+/* "SAME", "SLOW", ...; "?" for values out of range. */
+const char *kpt_verdict_name(int v);
+
+/* How keys are tested. RULE is the decision rule; POOLED_U is what google
+ * benchmark's compare.py does (Mann-Whitney U over all samples of all runs
+ * pooled, two-sided, no threshold, no correction for many keys: SLOW/FAST
+ * when p < alpha), kept only to show its false alarms in the evaluation. */
+enum kpt_diff_method {
+	KPT_DIFF_RULE = 0,
+	KPT_DIFF_POOLED_U = 1,
+};
+
+/* Options. Zero-initialised means the defaults (in brackets); keep using
+ * `struct kpt_diff_opts o = {0};` so fields added later stay defaulted. */
+struct kpt_diff_opts {
+	double threshold_pct;       /* [2] change that matters, percent */
+	double short_threshold_pct; /* [5] threshold for short kernels */
+	double short_ns;            /* [10000] base median below this is "short" */
+	double alpha;               /* [0.05] family-wise error rate (Holm) */
+	double noise_floor_pct;     /* [0.1] least run-to-run SD assumed, percent */
+	double noise_floor_ns;      /* [5] least run-to-run SD assumed, ns */
+	double min_clock_frac;      /* [0.75] drop samples below this x run's median SM clock */
+	uint64_t throttle_ignore;   /* [0x3] NVML reason bits that do NOT drop a sample
+	                               (GpuIdle 0x1, ApplicationsClocksSetting 0x2);
+	                               set KPT_DIFF_IGNORE_NONE to drop on every bit */
+	int force;                  /* compare different GPU models anyway */
+	int keep_throttled;         /* keep samples that the env filter would drop */
+	enum kpt_diff_method method;
+	/* Run subsets (process.run numbers) to use from each side; NULL: all
+	 * runs. Used by the evaluation to draw gates from one pool. */
+	const uint32_t *base_runs;
+	uint32_t n_base_runs;
+	const uint32_t *new_runs;
+	uint32_t n_new_runs;
+};
+#define KPT_DIFF_IGNORE_NONE UINT64_MAX /* sentinel: ignore no bit */
+
+/* One loaded recording, reduced to per-key per-run samples. */
+struct kpt_diff_side;
+
+/* Streams f's kernels (one chunk in memory at a time) and builds a side.
+ * opts may be NULL (defaults); only the env-filter fields are used here.
+ * Fails with KPT_E_FORMAT on corrupt data, KPT_E_INVAL when f has no kernels.
+ * The side does not refer to f after return. */
+int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
+		       struct kpt_diff_side **out, struct kpt_diag *d);
+void kpt_diff_side_destroy(struct kpt_diff_side *s); /* accepts NULL */
+/* Distinct process.run values of the side, ascending, in runs[0..*n-1]
+ * (owned by s). */
+void kpt_diff_side_runs(const struct kpt_diff_side *s, const uint32_t **runs,
+			uint32_t *n);
+/* Number of keys and kept samples (after the env filter). */
+size_t kpt_diff_side_keys(const struct kpt_diff_side *s);
+uint64_t kpt_diff_side_samples(const struct kpt_diff_side *s);
+
+/* Environment of one side, summarised from devices, meta and env samples. */
+struct kpt_diff_env {
+	const char *path;           /* file name as given */
+	const char *gpu_name;       /* first device used by a kernel, "" unknown */
+	const char *gpu_slug;
+	const char *driver;         /* NVML driver string, or cuDriverGetVersion as "13.0" */
+	const char *cuda;           /* runtime version "13.0", "" unknown */
+	const char *suite;          /* meta "suite", "" none */
+	const char *host;           /* meta "host", "" none */
+	const char *time;           /* meta "time", "" none */
+	const char *commit;         /* meta "commit", "" none */
+	uint32_t runs;              /* runs used */
+	uint64_t kernels;           /* kernel records seen */
+	uint64_t samples;           /* samples kept (matched or not) */
+	uint64_t dropped_throttle;  /* samples dropped: throttle reason */
+	uint64_t dropped_clock;     /* samples dropped: SM clock < min_clock_frac x median */
+	uint64_t env_samples;
+	double sm_mhz_median;       /* NAN when no env samples */
+	double sm_mhz_min, sm_mhz_max;
+	double temp_c_median, temp_c_max;  /* NAN when none */
+	double throttled_frac;      /* env samples with a non-ignored reason, 0..1 */
+	uint64_t throttle_bits;     /* OR of non-ignored reasons seen */
+};
+
+/* A difference between the environments worth printing beside verdicts. */
+struct kpt_diff_note {
+	const char *what;           /* "gpu", "driver", "cuda", "sm_clock", "temperature",
+	                               "throttle", "dropped", "config", "runs" */
+	const char *text;           /* one line for humans */
+	int severe;                 /* 1: may explain changes (clocks, throttling) */
+};
+
+struct kpt_diff_row {
+	const char *name;           /* demangled kernel name (raw when not C++) */
+	const char *mangled;        /* name as recorded */
+	const char *path;           /* NVTX range path "a/b", "" when none */
+	const char *workload;       /* outermost range name, "" when none */
+	uint32_t ordinal;           /* k-th launch of this name/config/path per iteration */
+	uint32_t grid[3], block[3]; /* zeros when loose */
+	int loose;                  /* matched by name + path only (configs differ) */
+	enum kpt_verdict verdict;
+
+	/* Centre of each side: geometric mean of the run medians, ns; NAN on
+	 * the missing side of NEW/GONE. */
+	double base_ns, new_ns;
+	/* Effect in percent: 100*(exp(d)-1), d = mean log run-median(new) -
+	 * mean log run-median(base); interval from Welch's t on the log run
+	 * medians at level 1-alpha (not Holm-adjusted); NAN when untested. */
+	double change_pct, ci_low_pct, ci_high_pct;
+	/* Run-to-run noise used, percent (SD of log run medians, after the
+	 * floor, pooled over both sides). base_sd_pct / new_sd_pct are the raw
+	 * SDs (NAN with < 2 runs). */
+	double noise_pct, base_sd_pct, new_sd_pct;
+	double threshold_pct;       /* threshold that applied to this key */
+	double t, df;               /* Welch statistic and degrees of freedom */
+	double p, p_holm;           /* two-sided p, Holm-adjusted p; NAN untested */
+	/* Cycle-space cross-check: the same effect computed on duration x SM
+	 * clock at the sample's time; NAN without env samples. */
+	double cycles_change_pct;
+	uint32_t more_runs;         /* AMBG: about this many more runs per side
+	                               would settle it; 0 otherwise or unknown */
+
+	uint32_t base_runs, new_runs;      /* runs with at least one sample */
+	const double *base_run_ns;         /* [base_runs] run medians, ns */
+	const double *new_run_ns;          /* [new_runs] */
+	const uint32_t *base_run_ids;      /* [base_runs] process.run numbers */
+	const uint32_t *new_run_ids;       /* [new_runs] */
+	uint64_t base_samples, new_samples;
+	uint64_t base_dropped, new_dropped; /* samples dropped by the env filter */
+};
+
+/* Totals per NVTX range path (kind RANGE) and per workload (outermost range
+ * name, kind WORKLOAD) over keys present on both sides. GPU time is the sum
+ * of the keys' centres (per iteration when the recording has `kpt:iter`,
+ * else per run). */
+enum kpt_total_kind {
+	KPT_TOTAL_RANGE = 0,
+	KPT_TOTAL_WORKLOAD = 1,
+	KPT_TOTAL_ALL = 2,          /* one row over every matched key */
+};
+
+struct kpt_diff_total {
+	enum kpt_total_kind kind;
+	const char *name;           /* path, workload name, or "all"; "" = no range */
+	uint32_t keys;              /* matched keys */
+	double base_ns, new_ns;     /* summed centres */
+	double change_pct;          /* 100*(new_ns/base_ns - 1) */
+	double geomean_change_pct;  /* 100*(geometric mean of ratios - 1) */
+	uint32_t verdicts[KPT_V_COUNT];
+};
+
+enum kpt_diff_result {
+	KPT_DIFF_OK = 0,            /* no SLOW key */
+	KPT_DIFF_REGRESSION = 1,    /* at least one SLOW key */
+};
+
+struct kpt_diff {
+	enum kpt_diff_result result;
+	struct kpt_diff_opts opts;  /* with defaults filled in; run subsets NULL */
+	struct kpt_diff_env base, new_;
+	/* Rows sorted: SLOW first, then AMBG, FAST, NEW, GONE, SAME; within a
+	 * verdict by change_pct descending (NEW/GONE by name). */
+	struct kpt_diff_row *rows;
+	size_t nrows;
+	uint32_t counts[KPT_V_COUNT];
+	uint32_t n_tested;          /* keys in the Holm family */
+	uint32_t n_loose;           /* keys matched by name + path only */
+	int forced;                 /* GPU models differ and opts.force was set */
+	struct kpt_diff_total *totals; /* ALL first, then WORKLOAD rows, then RANGE rows */
+	size_t ntotals;
+	struct kpt_diff_note *notes;
+	size_t nnotes;
+};
+
+/* Compares two sides. Different GPU slugs fail with KPT_E_MISMATCH unless
+ * opts->force. opts may be NULL. The result owns all its memory. */
+int kpt_diff_compare(const struct kpt_diff_side *base, const struct kpt_diff_side *new_,
+		     const struct kpt_diff_opts *opts, struct kpt_diff **out,
+		     struct kpt_diag *d);
+/* Opens, loads and compares two files; names the failing file in d. */
+int kpt_diff_paths(const char *base_path, const char *new_path,
+		   const struct kpt_diff_opts *opts, struct kpt_diff **out,
+		   struct kpt_diag *d);
+void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
+
+/* Statistics the rule uses, exposed for tests and the evaluation. */
+/* Two-sided p-value of Student's t with df degrees of freedom (df > 0). */
+double kpt_t_pvalue(double t, double df);
+/* Quantile q (0 < q < 1) of Student's t with df degrees of freedom. */
+double kpt_t_quantile(double q, double df);
+/* Holm step-down adjustment of n p-values, in place (NAN entries are
+ * skipped and do not count in n). O(n log n). Returns KPT_E_NOMEM or 0. */
+int kpt_holm(double *p, size_t n);
+/* Two-sided Mann-Whitney U p-value (normal approximation with tie and
+ * continuity correction) of samples a[na] and b[nb]; sorts copies.
+ * NAN when na or nb is 0. */
+double kpt_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+
+#endif

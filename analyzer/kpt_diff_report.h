@@ -1,0 +1,50 @@
+/* kpt_diff_report.h - writing a struct kpt_diff as text, Markdown, JUnit, JSON.
+ *
+ * Each writer streams to a FILE* it does not own and returns 0 or KPT_E_IO
+ * (errno text in d). They never print elsewhere and never exit. Every
+ * kernel name is escaped for the target format (XML: & < > " ' and bytes
+ * not allowed in XML 1.0; Markdown tables: | ` * _ < > & [ ] and newlines;
+ * JSON via lib/kpt_json.h).
+ */
+#ifndef KPT_DIFF_REPORT_H
+#define KPT_DIFF_REPORT_H
+
+#include <stdio.h>
+
+#include "kpt_diff.h"
+
+struct kpt_report_opts {
+	int color;                  /* ANSI colours (caller decides: terminal, NO_COLOR) */
+	int width;                  /* terminal columns for the name column; 0: 120 */
+	int all;                    /* text: list SAME rows too (default: only the count) */
+	const char *suite;          /* JUnit classname suffix; NULL: env suite or "diff" */
+};
+
+/* Terminal table: Kernel, config, base, new, change %, interval, noise,
+ * verdict; then totals per workload, environment notes and a summary line. */
+int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
+			const struct kpt_report_opts *o, struct kpt_diag *d);
+/* GitHub-flavoured Markdown for a pull-request comment or
+ * $GITHUB_STEP_SUMMARY: headline, counts per verdict, SLOW table, the rest
+ * under <details>. */
+int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
+			    const struct kpt_report_opts *o, struct kpt_diag *d);
+/* JUnit XML: one <testsuite>, one <testcase> per key with classname
+ * "<gpu-slug>/<suite>"; a <failure> for SLOW with the numbers; NEW/GONE/AMBG
+ * are passing testcases with a <system-out> line. */
+int kpt_diff_write_junit(const struct kpt_diff *df, FILE *out,
+			 const struct kpt_report_opts *o, struct kpt_diag *d);
+/* JSON: {"result": "regression"|"ok", "base": {...}, "new": {...},
+ * "counts": {...}, "keys": [{"name", "verdict", "change_pct", "ci_low_pct",
+ * "ci_high_pct", ...}], "totals": [...], "notes": [...]}. */
+int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
+			const struct kpt_report_opts *o, struct kpt_diag *d);
+/* The JSON written when a diff could not be made: {"result": "error",
+ * "error": msg, "hint": hint}. */
+int kpt_diff_write_json_error(const struct kpt_diag *err, FILE *out, struct kpt_diag *d);
+
+/* Escapers, exposed for tests and for the HTML viewer. Return 0 or KPT_E_IO. */
+int kpt_xml_escape(FILE *out, const char *s);
+int kpt_md_escape(FILE *out, const char *s);
+
+#endif
