@@ -1,0 +1,125 @@
+/* kpt_summary.h - per-kernel and per-NVTX-range aggregation of a recording,
+ * and a summary of its NVML environment samples.
+ *
+ * What `kptprof report` prints, what `kptprof record` shows on one screen
+ * after recording, and what the HTML viewer puts in its tables. Printing is
+ * left to the caller: this module only computes.
+ *
+ *	struct kpt_summary *s;
+ *	if (kpt_summary_create(f, NULL, &s, &d) < 0) ...   // by kernel, all devices
+ *	for (size_t i = 0; i < s->n && i < 5; i++)
+ *		printf("%5.1f%% %s\n", s->rows[i].time_pct, s->rows[i].display);
+ *	kpt_summary_destroy(s);
+ *
+ * Grouping (struct kpt_summary_opts.by):
+ * - KPT_SUMMARY_BY_KERNEL: one row per kernel name (all launch
+ *   configurations, streams and processes together), like Nsight Systems'
+ *   cuda_gpu_kern_sum.
+ * - KPT_SUMMARY_BY_RANGE: one row per NVTX range path: the names of the
+ *   ranges enclosing the kernel's launch, outermost first, joined by '/',
+ *   without the per-iteration range "kpt:iter" (KPT_SUMMARY_ITER_RANGE), so
+ *   all iterations of a workload fall into one row; the same path as
+ *   analyzer/kpt_diff.h uses. A kernel counts once, for its innermost range
+ *   (exclusive time: "a" does not include the kernels of "a/b"); kernels
+ *   launched outside any range form the row with path "".
+ * The statistics of a row are over the durations (end - start) of its kernel
+ * executions: a range row's Instances is its number of kernels.
+ *
+ * Cost: one pass over the kernel chunks; memory 8 bytes per kernel (the
+ * durations, kept for exact medians and handed to the caller sorted) plus
+ * the range table; O(K log K) time for K kernels.
+ */
+#ifndef KPT_SUMMARY_H
+#define KPT_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpt_err.h"
+#include "kpt_format.h"
+
+#define KPT_SUMMARY_ITER_RANGE "kpt:iter"
+
+enum kpt_summary_by {
+	KPT_SUMMARY_BY_KERNEL = 0,
+	KPT_SUMMARY_BY_RANGE = 1,
+};
+
+struct kpt_summary_opts {
+	enum kpt_summary_by by;
+	uint32_t device;            /* only kernels of this device index; KPT_NONE: all */
+};
+
+struct kpt_summary_row {
+	const char *name;           /* by kernel: the stored (mangled) name;
+	                               by range: the path, "" for no range */
+	const char *display;        /* for people: the demangled kernel name (the
+	                               stored name when it is not C++), or the
+	                               path, "(no range)" for "" */
+	uint64_t instances;         /* kernel executions in the row, >= 1 */
+	uint64_t total_ns, min_ns, max_ns;
+	double median_ns;           /* mean of the two middle values when even */
+	double avg_ns;
+	double stddev_ns;           /* sample SD (n - 1); 0 for one instance */
+	double time_pct;            /* 100 * total_ns / summary total_ns */
+	const uint64_t *durations;  /* the instances' durations, ascending */
+};
+
+struct kpt_summary {
+	enum kpt_summary_by by;
+	struct kpt_summary_row *rows; /* by total_ns descending, then name */
+	size_t n;
+	uint64_t kernels;           /* kernel executions counted */
+	uint64_t total_ns;          /* sum of their durations */
+	uint64_t first_ns, last_ns; /* earliest start, latest end; 0, 0 when none */
+};
+
+/* Aggregates the kernels of f. opts NULL: by kernel, all devices. On success
+ * *out is a new summary owning every row, string and array it points to
+ * (independent of f, which may be closed). Errors: reading f (KPT_E_FORMAT,
+ * KPT_E_IO), KPT_E_NOMEM, KPT_E_INVAL for a bad opts.by. */
+int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
+		       struct kpt_summary **out, struct kpt_diag *d);
+void kpt_summary_destroy(struct kpt_summary *s); /* accepts NULL */
+
+/* NVML clock-event ("throttle") reason bits, as nvml.h numbers them. */
+enum kpt_throttle_bit {
+	KPT_THROTTLE_GPU_IDLE = 0x1,
+	KPT_THROTTLE_APP_CLOCKS = 0x2,
+	KPT_THROTTLE_SW_POWER_CAP = 0x4,
+	KPT_THROTTLE_HW_SLOWDOWN = 0x8,
+	KPT_THROTTLE_SYNC_BOOST = 0x10,
+	KPT_THROTTLE_SW_THERMAL = 0x20,
+	KPT_THROTTLE_HW_THERMAL = 0x40,
+	KPT_THROTTLE_HW_POWER_BRAKE = 0x80,
+	KPT_THROTTLE_DISPLAY_CLOCKS = 0x100,
+};
+/* The reasons that slow kernels down (power and thermal capping). Idle,
+ * application-clock and display-clock settings are not. */
+#define KPT_THROTTLE_SLOWDOWN (KPT_THROTTLE_SW_POWER_CAP | KPT_THROTTLE_HW_SLOWDOWN | \
+			       KPT_THROTTLE_SW_THERMAL | KPT_THROTTLE_HW_THERMAL | \
+			       KPT_THROTTLE_HW_POWER_BRAKE)
+
+/* Writes the names of the bits set in mask ("sw_power_cap,hw_thermal",
+ * unknown bits as "0x..."; "none" for 0) into buf like snprintf: returns the
+ * length it needed. */
+int kpt_throttle_format(uint64_t mask, char *buf, size_t cap);
+
+/* Environment of one device over the recording, from its NVML samples. */
+struct kpt_env_summary {
+	uint32_t device;            /* device index */
+	uint64_t samples;
+	uint32_t sm_mhz_min, sm_mhz_median, sm_mhz_max;
+	uint32_t mem_mhz_median;
+	uint32_t temp_c_min, temp_c_max;
+	uint32_t power_mw_median, power_mw_max;
+	uint64_t throttle_any;      /* OR of every sample's reasons */
+	uint64_t slowdown_samples;  /* samples with a KPT_THROTTLE_SLOWDOWN bit */
+};
+
+/* One entry per device that has samples, by device index, in *out (malloc'd,
+ * free() it; NULL and *n = 0 when the file has no samples). O(S log S). */
+int kpt_env_summarize(struct kpt_file *f, struct kpt_env_summary **out, size_t *n,
+		      struct kpt_diag *d);
+
+#endif
