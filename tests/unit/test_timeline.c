@@ -1,0 +1,344 @@
+/* test_timeline.c - per-pixel-column aggregation, families, drawing of the
+ * timeline (viewer/kpt_timeline.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "kpt_format.h"
+#include "kpt_timeline.h"
+
+/* width 1182 -> 1000 columns; window [1000, 11000) -> 10 ns per column */
+#define W 1182
+#define T0 1000u
+#define T1 11000u
+
+static const char *names[] = {
+	"_ZN3kpt3mem4copyIfEEvPKT_PS2_m",                 /* family copy */
+	"void kpt::attn::fwd<128, true>(bf16 const*)",     /* family fwd */
+	"range:outer", "range:inner", "range:deep",
+};
+
+static const char *name_of(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id < sizeof names / sizeof names[0] ? names[id] : NULL;
+}
+
+static struct kpt_kernel kern(uint64_t s, uint64_t e, uint32_t name, uint32_t dev, uint32_t stream)
+{
+	struct kpt_kernel k;
+
+	memset(&k, 0, sizeof k);
+	k.start_ns = s;
+	k.end_ns = e;
+	k.name = name;
+	k.device = dev;
+	k.stream = stream;
+	k.range = KPT_NONE;
+	k.graph = KPT_NONE;
+	return k;
+}
+
+static struct kpt_timeline *make(void)
+{
+	struct kpt_timeline_opts o = { .width = W };
+	struct kpt_timeline *tl = NULL;
+
+	assert_int_equal(kpt_timeline_create(&o, T0, T1, name_of, NULL, &tl, NULL), 0);
+	assert_int_equal(kpt_timeline_columns(tl), 1000);
+	assert_true(kpt_timeline_column_ns(tl) == 10.0);
+	return tl;
+}
+
+static void test_busy_fraction_per_column(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_kernel k[] = {
+		kern(1000, 1025, 0, 0, 7),    /* cols 0,1 full, col 2 half */
+		kern(1100, 1103, 0, 0, 7),    /* col 10: 0.3 */
+		kern(1104, 1106, 1, 0, 7),    /* col 10: +0.2 -> 0.5 */
+		kern(10995, 11100, 0, 0, 9),  /* clipped: col 999 half */
+		kern(20000, 20010, 0, 0, 9),  /* outside: ignored */
+		kern(500, 900, 0, 0, 9),      /* outside: ignored */
+	};
+
+	(void)state;
+	assert_int_equal(kpt_timeline_add_kernels(tl, k, sizeof k / sizeof k[0], NULL), 0);
+	assert_int_equal(kpt_timeline_lane_count(tl), 2);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->stream, 7);
+	assert_int_equal(kpt_timeline_lane_at(tl, 1)->stream, 9);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->kernels, 3);
+	assert_int_equal(kpt_timeline_lane_at(tl, 1)->kernels, 1);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 0), 1.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 1), 1.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 2), 0.5, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 3), 0.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 10), 0.5, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 1, 999), 0.5, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 1, 998), 0.0, 1e-9);
+	assert_float_equal(kpt_timeline_lane_at(tl, 0)->busy_ns, 30.0, 1e-9);
+	assert_float_equal(kpt_timeline_lane_at(tl, 1)->busy_ns, 5.0, 1e-9);
+	kpt_timeline_destroy(tl);
+}
+
+static void test_busy_sums_many_short_kernels_in_one_column(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_kernel k[10];
+
+	(void)state;
+	/* ten 1 ns kernels in column 500: busy 1.0; the sum is exact */
+	for (int i = 0; i < 10; i++)
+		k[i] = kern(T0 + 5000 + (uint64_t)i, T0 + 5001 + (uint64_t)i, 0, 1, 3);
+	assert_int_equal(kpt_timeline_add_kernels(tl, k, 10, NULL), 0);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 500), 1.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 499), 0.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 501), 0.0, 1e-9);
+	kpt_timeline_destroy(tl);
+}
+
+static void test_lanes_sorted_by_device_then_stream(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_kernel k[] = {
+		kern(2000, 2010, 0, 1, 2), kern(2000, 2010, 0, 0, 9), kern(2000, 2010, 0, 0, 3),
+	};
+
+	(void)state;
+	assert_int_equal(kpt_timeline_add_kernels(tl, k, 3, NULL), 0);
+	assert_int_equal(kpt_timeline_lane_count(tl), 3);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->device, 0);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->stream, 3);
+	assert_int_equal(kpt_timeline_lane_at(tl, 1)->stream, 9);
+	assert_int_equal(kpt_timeline_lane_at(tl, 2)->device, 1);
+	kpt_timeline_destroy(tl);
+}
+
+static void test_column_colour_is_family_with_most_time(void **state)
+{
+	struct kpt_timeline *tl = make();
+	kpt_rgb copy = kpt_family_color("copy"), fwd = kpt_family_color("fwd");
+	struct kpt_kernel a[] = { kern(3000, 3003, 0, 0, 1), kern(3003, 3009, 1, 0, 1) };
+	struct kpt_kernel b[] = { kern(3010, 3016, 0, 0, 1), kern(3016, 3018, 1, 0, 1) };
+
+	(void)state;
+	assert_true(copy != fwd);   /* the palette separates these two */
+	assert_int_equal(kpt_timeline_add_kernels(tl, a, 2, NULL), 0);
+	assert_int_equal(kpt_timeline_add_kernels(tl, b, 2, NULL), 0);
+	assert_int_equal(kpt_timeline_column_color(tl, 0, 200), fwd);
+	assert_int_equal(kpt_timeline_column_color(tl, 0, 201), copy);
+	assert_int_equal(kpt_timeline_column_color(tl, 0, 202), 0);
+	assert_int_equal(kpt_timeline_family_count(tl), 2);
+	/* families by total time: copy 9 ns, fwd 8 ns */
+	assert_string_equal(kpt_timeline_family_at(tl, 0)->name, "copy");
+	assert_float_equal(kpt_timeline_family_at(tl, 0)->total_ns, 9.0, 1e-9);
+	assert_string_equal(kpt_timeline_family_at(tl, 1)->name, "fwd");
+	kpt_timeline_destroy(tl);
+}
+
+static void test_family_of_mangled_and_demangled_names(void **state)
+{
+	static const struct {
+		const char *name, *family;
+	} cases[] = {
+		{ "_ZN3kpt3mem4copyIfEEvPKT_PS2_m", "copy" },
+		{ "void kpt::mem::copy<float>(float const*, float*, unsigned long)", "copy" },
+		{ "_Z6kernelPf", "kernel" },
+		{ "_ZL12local_kernelv", "local_kernel" },
+		{ "ampere_sgemm_128x64_nn", "ampere_sgemm_128x64_nn" },
+		{ "void (anonymous namespace)::softmax_warp<float, 4>(float*)", "softmax_warp" },
+		{ "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)",
+		  "vectorized_elementwise_kernel" },
+		{ "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_10AddFunctorIfEEEEviT0_",
+		  "vectorized_elementwise_kernel" },
+		{ "", "?" },
+	};
+	char out[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		kpt_kernel_family(cases[i].name, out, sizeof out);
+		assert_string_equal(out, cases[i].family);
+	}
+	assert_int_equal(kpt_family_color("copy"), kpt_family_color("copy"));
+}
+
+static void test_memops_marked_in_strip(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_memop m;
+	struct kpt_canvas c = { 0 };
+
+	(void)state;
+	memset(&m, 0, sizeof m);
+	m.start_ns = 6000;
+	m.end_ns = 6100;
+	m.kind = KPT_MEMSET;
+	m.device = 0;
+	m.stream = 4;
+	assert_int_equal(kpt_timeline_add_memops(tl, &m, 1, NULL), 0);
+	assert_int_equal(kpt_timeline_lane_count(tl), 1);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->memops, 1);
+	/* memops are not kernel time */
+	assert_float_equal(kpt_timeline_busy(tl, 0, 505), 0.0, 1e-9);
+	assert_int_equal(kpt_timeline_draw(tl, &c, NULL), 0);
+	{
+		/* somewhere in column 505 (x = 168 + 505) a memset-grey pixel */
+		int found = 0;
+
+		for (int y = 0; y < c.h; y++)
+			found |= kpt_canvas_get(&c, 168 + 505, y) == 0x3c3c3c;
+		assert_true(found);
+	}
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+}
+
+static struct kpt_range range(uint32_t id, uint32_t parent, uint32_t name, uint64_t s, uint64_t e)
+{
+	struct kpt_range r;
+
+	memset(&r, 0, sizeof r);
+	r.id = id;
+	r.parent = parent;
+	r.name = name;
+	r.domain = KPT_NONE;
+	r.kind = KPT_RANGE_PUSHPOP;
+	r.start_ns = s;
+	r.end_ns = e;
+	return r;
+}
+
+static void test_ranges_drawn_at_their_nesting_level(void **state)
+{
+	struct kpt_timeline_opts o = { .width = W, .range_rows = 2 };
+	struct kpt_timeline *tl = NULL;
+	struct kpt_canvas c = { 0 };
+	/* listed child first: levels come from parent links, not order */
+	struct kpt_range r[] = {
+		range(11, 10, 3, 2000, 3000),
+		range(10, KPT_NONE, 2, 1000, 11000),
+		range(12, 11, 4, 2100, 2200),       /* level 2: hidden */
+	};
+	struct kpt_kernel k = kern(5000, 5010, 0, 0, 1);
+
+	(void)state;
+	assert_int_equal(kpt_timeline_create(&o, T0, T1, name_of, NULL, &tl, NULL), 0);
+	assert_int_equal(kpt_timeline_add_kernels(tl, &k, 1, NULL), 0);
+	assert_int_equal(kpt_timeline_add_ranges(tl, r, 3, NULL), 0);
+	assert_int_equal(kpt_timeline_draw(tl, &c, NULL), 0);
+	/* Level 0 row: the outer range's tint over the whole width; level 1:
+	 * the inner range from column 100 to 199 only. Rows are 13 px + 2 px
+	 * apart starting at y = 8. */
+	{
+		kpt_rgb bg = 0xf7f7f7;
+		int x_in = 168 + 150, x_out = 168 + 650;
+		kpt_rgb l0 = kpt_canvas_get(&c, x_out, 8 + 10);
+		kpt_rgb l1_in = kpt_canvas_get(&c, x_in, 8 + 15 + 10);
+		kpt_rgb l1_out = kpt_canvas_get(&c, x_out, 8 + 15 + 10);
+
+		assert_true(l0 != bg && l0 != 0xffffff);
+		assert_true(l1_in != bg && l1_in != 0xffffff);
+		assert_int_equal(l1_out, bg);
+	}
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+}
+
+static void test_draw_bar_height_follows_busy_fraction(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_canvas c = { 0 };
+	struct kpt_kernel k[] = { kern(T0, T1, 0, 0, 1) }; /* busy 1.0 everywhere */
+	kpt_rgb copy = kpt_family_color("copy");
+	int hits = 0;
+
+	(void)state;
+	assert_int_equal(kpt_timeline_add_kernels(tl, k, 1, NULL), 0);
+	assert_int_equal(kpt_timeline_draw(tl, &c, NULL), 0);
+	assert_int_equal(c.w, W);
+	/* a full column: 18 px of the family colour */
+	for (int y = 0; y < c.h; y++)
+		hits += kpt_canvas_get(&c, 168 + 321, y) == copy;
+	assert_int_equal(hits, 18);
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+}
+
+static void test_png_written_atomically(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_canvas c = { 0 };
+	char dir[] = "/tmp/kpt-tl-XXXXXX", path[64], tmp[80];
+	unsigned char sig[8] = { 0 };
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/t.png", dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	assert_int_equal(kpt_timeline_draw(tl, &c, NULL), 0);
+	assert_int_equal(kpt_canvas_write_png(&c, path, NULL), 0);
+	fp = fopen(path, "rb");
+	assert_non_null(fp);
+	assert_int_equal(fread(sig, 1, 8, fp), 8);
+	fclose(fp);
+	assert_memory_equal(sig, "\x89PNG\r\n\x1a\n", 8);
+	assert_int_equal(access(tmp, F_OK), -1);
+	unlink(path);
+	rmdir(dir);
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+}
+
+static void test_rejects_empty_window_and_bad_width(void **state)
+{
+	struct kpt_timeline_opts o = { .width = 100 };
+	struct kpt_timeline *tl = NULL;
+	struct kpt_diag d;
+
+	(void)state;
+	assert_int_equal(kpt_timeline_create(NULL, 50, 50, NULL, NULL, &tl, &d), KPT_E_INVAL);
+	assert_null(tl);
+	assert_non_null(strstr(d.msg, "empty time window"));
+	assert_int_equal(kpt_timeline_create(&o, 0, 50, NULL, NULL, &tl, &d), KPT_E_INVAL);
+	assert_non_null(strstr(d.msg, "width"));
+}
+
+static void test_text_is_cut_with_dots(void **state)
+{
+	struct kpt_canvas c = { 0 };
+
+	(void)state;
+	assert_int_equal(kpt_canvas_init(&c, 200, 20, 0xffffff, NULL), 0);
+	assert_int_equal(kpt_canvas_text_width("abc", 1), 17);
+	/* 40 px fit 6 characters of 6 px: 4 letters + ".." */
+	assert_int_equal(kpt_canvas_text(&c, 0, 0, "abcdefghijkl", 0, 1, 40), 35);
+	assert_int_equal(kpt_canvas_text(&c, 0, 10, "ab", 0, 1, 40), 11);
+	kpt_canvas_release(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_busy_fraction_per_column),
+		cmocka_unit_test(test_busy_sums_many_short_kernels_in_one_column),
+		cmocka_unit_test(test_lanes_sorted_by_device_then_stream),
+		cmocka_unit_test(test_column_colour_is_family_with_most_time),
+		cmocka_unit_test(test_family_of_mangled_and_demangled_names),
+		cmocka_unit_test(test_memops_marked_in_strip),
+		cmocka_unit_test(test_ranges_drawn_at_their_nesting_level),
+		cmocka_unit_test(test_draw_bar_height_follows_busy_fraction),
+		cmocka_unit_test(test_png_written_atomically),
+		cmocka_unit_test(test_rejects_empty_window_and_bad_width),
+		cmocka_unit_test(test_text_is_cut_with_dots),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
