@@ -1,8 +1,10 @@
 /* cli_common.c - printing diags, usage errors, help, version. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "kpt_cli.h"
@@ -72,4 +74,113 @@ int cmd_not_implemented(int argc, char **argv)
 		return kpt_cli_help(argv[0]);
 	fprintf(stderr, "kptprof: '%s' is not implemented yet\n", argv[0]);
 	return KPT_EXIT_ERROR;
+}
+
+int kpt_cli_is_help(const char *arg)
+{
+	return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int kpt_cli_opt(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	const char *arg = argv[*i];
+	size_t len = strlen(name);
+
+	if (strncmp(arg, name, len) != 0)
+		return 0;
+	if (arg[len] == '=') {
+		*value = arg + len + 1;
+		return 1;
+	}
+	if (arg[len] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -(kpt_cli_usage_error(argv[0], "option '%s' needs a value", name) != 0);
+	*value = argv[++*i];
+	return 1;
+}
+
+int kpt_cli_parse_u64(const char *cmd, const char *opt, const char *value,
+		      uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (!value[0] || *end || errno || value[0] == '-' || v < min || v > max)
+		return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected an integer from %llu to %llu",
+					   value, opt, (unsigned long long)min, (unsigned long long)max);
+	*out = v;
+	return 0;
+}
+
+int kpt_cli_parse_choice(const char *cmd, const char *opt, const char *value,
+			 const char *const *names, int n, int *index)
+{
+	char list[256];
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (strcmp(value, names[i]) == 0) {
+			*index = i;
+			return 0;
+		}
+	}
+	list[0] = '\0';
+	for (int i = 0; i < n && len < sizeof list; i++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? "|" : "", names[i]);
+	return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected %s", value, opt, list);
+}
+
+/* Value with 4 significant digits at most, no exponent. */
+static const char *fmt_scaled(double v, const char *unit, char *buf, size_t cap)
+{
+	int decimals = v < 9.9995 ? 3 : v < 99.995 ? 2 : v < 999.95 ? 1 : 0;
+
+	snprintf(buf, cap, "%.*f %s", decimals, v, unit);
+	return buf;
+}
+
+const char *kpt_cli_fmt_ns(double ns, char *buf, size_t cap)
+{
+	if (!(ns == ns))
+		snprintf(buf, cap, "-");
+	else if (ns < 999.5)
+		snprintf(buf, cap, "%.0f ns", ns);
+	else if (ns < 999.95e3)
+		fmt_scaled(ns / 1e3, "us", buf, cap);
+	else if (ns < 999.95e6)
+		fmt_scaled(ns / 1e6, "ms", buf, cap);
+	else
+		fmt_scaled(ns / 1e9, "s", buf, cap);
+	return buf;
+}
+
+const char *kpt_cli_fmt_bytes(double bytes, char *buf, size_t cap)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = -1;
+
+	if (bytes < 1023.5) {
+		snprintf(buf, cap, "%.0f B", bytes);
+		return buf;
+	}
+	while (u < 4 && bytes >= 1023.95) {
+		bytes /= 1024;
+		u++;
+	}
+	return fmt_scaled(bytes, units[u], buf, cap);
+}
+
+int kpt_cli_term_width(int fd)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+
+	if (!isatty(fd))
+		return 0;
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return cols ? atoi(cols) : 0;
 }

@@ -8,6 +8,9 @@
 #ifndef KPT_CLI_H
 #define KPT_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "kpt_err.h"
 
 enum kpt_exit {
@@ -40,9 +43,38 @@ int kpt_cli_help(const char *cmd);
 /* True when fd is a terminal and NO_COLOR is unset or empty. */
 int kpt_cli_color(int fd);
 
+/* Option scanning, for the loop over argv[1..] of a subcommand.
+ * kpt_cli_is_help: arg is "--help" or "-h".
+ * kpt_cli_opt: when argv[*i] is "--name VALUE" or "--name=VALUE", sets
+ * *value (advancing *i past a separate VALUE) and returns 1; returns 0 when
+ * argv[*i] is another argument; prints "option '--name' needs a value" and
+ * returns -1 when VALUE is missing (the caller returns KPT_EXIT_ERROR). */
+int kpt_cli_is_help(const char *arg);
+int kpt_cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
+/* Value checks that print "kptprof CMD: bad value 'V' for --opt: ..." and
+ * return KPT_EXIT_ERROR, or store the result and return 0.
+ * kpt_cli_parse_u64: a decimal integer in [min, max].
+ * kpt_cli_parse_choice: one of names[0..n) (a table); *index is its index. */
+int kpt_cli_parse_u64(const char *cmd, const char *opt, const char *value,
+		      uint64_t min, uint64_t max, uint64_t *out);
+int kpt_cli_parse_choice(const char *cmd, const char *opt, const char *value,
+			 const char *const *names, int n, int *index);
+
+/* Human units, like "812 ns", "12.35 us", "1.234 ms", "2.500 s": 3 or 4
+ * significant digits. Writes into buf (cap >= 16 is always enough) and
+ * returns buf. */
+const char *kpt_cli_fmt_ns(double ns, char *buf, size_t cap);
+/* "512 B", "1.50 KiB", "80.0 GiB". */
+const char *kpt_cli_fmt_bytes(double bytes, char *buf, size_t cap);
+/* Terminal width of fd: TIOCGWINSZ, else $COLUMNS, else 0 (not a terminal
+ * or unknown: callers print full width). */
+int kpt_cli_term_width(int fd);
+
 /* Subcommands. Unfinished ones point at cmd_not_implemented in the table. */
 int cmd_not_implemented(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -9,7 +9,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ "record", cmd_not_implemented, "run a workload or program under the collector and write a .kpt file",
 	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])" },
-	{ "report", cmd_not_implemented, "summarise a recording per kernel or per NVTX range",
+	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
 	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]" },
 	{ "diff", cmd_not_implemented, "compare a recording against a baseline and give verdicts",
 	  "kptprof diff BASE NEW [--threshold PCT] [--alpha A] [--junit F] [--markdown F] [--json F] [--plots DIR]" },
@@ -17,7 +17,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof gate [--suite NAME] [--baselines DIR]" },
 	{ "baseline", cmd_not_implemented, "list, show, update or locate baselines per GPU model",
 	  "kptprof baseline list|show|update|path" },
-	{ "export", cmd_not_implemented, "convert a recording to Chrome trace, CSV or JSON",
+	{ "export", cmd_export, "convert a recording to Chrome trace, CSV or JSON",
 	  "kptprof export FILE --format chrome|csv|json -o OUT" },
 	{ "view", cmd_not_implemented, "write an HTML report with plots and a timeline",
 	  "kptprof view FILE [--baseline B] -o DIR" },

@@ -1,0 +1,425 @@
+/* cmd_report.c - kptprof report: a per-kernel (or per-NVTX-range) summary of
+ * one recording, like Nsight Systems' cuda_gpu_kern_sum, with the device and
+ * environment it was recorded on. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kpt_cli.h"
+#include "kpt_export.h"
+#include "kpt_format.h"
+#include "kpt_json.h"
+#include "kpt_summary.h"
+
+enum report_format { FMT_TEXT, FMT_MD, FMT_CSV, FMT_JSON };
+
+static const char *const format_names[] = {
+	[FMT_TEXT] = "text", [FMT_MD] = "md", [FMT_CSV] = "csv", [FMT_JSON] = "json",
+};
+static const char *const by_names[] = {
+	[KPT_SUMMARY_BY_KERNEL] = "kernel", [KPT_SUMMARY_BY_RANGE] = "range",
+};
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+struct report {
+	const char *path;
+	uint64_t top;               /* rows to print, 0: all */
+	int by;                     /* enum kpt_summary_by */
+	int format;                 /* enum report_format */
+	int color;
+	struct kpt_file *f;
+	struct kpt_summary *s;
+	struct kpt_counts c;
+	const struct kpt_device *dev;
+	size_t ndev;
+	struct kpt_env_summary *env;
+	size_t nenv;
+};
+
+static int parse_args(int argc, char **argv, struct report *r)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int rc;
+
+		if (kpt_cli_is_help(argv[i])) {
+			kpt_cli_help("report");
+			return -1;      /* done: exit 0 */
+		}
+		if ((rc = kpt_cli_opt(argc, argv, &i, "--top", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_u64("report", "--top", v, 0, UINT32_MAX, &r->top))
+				return KPT_EXIT_ERROR;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--by", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_choice("report", "--by", v, by_names, NELEM(by_names), &r->by))
+				return KPT_EXIT_ERROR;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--format", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_choice("report", "--format", v, format_names,
+							   NELEM(format_names), &r->format))
+				return KPT_EXIT_ERROR;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			return kpt_cli_usage_error("report", "unknown option '%s'", argv[i]);
+		} else if (r->path) {
+			return kpt_cli_usage_error("report", "one FILE only, got '%s' and '%s'", r->path, argv[i]);
+		} else {
+			r->path = argv[i];
+		}
+	}
+	if (!r->path)
+		return kpt_cli_usage_error("report", "missing FILE (a .kpt recording)");
+	return 0;
+}
+
+static size_t rows_shown(const struct report *r)
+{
+	return r->top && r->top < r->s->n ? (size_t)r->top : r->s->n;
+}
+
+/* "13.0" from a CUDA version number such as 13000; "?" for 0. */
+static const char *cuda_version(uint32_t v, char *buf, size_t cap)
+{
+	if (v)
+		snprintf(buf, cap, "%u.%u", v / 1000, v % 1000 / 10);
+	else
+		snprintf(buf, cap, "?");
+	return buf;
+}
+
+/* ---- text and Markdown ---------------------------------------------------- */
+
+/* Shortens name to at most width bytes for a terminal: first the template
+ * arguments and parameter lists (outermost <...> and (...) become <...> and
+ * (...)), then a cut ending in "...". Writes into buf (>= width + 1). */
+static const char *shorten(const char *name, int width, char *buf, size_t cap)
+{
+	size_t len = strlen(name), o = 0;
+	int depth = 0;
+
+	if (width <= 0 || len <= (size_t)width || cap < 8)
+		return name;
+	for (const char *p = name; *p && o + 4 < cap; p++) {
+		if ((*p == '<' || *p == '(') && depth++ == 0) {
+			buf[o++] = *p;
+			memcpy(buf + o, "...", 3);
+			o += 3;
+		} else if ((*p == '>' || *p == ')') && depth > 0) {
+			if (--depth == 0)
+				buf[o++] = *p;
+		} else if (depth == 0) {
+			buf[o++] = *p;
+		}
+	}
+	buf[o] = '\0';
+	if (o > (size_t)width && width > 3)
+		memcpy(buf + width - 3, "...", 4);
+	return buf;
+}
+
+static const char *const text_titles[] = {
+	"Time %", "Total", "Instances", "Avg", "Med", "Min", "Max", "StdDev",
+};
+
+static void text_header(const struct report *r)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	uint32_t major, minor;
+	const char *v;
+
+	kpt_file_version(r->f, &major, &minor);
+	printf("file      %s (format %u.%u)\n", r->path, major, minor);
+	if ((v = kpt_file_meta_get(r->f, "command")) && v[0])
+		printf("command   %s\n", v);
+	if ((v = kpt_file_meta_get(r->f, "time")) && v[0]) {
+		const char *host = kpt_file_meta_get(r->f, "host");
+
+		printf("recorded  %s%s%s\n", v, host && host[0] ? " on " : "", host ? host : "");
+	}
+	if ((v = kpt_file_meta_get(r->f, "suite")) && v[0])
+		printf("suite     %s\n", v);
+	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
+		printf("commit    %s\n", v);
+	for (size_t i = 0; i < r->ndev; i++) {
+		const struct kpt_device *d = &r->dev[i];
+
+		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s), runtime %s\n",
+		       d->index, d->name, d->slug, d->sm_count, d->cc_major, d->cc_minor,
+		       kpt_cli_fmt_bytes((double)d->mem_bytes, b1, sizeof b1),
+		       kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2),
+		       d->driver_string[0] ? d->driver_string : "?",
+		       cuda_version(d->driver_version, b3, sizeof b3),
+		       cuda_version(d->runtime_version, b4, sizeof b4));
+	}
+	for (size_t i = 0; i < r->nenv; i++) {
+		const struct kpt_env_summary *e = &r->env[i];
+		char reasons[256];
+
+		kpt_throttle_format(e->throttle_any, reasons, sizeof reasons);
+		printf("env GPU %-u SM clock %u MHz median (%u-%u), memory %u MHz, %u-%u C, "
+		       "power %.0f W median / %.0f W max; throttle %s, slowed in %" PRIu64 " of %" PRIu64 " samples\n",
+		       e->device, e->sm_mhz_median, e->sm_mhz_min, e->sm_mhz_max, e->mem_mhz_median,
+		       e->temp_c_min, e->temp_c_max, e->power_mw_median / 1e3, e->power_mw_max / 1e3,
+		       reasons, e->slowdown_samples, e->samples);
+	}
+	if (!r->nenv)
+		printf("env       no NVML samples in this recording\n");
+	printf("processes %u in %u run%s; kernels %" PRIu64 ", memops %" PRIu64 ", NVTX ranges %" PRIu64
+	       "; GPU time %s in a %s span\n",
+	       r->c.processes, r->c.runs, r->c.runs == 1 ? "" : "s", r->c.kernels, r->c.memops, r->c.ranges,
+	       kpt_cli_fmt_ns((double)r->s->total_ns, b1, sizeof b1),
+	       kpt_cli_fmt_ns((double)(r->s->last_ns - r->s->first_ns), b2, sizeof b2));
+}
+
+/* The numeric cells of a row, formatted. */
+static void row_cells(const struct kpt_summary_row *row, char cells[8][32])
+{
+	snprintf(cells[0], 32, "%.1f%%", row->time_pct);
+	kpt_cli_fmt_ns((double)row->total_ns, cells[1], 32);
+	snprintf(cells[2], 32, "%" PRIu64, row->instances);
+	kpt_cli_fmt_ns(row->avg_ns, cells[3], 32);
+	kpt_cli_fmt_ns(row->median_ns, cells[4], 32);
+	kpt_cli_fmt_ns((double)row->min_ns, cells[5], 32);
+	kpt_cli_fmt_ns((double)row->max_ns, cells[6], 32);
+	kpt_cli_fmt_ns(row->stddev_ns, cells[7], 32);
+}
+
+static const int text_widths[] = { 6, 10, 9, 10, 10, 10, 10, 10 };
+
+static void print_text(const struct report *r)
+{
+	const char *bold = r->color ? "\033[1m" : "", *reset = r->color ? "\033[0m" : "";
+	int width = kpt_cli_term_width(STDOUT_FILENO), used = 0;
+	char cells[8][32];
+	char *buf;
+
+	text_header(r);
+	printf("\n");
+	if (!r->s->n) {
+		printf("no kernels in this recording\n");
+		return;
+	}
+	printf("%s", bold);
+	for (int c = 0; c < 8; c++)
+		used += printf("%*s  ", text_widths[c], text_titles[c]);
+	printf("%s%s\n", r->by == KPT_SUMMARY_BY_RANGE ? "NVTX range" : "Name", reset);
+	buf = malloc((size_t)(width > 0 ? width : 0) + 8);
+	for (size_t i = 0; i < rows_shown(r); i++) {
+		const struct kpt_summary_row *row = &r->s->rows[i];
+
+		row_cells(row, cells);
+		for (int c = 0; c < 8; c++)
+			printf("%*s  ", text_widths[c], cells[c]);
+		printf("%s\n", buf ? shorten(row->display, width - used, buf, (size_t)width + 8) : row->display);
+	}
+	free(buf);
+	if (rows_shown(r) < r->s->n)
+		printf("(%zu more rows: --top 0 shows all)\n", r->s->n - rows_shown(r));
+}
+
+/* Markdown inline code that survives a GFM table: '|' escaped, backticks
+ * fenced with a longer run. */
+static void md_code(const char *s)
+{
+	const char *fence = strchr(s, '`') ? "`` " : "`";
+
+	printf("%s", fence);
+	for (; *s; s++) {
+		if (*s == '|')
+			putchar('\\');
+		putchar(*s == '\n' || *s == '\r' ? ' ' : *s);
+	}
+	printf("%s", strchr(fence, ' ') ? " ``" : "`");
+}
+
+static void print_md(const struct report *r)
+{
+	char cells[8][32];
+
+	printf("## kptprof report: ");
+	md_code(r->path);
+	printf("\n\n");
+	for (size_t i = 0; i < r->ndev; i++)
+		printf("- GPU %u: %s, %u SMs, CC %u.%u, driver %s\n", r->dev[i].index, r->dev[i].name,
+		       r->dev[i].sm_count, r->dev[i].cc_major, r->dev[i].cc_minor,
+		       r->dev[i].driver_string[0] ? r->dev[i].driver_string : "?");
+	for (size_t i = 0; i < r->nenv; i++)
+		printf("- GPU %u SM clock %u MHz median (%u-%u), %u-%u C, slowed in %" PRIu64 " of %" PRIu64
+		       " samples\n", r->env[i].device, r->env[i].sm_mhz_median, r->env[i].sm_mhz_min,
+		       r->env[i].sm_mhz_max, r->env[i].temp_c_min, r->env[i].temp_c_max,
+		       r->env[i].slowdown_samples, r->env[i].samples);
+	printf("- %u processes in %u runs, %" PRIu64 " kernels, %" PRIu64 " dropped records\n\n",
+	       r->c.processes, r->c.runs, r->c.kernels, r->c.dropped_records);
+	printf("|");
+	for (int c = 0; c < 8; c++)
+		printf(" %s |", text_titles[c]);
+	printf(" %s |\n|", r->by == KPT_SUMMARY_BY_RANGE ? "NVTX range" : "Name");
+	for (int c = 0; c < 8; c++)
+		printf("---:|");
+	printf("---|\n");
+	for (size_t i = 0; i < rows_shown(r); i++) {
+		row_cells(&r->s->rows[i], cells);
+		printf("|");
+		for (int c = 0; c < 8; c++)
+			printf(" %s |", cells[c]);
+		printf(" ");
+		md_code(r->s->rows[i].display);
+		printf(" |\n");
+	}
+}
+
+/* ---- CSV and JSON --------------------------------------------------------- */
+
+static void print_csv(const struct report *r)
+{
+	printf("time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,%s\n",
+	       r->by == KPT_SUMMARY_BY_RANGE ? "range" : "name");
+	for (size_t i = 0; i < rows_shown(r); i++) {
+		const struct kpt_summary_row *row = &r->s->rows[i];
+
+		printf("%.3f,%" PRIu64 ",%" PRIu64 ",%.1f,%.1f,%" PRIu64 ",%" PRIu64 ",%.1f,", row->time_pct,
+		       row->total_ns, row->instances, row->avg_ns, row->median_ns, row->min_ns, row->max_ns,
+		       row->stddev_ns);
+		kpt_csv_field(stdout, r->by == KPT_SUMMARY_BY_RANGE ? row->name : row->display);
+		putchar('\n');
+	}
+}
+
+static void json_rows(struct kpt_json *j, const struct report *r, const struct kpt_summary *s)
+{
+	size_t n = r->top && r->top < s->n ? (size_t)r->top : s->n;
+
+	kpt_json_begin_array(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct kpt_summary_row *row = &s->rows[i];
+
+		kpt_json_begin_object(j);
+		if (s->by == KPT_SUMMARY_BY_KERNEL) {
+			kpt_json_kv_str(j, "name", row->display);
+			kpt_json_kv_str(j, "mangled", row->name);
+		} else {
+			kpt_json_kv_str(j, "path", row->name);
+		}
+		kpt_json_kv_u64(j, "instances", row->instances);
+		kpt_json_kv_u64(j, "total_ns", row->total_ns);
+		kpt_json_kv_double(j, "time_pct", row->time_pct);
+		kpt_json_kv_double(j, "avg_ns", row->avg_ns);
+		kpt_json_kv_double(j, "median_ns", row->median_ns);
+		kpt_json_kv_u64(j, "min_ns", row->min_ns);
+		kpt_json_kv_u64(j, "max_ns", row->max_ns);
+		kpt_json_kv_double(j, "stddev_ns", row->stddev_ns);
+		kpt_json_end_object(j);
+	}
+	kpt_json_end_array(j);
+}
+
+static void json_env(struct kpt_json *j, const struct report *r)
+{
+	kpt_json_begin_array(j);
+	for (size_t i = 0; i < r->nenv; i++) {
+		const struct kpt_env_summary *e = &r->env[i];
+
+		kpt_json_begin_object(j);
+		kpt_json_kv_u64(j, "device", e->device);
+		kpt_json_kv_u64(j, "samples", e->samples);
+		kpt_json_kv_u64(j, "sm_mhz_min", e->sm_mhz_min);
+		kpt_json_kv_u64(j, "sm_mhz_median", e->sm_mhz_median);
+		kpt_json_kv_u64(j, "sm_mhz_max", e->sm_mhz_max);
+		kpt_json_kv_u64(j, "mem_mhz_median", e->mem_mhz_median);
+		kpt_json_kv_u64(j, "temp_c_min", e->temp_c_min);
+		kpt_json_kv_u64(j, "temp_c_max", e->temp_c_max);
+		kpt_json_kv_u64(j, "power_mw_median", e->power_mw_median);
+		kpt_json_kv_u64(j, "power_mw_max", e->power_mw_max);
+		kpt_json_kv_u64(j, "throttle_any", e->throttle_any);
+		kpt_json_kv_u64(j, "slowdown_samples", e->slowdown_samples);
+		kpt_json_end_object(j);
+	}
+	kpt_json_end_array(j);
+}
+
+/* JSON always carries the per-kernel rows under "kernels"; --by range adds
+ * "ranges". */
+static int print_json(const struct report *r, struct kpt_diag *d)
+{
+	struct kpt_summary *by_kernel = r->s;
+	struct kpt_json j;
+	uint32_t major, minor;
+	char version[32];
+	int rc = 0;
+
+	if (r->by != KPT_SUMMARY_BY_KERNEL && (rc = kpt_summary_create(r->f, NULL, &by_kernel, d)) < 0)
+		return rc;
+	kpt_file_version(r->f, &major, &minor);
+	snprintf(version, sizeof version, "%u.%u", major, minor);
+	kpt_json_init(&j, stdout, 3);
+	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", version);
+	kpt_json_kv_str(&j, "file", r->path);
+	kpt_json_key(&j, "meta");
+	rc = kpt_export_json_meta(&j, r->f, d);
+	kpt_json_key(&j, "devices");
+	rc = rc < 0 ? rc : kpt_export_json_devices(&j, r->f, d);
+	kpt_json_key(&j, "counts");
+	rc = rc < 0 ? rc : kpt_export_json_counts(&j, r->f, d);
+	kpt_json_key(&j, "env");
+	json_env(&j, r);
+	kpt_json_kv_u64(&j, "gpu_time_ns", by_kernel->total_ns);
+	kpt_json_kv_u64(&j, "span_ns", by_kernel->last_ns - by_kernel->first_ns);
+	kpt_json_key(&j, "kernels");
+	json_rows(&j, r, by_kernel);
+	if (r->by == KPT_SUMMARY_BY_RANGE) {
+		kpt_json_key(&j, "ranges");
+		json_rows(&j, r, r->s);
+	}
+	kpt_json_end_object(&j);
+	if (rc >= 0)
+		rc = kpt_json_finish(&j, d);
+	if (by_kernel != r->s)
+		kpt_summary_destroy(by_kernel);
+	return rc;
+}
+
+static int load(struct report *r, struct kpt_diag *d)
+{
+	struct kpt_summary_opts so = { .by = (enum kpt_summary_by)r->by, .device = KPT_NONE };
+	int rc = kpt_file_open(r->path, &r->f, d);
+
+	if (rc >= 0)
+		rc = kpt_file_counts(r->f, &r->c, d);
+	if (rc >= 0)
+		rc = kpt_file_devices(r->f, &r->dev, &r->ndev, d);
+	if (rc >= 0)
+		rc = kpt_env_summarize(r->f, &r->env, &r->nenv, d);
+	if (rc >= 0)
+		rc = kpt_summary_create(r->f, &so, &r->s, d);
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report r = { .by = KPT_SUMMARY_BY_KERNEL, .format = FMT_TEXT };
+	struct kpt_diag d;
+	int rc = parse_args(argc, argv, &r);
+
+	if (rc)
+		return rc < 0 ? KPT_EXIT_OK : rc;
+	kpt_diag_clear(&d);
+	r.color = kpt_cli_color(STDOUT_FILENO);
+	rc = load(&r, &d);
+	if (rc >= 0 && r.c.dropped_records)
+		fprintf(stderr, "kptprof: warning: '%s': %" PRIu64 " activity records were dropped while "
+			"recording; counts and totals are low\n", r.path, r.c.dropped_records);
+	if (rc >= 0) {
+		switch (r.format) {
+		case FMT_TEXT: print_text(&r); break;
+		case FMT_MD: print_md(&r); break;
+		case FMT_CSV: print_csv(&r); break;
+		default: rc = print_json(&r, &d); break;
+		}
+	}
+	if (rc >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
+		rc = kpt_diag_set(&d, KPT_E_IO, "cannot write the report to standard output");
+	kpt_summary_destroy(r.s);
+	free(r.env);
+	kpt_file_close(r.f);
+	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
+}

@@ -1,0 +1,562 @@
+/* kpt_summary.c - per-kernel / per-range aggregation (see kpt_summary.h). */
+#include "kpt_summary.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_demangle.h"
+
+/* Deeper NVTX nesting (or a parent cycle in corrupt data) is cut here: the
+ * outer part of such a path is dropped. */
+#define MAX_RANGE_DEPTH 256
+#define UNRESOLVED UINT32_MAX
+
+/* The kernels of one row while they are collected. */
+struct group {
+	uint64_t *dur;
+	size_t n, cap;
+	uint32_t key;               /* name string id, or path node id */
+};
+
+/* Range paths form a trie: node 0 is "no range"; a node is (parent node,
+ * range name id). Interned through an open-addressing hash. */
+struct path_node {
+	uint32_t parent;
+	uint32_t name;
+};
+
+struct builder {
+	struct kpt_file *f;
+	enum kpt_summary_by by;
+	struct group *groups;
+	size_t ngroups, capgroups;
+	uint32_t *group_of;         /* key -> group index + 1, 0: none yet */
+	size_t nkeys;
+
+	const struct kpt_range *ranges;
+	size_t nranges;
+	uint32_t *by_id;            /* range indices sorted by range id */
+	uint32_t *node_of;          /* range index -> path node, UNRESOLVED */
+	struct path_node *nodes;
+	size_t nnodes, capnodes;
+	uint64_t *hkeys;            /* (parent << 32 | name) + 1, 0: empty slot */
+	uint32_t *hvals;
+	size_t hcap;
+};
+
+static int nomem(struct kpt_diag *d)
+{
+	return kpt_diag_set(d, KPT_E_NOMEM, "out of memory while summarising kernels");
+}
+
+/* Grows *p (elements of size sz, capacity *cap) to hold at least need. */
+static int grow(void *p, size_t *cap, size_t need, size_t sz)
+{
+	void **pp = p;
+	size_t ncap = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*pp, ncap * sz);
+	if (!np)
+		return KPT_E_NOMEM;
+	memset((char *)np + *cap * sz, 0, (ncap - *cap) * sz);
+	*pp = np;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	return x;
+}
+
+static int hash_grow(struct builder *b)
+{
+	size_t ncap = b->hcap ? 2 * b->hcap : 1024;
+	uint64_t *k = calloc(ncap, sizeof *k);
+	uint32_t *v = calloc(ncap, sizeof *v);
+
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return KPT_E_NOMEM;
+	}
+	for (size_t i = 0; i < b->hcap; i++) {
+		size_t s;
+
+		if (!b->hkeys[i])
+			continue;
+		for (s = mix64(b->hkeys[i]) & (ncap - 1); k[s]; s = (s + 1) & (ncap - 1))
+			;
+		k[s] = b->hkeys[i];
+		v[s] = b->hvals[i];
+	}
+	free(b->hkeys);
+	free(b->hvals);
+	b->hkeys = k;
+	b->hvals = v;
+	b->hcap = ncap;
+	return 0;
+}
+
+/* Node for the path (parent node)/(name), created on first use. */
+static int path_intern(struct builder *b, uint32_t parent, uint32_t name, uint32_t *node)
+{
+	uint64_t key = ((uint64_t)parent << 32 | name) + 1;
+	size_t s;
+
+	if (2 * (b->nnodes + 1) > b->hcap && hash_grow(b) < 0)
+		return KPT_E_NOMEM;
+	for (s = mix64(key) & (b->hcap - 1); b->hkeys[s]; s = (s + 1) & (b->hcap - 1)) {
+		if (b->hkeys[s] == key) {
+			*node = b->hvals[s];
+			return 0;
+		}
+	}
+	if (grow(&b->nodes, &b->capnodes, b->nnodes + 1, sizeof *b->nodes) < 0)
+		return KPT_E_NOMEM;
+	b->nodes[b->nnodes] = (struct path_node){ .parent = parent, .name = name };
+	b->hkeys[s] = key;
+	b->hvals[s] = (uint32_t)b->nnodes;
+	*node = (uint32_t)b->nnodes++;
+	return 0;
+}
+
+static const struct kpt_range *sort_ranges_base;
+
+static int cmp_range_id(const void *a, const void *b)
+{
+	uint32_t x = sort_ranges_base[*(const uint32_t *)a].id;
+	uint32_t y = sort_ranges_base[*(const uint32_t *)b].id;
+
+	return (x > y) - (x < y);
+}
+
+/* Index of the range with this id, -1 if none. O(log R). */
+static long range_find(const struct builder *b, uint32_t id)
+{
+	size_t lo = 0, hi = b->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t v = b->ranges[b->by_id[mid]].id;
+
+		if (v == id)
+			return (long)b->by_id[mid];
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static int ranges_load(struct builder *b, struct kpt_diag *d)
+{
+	int rc = kpt_file_ranges(b->f, &b->ranges, &b->nranges, d);
+
+	if (rc < 0)
+		return rc;
+	b->by_id = malloc((b->nranges + 1) * sizeof *b->by_id);
+	b->node_of = malloc((b->nranges + 1) * sizeof *b->node_of);
+	if (!b->by_id || !b->node_of)
+		return nomem(d);
+	for (size_t i = 0; i < b->nranges; i++) {
+		b->by_id[i] = (uint32_t)i;
+		b->node_of[i] = UNRESOLVED;
+	}
+	/* qsort has no context argument; this module is not reentrant across
+	 * threads for the duration of this sort only. */
+	sort_ranges_base = b->ranges;
+	qsort(b->by_id, b->nranges, sizeof *b->by_id, cmp_range_id);
+	sort_ranges_base = NULL;
+	/* node 0, the empty path, is the root and is never looked up by key */
+	if (grow(&b->nodes, &b->capnodes, 1, sizeof *b->nodes) < 0)
+		return nomem(d);
+	b->nodes[0] = (struct path_node){ .parent = 0, .name = KPT_NONE };
+	b->nnodes = 1;
+	return 0;
+}
+
+static int is_iter_range(const struct builder *b, uint32_t name)
+{
+	const char *s = kpt_file_string(b->f, name);
+
+	return s && strcmp(s, KPT_SUMMARY_ITER_RANGE) == 0;
+}
+
+/* Path node of the range with id rid (node 0 for KPT_NONE or an unknown id).
+ * Resolves the chain of parents once; later calls are O(log R). */
+static int range_node(struct builder *b, uint32_t rid, uint32_t *node)
+{
+	uint32_t stack[MAX_RANGE_DEPTH];
+	int depth = 0;
+	uint32_t parent_node = 0;
+
+	for (uint32_t cur = rid; cur != KPT_NONE && depth < MAX_RANGE_DEPTH;) {
+		long r = range_find(b, cur);
+
+		if (r < 0)
+			break;
+		if (b->node_of[r] != UNRESOLVED) {
+			parent_node = b->node_of[r];
+			break;
+		}
+		stack[depth++] = (uint32_t)r;
+		cur = b->ranges[r].parent;
+	}
+	while (depth > 0) {
+		uint32_t r = stack[--depth];
+		uint32_t n = parent_node;
+
+		if (!is_iter_range(b, b->ranges[r].name) &&
+		    path_intern(b, parent_node, b->ranges[r].name, &n) < 0)
+			return KPT_E_NOMEM;
+		b->node_of[r] = n;
+		parent_node = n;
+	}
+	*node = parent_node;
+	return 0;
+}
+
+static int add_sample(struct builder *b, uint32_t key, uint64_t dur)
+{
+	struct group *g;
+
+	if (key >= b->nkeys && grow(&b->group_of, &b->nkeys, (size_t)key + 1, sizeof *b->group_of) < 0)
+		return KPT_E_NOMEM;
+	if (!b->group_of[key]) {
+		if (grow(&b->groups, &b->capgroups, b->ngroups + 1, sizeof *b->groups) < 0)
+			return KPT_E_NOMEM;
+		b->groups[b->ngroups].key = key;
+		b->group_of[key] = (uint32_t)++b->ngroups;
+	}
+	g = &b->groups[b->group_of[key] - 1];
+	if (grow(&g->dur, &g->cap, g->n + 1, sizeof *g->dur) < 0)
+		return KPT_E_NOMEM;
+	g->dur[g->n++] = dur;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct kpt_summary_row *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The path of node as "outer/inner" in a new string ("" for node 0). */
+static char *path_string(const struct builder *b, uint32_t node)
+{
+	size_t len = 0;
+	char *s, *p;
+
+	for (uint32_t n = node; n != 0; n = b->nodes[n].parent) {
+		const char *name = kpt_file_string(b->f, b->nodes[n].name);
+
+		len += strlen(name ? name : "?") + 1;
+	}
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	p = s + (len ? len - 1 : 0);
+	*p = '\0';
+	for (uint32_t n = node; n != 0; n = b->nodes[n].parent) {
+		const char *name = kpt_file_string(b->f, b->nodes[n].name);
+		size_t l;
+
+		name = name ? name : "?";
+		l = strlen(name);
+		p -= l;
+		memcpy(p, name, l);
+		if (p > s)
+			*--p = '/';
+	}
+	return s;
+}
+
+static int row_names(const struct builder *b, const struct group *g, struct kpt_summary_row *row)
+{
+	char *name, *display;
+
+	if (b->by == KPT_SUMMARY_BY_KERNEL) {
+		const char *s = kpt_file_string(b->f, g->key);
+
+		name = strdup(s ? s : "?");
+		display = name ? kpt_demangle(name) : NULL;
+		if (name && !display)
+			display = strdup(name);
+	} else {
+		name = path_string(b, g->key);
+		display = strdup(name && name[0] ? name : "(no range)");
+	}
+	row->name = name;
+	row->display = display;
+	return name && display ? 0 : KPT_E_NOMEM;
+}
+
+static void row_stats(struct kpt_summary_row *row, uint64_t *dur, size_t n, uint64_t total_all)
+{
+	uint64_t total = 0;
+	double mean, ss = 0;
+
+	qsort(dur, n, sizeof *dur, cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		total += dur[i];
+	mean = (double)total / (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += ((double)dur[i] - mean) * ((double)dur[i] - mean);
+	row->instances = n;
+	row->total_ns = total;
+	row->min_ns = dur[0];
+	row->max_ns = dur[n - 1];
+	row->median_ns = n % 2 ? (double)dur[n / 2] : ((double)dur[n / 2 - 1] + (double)dur[n / 2]) / 2;
+	row->avg_ns = mean;
+	row->stddev_ns = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+	row->time_pct = total_all ? 100.0 * (double)total / (double)total_all : 0;
+	row->durations = dur;
+}
+
+static int collect(struct builder *b, const struct kpt_summary_opts *o, struct kpt_summary *s,
+		   struct kpt_diag *d)
+{
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_kernel *k;
+	size_t n;
+	int rc;
+
+	rc = kpt_kernel_cursor_create(b->f, &cur, d);
+	while (rc >= 0 && (rc = kpt_kernel_cursor_next(cur, &k, &n, d)) > 0) {
+		for (size_t i = 0; i < n && rc >= 0; i++) {
+			uint64_t dur = k[i].end_ns > k[i].start_ns ? k[i].end_ns - k[i].start_ns : 0;
+			uint32_t key = k[i].name;
+
+			if (o->device != KPT_NONE && k[i].device != o->device)
+				continue;
+			if (b->by == KPT_SUMMARY_BY_RANGE && range_node(b, k[i].range, &key) < 0)
+				rc = nomem(d);
+			else if (add_sample(b, key, dur) < 0)
+				rc = nomem(d);
+			if (!s->kernels || k[i].start_ns < s->first_ns)
+				s->first_ns = k[i].start_ns;
+			if (k[i].end_ns > s->last_ns)
+				s->last_ns = k[i].end_ns;
+			s->kernels++;
+			s->total_ns += dur;
+		}
+	}
+	kpt_kernel_cursor_destroy(cur);
+	return rc;
+}
+
+static void builder_release(struct builder *b)
+{
+	for (size_t i = 0; i < b->ngroups; i++)
+		free(b->groups[i].dur);
+	free(b->groups);
+	free(b->group_of);
+	free(b->by_id);
+	free(b->node_of);
+	free(b->nodes);
+	free(b->hkeys);
+	free(b->hvals);
+}
+
+int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
+		       struct kpt_summary **out, struct kpt_diag *d)
+{
+	static const struct kpt_summary_opts defaults = { .by = KPT_SUMMARY_BY_KERNEL, .device = KPT_NONE };
+	const struct kpt_summary_opts *o = opts ? opts : &defaults;
+	struct builder b = { .f = f, .by = o->by };
+	struct kpt_summary *s;
+	int rc;
+
+	*out = NULL;
+	if (o->by != KPT_SUMMARY_BY_KERNEL && o->by != KPT_SUMMARY_BY_RANGE)
+		return kpt_diag_set(d, KPT_E_INVAL, "unknown summary grouping %d", (int)o->by);
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return nomem(d);
+	s->by = o->by;
+	rc = kpt_file_load_strings(f, d);
+	if (rc >= 0 && o->by == KPT_SUMMARY_BY_RANGE)
+		rc = ranges_load(&b, d);
+	if (rc >= 0)
+		rc = collect(&b, o, s, d);
+	if (rc >= 0 && b.ngroups) {
+		s->rows = calloc(b.ngroups, sizeof *s->rows);
+		rc = s->rows ? 0 : nomem(d);
+	}
+	for (size_t i = 0; rc >= 0 && i < b.ngroups; i++) {
+		struct group *g = &b.groups[i];
+
+		s->n++;
+		rc = row_names(&b, g, &s->rows[i]) < 0 ? nomem(d) : 0;
+		row_stats(&s->rows[i], g->dur, g->n, s->total_ns);
+		g->dur = NULL;          /* the row owns it now */
+	}
+	builder_release(&b);
+	if (rc < 0) {
+		kpt_summary_destroy(s);
+		return rc;
+	}
+	if (s->n)
+		qsort(s->rows, s->n, sizeof *s->rows, cmp_row);
+	*out = s;
+	return 0;
+}
+
+void kpt_summary_destroy(struct kpt_summary *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free((char *)s->rows[i].name);
+		free((char *)s->rows[i].display);
+		free((uint64_t *)s->rows[i].durations);
+	}
+	free(s->rows);
+	free(s);
+}
+
+/* ---- environment ---------------------------------------------------------- */
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} throttle_names[] = {
+	{ KPT_THROTTLE_GPU_IDLE, "gpu_idle" },
+	{ KPT_THROTTLE_APP_CLOCKS, "app_clocks" },
+	{ KPT_THROTTLE_SW_POWER_CAP, "sw_power_cap" },
+	{ KPT_THROTTLE_HW_SLOWDOWN, "hw_slowdown" },
+	{ KPT_THROTTLE_SYNC_BOOST, "sync_boost" },
+	{ KPT_THROTTLE_SW_THERMAL, "sw_thermal" },
+	{ KPT_THROTTLE_HW_THERMAL, "hw_thermal" },
+	{ KPT_THROTTLE_HW_POWER_BRAKE, "hw_power_brake" },
+	{ KPT_THROTTLE_DISPLAY_CLOCKS, "display_clocks" },
+};
+
+int kpt_throttle_format(uint64_t mask, char *buf, size_t cap)
+{
+	size_t len = 0;
+	uint64_t known = 0;
+
+#define KPT_APPEND(...) do { \
+		int w_ = snprintf(buf + (len < cap ? len : cap), len < cap ? cap - len : 0, __VA_ARGS__); \
+		len += w_ > 0 ? (size_t)w_ : 0; \
+	} while (0)
+	if (cap)
+		buf[0] = '\0';
+	if (!mask)
+		KPT_APPEND("none");
+	for (size_t i = 0; i < sizeof throttle_names / sizeof throttle_names[0]; i++) {
+		known |= throttle_names[i].bit;
+		if (mask & throttle_names[i].bit)
+			KPT_APPEND("%s%s", len ? "," : "", throttle_names[i].name);
+	}
+	if (mask & ~known)
+		KPT_APPEND("%s0x%llx", len ? "," : "", (unsigned long long)(mask & ~known));
+#undef KPT_APPEND
+	return (int)len;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static const struct kpt_env_sample *sort_env_base;
+
+static int cmp_env_device(const void *a, const void *b)
+{
+	uint32_t x = sort_env_base[*(const uint32_t *)a].device;
+	uint32_t y = sort_env_base[*(const uint32_t *)b].device;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of the field at byte offset off (a uint32_t) over samples idx[0..n). */
+static uint32_t field_median(const struct kpt_env_sample *rows, const uint32_t *idx, size_t n,
+			     size_t off, uint32_t *tmp, uint32_t *min, uint32_t *max)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy(&tmp[i], (const char *)&rows[idx[i]] + off, sizeof *tmp);
+	qsort(tmp, n, sizeof *tmp, cmp_u32);
+	if (min)
+		*min = tmp[0];
+	if (max)
+		*max = tmp[n - 1];
+	return tmp[n / 2];
+}
+
+int kpt_env_summarize(struct kpt_file *f, struct kpt_env_summary **out, size_t *nout,
+		      struct kpt_diag *d)
+{
+	const struct kpt_env_sample *rows;
+	size_t n, ndev = 0;
+	uint32_t *idx = NULL, *tmp = NULL;
+	struct kpt_env_summary *res = NULL;
+	int rc = kpt_file_env(f, &rows, &n, d);
+
+	*out = NULL;
+	*nout = 0;
+	if (rc < 0 || n == 0)
+		return rc < 0 ? rc : 0;
+	idx = malloc(n * sizeof *idx);
+	tmp = malloc(n * sizeof *tmp);
+	res = calloc(n, sizeof *res);   /* at most one per sample */
+	if (!idx || !tmp || !res) {
+		free(idx);
+		free(tmp);
+		free(res);
+		return nomem(d);
+	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	sort_env_base = rows;
+	qsort(idx, n, sizeof *idx, cmp_env_device);
+	sort_env_base = NULL;
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		struct kpt_env_summary *e = &res[ndev++];
+
+		for (hi = lo; hi < n && rows[idx[hi]].device == rows[idx[lo]].device; hi++) {
+			e->throttle_any |= rows[idx[hi]].throttle;
+			e->slowdown_samples += (rows[idx[hi]].throttle & KPT_THROTTLE_SLOWDOWN) != 0;
+		}
+		e->device = rows[idx[lo]].device;
+		e->samples = hi - lo;
+		e->sm_mhz_median = field_median(rows, idx + lo, hi - lo, offsetof(struct kpt_env_sample, sm_mhz),
+						tmp, &e->sm_mhz_min, &e->sm_mhz_max);
+		e->mem_mhz_median = field_median(rows, idx + lo, hi - lo, offsetof(struct kpt_env_sample, mem_mhz),
+						 tmp, NULL, NULL);
+		field_median(rows, idx + lo, hi - lo, offsetof(struct kpt_env_sample, temp_c),
+			     tmp, &e->temp_c_min, &e->temp_c_max);
+		e->power_mw_median = field_median(rows, idx + lo, hi - lo, offsetof(struct kpt_env_sample, power_mw),
+						  tmp, NULL, &e->power_mw_max);
+	}
+	free(idx);
+	free(tmp);
+	*out = res;
+	*nout = ndev;
+	return 0;
+}
