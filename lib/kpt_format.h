@@ -60,7 +60,11 @@ int kpt_writer_drop(struct kpt_writer *w, const struct kpt_drop *drop,
 
 /* Bulk records: buffered and flushed as compressed chunks. Rows need not be
  * sorted (sorted start times compress best). Rows referring to a string id
- * the writer has not handed out are rejected at commit (KPT_E_INVAL). */
+ * the writer has not handed out are rejected at commit (KPT_E_INVAL), and so
+ * are device and process indices that no kpt_writer_device/_process call
+ * declared by commit time (KPT_NONE is allowed only where kpt_model.h says
+ * so: event device, drop device). Readers can therefore index the devices
+ * and processes arrays with any row's device/process field. */
 int kpt_writer_kernels(struct kpt_writer *w, const struct kpt_kernel *rows,
 		       size_t n, struct kpt_diag *d);
 int kpt_writer_memops(struct kpt_writer *w, const struct kpt_memop *rows,
@@ -93,6 +97,11 @@ struct kpt_counts {
 };
 
 int kpt_file_open(const char *path, struct kpt_file **out, struct kpt_diag *d);
+/* As kpt_file_open for a file image in memory (len bytes at data, which the
+ * caller keeps alive and unchanged until close). name is used in messages.
+ * For tests and fuzzing. */
+int kpt_file_open_mem(const void *data, size_t len, const char *name,
+		      struct kpt_file **out, struct kpt_diag *d);
 void kpt_file_close(struct kpt_file *f); /* accepts NULL */
 
 const char *kpt_file_path(const struct kpt_file *f);

@@ -1,0 +1,10 @@
+# kpt-synth: realistic synthetic recordings for tests and benchmarks.
+# Included by tests/CMakeLists.txt. The generator is also a library
+# (kpt_synth, header tests/synth/kpt_synth.h) for tests and benchmarks that
+# make recordings in-process. The binary lands at ${PROJECT_BINARY_DIR}/kpt-synth.
+add_library(kpt_synth STATIC ${CMAKE_CURRENT_LIST_DIR}/kpt_synth_gen.c)
+target_include_directories(kpt_synth PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(kpt_synth PUBLIC kpt m)
+add_executable(kpt-synth ${CMAKE_CURRENT_LIST_DIR}/kpt_synth.c)
+target_link_libraries(kpt-synth PRIVATE kpt_synth)
+set_target_properties(kpt-synth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
