@@ -1,0 +1,17 @@
+# test_export parses the exports with jansson when it is installed
+# (libjansson-dev); without it the parsing tests skip and the rest run.
+if(CMOCKA_FOUND)
+  list(APPEND KPT_UNIT_CUSTOM test_export)
+  pkg_check_modules(JANSSON IMPORTED_TARGET jansson)
+  add_executable(test_export ${CMAKE_CURRENT_LIST_DIR}/test_export.c)
+  get_property(kpt_export_test_libs GLOBAL PROPERTY KPT_CPU_LIBS)
+  target_link_libraries(test_export PRIVATE ${kpt_export_test_libs} PkgConfig::CMOCKA)
+  if(JANSSON_FOUND)
+    target_link_libraries(test_export PRIVATE PkgConfig::JANSSON)
+    target_compile_definitions(test_export PRIVATE KPT_HAVE_JANSSON=1)
+  else()
+    message(STATUS "kptprof: jansson not found: export tests will not parse the JSON (apt-get install libjansson-dev)")
+  endif()
+  add_test(NAME unit.test_export COMMAND test_export)
+  set_tests_properties(unit.test_export PROPERTIES LABELS unit TIMEOUT 300)
+endif()
