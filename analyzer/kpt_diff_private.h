@@ -1,0 +1,64 @@
+/* kpt_diff_private.h - what the analyzer's source files share; not installed.
+ *
+ * A side keeps, for each key, one sample vector per run slot (slots are the
+ * side's distinct process.run values in ascending order). Samples are
+ * durations in ns and the SM clock at the sample's start (0 when the file has
+ * no env samples for that process and device).
+ */
+#ifndef KPT_DIFF_PRIVATE_H
+#define KPT_DIFF_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpt_arena.h"
+#include "kpt_diff.h"
+#include "kpt_strtab.h"
+
+/* Open-addressing map from fixed-width uint32 word tuples to dense ids
+ * 0,1,2... in insertion order. Memory: 4*width bytes per entry plus 8 bytes
+ * per slot; lookups O(width) expected. */
+struct kpt_wmap {
+	uint32_t width;             /* words per key */
+	uint32_t count, cap;        /* entries, allocated entries */
+	uint32_t *keys;             /* count * width words */
+	uint32_t *slots;            /* id + 1, 0 empty */
+	uint32_t *slot_hash;
+	uint32_t nslots;            /* power of two */
+};
+
+void kpt_wmap_init(struct kpt_wmap *m, uint32_t width);
+void kpt_wmap_release(struct kpt_wmap *m);
+/* Finds key or adds it. *id gets its id, *added 1 when new. 0 or KPT_E_NOMEM. */
+int kpt_wmap_put(struct kpt_wmap *m, const uint32_t *key, uint32_t *id, int *added);
+/* 1 and *id when present, 0 when absent. */
+int kpt_wmap_get(const struct kpt_wmap *m, const uint32_t *key, uint32_t *id);
+
+struct kpt_sample_vec {
+	double *ns;
+	float *mhz;                 /* NULL until a sample with a clock arrives */
+	uint32_t n, cap;
+	uint32_t dropped_throttle;  /* samples dropped: throttle reason */
+	uint32_t dropped_clock;     /* samples dropped: SM clock too low */
+};
+
+struct kpt_side_key {
+	uint32_t name, mangled;     /* ids in side->strs */
+	uint32_t path, workload;    /* ids in side->strs ("" for none) */
+	uint32_t grid[3], block[3];
+	uint32_t ordinal;
+	struct kpt_sample_vec *runs; /* [side->nruns] */
+};
+
+struct kpt_diff_side {
+	struct kpt_arena arena;
+	struct kpt_strtab strs;
+	struct kpt_side_key *keys;
+	uint32_t nkeys, capkeys;
+	uint32_t *run_ids;          /* [nruns] ascending process.run values */
+	uint32_t nruns;
+	int iterated;               /* some process has `kpt:iter` ranges */
+	struct kpt_diff_env env;    /* strings in arena; dropped counts over all runs */
+};
+
+#endif

@@ -1,0 +1,613 @@
+/* kpt_diff_report.c - text, Markdown, JUnit XML and JSON views of a diff. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_diff_report.h"
+#include "kpt_json.h"
+
+/* ANSI colour per verdict for the terminal table. */
+static const char *const verdict_color[KPT_V_COUNT] = {
+	[KPT_V_SAME] = "",
+	[KPT_V_SLOW] = "\033[1;31m",
+	[KPT_V_FAST] = "\033[1;32m",
+	[KPT_V_AMBG] = "\033[33m",
+	[KPT_V_NEW] = "\033[36m",
+	[KPT_V_GONE] = "\033[36m",
+};
+
+static int io_result(FILE *out, struct kpt_diag *d, const char *what)
+{
+	if (fflush(out) != 0 || ferror(out))
+		return kpt_diag_set(d, KPT_E_IO, "cannot write the %s report: %s", what, strerror(errno ? errno : EIO));
+	return 0;
+}
+
+/* Human duration: "850 ns", "12.34 us", "1.234 ms", "2.50 s"; "-" for NAN. */
+static const char *fmt_ns(char *buf, size_t cap, double ns)
+{
+	if (isnan(ns))
+		snprintf(buf, cap, "-");
+	else if (ns < 1e3)
+		snprintf(buf, cap, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, cap, "%.2f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, cap, "%.3f ms", ns / 1e6);
+	else
+		snprintf(buf, cap, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+static const char *fmt_pct(char *buf, size_t cap, double p)
+{
+	if (isnan(p))
+		snprintf(buf, cap, "-");
+	else
+		snprintf(buf, cap, "%+.1f%%", p);
+	return buf;
+}
+
+static const char *fmt_ci(char *buf, size_t cap, double lo, double hi)
+{
+	if (isnan(lo) || isnan(hi))
+		snprintf(buf, cap, "-");
+	else
+		snprintf(buf, cap, "[%+.1f, %+.1f]", lo, hi);
+	return buf;
+}
+
+static const char *fmt_noise(char *buf, size_t cap, double p)
+{
+	if (isnan(p))
+		snprintf(buf, cap, "-");
+	else
+		snprintf(buf, cap, "%.2f%%", p);
+	return buf;
+}
+
+static const char *fmt_config(char *buf, size_t cap, const struct kpt_diff_row *r)
+{
+	if (r->loose)
+		snprintf(buf, cap, "(varies)");
+	else
+		snprintf(buf, cap, "(%u,%u,%u)x(%u,%u,%u)", r->grid[0], r->grid[1], r->grid[2],
+			 r->block[0], r->block[1], r->block[2]);
+	return buf;
+}
+
+/* The verdict with its AMBG hint: "AMBG (~4 more runs)". */
+static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row *r)
+{
+	if (r->verdict == KPT_V_AMBG && r->more_runs >= 1000)
+		snprintf(buf, cap, "AMBG (>1000 more runs)");
+	else if (r->verdict == KPT_V_AMBG && r->more_runs)
+		snprintf(buf, cap, "AMBG (~%u more run%s)", r->more_runs, r->more_runs == 1 ? "" : "s");
+	else
+		snprintf(buf, cap, "%s", kpt_verdict_name(r->verdict));
+	return buf;
+}
+
+/* Fits s into w columns: keeps the head and the tail around "...". */
+static void put_fit(FILE *out, const char *s, int w)
+{
+	int n = (int)strlen(s);
+
+	if (n <= w) {
+		fprintf(out, "%-*s", w, s);
+		return;
+	}
+	if (w < 8) {
+		fprintf(out, "%.*s", w, s);
+		return;
+	}
+	fprintf(out, "%.*s...%s", w - 3 - (w - 3) / 3, s, s + n - (w - 3) / 3);
+}
+
+static int row_shown(const struct kpt_diff *df, const struct kpt_diff_row *r, int all)
+{
+	return all || r->verdict != KPT_V_SAME || df->nrows <= 40;
+}
+
+static void text_name(char *buf, size_t cap, const struct kpt_diff_row *r)
+{
+	if (r->ordinal)
+		snprintf(buf, cap, "%s #%u", r->name, r->ordinal);
+	else
+		snprintf(buf, cap, "%s", r->name);
+}
+
+int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
+			const struct kpt_report_opts *o, struct kpt_diag *d)
+{
+	int color = o && o->color, all = o && o->all;
+	int wname = o && o->width > 0 ? o->width : 48, hidden = 0;
+	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[64], b7[48];
+
+	if (wname < 16)
+		wname = 16;
+	fprintf(out, "base: %s (%s, %u run%s)\nnew:  %s (%s, %u run%s)\n\n",
+		df->base.path, df->base.gpu_name[0] ? df->base.gpu_name : "unknown GPU", df->base.runs,
+		df->base.runs == 1 ? "" : "s",
+		df->new_.path, df->new_.gpu_name[0] ? df->new_.gpu_name : "unknown GPU", df->new_.runs,
+		df->new_.runs == 1 ? "" : "s");
+	fprintf(out, "%-*s  %-20s %-26s %10s %10s %8s %18s %7s  %s\n", wname, "Kernel", "Range",
+		"Config", "Base", "New", "Change", "Interval %", "Noise", "Verdict");
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+		char *nm = NULL;
+		size_t ln = strlen(r->name) + 16;
+
+		if (!row_shown(df, r, all)) {
+			hidden++;
+			continue;
+		}
+		nm = malloc(ln);
+		if (!nm)
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory writing the table");
+		text_name(nm, ln, r);
+		put_fit(out, nm, wname);
+		free(nm);
+		fputs("  ", out);
+		put_fit(out, r->path[0] ? r->path : "-", 20);
+		fprintf(out, " %-26s %10s %10s %8s %18s %7s  %s%s%s\n", fmt_config(b3, sizeof b3, r),
+			fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
+			fmt_pct(b5, sizeof b5, r->change_pct),
+			fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
+			fmt_noise(b7, sizeof b7, r->noise_pct),
+			color ? verdict_color[r->verdict] : "", fmt_verdict(b6, sizeof b6, r),
+			color && verdict_color[r->verdict][0] ? "\033[0m" : "");
+	}
+	if (hidden)
+		fprintf(out, "(%d SAME key%s not listed; --all lists them)\n", hidden, hidden == 1 ? "" : "s");
+	fprintf(out, "\n%-32s %5s %10s %10s %8s %9s\n", "Workload", "Keys", "Base", "New", "Change",
+		"Geomean");
+	for (size_t i = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
+
+		if (t->kind == KPT_TOTAL_RANGE)
+			continue;
+		fputs(t->kind == KPT_TOTAL_ALL ? "" : "  ", out);
+		put_fit(out, t->kind == KPT_TOTAL_ALL ? "(all keys)" : t->name[0] ? t->name : "(no range)",
+			t->kind == KPT_TOTAL_ALL ? 32 : 30);
+		fprintf(out, " %5u %10s %10s %8s %9s\n", t->keys, fmt_ns(b1, sizeof b1, t->base_ns),
+			fmt_ns(b2, sizeof b2, t->new_ns), fmt_pct(b5, sizeof b5, t->change_pct),
+			fmt_pct(b7, sizeof b7, t->geomean_change_pct));
+	}
+	if (df->nnotes)
+		fputs("\nEnvironment and data:\n", out);
+	for (size_t i = 0; i < df->nnotes; i++)
+		fprintf(out, "  %s%s\n", df->notes[i].severe ? "! " : "  ", df->notes[i].text);
+	fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us; Holm over %u, alpha %.3g): %s\n",
+		df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
+		df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows,
+		df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
+		df->n_tested, df->opts.alpha,
+		df->result == KPT_DIFF_REGRESSION ? "REGRESSION" : "no regression");
+	return io_result(out, d, "text");
+}
+
+/* ---- escaping ---------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 when invalid. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))
+			return 0;
+		return 3;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+int kpt_xml_escape(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", out); /* U+FFFD for each invalid byte */
+			s++;
+			continue;
+		}
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		case '\t': case '\n': case '\r': fputc(*s, out); break;
+		default:
+			if (*s < 0x20)
+				fputs("\xef\xbf\xbd", out); /* not allowed in XML 1.0 */
+			else
+				fwrite(s, 1, (size_t)n, out);
+		}
+		s += n;
+	}
+	return ferror(out) ? KPT_E_IO : 0;
+}
+
+int kpt_md_escape(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", out);
+			s++;
+			continue;
+		}
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '|': fputs("\\|", out); break;
+		case '\\': case '`': case '*': case '_': case '[': case ']': case '~': case '#':
+			fputc('\\', out);
+			fputc(*s, out);
+			break;
+		default:
+			if (*s < 0x20)
+				fputc(' ', out); /* newlines would end the table row */
+			else
+				fwrite(s, 1, (size_t)n, out);
+		}
+		s += n;
+	}
+	return ferror(out) ? KPT_E_IO : 0;
+}
+
+/* ---- Markdown ---------------------------------------------------------- */
+
+static void md_row(FILE *out, const struct kpt_diff_row *r, int with_verdict)
+{
+	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[64], b7[48];
+
+	fputs("| ", out);
+	kpt_md_escape(out, r->name);
+	if (r->ordinal)
+		fprintf(out, " #%u", r->ordinal);
+	fputs(" | ", out);
+	kpt_md_escape(out, r->path[0] ? r->path : "-");
+	fprintf(out, " | %s | %s | %s | %s | %s | %s |", fmt_config(b3, sizeof b3, r),
+		fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
+		fmt_pct(b5, sizeof b5, r->change_pct), fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
+		fmt_noise(b7, sizeof b7, r->noise_pct));
+	if (with_verdict)
+		fprintf(out, " %s |", fmt_verdict(b6, sizeof b6, r));
+	fputc('\n', out);
+}
+
+static void md_header(FILE *out, int with_verdict)
+{
+	fprintf(out, "| Kernel | Range | Config | Base | New | Change | Interval %% | Noise |%s\n",
+		with_verdict ? " Verdict |" : "");
+	fprintf(out, "|---|---|---|--:|--:|--:|--:|--:|%s\n", with_verdict ? "---|" : "");
+}
+
+static void md_side(FILE *out, const char *label, const struct kpt_diff_env *e)
+{
+	fprintf(out, "- **%s**: `", label);
+	kpt_md_escape(out, e->path);
+	fputs("`, ", out);
+	kpt_md_escape(out, e->gpu_name[0] ? e->gpu_name : "unknown GPU");
+	fprintf(out, ", driver %s, CUDA %s, %u run%s", e->driver[0] ? e->driver : "?",
+		e->cuda[0] ? e->cuda : "?", e->runs, e->runs == 1 ? "" : "s");
+	if (!isnan(e->sm_mhz_median))
+		fprintf(out, ", SM clock median %.0f MHz", e->sm_mhz_median);
+	if (e->commit[0]) {
+		fputs(", commit ", out);
+		kpt_md_escape(out, e->commit);
+	}
+	fputc('\n', out);
+}
+
+int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
+			    const struct kpt_report_opts *o, struct kpt_diag *d)
+{
+	uint32_t slow = df->counts[KPT_V_SLOW];
+	size_t rest = df->nrows - slow;
+
+	if (slow)
+		fprintf(out, "## :x: kptprof: %u kernel%s SLOW\n\n", slow, slow == 1 ? "" : "s");
+	else
+		fprintf(out, "## :white_check_mark: kptprof: no regression\n\n");
+	md_side(out, "base", &df->base);
+	md_side(out, "new", &df->new_);
+	fputs("\n| SLOW | FAST | AMBG | SAME | NEW | GONE |\n|--:|--:|--:|--:|--:|--:|\n", out);
+	fprintf(out, "| %u | %u | %u | %u | %u | %u |\n\n", df->counts[KPT_V_SLOW],
+		df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG], df->counts[KPT_V_SAME],
+		df->counts[KPT_V_NEW], df->counts[KPT_V_GONE]);
+	if (slow) {
+		fputs("### SLOW\n\n", out);
+		md_header(out, 0);
+		for (size_t i = 0; i < df->nrows; i++)
+			if (df->rows[i].verdict == KPT_V_SLOW)
+				md_row(out, &df->rows[i], 0);
+		fputc('\n', out);
+	}
+	if (df->nnotes) {
+		fputs("**Environment and data**\n\n", out);
+		for (size_t i = 0; i < df->nnotes; i++) {
+			fputs(df->notes[i].severe ? "- :warning: " : "- ", out);
+			kpt_md_escape(out, df->notes[i].text);
+			fputc('\n', out);
+		}
+		fputc('\n', out);
+	}
+	if (rest) {
+		fprintf(out, "<details><summary>The other %zu key%s</summary>\n\n", rest, rest == 1 ? "" : "s");
+		md_header(out, 1);
+		for (size_t i = 0; i < df->nrows; i++)
+			if (df->rows[i].verdict != KPT_V_SLOW)
+				md_row(out, &df->rows[i], 1);
+		fputs("\n</details>\n\n", out);
+	}
+	fputs("<details><summary>Totals per workload</summary>\n\n| Workload | Keys | Base | New | Change | Geomean |\n|---|--:|--:|--:|--:|--:|\n", out);
+	for (size_t i = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
+		char b1[32], b2[32], b3[32], b4[32];
+
+		if (t->kind == KPT_TOTAL_RANGE)
+			continue;
+		fputs("| ", out);
+		kpt_md_escape(out, t->kind == KPT_TOTAL_ALL ? "(all keys)" : t->name[0] ? t->name : "(no range)");
+		fprintf(out, " | %u | %s | %s | %s | %s |\n", t->keys, fmt_ns(b1, sizeof b1, t->base_ns),
+			fmt_ns(b2, sizeof b2, t->new_ns), fmt_pct(b3, sizeof b3, t->change_pct),
+			fmt_pct(b4, sizeof b4, t->geomean_change_pct));
+	}
+	fprintf(out, "\n</details>\n\nRule: SLOW when the change exceeds %.3g%% (%.3g%% for kernels under %.0f us) and is significant after Holm over %u keys (alpha %.3g); intervals are Welch t on log run medians.\n",
+		df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
+		df->n_tested, df->opts.alpha);
+	(void)o;
+	return io_result(out, d, "Markdown");
+}
+
+/* ---- JUnit ------------------------------------------------------------- */
+
+static void junit_name(FILE *out, const struct kpt_diff_row *r)
+{
+	char b[64];
+
+	kpt_xml_escape(out, r->name);
+	if (r->ordinal)
+		fprintf(out, " #%u", r->ordinal);
+	if (r->path[0]) {
+		fputs(" @ ", out);
+		kpt_xml_escape(out, r->path);
+	}
+	fprintf(out, " %s", fmt_config(b, sizeof b, r));
+}
+
+int kpt_diff_write_junit(const struct kpt_diff *df, FILE *out,
+			 const struct kpt_report_opts *o, struct kpt_diag *d)
+{
+	const char *suite = o && o->suite ? o->suite : df->new_.suite[0] ? df->new_.suite : "diff";
+	const char *slug = df->new_.gpu_slug[0] ? df->new_.gpu_slug : "unknown-gpu";
+	unsigned slow = df->counts[KPT_V_SLOW];
+
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kptprof diff\" tests=\"%zu\" failures=\"%u\">\n",
+		df->nrows, slow);
+	fputs("  <testsuite name=\"", out);
+	kpt_xml_escape(out, slug);
+	fputc('/', out);
+	kpt_xml_escape(out, suite);
+	fprintf(out, "\" tests=\"%zu\" failures=\"%u\" errors=\"0\" skipped=\"0\">\n", df->nrows, slow);
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+		char b1[32], b2[32], b3[32], b4[48], b5[48], b6[64];
+
+		fputs("    <testcase classname=\"", out);
+		kpt_xml_escape(out, slug);
+		fputc('/', out);
+		kpt_xml_escape(out, suite);
+		fputs("\" name=\"", out);
+		junit_name(out, r);
+		fprintf(out, "\" time=\"%.9f\"", isnan(r->new_ns) ? 0.0 : r->new_ns / 1e9);
+		if (r->verdict == KPT_V_SAME || r->verdict == KPT_V_FAST) {
+			fputs("/>\n", out);
+			continue;
+		}
+		fputs(">\n", out);
+		if (r->verdict == KPT_V_SLOW)
+			fprintf(out, "      <failure type=\"SLOW\" message=\"SLOW: %s (interval %s, threshold %.3g%%)\">base %s, new %s, change %s, interval %s %%, noise %s, p %.3g (Holm %.3g), runs %u/%u, cycles %s</failure>\n",
+				fmt_pct(b1, sizeof b1, r->change_pct), fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
+				r->threshold_pct, fmt_ns(b2, sizeof b2, r->base_ns), fmt_ns(b3, sizeof b3, r->new_ns),
+				fmt_pct(b1, sizeof b1, r->change_pct), b4, fmt_noise(b5, sizeof b5, r->noise_pct),
+				r->p, r->p_holm, r->base_runs, r->new_runs, fmt_pct(b6, sizeof b6, r->cycles_change_pct));
+		else
+			fprintf(out, "      <system-out>%s: base %s, new %s, change %s, interval %s %%</system-out>\n",
+				fmt_verdict(b6, sizeof b6, r), fmt_ns(b2, sizeof b2, r->base_ns),
+				fmt_ns(b3, sizeof b3, r->new_ns), fmt_pct(b1, sizeof b1, r->change_pct),
+				fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct));
+		fputs("    </testcase>\n", out);
+	}
+	fputs("  </testsuite>\n</testsuites>\n", out);
+	return io_result(out, d, "JUnit");
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static void json_env(struct kpt_json *j, const char *key, const struct kpt_diff_env *e)
+{
+	kpt_json_key(j, key);
+	kpt_json_begin_object(j);
+	kpt_json_kv_str(j, "path", e->path);
+	kpt_json_kv_str(j, "gpu", e->gpu_name);
+	kpt_json_kv_str(j, "gpu_slug", e->gpu_slug);
+	kpt_json_kv_str(j, "driver", e->driver);
+	kpt_json_kv_str(j, "cuda", e->cuda);
+	kpt_json_kv_str(j, "suite", e->suite);
+	kpt_json_kv_str(j, "host", e->host);
+	kpt_json_kv_str(j, "time", e->time);
+	kpt_json_kv_str(j, "commit", e->commit);
+	kpt_json_kv_u64(j, "runs", e->runs);
+	kpt_json_kv_u64(j, "kernels", e->kernels);
+	kpt_json_kv_u64(j, "samples", e->samples);
+	kpt_json_kv_u64(j, "dropped_throttle", e->dropped_throttle);
+	kpt_json_kv_u64(j, "dropped_clock", e->dropped_clock);
+	kpt_json_kv_u64(j, "env_samples", e->env_samples);
+	kpt_json_kv_double(j, "sm_mhz_median", e->sm_mhz_median);
+	kpt_json_kv_double(j, "temp_c_median", e->temp_c_median);
+	kpt_json_kv_double(j, "temp_c_max", e->temp_c_max);
+	kpt_json_kv_double(j, "throttled_frac", e->throttled_frac);
+	kpt_json_kv_u64(j, "throttle_bits", e->throttle_bits);
+	kpt_json_end_object(j);
+}
+
+static void json_runs(struct kpt_json *j, const char *key, const double *ns, uint32_t n)
+{
+	kpt_json_key(j, key);
+	kpt_json_begin_array(j);
+	for (uint32_t i = 0; i < n; i++)
+		kpt_json_double(j, ns[i]);
+	kpt_json_end_array(j);
+}
+
+static void json_counts(struct kpt_json *j, const uint32_t *v)
+{
+	kpt_json_begin_object(j);
+	for (int i = 0; i < KPT_V_COUNT; i++)
+		kpt_json_kv_u64(j, kpt_verdict_name(i), v[i]);
+	kpt_json_end_object(j);
+}
+
+static const char *const total_kind_names[] = {
+	[KPT_TOTAL_RANGE] = "range",
+	[KPT_TOTAL_WORKLOAD] = "workload",
+	[KPT_TOTAL_ALL] = "all",
+};
+
+int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
+			const struct kpt_report_opts *o, struct kpt_diag *d)
+{
+	struct kpt_json j;
+
+	kpt_json_init(&j, out, 2);
+	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "result", df->result == KPT_DIFF_REGRESSION ? "regression" : "ok");
+	kpt_json_key(&j, "rule");
+	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "method", df->opts.method == KPT_DIFF_POOLED_U ? "pooled-u" : "rule");
+	kpt_json_kv_double(&j, "threshold_pct", df->opts.threshold_pct);
+	kpt_json_kv_double(&j, "short_threshold_pct", df->opts.short_threshold_pct);
+	kpt_json_kv_double(&j, "short_ns", df->opts.short_ns);
+	kpt_json_kv_double(&j, "alpha", df->opts.alpha);
+	kpt_json_kv_u64(&j, "tested", df->n_tested);
+	kpt_json_kv_bool(&j, "forced", df->forced);
+	kpt_json_end_object(&j);
+	json_env(&j, "base", &df->base);
+	json_env(&j, "new", &df->new_);
+	kpt_json_key(&j, "counts");
+	json_counts(&j, df->counts);
+	kpt_json_key(&j, "keys");
+	kpt_json_begin_array(&j);
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "name", r->name);
+		kpt_json_kv_str(&j, "mangled", r->mangled);
+		kpt_json_kv_str(&j, "path", r->path);
+		kpt_json_kv_str(&j, "workload", r->workload);
+		kpt_json_kv_u64(&j, "ordinal", r->ordinal);
+		kpt_json_kv_bool(&j, "loose", r->loose);
+		kpt_json_key(&j, "grid");
+		kpt_json_begin_array(&j);
+		for (int k = 0; k < 3; k++)
+			kpt_json_u64(&j, r->grid[k]);
+		kpt_json_end_array(&j);
+		kpt_json_key(&j, "block");
+		kpt_json_begin_array(&j);
+		for (int k = 0; k < 3; k++)
+			kpt_json_u64(&j, r->block[k]);
+		kpt_json_end_array(&j);
+		kpt_json_kv_str(&j, "verdict", kpt_verdict_name(r->verdict));
+		kpt_json_kv_double(&j, "base_ns", r->base_ns);
+		kpt_json_kv_double(&j, "new_ns", r->new_ns);
+		kpt_json_kv_double(&j, "change_pct", r->change_pct);
+		kpt_json_kv_double(&j, "ci_low_pct", r->ci_low_pct);
+		kpt_json_kv_double(&j, "ci_high_pct", r->ci_high_pct);
+		kpt_json_kv_double(&j, "noise_pct", r->noise_pct);
+		kpt_json_kv_double(&j, "threshold_pct", r->threshold_pct);
+		kpt_json_kv_double(&j, "p", r->p);
+		kpt_json_kv_double(&j, "p_holm", r->p_holm);
+		kpt_json_kv_double(&j, "cycles_change_pct", r->cycles_change_pct);
+		kpt_json_kv_u64(&j, "more_runs", r->more_runs);
+		json_runs(&j, "base_run_ns", r->base_run_ns, r->base_runs);
+		json_runs(&j, "new_run_ns", r->new_run_ns, r->new_runs);
+		kpt_json_kv_u64(&j, "base_samples", r->base_samples);
+		kpt_json_kv_u64(&j, "new_samples", r->new_samples);
+		kpt_json_kv_u64(&j, "base_dropped", r->base_dropped);
+		kpt_json_kv_u64(&j, "new_dropped", r->new_dropped);
+		kpt_json_end_object(&j);
+	}
+	kpt_json_end_array(&j);
+	kpt_json_key(&j, "totals");
+	kpt_json_begin_array(&j);
+	for (size_t i = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
+
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "kind", total_kind_names[t->kind]);
+		kpt_json_kv_str(&j, "name", t->name);
+		kpt_json_kv_u64(&j, "keys", t->keys);
+		kpt_json_kv_double(&j, "base_ns", t->base_ns);
+		kpt_json_kv_double(&j, "new_ns", t->new_ns);
+		kpt_json_kv_double(&j, "change_pct", t->change_pct);
+		kpt_json_kv_double(&j, "geomean_change_pct", t->geomean_change_pct);
+		kpt_json_key(&j, "verdicts");
+		json_counts(&j, t->verdicts);
+		kpt_json_end_object(&j);
+	}
+	kpt_json_end_array(&j);
+	kpt_json_key(&j, "notes");
+	kpt_json_begin_array(&j);
+	for (size_t i = 0; i < df->nnotes; i++) {
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "what", df->notes[i].what);
+		kpt_json_kv_str(&j, "text", df->notes[i].text);
+		kpt_json_kv_bool(&j, "severe", df->notes[i].severe);
+		kpt_json_end_object(&j);
+	}
+	kpt_json_end_array(&j);
+	kpt_json_end_object(&j);
+	(void)o;
+	return kpt_json_finish(&j, d);
+}
+
+int kpt_diff_write_json_error(const struct kpt_diag *err, FILE *out, struct kpt_diag *d)
+{
+	struct kpt_json j;
+
+	kpt_json_init(&j, out, 1);
+	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "result", "error");
+	kpt_json_kv_str(&j, "error", err && err->msg[0] ? err->msg : "unknown error");
+	kpt_json_kv_str(&j, "hint", err ? err->hint : "");
+	kpt_json_kv_str(&j, "code", kpt_err_name(err ? err->code : KPT_E_INVAL));
+	kpt_json_end_object(&j);
+	return kpt_json_finish(&j, d);
+}

@@ -1,0 +1,809 @@
+/* kpt_diff_side.c - streaming one recording into per-key, per-run samples.
+ *
+ * Cost: one pass over the kernel chunks; per kernel two or three hash
+ * lookups and an append. Ranges and env samples are loaded whole (they are
+ * small next to kernels: ranges are per launch site and iteration, env
+ * samples every 10 ms).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_demangle.h"
+#include "kpt_diff_private.h"
+#include "kpt_stats.h"
+
+#define NO_ID UINT32_MAX
+
+struct site {
+	uint32_t name, mangled, path, workload;
+	uint32_t grid[3], block[3];
+	uint32_t last_proc, last_iter, count;
+	uint32_t *keys;             /* key id per ordinal, NO_ID until seen */
+	uint32_t nkeys;
+};
+
+struct env_group {
+	uint32_t off, n, cur;       /* into the sorted index; cur: last hit */
+};
+
+struct loader {
+	struct kpt_diff_side *s;
+	struct kpt_file *f;
+	struct kpt_diag *d;
+	double min_clock_frac;
+	uint64_t throttle_ignore;
+	int keep_throttled;
+
+	const struct kpt_process *procs;
+	size_t nprocs;
+	uint32_t *proc_slot;        /* [nprocs] run slot */
+	uint32_t ndev;
+
+	const struct kpt_range *ranges;
+	size_t nranges;
+	uint32_t range_base;        /* ranges[i].id == range_base + i when dense */
+	int ranges_dense;
+	struct kpt_wmap range_ids;  /* id -> index when not dense */
+	uint32_t *range_path;       /* [nranges] path id, NO_ID uncomputed */
+	uint32_t *range_iter;       /* [nranges] id of the enclosing kpt:iter range */
+	uint32_t iter_sid;          /* file string id of "kpt:iter", NO_ID unknown */
+
+	struct kpt_wmap paths;      /* (parent path, file name sid) -> path id */
+	uint32_t *path_str, *path_workload; /* by path id: side string ids */
+	uint32_t npath_cap;
+
+	uint32_t *name_cache;       /* file sid -> side sid of the demangled name */
+	uint32_t *mangled_cache;    /* file sid -> side sid of the raw name */
+	uint32_t nfile_strings;
+
+	struct kpt_wmap site_map;   /* (name sid, grid, block, path) -> site */
+	struct site *sites;
+	uint32_t capsites;
+
+	const struct kpt_env_sample *env;
+	size_t nenv;
+	uint32_t *env_order;        /* env indices grouped by process*ndev+device, by time */
+	struct env_group *groups;   /* [nprocs * ndev] */
+	double *run_mhz;            /* [nruns] median SM clock, 0 unknown */
+};
+
+static int side_intern(struct kpt_diff_side *s, const char *str, uint32_t *id, struct kpt_diag *d)
+{
+	int rc = kpt_strtab_intern(&s->strs, str, strlen(str), id);
+
+	if (rc < 0)
+		return kpt_diag_set(d, rc, "cannot intern a string of %zu bytes", strlen(str));
+	return 0;
+}
+
+static const char *side_str(const struct kpt_diff_side *s, uint32_t id)
+{
+	const char *r = kpt_strtab_get(&s->strs, id, NULL);
+
+	return r ? r : "";
+}
+
+static const char *file_str(struct loader *L, uint32_t sid)
+{
+	const char *r = kpt_file_string(L->f, sid);
+
+	return r ? r : "";
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int load_runs(struct loader *L)
+{
+	struct kpt_diff_side *s = L->s;
+	uint32_t *tmp;
+	size_t n = L->nprocs ? L->nprocs : 1;
+
+	tmp = kpt_arena_alloc(&s->arena, n * sizeof *tmp);
+	L->proc_slot = kpt_arena_alloc(&s->arena, n * sizeof *L->proc_slot);
+	if (!tmp || !L->proc_slot)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading processes");
+	for (size_t i = 0; i < L->nprocs; i++)
+		tmp[i] = L->procs[i].run;
+	if (!L->nprocs)
+		tmp[0] = 0;
+	qsort(tmp, n, sizeof *tmp, cmp_u32);
+	s->nruns = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || tmp[i] != tmp[i - 1])
+			tmp[s->nruns++] = tmp[i];
+	s->run_ids = tmp;
+	for (size_t i = 0; i < L->nprocs; i++) {
+		const uint32_t *hit = bsearch(&L->procs[i].run, tmp, s->nruns, sizeof *tmp, cmp_u32);
+
+		L->proc_slot[i] = (uint32_t)(hit - tmp);
+	}
+	if (!L->nprocs)
+		L->proc_slot[0] = 0;
+	return 0;
+}
+
+/* Groups env samples by (process, device), each group by time; the run's
+ * median SM clock; the side's env summary. */
+static int load_env(struct loader *L)
+{
+	struct kpt_diff_side *s = L->s;
+	struct kpt_diff_env *e = &s->env;
+	size_t ng = (L->nprocs ? L->nprocs : 1) * L->ndev, nkeep = 0;
+	uint32_t *count;
+	double *mhz, *temp;
+	size_t nthrottled = 0;
+
+	e->sm_mhz_median = e->sm_mhz_min = e->sm_mhz_max = NAN;
+	e->temp_c_median = e->temp_c_max = NAN;
+	L->groups = kpt_arena_calloc(&s->arena, ng ? ng : 1, sizeof *L->groups);
+	L->run_mhz = kpt_arena_calloc(&s->arena, s->nruns, sizeof *L->run_mhz);
+	if (!L->groups || !L->run_mhz)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading env samples");
+	if (!L->nenv || !L->nprocs)
+		return 0;
+	count = calloc(ng + 1, sizeof *count);
+	L->env_order = kpt_arena_alloc(&s->arena, L->nenv * sizeof *L->env_order);
+	mhz = malloc(L->nenv * sizeof *mhz);
+	temp = malloc(L->nenv * sizeof *temp);
+	if (!count || !L->env_order || !mhz || !temp) {
+		free(count);
+		free(mhz);
+		free(temp);
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading env samples");
+	}
+	for (size_t i = 0; i < L->nenv; i++) {
+		const struct kpt_env_sample *v = &L->env[i];
+
+		if (v->process < L->nprocs && v->device < L->ndev)
+			count[v->process * L->ndev + v->device + 1]++;
+	}
+	for (size_t g = 0; g < ng; g++) {
+		L->groups[g].off = g ? L->groups[g - 1].off + L->groups[g - 1].n : 0;
+		L->groups[g].n = count[g + 1];
+	}
+	memset(count, 0, (ng + 1) * sizeof *count);
+	for (size_t i = 0; i < L->nenv; i++) {
+		const struct kpt_env_sample *v = &L->env[i];
+		size_t g;
+
+		if (v->process >= L->nprocs || v->device >= L->ndev)
+			continue;
+		g = v->process * L->ndev + v->device;
+		L->env_order[L->groups[g].off + count[g]++] = (uint32_t)i;
+		nkeep++;
+	}
+	free(count);
+	/* Insertion sort per group: samples arrive nearly in time order. */
+	for (size_t g = 0; g < ng; g++) {
+		uint32_t *o = L->env_order + L->groups[g].off;
+
+		for (uint32_t i = 1; i < L->groups[g].n; i++) {
+			uint32_t x = o[i], j = i;
+
+			while (j > 0 && L->env[o[j - 1]].t_ns > L->env[x].t_ns) {
+				o[j] = o[j - 1];
+				j--;
+			}
+			o[j] = x;
+		}
+	}
+	/* Median SM clock per run slot. */
+	for (uint32_t r = 0; r < s->nruns; r++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < L->nenv; i++) {
+			const struct kpt_env_sample *v = &L->env[i];
+
+			if (v->process < L->nprocs && L->proc_slot[v->process] == r && v->sm_mhz)
+				mhz[n++] = v->sm_mhz;
+		}
+		L->run_mhz[r] = n ? kpt_median_f64(mhz, n) : 0;
+	}
+	/* Summary over the whole file. */
+	for (size_t i = 0; i < L->nenv; i++) {
+		const struct kpt_env_sample *v = &L->env[i];
+		uint64_t bits = v->throttle & ~L->throttle_ignore;
+
+		mhz[i] = v->sm_mhz;
+		temp[i] = v->temp_c;
+		if (bits) {
+			nthrottled++;
+			e->throttle_bits |= bits;
+		}
+	}
+	qsort(mhz, L->nenv, sizeof *mhz, cmp_double);
+	e->sm_mhz_min = mhz[0];
+	e->sm_mhz_max = mhz[L->nenv - 1];
+	e->sm_mhz_median = kpt_median_f64(mhz, L->nenv);
+	e->temp_c_median = kpt_median_f64(temp, L->nenv);
+	e->temp_c_max = temp[0];
+	for (size_t i = 1; i < L->nenv; i++)
+		if (temp[i] > e->temp_c_max)
+			e->temp_c_max = temp[i];
+	e->env_samples = L->nenv;
+	e->throttled_frac = (double)nthrottled / (double)L->nenv;
+	free(mhz);
+	free(temp);
+	(void)nkeep;
+	return 0;
+}
+
+static int load_ranges(struct loader *L)
+{
+	struct kpt_diff_side *s = L->s;
+	struct kpt_diag *d = L->d;
+	int rc;
+
+	L->range_path = kpt_arena_alloc(&s->arena, (L->nranges ? L->nranges : 1) * sizeof(uint32_t));
+	L->range_iter = kpt_arena_alloc(&s->arena, (L->nranges ? L->nranges : 1) * sizeof(uint32_t));
+	if (!L->range_path || !L->range_iter)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading ranges");
+	memset(L->range_path, 0xff, L->nranges * sizeof(uint32_t));
+	L->ranges_dense = 1;
+	L->range_base = L->nranges ? L->ranges[0].id : 0;
+	for (size_t i = 0; i < L->nranges; i++)
+		if (L->ranges[i].id != L->range_base + (uint32_t)i) {
+			L->ranges_dense = 0;
+			break;
+		}
+	if (!L->ranges_dense)
+		for (size_t i = 0; i < L->nranges; i++) {
+			uint32_t id;
+
+			if ((rc = kpt_wmap_put(&L->range_ids, &L->ranges[i].id, &id, NULL)) < 0)
+				return kpt_diag_set(d, rc, "out of memory indexing ranges");
+		}
+	/* Path 0: no range. */
+	L->npath_cap = 64;
+	L->path_str = malloc(L->npath_cap * sizeof *L->path_str);
+	L->path_workload = malloc(L->npath_cap * sizeof *L->path_workload);
+	if (!L->path_str || !L->path_workload)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading ranges");
+	{
+		uint32_t root[2] = { NO_ID, NO_ID }, id;
+
+		if ((rc = kpt_wmap_put(&L->paths, root, &id, NULL)) < 0)
+			return kpt_diag_set(d, rc, "out of memory loading ranges");
+		L->path_str[0] = 0;
+		L->path_workload[0] = 0;
+	}
+	return 0;
+}
+
+static uint32_t range_index(struct loader *L, uint32_t id)
+{
+	uint32_t idx;
+
+	if (id == KPT_NONE)
+		return NO_ID;
+	if (L->ranges_dense)
+		return id - L->range_base < L->nranges ? id - L->range_base : NO_ID;
+	return kpt_wmap_get(&L->range_ids, &id, &idx) ? idx : NO_ID;
+}
+
+static int is_iter_name(struct loader *L, uint32_t sid)
+{
+	if (L->iter_sid != NO_ID)
+		return sid == L->iter_sid;
+	if (strcmp(file_str(L, sid), KPT_DIFF_ITER_RANGE) == 0) {
+		L->iter_sid = sid;
+		return 1;
+	}
+	return 0;
+}
+
+/* Path id for (parent path, range name): interns "parent/name". */
+static int path_child(struct loader *L, uint32_t parent, uint32_t name_sid, uint32_t *out)
+{
+	struct kpt_diff_side *s = L->s;
+	uint32_t key[2] = { parent, name_sid }, id;
+	int added, rc;
+
+	if ((rc = kpt_wmap_put(&L->paths, key, &id, &added)) < 0)
+		return kpt_diag_set(L->d, rc, "out of memory building range paths");
+	if (added) {
+		const char *pp = side_str(s, L->path_str[parent]);
+		const char *nm = file_str(L, name_sid);
+		size_t lp = strlen(pp), ln = strlen(nm);
+		char *buf = malloc(lp + ln + 2);
+
+		if (!buf)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
+		if (lp)
+			memcpy(buf, pp, lp), buf[lp++] = '/';
+		memcpy(buf + lp, nm, ln + 1);
+		if (id >= L->npath_cap) {
+			uint32_t cap = L->npath_cap * 2;
+			uint32_t *a = realloc(L->path_str, cap * sizeof *a);
+			uint32_t *b = a ? realloc(L->path_workload, cap * sizeof *b) : NULL;
+
+			if (a)
+				L->path_str = a;
+			if (!a || !b) {
+				free(buf);
+				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
+			}
+			L->path_workload = b;
+			L->npath_cap = cap;
+		}
+		rc = side_intern(s, buf, &L->path_str[id], L->d);
+		free(buf);
+		if (rc < 0)
+			return rc;
+		if (parent == 0)
+			rc = side_intern(s, nm, &L->path_workload[id], L->d);
+		else
+			L->path_workload[id] = L->path_workload[parent];
+		if (rc < 0)
+			return rc;
+	}
+	*out = id;
+	return 0;
+}
+
+/* Resolves path and iteration of range index i (and its ancestors),
+ * iteratively: ancestors chains can be deep and, in corrupt files, cyclic. */
+static int resolve_range(struct loader *L, uint32_t i)
+{
+	uint32_t *stack = NULL, n = 0, cap = 0, cur = i;
+	int rc = 0;
+
+	while (cur != NO_ID && L->range_path[cur] == NO_ID) {
+		if (n == cap) {
+			uint32_t *t;
+
+			cap = cap ? cap * 2 : 16;
+			t = realloc(stack, cap * sizeof *t);
+			if (!t) {
+				free(stack);
+				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory resolving ranges");
+			}
+			stack = t;
+		}
+		stack[n++] = cur;
+		if (n > L->nranges) {
+			free(stack);
+			return kpt_diag_set(L->d, KPT_E_FORMAT, "'%s': NVTX range %u is its own ancestor",
+					    kpt_file_path(L->f), L->ranges[i].id);
+		}
+		cur = range_index(L, L->ranges[cur].parent);
+	}
+	while (n > 0 && rc == 0) {
+		uint32_t r = stack[--n];
+		uint32_t p = range_index(L, L->ranges[r].parent);
+		uint32_t ppath = p == NO_ID ? 0 : L->range_path[p];
+		uint32_t piter = p == NO_ID ? NO_ID : L->range_iter[p];
+
+		if (is_iter_name(L, L->ranges[r].name)) {
+			L->range_path[r] = ppath;
+			L->range_iter[r] = L->ranges[r].id;
+			L->s->iterated = 1;
+		} else {
+			rc = path_child(L, ppath, L->ranges[r].name, &L->range_path[r]);
+			L->range_iter[r] = piter;
+		}
+	}
+	free(stack);
+	return rc;
+}
+
+static int name_ids(struct loader *L, uint32_t sid, uint32_t *name, uint32_t *mangled)
+{
+	const char *raw;
+	char *dem;
+	int rc;
+
+	if (sid >= L->nfile_strings)
+		return kpt_diag_set(L->d, KPT_E_FORMAT, "'%s': kernel name id %u out of range",
+				    kpt_file_path(L->f), sid);
+	if (L->name_cache[sid] != NO_ID) {
+		*name = L->name_cache[sid];
+		*mangled = L->mangled_cache[sid];
+		return 0;
+	}
+	raw = file_str(L, sid);
+	if ((rc = side_intern(L->s, raw, &L->mangled_cache[sid], L->d)) < 0)
+		return rc;
+	dem = kpt_demangle(raw);
+	rc = side_intern(L->s, dem ? dem : raw, &L->name_cache[sid], L->d);
+	free(dem);
+	if (rc < 0)
+		return rc;
+	*name = L->name_cache[sid];
+	*mangled = L->mangled_cache[sid];
+	return 0;
+}
+
+static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, uint32_t *out)
+{
+	struct kpt_diff_side *s = L->s;
+	struct kpt_side_key *k;
+
+	if (s->nkeys == s->capkeys) {
+		uint32_t cap = s->capkeys ? s->capkeys * 2 : 64;
+		struct kpt_side_key *t = realloc(s->keys, cap * sizeof *t);
+
+		if (!t)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory adding kernel keys");
+		s->keys = t;
+		s->capkeys = cap;
+	}
+	k = &s->keys[s->nkeys];
+	memset(k, 0, sizeof *k);
+	k->name = st->name;
+	k->mangled = st->mangled;
+	k->path = st->path;
+	k->workload = st->workload;
+	memcpy(k->grid, st->grid, sizeof k->grid);
+	memcpy(k->block, st->block, sizeof k->block);
+	k->ordinal = ordinal;
+	k->runs = calloc(s->nruns, sizeof *k->runs);
+	if (!k->runs)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory adding kernel keys");
+	*out = s->nkeys++;
+	return 0;
+}
+
+/* Key id for kernel k (its site and its ordinal within its iteration). */
+static int kernel_key(struct loader *L, const struct kpt_kernel *k, uint32_t *out)
+{
+	uint32_t ri = range_index(L, k->range), path = 0, iter = NO_ID, skey[8], sid;
+	uint32_t ord = 0;
+	struct site *st;
+	int added, rc;
+
+	if (ri != NO_ID) {
+		if (L->range_path[ri] == NO_ID && (rc = resolve_range(L, ri)) < 0)
+			return rc;
+		path = L->range_path[ri];
+		iter = L->range_iter[ri];
+	}
+	skey[0] = k->name;
+	memcpy(skey + 1, k->grid, sizeof k->grid);
+	memcpy(skey + 4, k->block, sizeof k->block);
+	skey[7] = path;
+	if ((rc = kpt_wmap_put(&L->site_map, skey, &sid, &added)) < 0)
+		return kpt_diag_set(L->d, rc, "out of memory indexing kernels");
+	if (added) {
+		if (sid >= L->capsites) {
+			uint32_t cap = L->capsites ? L->capsites * 2 : 64;
+			struct site *t = realloc(L->sites, cap * sizeof *t);
+
+			if (!t)
+				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+			L->sites = t;
+			L->capsites = cap;
+		}
+		st = &L->sites[sid];
+		memset(st, 0, sizeof *st);
+		if ((rc = name_ids(L, k->name, &st->name, &st->mangled)) < 0)
+			return rc;
+		st->path = L->path_str[path];
+		st->workload = L->path_workload[path];
+		memcpy(st->grid, k->grid, sizeof st->grid);
+		memcpy(st->block, k->block, sizeof st->block);
+		st->last_proc = NO_ID;
+		st->last_iter = NO_ID;
+	}
+	st = &L->sites[sid];
+	if (iter != NO_ID) {
+		if (st->last_proc == k->process && st->last_iter == iter) {
+			ord = ++st->count;
+		} else {
+			st->last_proc = k->process;
+			st->last_iter = iter;
+			st->count = 0;
+		}
+	}
+	if (ord >= st->nkeys) {
+		uint32_t n = ord + 1 > st->nkeys * 2 ? ord + 1 : st->nkeys * 2;
+		uint32_t *t = realloc(st->keys, n * sizeof *t);
+
+		if (!t)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+		for (uint32_t i = st->nkeys; i < n; i++)
+			t[i] = NO_ID;
+		st->keys = t;
+		st->nkeys = n;
+	}
+	if (st->keys[ord] == NO_ID && (rc = new_key(L, st, ord, &st->keys[ord])) < 0)
+		return rc;
+	*out = st->keys[ord];
+	return 0;
+}
+
+/* The env sample in effect at time t for group g (the last one at or before
+ * t, else the first), or NULL when the group has none. */
+static const struct kpt_env_sample *env_at(struct loader *L, size_t g, uint64_t t)
+{
+	struct env_group *eg = &L->groups[g];
+	const uint32_t *o = L->env_order + eg->off;
+	uint32_t lo = 0, hi;
+
+	if (!eg->n)
+		return NULL;
+	if (L->env[o[eg->cur]].t_ns <= t) {
+		lo = eg->cur;
+		while (lo + 1 < eg->n && L->env[o[lo + 1]].t_ns <= t)
+			lo++;
+	} else {
+		hi = eg->cur;
+		while (lo + 1 < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (L->env[o[mid]].t_ns <= t)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	}
+	eg->cur = lo;
+	return &L->env[o[lo]];
+}
+
+static int vec_push(struct kpt_sample_vec *v, double ns, float mhz)
+{
+	if (v->n == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 8;
+		double *a = realloc(v->ns, cap * sizeof *a);
+
+		if (!a)
+			return KPT_E_NOMEM;
+		v->ns = a;
+		if (v->mhz) {
+			float *b = realloc(v->mhz, cap * sizeof *b);
+
+			if (!b)
+				return KPT_E_NOMEM;
+			v->mhz = b;
+		}
+		v->cap = cap;
+	}
+	if (mhz > 0 && !v->mhz) {
+		v->mhz = calloc(v->cap, sizeof *v->mhz);
+		if (!v->mhz)
+			return KPT_E_NOMEM;
+	}
+	v->ns[v->n] = ns;
+	if (v->mhz)
+		v->mhz[v->n] = mhz;
+	v->n++;
+	return 0;
+}
+
+static int add_kernel(struct loader *L, const struct kpt_kernel *k)
+{
+	struct kpt_diff_side *s = L->s;
+	struct kpt_sample_vec *v;
+	const struct kpt_env_sample *e = NULL;
+	uint32_t key = 0, slot;
+	float mhz = 0;
+	int rc;
+
+	if (k->process >= L->nprocs && L->nprocs)
+		return kpt_diag_set(L->d, KPT_E_FORMAT, "'%s': kernel refers to process %u of %zu",
+				    kpt_file_path(L->f), k->process, L->nprocs);
+	if (k->end_ns < k->start_ns)
+		return kpt_diag_set(L->d, KPT_E_FORMAT, "'%s': kernel ends before it starts",
+				    kpt_file_path(L->f));
+	if ((rc = kernel_key(L, k, &key)) < 0)
+		return rc;
+	slot = L->nprocs ? L->proc_slot[k->process] : 0;
+	v = &s->keys[key].runs[slot];
+	if (L->env_order && k->device < L->ndev)
+		e = env_at(L, (size_t)k->process * L->ndev + k->device, k->start_ns);
+	if (e) {
+		mhz = (float)e->sm_mhz;
+		if (!L->keep_throttled) {
+			if (e->throttle & ~L->throttle_ignore) {
+				s->env.dropped_throttle++;
+				v->dropped_throttle++;
+				return 0;
+			}
+			if (L->run_mhz[slot] > 0 && e->sm_mhz < L->min_clock_frac * L->run_mhz[slot]) {
+				s->env.dropped_clock++;
+				v->dropped_clock++;
+				return 0;
+			}
+		}
+	}
+	if (vec_push(v, (double)(k->end_ns - k->start_ns), mhz) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory storing kernel durations");
+	s->env.samples++;
+	return 0;
+}
+
+static int fmt_version(struct kpt_arena *a, uint32_t v, const char **out)
+{
+	char buf[32];
+
+	if (!v) {
+		*out = "";
+		return 0;
+	}
+	snprintf(buf, sizeof buf, "%u.%u", v / 1000, (v % 1000) / 10);
+	*out = kpt_arena_strndup(a, buf, strlen(buf));
+	return *out ? 0 : KPT_E_NOMEM;
+}
+
+static const char *meta_dup(struct loader *L, const char *key)
+{
+	const char *v = kpt_file_meta_get(L->f, key);
+
+	return kpt_arena_strndup(&L->s->arena, v ? v : "", v ? strlen(v) : 0);
+}
+
+/* Fills env strings from the device of the first kernel (first_dev) and meta. */
+static int load_env_strings(struct loader *L, const struct kpt_device *devs, size_t ndev,
+			    uint32_t first_dev)
+{
+	struct kpt_diff_env *e = &L->s->env;
+	struct kpt_arena *a = &L->s->arena;
+	const struct kpt_device *dv = first_dev < ndev ? &devs[first_dev] : NULL;
+	const char *p = kpt_file_path(L->f);
+
+	e->path = kpt_arena_strndup(a, p, strlen(p));
+	e->gpu_name = dv ? kpt_arena_strndup(a, dv->name, strlen(dv->name)) : "";
+	e->gpu_slug = dv ? kpt_arena_strndup(a, dv->slug, strlen(dv->slug)) : "";
+	if (dv && dv->driver_string && dv->driver_string[0])
+		e->driver = kpt_arena_strndup(a, dv->driver_string, strlen(dv->driver_string));
+	else if (fmt_version(a, dv ? dv->driver_version : 0, &e->driver) < 0)
+		e->driver = NULL;
+	if (fmt_version(a, dv ? dv->runtime_version : 0, &e->cuda) < 0)
+		e->cuda = NULL;
+	e->suite = meta_dup(L, "suite");
+	e->host = meta_dup(L, "host");
+	e->time = meta_dup(L, "time");
+	e->commit = meta_dup(L, "commit");
+	e->runs = L->s->nruns;
+	if (!e->path || !e->gpu_name || !e->gpu_slug || !e->driver || !e->cuda ||
+	    !e->suite || !e->host || !e->time || !e->commit)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading '%s'", p);
+	return 0;
+}
+
+static void loader_release(struct loader *L)
+{
+	for (uint32_t i = 0; i < L->site_map.count; i++)
+		free(L->sites[i].keys);
+	free(L->sites);
+	kpt_wmap_release(&L->site_map);
+	kpt_wmap_release(&L->paths);
+	kpt_wmap_release(&L->range_ids);
+	free(L->path_str);
+	free(L->path_workload);
+	free(L->name_cache);
+	free(L->mangled_cache);
+}
+
+static int side_load(struct loader *L)
+{
+	struct kpt_diff_side *s = L->s;
+	struct kpt_file *f = L->f;
+	struct kpt_diag *d = L->d;
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_device *devs;
+	const struct kpt_kernel *rows;
+	size_t ndev, n;
+	uint32_t first_dev = NO_ID, empty;
+	int rc;
+
+	if ((rc = side_intern(s, "", &empty, d)) < 0)
+		return rc;
+	if ((rc = kpt_file_load_strings(f, d)) < 0 ||
+	    (rc = kpt_file_processes(f, &L->procs, &L->nprocs, d)) < 0 ||
+	    (rc = kpt_file_devices(f, &devs, &ndev, d)) < 0 ||
+	    (rc = kpt_file_ranges(f, &L->ranges, &L->nranges, d)) < 0 ||
+	    (rc = kpt_file_env(f, &L->env, &L->nenv, d)) < 0)
+		return rc;
+	L->ndev = (uint32_t)(ndev ? ndev : 1);
+	L->nfile_strings = kpt_file_string_count(f);
+	L->name_cache = malloc((L->nfile_strings ? L->nfile_strings : 1) * sizeof(uint32_t));
+	L->mangled_cache = malloc((L->nfile_strings ? L->nfile_strings : 1) * sizeof(uint32_t));
+	if (!L->name_cache || !L->mangled_cache)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
+	memset(L->name_cache, 0xff, L->nfile_strings * sizeof(uint32_t));
+	if ((rc = load_runs(L)) < 0 || (rc = load_env(L)) < 0 || (rc = load_ranges(L)) < 0)
+		return rc;
+	if ((rc = kpt_kernel_cursor_create(f, &cur, d)) < 0)
+		return rc;
+	while ((rc = kpt_kernel_cursor_next(cur, &rows, &n, d)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (first_dev == NO_ID)
+				first_dev = rows[i].device;
+			if ((rc = add_kernel(L, &rows[i])) < 0)
+				break;
+		}
+		s->env.kernels += n;
+		if (rc < 0)
+			break;
+	}
+	kpt_kernel_cursor_destroy(cur);
+	if (rc < 0)
+		return rc;
+	if (!s->env.kernels)
+		return kpt_diag_set(d, KPT_E_INVAL, "'%s' holds no kernels", kpt_file_path(f));
+	return load_env_strings(L, devs, ndev, first_dev);
+}
+
+int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
+		       struct kpt_diff_side **out, struct kpt_diag *d)
+{
+	struct loader L;
+	struct kpt_diff_side *s;
+	int rc;
+
+	*out = NULL;
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
+	kpt_arena_init(&s->arena);
+	kpt_strtab_init(&s->strs);
+	memset(&L, 0, sizeof L);
+	L.s = s;
+	L.f = f;
+	L.d = d;
+	L.iter_sid = NO_ID;
+	L.min_clock_frac = opts && opts->min_clock_frac > 0 ? opts->min_clock_frac : 0.75;
+	L.throttle_ignore = !opts || !opts->throttle_ignore ? 0x3 :
+		opts->throttle_ignore == KPT_DIFF_IGNORE_NONE ? 0 : opts->throttle_ignore;
+	L.keep_throttled = opts ? opts->keep_throttled : 0;
+	kpt_wmap_init(&L.range_ids, 1);
+	kpt_wmap_init(&L.paths, 2);
+	kpt_wmap_init(&L.site_map, 8);
+	rc = side_load(&L);
+	loader_release(&L);
+	if (rc < 0) {
+		kpt_diff_side_destroy(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void kpt_diff_side_destroy(struct kpt_diff_side *s)
+{
+	if (!s)
+		return;
+	for (uint32_t k = 0; k < s->nkeys; k++) {
+		for (uint32_t r = 0; s->keys[k].runs && r < s->nruns; r++) {
+			free(s->keys[k].runs[r].ns);
+			free(s->keys[k].runs[r].mhz);
+		}
+		free(s->keys[k].runs);
+	}
+	free(s->keys);
+	kpt_strtab_release(&s->strs);
+	kpt_arena_release(&s->arena);
+	free(s);
+}
+
+void kpt_diff_side_runs(const struct kpt_diff_side *s, const uint32_t **runs, uint32_t *n)
+{
+	*runs = s->run_ids;
+	*n = s->nruns;
+}
+
+size_t kpt_diff_side_keys(const struct kpt_diff_side *s)
+{
+	return s->nkeys;
+}
+
+uint64_t kpt_diff_side_samples(const struct kpt_diff_side *s)
+{
+	return s->env.samples;
+}

@@ -1,0 +1,256 @@
+/* cmd_diff.c - kptprof diff BASE NEW: verdicts per kernel key, reports, exit status. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd_diff.h"
+#include "kpt_cli.h"
+#include "kpt_diff_report.h"
+
+static const char *const method_names[] = {
+	[KPT_DIFF_RULE] = "rule",
+	[KPT_DIFF_POOLED_U] = "pooled-u",
+};
+
+static int parse_double(const char *cmd, const char *opt, const char *v, double lo, double hi,
+			double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= lo && x <= hi))
+		return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected a number in [%g, %g]",
+					   v, opt, lo, hi);
+	*out = x;
+	return 0;
+}
+
+/* "0,1,2" or "0-4,7" -> run numbers. */
+static int parse_runs(const char *cmd, const char *opt, const char *v, uint32_t **out, uint32_t *n)
+{
+	uint32_t *r = NULL, cnt = 0, cap = 0;
+	const char *p = v;
+
+	while (*p) {
+		char *end;
+		unsigned long a, b;
+
+		errno = 0;
+		a = strtoul(p, &end, 10);
+		if (errno || end == p || a > UINT32_MAX)
+			goto bad;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			if (errno || end == p + 1 || b < a || b > UINT32_MAX || b - a > 100000)
+				goto bad;
+			p = end;
+		}
+		for (unsigned long x = a; x <= b; x++) {
+			if (cnt == cap) {
+				uint32_t *t;
+
+				cap = cap ? cap * 2 : 16;
+				t = realloc(r, cap * sizeof *t);
+				if (!t)
+					goto bad;
+				r = t;
+			}
+			r[cnt++] = (uint32_t)x;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (!cnt)
+		goto bad;
+	*out = r;
+	*n = cnt;
+	return 0;
+bad:
+	free(r);
+	return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected run numbers like 0,1,2 or 0-4", v, opt);
+}
+
+int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
+{
+	const char *cmd = argv[0], *v;
+	int rc, idx;
+
+#define OPT(name) ((rc = kpt_cli_opt(argc, argv, i, (name), &v)) != 0)
+	if (OPT("--threshold"))
+		return rc < 0 ? KPT_EXIT_ERROR :
+		       parse_double(cmd, "--threshold", v, 0.001, 1000, &dc->o.threshold_pct) ?: 1;
+	if (OPT("--short-threshold"))
+		return rc < 0 ? KPT_EXIT_ERROR :
+		       parse_double(cmd, "--short-threshold", v, 0.001, 1000, &dc->o.short_threshold_pct) ?: 1;
+	if (OPT("--alpha"))
+		return rc < 0 ? KPT_EXIT_ERROR :
+		       parse_double(cmd, "--alpha", v, 1e-9, 0.5, &dc->o.alpha) ?: 1;
+	if (OPT("--junit"))
+		return rc < 0 ? KPT_EXIT_ERROR : (dc->junit = v, 1);
+	if (OPT("--markdown"))
+		return rc < 0 ? KPT_EXIT_ERROR : (dc->markdown = v, 1);
+	if (OPT("--json"))
+		return rc < 0 ? KPT_EXIT_ERROR : (dc->json = v, 1);
+	if (OPT("--suite-name"))
+		return rc < 0 ? KPT_EXIT_ERROR : (dc->suite = v, 1);
+	/* Maintainer options (docs/decision-rule.md): the comparison method
+	 * and run subsets, used by the evaluation. */
+	if (OPT("--method")) {
+		if (rc < 0 || kpt_cli_parse_choice(cmd, "--method", v, method_names, 2, &idx))
+			return KPT_EXIT_ERROR;
+		dc->o.method = (enum kpt_diff_method)idx;
+		return 1;
+	}
+	if (OPT("--base-runs")) {
+		if (rc < 0 || parse_runs(cmd, "--base-runs", v, &dc->runs_buf[0], &dc->o.n_base_runs))
+			return KPT_EXIT_ERROR;
+		dc->o.base_runs = dc->runs_buf[0];
+		return 1;
+	}
+	if (OPT("--new-runs")) {
+		if (rc < 0 || parse_runs(cmd, "--new-runs", v, &dc->runs_buf[1], &dc->o.n_new_runs))
+			return KPT_EXIT_ERROR;
+		dc->o.new_runs = dc->runs_buf[1];
+		return 1;
+	}
+#undef OPT
+	if (strcmp(argv[*i], "--force") == 0)
+		return dc->o.force = 1, 1;
+	if (strcmp(argv[*i], "--all") == 0)
+		return dc->all = 1, 1;
+	if (strcmp(argv[*i], "--quiet") == 0 || strcmp(argv[*i], "-q") == 0)
+		return dc->quiet = 1, 1;
+	if (strcmp(argv[*i], "--keep-throttled") == 0)
+		return dc->o.keep_throttled = 1, 1;
+	return 0;
+}
+
+void kpt_diff_cli_release(struct kpt_diff_cli *dc)
+{
+	free(dc->runs_buf[0]);
+	free(dc->runs_buf[1]);
+	dc->runs_buf[0] = dc->runs_buf[1] = NULL;
+}
+
+typedef int (*report_fn)(const struct kpt_diff *, FILE *, const struct kpt_report_opts *,
+			 struct kpt_diag *);
+
+/* Writes one report to path ("-": stdout) through a temporary file renamed
+ * into place, so a failed write leaves no half report behind. */
+static int write_report(const char *path, report_fn fn, const struct kpt_diff *df,
+			const struct kpt_diag *err, const struct kpt_report_opts *ro,
+			struct kpt_diag *d)
+{
+	char *tmp;
+	FILE *f;
+	int rc;
+
+	if (strcmp(path, "-") == 0)
+		return fn ? fn(df, stdout, ro, d) : kpt_diff_write_json_error(err, stdout, d);
+	tmp = malloc(strlen(path) + 32);
+	if (!tmp)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	rc = fn ? fn(df, f, ro, d) : kpt_diff_write_json_error(err, f, d);
+	if (fclose(f) != 0 && rc == 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc)
+{
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_report_opts ro = { 0 };
+	int rc, width;
+
+	(void)cmd;
+	rc = kpt_diff_paths(base, new_, &dc->o, &df, &d);
+	if (rc < 0) {
+		struct kpt_diag d2 = { 0 };
+
+		if (dc->json && write_report(dc->json, NULL, NULL, &d, NULL, &d2) < 0)
+			kpt_cli_fail(&d2);
+		return kpt_cli_fail(&d);
+	}
+	ro.color = kpt_cli_color(1);
+	width = kpt_cli_term_width(1);
+	ro.width = width > 150 ? width - 110 : 0;
+	ro.all = dc->all;
+	ro.suite = dc->suite;
+	if (!dc->quiet && kpt_diff_write_text(df, stdout, &ro, &d) < 0)
+		goto fail;
+	ro.color = 0;
+	if (dc->markdown && write_report(dc->markdown, kpt_diff_write_markdown, df, NULL, &ro, &d) < 0)
+		goto fail;
+	if (dc->junit && write_report(dc->junit, kpt_diff_write_junit, df, NULL, &ro, &d) < 0)
+		goto fail;
+	if (dc->json && write_report(dc->json, kpt_diff_write_json, df, NULL, &ro, &d) < 0)
+		goto fail;
+	rc = df->result == KPT_DIFF_REGRESSION ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
+	kpt_diff_destroy(df);
+	return rc;
+fail:
+	kpt_diff_destroy(df);
+	return kpt_cli_fail(&d);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct kpt_diff_cli dc = { 0 };
+	const char *files[2] = { NULL, NULL };
+	int nfiles = 0, rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (kpt_cli_is_help(argv[i])) {
+			kpt_diff_cli_release(&dc);
+			return kpt_cli_help("diff");
+		}
+		if (strcmp(argv[i], "--plots") == 0 || strncmp(argv[i], "--plots=", 8) == 0) {
+			kpt_diff_cli_release(&dc);
+			return kpt_cli_usage_error(argv[0], "--plots is not available in this build: 'kptprof view NEW --baseline BASE -o DIR' draws the diff plots");
+		}
+		rc = kpt_diff_cli_option(argc, argv, &i, &dc);
+		if (rc == 1)
+			continue;
+		if (rc != 0) {
+			kpt_diff_cli_release(&dc);
+			return rc;
+		}
+		if (argv[i][0] == '-' && argv[i][1]) {
+			kpt_diff_cli_release(&dc);
+			return kpt_cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
+		}
+		if (nfiles == 2) {
+			kpt_diff_cli_release(&dc);
+			return kpt_cli_usage_error(argv[0], "too many files: '%s' (expected BASE NEW)", argv[i]);
+		}
+		files[nfiles++] = argv[i];
+	}
+	if (nfiles != 2) {
+		kpt_diff_cli_release(&dc);
+		return kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
+	}
+	rc = kpt_diff_cli_run(argv[0], files[0], files[1], &dc);
+	kpt_diff_cli_release(&dc);
+	return rc;
+}

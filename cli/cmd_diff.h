@@ -1,0 +1,27 @@
+/* cmd_diff.h - what `kptprof diff` shares with `kptprof gate`: the diff
+ * options, running the diff and writing its reports and exit status. */
+#ifndef KPT_CMD_DIFF_H
+#define KPT_CMD_DIFF_H
+
+#include "kpt_diff.h"
+
+struct kpt_diff_cli {
+	struct kpt_diff_opts o;
+	const char *junit, *markdown, *json; /* output files, "-" = stdout, NULL none */
+	const char *suite;                   /* JUnit classname suffix, NULL: from the file */
+	int all;                             /* list SAME rows too */
+	int quiet;                           /* no terminal table */
+	uint32_t *runs_buf[2];               /* owned: parsed --base-runs/--new-runs */
+};
+
+/* Parses one diff option at argv[*i] (advancing *i past its value).
+ * Returns 1 when consumed, 0 when argv[*i] is no diff option, and
+ * KPT_EXIT_ERROR after printing a usage error. */
+int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc);
+/* Diffs base against new_, prints the table (stdout), writes the reports
+ * and returns the exit status: 0 ok, 1 SLOW, 2 error (a --json file then
+ * holds {"result": "error"}). */
+int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc);
+void kpt_diff_cli_release(struct kpt_diff_cli *dc);
+
+#endif

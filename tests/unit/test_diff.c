@@ -1,0 +1,665 @@
+/* test_diff.c - the decision rule and kernel matching (analyzer/kpt_diff.h).
+ *
+ * Recordings are written here with the .kpt writer so every number is
+ * known: 4 kernel sites per iteration (a long copy, a short add, a gemm
+ * launched twice per iteration, a C-named softmax), lognormal run-to-run and
+ * within-run noise from a fixed seed, NVTX ranges (workload, kpt:iter, a
+ * launch-site range), NVML-like env samples.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kpt_diff.h"
+#include "kpt_diff_report.h"
+#include "kpt_format.h"
+
+struct gen {
+	const char *gpu;
+	uint32_t runs, iters;
+	double run_sigma, within_sigma;   /* fractions */
+	const char *slow;                 /* name substring to slow down */
+	double slow_pct;
+	int no_iter;                      /* no kpt:iter ranges */
+	uint32_t copy_grid;               /* grid.x of copy (default 1024) */
+	uint64_t throttle_bits;           /* set on env samples of run throttle_run, 2nd half */
+	int throttle_run;                 /* -1: none */
+	int low_clock_run;                /* -1: none; 2nd half of samples at 50% clock */
+	int omit_softmax;
+	int extra_kernel;
+	uint64_t seed;
+};
+
+static void gen_defaults(struct gen *g)
+{
+	memset(g, 0, sizeof *g);
+	g->gpu = "NVIDIA H100 80GB HBM3";
+	g->runs = 5;
+	g->iters = 20;
+	g->run_sigma = 0.003;
+	g->within_sigma = 0.003;
+	g->throttle_run = -1;
+	g->low_clock_run = -1;
+	g->copy_grid = 1024;
+	g->seed = 1;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rng_normal(uint64_t *s)
+{
+	double u1 = ((rng_next(s) >> 11) + 1.0) / 9007199254740993.0;
+	double u2 = (rng_next(s) >> 11) / 9007199254740992.0;
+
+	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+struct site_def {
+	const char *mangled;
+	double ns;
+	int in_site_range;
+};
+
+static const struct site_def sites[] = {
+	{ "_Z4copyPfPKfm", 300000, 1 },
+	{ "_Z3addPfPKfS1_m", 8000, 0 },
+	{ "_Z4gemmILi128EEvPKfS1_Pf", 50000, 0 },
+	{ "softmax_kernel", 20000, 0 },
+};
+#define NSITES 4
+
+static void write_rec(const char *path, const struct gen *g)
+{
+	struct kpt_writer *w = NULL;
+	struct kpt_diag d = { 0 };
+	uint32_t name_id[NSITES + 1], wl, iter, site, extra;
+	uint64_t seed = g->seed;
+	uint32_t range_id = 0;
+	char slug[128];
+	struct kpt_device dev = { 0 };
+
+	assert_int_equal(kpt_writer_create(path, NULL, &w, &d), 0);
+	for (int i = 0; i < NSITES; i++)
+		assert_int_equal(kpt_writer_intern_cstr(w, sites[i].mangled, &name_id[i], &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z5extraPf", &extra, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "wl.test", &wl, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "kpt:iter", &iter, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "copy_site", &site, &d), 0);
+	assert_int_equal(kpt_writer_meta(w, "suite", "unit", &d), 0);
+	kpt_slug(g->gpu, slug, sizeof slug);
+	dev.name = g->gpu;
+	dev.slug = slug;
+	dev.uuid = "";
+	dev.driver_string = "580.1";
+	dev.driver_version = 13000;
+	dev.runtime_version = 13000;
+	dev.sm_count = 132;
+	assert_int_equal(kpt_writer_device(w, &dev, &d), 0);
+	for (uint32_t r = 0; r < g->runs; r++) {
+		struct kpt_process p = { 0 };
+		double run_factor[NSITES + 1];
+		uint64_t t = (uint64_t)(r + 1) * 1000000000ull, t0 = t;
+		struct kpt_range wr = { 0 };
+
+		p.index = r;
+		p.run = r;
+		p.pid = 1000 + r;
+		p.rank = KPT_NONE;
+		p.command = KPT_NONE;
+		assert_int_equal(kpt_writer_process(w, &p, &d), 0);
+		for (int s = 0; s <= NSITES; s++)
+			run_factor[s] = exp(g->run_sigma * rng_normal(&seed));
+		wr.id = range_id++;
+		wr.parent = KPT_NONE;
+		wr.name = wl;
+		wr.domain = KPT_NONE;
+		wr.kind = KPT_RANGE_PUSHPOP;
+		wr.process = r;
+		wr.thread = 1;
+		wr.start_ns = t;
+		for (uint32_t it = 0; it < g->iters; it++) {
+			struct kpt_range ir = wr;
+			uint32_t parent = wr.id;
+
+			if (!g->no_iter) {
+				ir.id = range_id++;
+				ir.parent = wr.id;
+				ir.name = iter;
+				ir.start_ns = t;
+				parent = ir.id;
+			}
+			for (int s = 0; s < NSITES + 2; s++) {
+				int sd = s < 3 ? s : s == 3 ? 2 : s == 4 ? 3 : 4; /* gemm twice */
+				struct kpt_kernel k = { 0 };
+				struct kpt_range sr = ir;
+				double ns;
+
+				if (sd == 3 && g->omit_softmax)
+					continue;
+				if (sd == 4 && !g->extra_kernel)
+					continue;
+				ns = sd == 4 ? 12000 : sites[sd].ns * (s == 3 ? 1.6 : 1.0);
+				ns *= run_factor[sd] * exp(g->within_sigma * rng_normal(&seed));
+				if (g->slow && sd < 4 && strstr(sites[sd].mangled, g->slow))
+					ns *= 1 + g->slow_pct / 100;
+				k.start_ns = t;
+				k.end_ns = t + (uint64_t)ns;
+				k.name = sd == 4 ? extra : name_id[sd];
+				k.process = r;
+				k.grid[0] = sd == 0 ? g->copy_grid : 256;
+				k.grid[1] = k.grid[2] = 1;
+				k.block[0] = 256;
+				k.block[1] = k.block[2] = 1;
+				k.range = parent;
+				k.graph = KPT_NONE;
+				if (sd < 4 && sites[sd].in_site_range) {
+					sr.id = range_id++;
+					sr.parent = parent;
+					sr.name = site;
+					sr.start_ns = t;
+					sr.end_ns = k.end_ns;
+					k.range = sr.id;
+					assert_int_equal(kpt_writer_ranges(w, &sr, 1, &d), 0);
+				}
+				assert_int_equal(kpt_writer_kernels(w, &k, 1, &d), 0);
+				t = k.end_ns + 1000;
+			}
+			if (!g->no_iter) {
+				ir.end_ns = t;
+				assert_int_equal(kpt_writer_ranges(w, &ir, 1, &d), 0);
+			}
+		}
+		wr.end_ns = t;
+		assert_int_equal(kpt_writer_ranges(w, &wr, 1, &d), 0);
+		for (uint64_t et = t0; et <= t; et += 500000) {
+			struct kpt_env_sample e = { 0 };
+			int second_half = et > t0 + (t - t0) / 2;
+
+			e.t_ns = et;
+			e.process = r;
+			e.sm_mhz = 1980;
+			e.mem_mhz = 2619;
+			e.temp_c = 40;
+			e.power_mw = 300000;
+			if ((int)r == g->throttle_run && second_half)
+				e.throttle = g->throttle_bits;
+			if ((int)r == g->low_clock_run && second_half)
+				e.sm_mhz = 990;
+			assert_int_equal(kpt_writer_env(w, &e, 1, &d), 0);
+		}
+	}
+	assert_int_equal(kpt_writer_commit(w, &d), 0);
+	kpt_writer_destroy(w);
+}
+
+struct paths {
+	char dir[64];
+	char a[96], b[96];
+};
+
+static int setup(void **state)
+{
+	struct paths *p = calloc(1, sizeof *p);
+
+	strcpy(p->dir, "/tmp/kpt-test-diff.XXXXXX");
+	if (!mkdtemp(p->dir))
+		return -1;
+	snprintf(p->a, sizeof p->a, "%s/a.kpt", p->dir);
+	snprintf(p->b, sizeof p->b, "%s/b.kpt", p->dir);
+	*state = p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct paths *p = *state;
+
+	unlink(p->a);
+	unlink(p->b);
+	rmdir(p->dir);
+	free(p);
+	return 0;
+}
+
+static struct kpt_diff *diff2(struct paths *p, const struct gen *ga, const struct gen *gb,
+			      const struct kpt_diff_opts *o)
+{
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+
+	write_rec(p->a, ga);
+	write_rec(p->b, gb);
+	if (kpt_diff_paths(p->a, p->b, o, &df, &d) < 0)
+		fail_msg("diff failed: %s", d.msg);
+	return df;
+}
+
+static const struct kpt_diff_row *find_row(const struct kpt_diff *df, const char *name, uint32_t ordinal)
+{
+	for (size_t i = 0; i < df->nrows; i++)
+		if (strcmp(df->rows[i].name, name) == 0 && df->rows[i].ordinal == ordinal)
+			return &df->rows[i];
+	return NULL;
+}
+
+static void test_self_diff_is_all_same(void **state)
+{
+	struct gen g;
+	struct kpt_diff *df;
+
+	gen_defaults(&g);
+	df = diff2(*state, &g, &g, NULL);
+	assert_int_equal(df->result, KPT_DIFF_OK);
+	assert_int_equal(df->counts[KPT_V_SLOW], 0);
+	assert_int_equal(df->counts[KPT_V_SAME], 5); /* copy, add, gemm #0, gemm #1, softmax */
+	assert_int_equal(df->nrows, 5);
+	for (size_t i = 0; i < df->nrows; i++)
+		assert_true(fabs(df->rows[i].change_pct) < 1e-9);
+	kpt_diff_destroy(df);
+}
+
+static void test_planted_slowdown_is_slow_on_that_kernel_only(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 2;
+	b.slow = "gemm";
+	b.slow_pct = 10;
+	df = diff2(*state, &a, &b, NULL);
+	assert_int_equal(df->result, KPT_DIFF_REGRESSION);
+	assert_int_equal(df->counts[KPT_V_SLOW], 2); /* both launches of gemm */
+	for (size_t i = 0; i < df->nrows; i++) {
+		r = &df->rows[i];
+		if (r->verdict == KPT_V_SLOW) {
+			assert_string_equal(r->name, "void gemm<128>(float const*, float const*, float*)");
+			assert_true(r->change_pct > 8 && r->change_pct < 12);
+			assert_true(r->ci_low_pct < r->change_pct && r->change_pct < r->ci_high_pct);
+			assert_true(r->p_holm < 0.05);
+		}
+	}
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_non_null(r);
+	assert_string_equal(r->path, "wl.test/copy_site");
+	assert_string_equal(r->workload, "wl.test");
+	assert_int_not_equal(r->verdict, KPT_V_SLOW);
+	kpt_diff_destroy(df);
+}
+
+static void test_faster_kernel_is_fast_and_not_a_regression(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 3;
+	b.slow = "copy";
+	b.slow_pct = -10;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->verdict, KPT_V_FAST);
+	assert_int_equal(df->result, KPT_DIFF_OK);
+	kpt_diff_destroy(df);
+}
+
+static void test_repeated_launches_get_ordinals(void **state)
+{
+	struct gen g;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r0, *r1;
+
+	gen_defaults(&g);
+	df = diff2(*state, &g, &g, NULL);
+	r0 = find_row(df, "void gemm<128>(float const*, float const*, float*)", 0);
+	r1 = find_row(df, "void gemm<128>(float const*, float const*, float*)", 1);
+	assert_non_null(r0);
+	assert_non_null(r1);
+	assert_true(r0->base_ns > 45000 && r0->base_ns < 55000);
+	assert_true(r1->base_ns > 75000 && r1->base_ns < 85000); /* the 1.6x launch */
+	assert_int_equal(r0->base_samples, 5 * 20);
+	kpt_diff_destroy(df);
+}
+
+static void test_different_gpu_is_refused_unless_forced(void **state)
+{
+	struct paths *p = *state;
+	struct gen a, b;
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_diff_opts o = { 0 };
+
+	gen_defaults(&a);
+	b = a;
+	b.gpu = "NVIDIA A100-SXM4-40GB";
+	write_rec(p->a, &a);
+	write_rec(p->b, &b);
+	assert_int_equal(kpt_diff_paths(p->a, p->b, NULL, &df, &d), KPT_E_MISMATCH);
+	assert_null(df);
+	assert_non_null(strstr(d.msg, "different GPU models"));
+	assert_non_null(strstr(d.hint, "--force"));
+	o.force = 1;
+	assert_int_equal(kpt_diff_paths(p->a, p->b, &o, &df, &d), 0);
+	assert_true(df->forced);
+	assert_string_equal(df->notes[0].what, "gpu");
+	kpt_diff_destroy(df);
+}
+
+static void test_new_and_gone_keys(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+
+	gen_defaults(&a);
+	b = a;
+	b.omit_softmax = 1;
+	b.extra_kernel = 1;
+	df = diff2(*state, &a, &b, NULL);
+	assert_int_equal(df->counts[KPT_V_NEW], 1);
+	assert_int_equal(df->counts[KPT_V_GONE], 1);
+	assert_int_equal(find_row(df, "softmax_kernel", 0)->verdict, KPT_V_GONE);
+	assert_int_equal(find_row(df, "extra(float*)", 0)->verdict, KPT_V_NEW);
+	assert_true(isnan(find_row(df, "extra(float*)", 0)->base_ns));
+	assert_int_equal(df->result, KPT_DIFF_OK);
+	kpt_diff_destroy(df);
+}
+
+static void test_config_change_falls_back_to_name_and_path(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	b = a;
+	b.copy_grid = 2048;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_non_null(r);
+	assert_true(r->loose);
+	assert_int_equal(df->n_loose, 1);
+	assert_int_equal(df->counts[KPT_V_NEW] + df->counts[KPT_V_GONE], 0);
+	for (size_t i = 0; i < df->nnotes; i++)
+		if (strcmp(df->notes[i].what, "config") == 0)
+			r = NULL;
+	assert_null(r); /* the note was found */
+	kpt_diff_destroy(df);
+}
+
+static void test_throttled_samples_are_dropped_but_idle_is_not(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+
+	gen_defaults(&a);
+	b = a;
+	b.throttle_run = 1;
+	b.throttle_bits = 0x4; /* SW power cap */
+	df = diff2(*state, &a, &b, NULL);
+	assert_true(df->new_.dropped_throttle > 0);
+	assert_int_equal(df->base.dropped_throttle, 0);
+	assert_true(df->new_.throttled_frac > 0);
+	kpt_diff_destroy(df);
+	b.throttle_bits = 0x1; /* GPU idle: ignored */
+	df = diff2(*state, &a, &b, NULL);
+	assert_int_equal(df->new_.dropped_throttle, 0);
+	kpt_diff_destroy(df);
+}
+
+static void test_low_clock_samples_are_dropped(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+
+	gen_defaults(&a);
+	b = a;
+	b.runs = 5;
+	b.low_clock_run = 2;
+	df = diff2(*state, &a, &b, NULL);
+	assert_true(df->new_.dropped_clock > 0);
+	assert_int_equal(df->new_.dropped_throttle, 0);
+	assert_int_equal(df->base.dropped_clock, 0);
+	kpt_diff_destroy(df);
+}
+
+static void test_cycle_cross_check_follows_time(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 9;
+	b.slow = "copy";
+	b.slow_pct = 10;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_false(isnan(r->cycles_change_pct));
+	assert_true(fabs(r->cycles_change_pct - r->change_pct) < 0.5);
+	kpt_diff_destroy(df);
+}
+
+static void test_without_iter_ranges_each_process_is_one_iteration(void **state)
+{
+	struct gen g;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&g);
+	g.no_iter = 1;
+	df = diff2(*state, &g, &g, NULL);
+	/* gemm's two launches pool into one key: 40 samples per run. */
+	r = find_row(df, "void gemm<128>(float const*, float const*, float*)", 0);
+	assert_non_null(r);
+	assert_null(find_row(df, "void gemm<128>(float const*, float const*, float*)", 1));
+	assert_int_equal(r->base_samples, 5 * 40);
+	assert_int_equal(df->nrows, 4);
+	kpt_diff_destroy(df);
+}
+
+static void test_noisy_small_change_is_ambiguous_with_more_runs(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	a.runs = 3;
+	a.run_sigma = 0.03;
+	b = a;
+	b.seed = 5;
+	b.slow = "copy";
+	b.slow_pct = 3;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->verdict, KPT_V_AMBG);
+	assert_true(r->more_runs >= 1);
+	kpt_diff_destroy(df);
+}
+
+static void test_run_subsets_select_runs(void **state)
+{
+	struct paths *p = *state;
+	struct gen g;
+	struct kpt_file *f = NULL;
+	struct kpt_diff_side *s = NULL;
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_diff_opts o = { 0 };
+	const uint32_t base_runs[] = { 0, 1, 2 }, new_runs[] = { 3, 4, 5 }, bad[] = { 42 };
+	const uint32_t *runs;
+	uint32_t nruns;
+
+	gen_defaults(&g);
+	g.runs = 6;
+	write_rec(p->a, &g);
+	assert_int_equal(kpt_file_open(p->a, &f, &d), 0);
+	assert_int_equal(kpt_diff_side_load(f, NULL, &s, &d), 0);
+	kpt_file_close(f);
+	kpt_diff_side_runs(s, &runs, &nruns);
+	assert_int_equal(nruns, 6);
+	o.base_runs = base_runs;
+	o.n_base_runs = 3;
+	o.new_runs = new_runs;
+	o.n_new_runs = 3;
+	assert_int_equal(kpt_diff_compare(s, s, &o, &df, &d), 0);
+	assert_int_equal(df->base.runs, 3);
+	assert_int_equal(df->rows[0].base_runs, 3);
+	assert_int_equal(df->rows[0].new_run_ids[0], 3);
+	assert_int_equal(df->counts[KPT_V_SLOW], 0);
+	kpt_diff_destroy(df);
+	o.new_runs = bad;
+	o.n_new_runs = 1;
+	assert_int_equal(kpt_diff_compare(s, s, &o, &df, &d), KPT_E_NOTFOUND);
+	kpt_diff_side_destroy(s);
+}
+
+static void test_pooled_u_flags_identical_code_with_run_noise(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	struct kpt_diff_opts o = { 0 };
+	uint32_t pooled_flags = 0, rule_flags = 0;
+
+	/* Same code, different runs: run-to-run noise 2% dwarfs within-run
+	 * 0.1%. Pooling samples makes that look significant (ANCHORS.md: 23-41%
+	 * false alarms); the rule tests run medians and does not. 4 A/A pairs x
+	 * 5 keys. */
+	gen_defaults(&a);
+	a.run_sigma = 0.02;
+	a.within_sigma = 0.001;
+	o.method = KPT_DIFF_POOLED_U;
+	for (uint64_t seed = 100; seed < 104; seed++) {
+		a.seed = seed;
+		b = a;
+		b.seed = seed + 1000;
+		df = diff2(*state, &a, &b, &o);
+		pooled_flags += df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST];
+		kpt_diff_destroy(df);
+		df = diff2(*state, &a, &b, NULL);
+		rule_flags += df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST];
+		kpt_diff_destroy(df);
+	}
+	assert_true(pooled_flags >= 4);
+	assert_int_equal(rule_flags, 0);
+}
+
+static void test_totals_per_workload(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	int seen = 0;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 4;
+	b.slow = "copy";
+	b.slow_pct = 10;
+	df = diff2(*state, &a, &b, NULL);
+	assert_int_equal(df->totals[0].kind, KPT_TOTAL_ALL);
+	assert_int_equal(df->totals[0].keys, 5);
+	for (size_t i = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
+
+		if (t->kind == KPT_TOTAL_WORKLOAD && strcmp(t->name, "wl.test") == 0) {
+			seen = 1;
+			assert_int_equal(t->keys, 5);
+			/* copy is 300 of ~516 us per iteration: about +5.8% */
+			assert_true(t->change_pct > 4.5 && t->change_pct < 7);
+			assert_true(t->geomean_change_pct > 1 && t->geomean_change_pct < 3);
+			assert_int_equal(t->verdicts[KPT_V_SLOW], 1);
+		}
+	}
+	assert_true(seen);
+	kpt_diff_destroy(df);
+}
+
+static void test_t_distribution_matches_tables(void **state)
+{
+	(void)state;
+	assert_true(fabs(kpt_t_quantile(0.975, 4) - 2.776445) < 1e-5);
+	assert_true(fabs(kpt_t_quantile(0.975, 10) - 2.228139) < 1e-5);
+	assert_true(fabs(kpt_t_quantile(0.025, 10) + 2.228139) < 1e-5);
+	assert_true(fabs(kpt_t_pvalue(2.0, 5) - 0.1019395) < 1e-6);
+	assert_true(fabs(kpt_t_pvalue(0, 3) - 1) < 1e-12);
+	assert_true(fabs(kpt_t_pvalue(1.959964, 1e7) - 0.05) < 1e-5);
+}
+
+static void test_holm_step_down(void **state)
+{
+	double p[] = { 0.01, 0.04, NAN, 0.03 };
+
+	(void)state;
+	assert_int_equal(kpt_holm(p, 4), 0);
+	assert_true(fabs(p[0] - 0.03) < 1e-12);
+	assert_true(fabs(p[3] - 0.06) < 1e-12);
+	assert_true(fabs(p[1] - 0.06) < 1e-12); /* monotone: not 0.04 */
+	assert_true(isnan(p[2]));
+}
+
+static void test_mann_whitney_known_value(void **state)
+{
+	const double a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+	const double c[] = { 1, 2, 3 };
+
+	(void)state;
+	/* scipy.stats.mannwhitneyu(a, b, method="asymptotic"): p = 0.01219 */
+	assert_true(fabs(kpt_mann_whitney_p(a, 5, b, 5) - 0.012186) < 1e-5);
+	assert_true(kpt_mann_whitney_p(c, 3, c, 3) > 0.99);
+	assert_true(isnan(kpt_mann_whitney_p(a, 0, b, 5)));
+}
+
+static void test_verdict_names_table(void **state)
+{
+	(void)state;
+	assert_string_equal(kpt_verdict_name(KPT_V_SLOW), "SLOW");
+	assert_string_equal(kpt_verdict_name(KPT_V_AMBG), "AMBG");
+	assert_string_equal(kpt_verdict_name(99), "?");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_self_diff_is_all_same, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted_slowdown_is_slow_on_that_kernel_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faster_kernel_is_fast_and_not_a_regression, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeated_launches_get_ordinals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_different_gpu_is_refused_unless_forced, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_and_gone_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_change_falls_back_to_name_and_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_throttled_samples_are_dropped_but_idle_is_not, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_low_clock_samples_are_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cycle_cross_check_follows_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_without_iter_ranges_each_process_is_one_iteration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_noisy_small_change_is_ambiguous_with_more_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_subsets_select_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pooled_u_flags_identical_code_with_run_noise, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_totals_per_workload, setup, teardown),
+		cmocka_unit_test(test_t_distribution_matches_tables),
+		cmocka_unit_test(test_holm_step_down),
+		cmocka_unit_test(test_mann_whitney_known_value),
+		cmocka_unit_test(test_verdict_names_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
