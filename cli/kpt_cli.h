@@ -76,5 +76,8 @@ int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_gate(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
 
 #endif

@@ -11,7 +11,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])" },
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
 	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]" },
-	{ "diff", cmd_not_implemented, "compare a recording against a baseline and give verdicts",
+	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
 	  "kptprof diff BASE NEW [--threshold PCT] [--alpha A] [--junit F] [--markdown F] [--json F] [--plots DIR]" },
 	{ "gate", cmd_not_implemented, "record a suite and diff it against this GPU's baseline",
 	  "kptprof gate [--suite NAME] [--baselines DIR]" },
