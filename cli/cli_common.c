@@ -50,7 +50,7 @@ int kpt_cli_color(int fd)
 int cmd_help(int argc, char **argv)
 {
 	if (argc >= 2)
-		return kpt_cli_help(argv[1]);
+		return kpt_cli_help(kpt_cli_is_help(argv[1]) ? "help" : argv[1]);
 	printf("usage: kptprof COMMAND [ARGS]\n\n"
 	       "kptprof records CUDA kernels, compares runs against per-GPU baselines\n"
 	       "and fails a pull request when kernels got slower.\n\ncommands:\n");
