@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# build.sh - builds the attention/MoE kernels without CMake (and without the
+# rest of the tree) into OUTDIR (default build-attnmoe/):
+#   kpt-attn-moe          check and bench executable (attn_moe_check.cu)
+#   libkptattnmoe.so      the launchers plus the flat C entry points of
+#                         pyshim.c, for bench/attention_moe/torch_compare.py
+# Usage: bench/attention_moe/build.sh [OUTDIR] [ARCH, default 90]
+set -eu
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUTDIR=${1:-$SRC/build-attnmoe}
+ARCH=${2:-90}
+mkdir -p "$OUTDIR"
+NVCC=${NVCC:-nvcc}
+FLAGS=(-O3 -std=c++17 -arch=sm_$ARCH -Xcompiler -fPIC -I"$SRC/lib" -I"$SRC/kernels/attention" -I"$SRC/kernels/moe")
+objs=()
+for f in kernels/attention/attention_fwd.cu kernels/attention/attention_decode.cu kernels/moe/moe.cu; do
+	o="$OUTDIR/$(basename "$f" .cu).o"
+	"$NVCC" "${FLAGS[@]}" --resource-usage -c "$SRC/$f" -o "$o" 2>"$o.resources.txt" &
+	objs+=("$o")
+	# two compiles at a time
+	if [ $(jobs -r | wc -l) -ge 2 ]; then wait -n; fi
+done
+wait
+for f in kernels/attention/ref_attention.c kernels/moe/ref_moe.c lib/kpt_err.c bench/attention_moe/pyshim.c; do
+	o="$OUTDIR/$(basename "$f" .c).o"
+	gcc -std=gnu11 -O2 -fPIC -Wall -Wextra -I"$SRC/lib" -I"$SRC/kernels/attention" -I"$SRC/kernels/moe" \
+		-I"${CUDA_HOME:-/usr/local/cuda}/include" -c "$SRC/$f" -o "$o"
+	objs+=("$o")
+done
+"$NVCC" "${FLAGS[@]}" -c "$SRC/bench/attention_moe/attn_moe_check.cu" -o "$OUTDIR/attn_moe_check.o"
+"$NVCC" -arch=sm_$ARCH -o "$OUTDIR/kpt-attn-moe" "$OUTDIR/attn_moe_check.o" "${objs[@]}" -lcublas -ldl
+"$NVCC" -arch=sm_$ARCH -shared -o "$OUTDIR/libkptattnmoe.so" "${objs[@]}" -lcublas -ldl
+echo "built $OUTDIR/kpt-attn-moe and $OUTDIR/libkptattnmoe.so"

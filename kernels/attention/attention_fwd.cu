@@ -1,0 +1,299 @@
+/* attention_fwd.cu - FlashAttention-2 style forward attention (see kpt_attention.h).
+ *
+ * One block owns BR query rows of one (batch, head); each of its BR/16 warps
+ * owns 16 rows, keeps its Q fragments, the fp32 output accumulator and the
+ * running max / sum of its rows in registers, and walks the key tiles:
+ * S = Q K^T (mma.sync m16n8k16, K through ldmatrix), mask, online softmax in
+ * log2 space (exp2 of a pre-scaled score), P packed to 16-bit A fragments in
+ * registers, O += P V (V through ldmatrix.trans). K and V tiles are loaded
+ * with cp.async into swizzled shared memory: V(j) streams in while S(j) is
+ * computed and K(j+1) while P(j) V(j) is. Nothing of size S x S touches
+ * memory. Rows and keys past seq are zero-filled and masked (any seq >= 1).
+ */
+#include <math.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "kpt_attention.h"
+#include "kpt_mma.cuh"
+
+namespace {
+
+using kpt::cp_async16;
+using kpt::smem_addr;
+
+struct fwd_params {
+	const void *q, *k, *v;
+	void *o;
+	long long sb, sh, ss;
+	int seq;
+	float scale_log2;
+};
+
+/* cp.async a ROWS x D tile starting at row r0 of g into swizzled s; rows at
+ * or past seq become zeros. */
+template <typename T, int D, int ROWS, int NT>
+__device__ __forceinline__ void load_tile(T *s, const T *g, int r0, int seq, long long ss, int tid)
+{
+	constexpr int W = D / 8;
+#pragma unroll
+	for (int i = tid; i < ROWS * W; i += NT) {
+		int r = i / W, c = i % W;
+		bool ok = r0 + r < seq;
+		const T *src = g + (ok ? (long long)(r0 + r) * ss : 0) + c * 8;
+		cp_async16(smem_addr(s + kpt::swz<W>(r, c)), src, ok);
+	}
+}
+
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB>
+__global__ void __launch_bounds__(BR / 16 * 32, MINB) attn_fwd_kernel(fwd_params p)
+{
+	constexpr int NT = BR / 16 * 32;
+	constexpr int W = D / 8;
+	using M = kpt::mma_t<T>;
+	extern __shared__ __align__(128) unsigned char smem[];
+	T *sQ = reinterpret_cast<T *>(smem);
+	T *sK = sQ + BR * D;
+	T *sV = sK + BC * D;
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	/* Causal: the heaviest query blocks first, for a better tail. */
+	const int mb = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+	const int m0 = mb * BR;
+	const int seq = p.seq;
+	const long long base = blockIdx.z * p.sb + blockIdx.y * p.sh;
+	const T *gq = reinterpret_cast<const T *>(p.q) + base;
+	const T *gk = reinterpret_cast<const T *>(p.k) + base;
+	const T *gv = reinterpret_cast<const T *>(p.v) + base;
+	T *go = reinterpret_cast<T *>(p.o) + base;
+
+	int n_tiles = (seq + BC - 1) / BC;
+	if (CAUSAL)
+		n_tiles = min(n_tiles, (m0 + BR + BC - 1) / BC);
+
+	load_tile<T, D, BR, NT>(sQ, gq, m0, seq, p.ss, tid);
+	kpt::cp_async_commit();
+	load_tile<T, D, BC, NT>(sK, gk, 0, seq, p.ss, tid);
+	kpt::cp_async_commit();
+	kpt::cp_async_wait<1>();
+	__syncthreads();
+
+	const int wrow0 = warp * 16;
+	uint32_t qf[D / 16][4];
+#pragma unroll
+	for (int kk = 0; kk < D / 16; kk++)
+		kpt::ldsm_x4(qf[kk], smem_addr(sQ + kpt::swz<W>(wrow0 + (lane & 15), kk * 2 + (lane >> 4))));
+
+	float acc[D / 8][4];
+#pragma unroll
+	for (int i = 0; i < D / 8; i++)
+		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+	float mrow[2] = { -INFINITY, -INFINITY }, lrow[2] = { 0.f, 0.f };
+	const float sl2 = p.scale_log2;
+	const int qrow = m0 + wrow0 + (lane >> 2); /* this thread's rows: qrow, qrow + 8 */
+
+	for (int j = 0; j < n_tiles; j++) {
+		const int kv0 = j * BC;
+		kpt::cp_async_wait<0>();
+		__syncthreads(); /* K(j) landed; every warp is done with V(j-1) */
+		load_tile<T, D, BC, NT>(sV, gv, kv0, seq, p.ss, tid);
+		kpt::cp_async_commit();
+
+		/* Warps whose rows all precede this tile have nothing to add. */
+		const bool active = !CAUSAL || kv0 <= m0 + wrow0 + 15;
+		float sc[BC / 8][4];
+		if (active) {
+#pragma unroll
+			for (int i = 0; i < BC / 8; i++)
+				sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+#pragma unroll
+			for (int kk = 0; kk < D / 16; kk++) {
+#pragma unroll
+				for (int nn = 0; nn < BC / 16; nn++) {
+					uint32_t b[4];
+					kpt::ldsm_x4(b, smem_addr(sK + kpt::swz<W>(nn * 16 + (lane & 7) + ((lane >> 4) << 3),
+									       kk * 2 + ((lane >> 3) & 1))));
+					M::mma(sc[2 * nn], qf[kk], b[0], b[1]);
+					M::mma(sc[2 * nn + 1], qf[kk], b[2], b[3]);
+				}
+			}
+			const bool tail = kv0 + BC > seq;
+			const bool diag = CAUSAL && kv0 + BC - 1 > m0 + wrow0;
+			if (tail || diag) {
+#pragma unroll
+				for (int nt = 0; nt < BC / 8; nt++) {
+#pragma unroll
+					for (int e = 0; e < 4; e++) {
+						int col = kv0 + nt * 8 + 2 * (lane & 3) + (e & 1);
+						int row = qrow + (e >> 1) * 8;
+						if (col >= seq || (CAUSAL && col > row))
+							sc[nt][e] = -INFINITY;
+					}
+				}
+			}
+			/* Online softmax: new max, rescale the old sum and output. */
+			float mx[2] = { -INFINITY, -INFINITY };
+#pragma unroll
+			for (int nt = 0; nt < BC / 8; nt++) {
+				mx[0] = fmaxf(mx[0], fmaxf(sc[nt][0], sc[nt][1]));
+				mx[1] = fmaxf(mx[1], fmaxf(sc[nt][2], sc[nt][3]));
+			}
+			float alpha[2];
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+				mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+				float mnew = fmaxf(mrow[r], mx[r] * sl2);
+				alpha[r] = kpt::fast_exp2(mrow[r] - mnew);
+				mrow[r] = mnew;
+				lrow[r] *= alpha[r];
+			}
+#pragma unroll
+			for (int nt = 0; nt < BC / 8; nt++) {
+#pragma unroll
+				for (int e = 0; e < 4; e++) {
+					float pv = kpt::fast_exp2(fmaf(sc[nt][e], sl2, -mrow[e >> 1]));
+					sc[nt][e] = pv;
+					lrow[e >> 1] += pv;
+				}
+			}
+#pragma unroll
+			for (int dn = 0; dn < D / 8; dn++) {
+				acc[dn][0] *= alpha[0];
+				acc[dn][1] *= alpha[0];
+				acc[dn][2] *= alpha[1];
+				acc[dn][3] *= alpha[1];
+			}
+		}
+
+		kpt::cp_async_wait<0>();
+		__syncthreads(); /* V(j) landed; every warp is done with K(j) */
+		if (j + 1 < n_tiles) {
+			load_tile<T, D, BC, NT>(sK, gk, kv0 + BC, seq, p.ss, tid);
+			kpt::cp_async_commit();
+		}
+		if (active) {
+#pragma unroll
+			for (int kk = 0; kk < BC / 16; kk++) {
+				uint32_t pa[4];
+				pa[0] = M::pack(sc[2 * kk][0], sc[2 * kk][1]);
+				pa[1] = M::pack(sc[2 * kk][2], sc[2 * kk][3]);
+				pa[2] = M::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
+				pa[3] = M::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
+#pragma unroll
+				for (int dn = 0; dn < D / 16; dn++) {
+					uint32_t b[4];
+					kpt::ldsm_x4_t(b, smem_addr(sV + kpt::swz<W>(kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3),
+										  dn * 2 + (lane >> 4))));
+					M::mma(acc[2 * dn], pa, b[0], b[1]);
+					M::mma(acc[2 * dn + 1], pa, b[2], b[3]);
+				}
+			}
+		}
+	}
+
+	/* Normalise and stage this warp's 16 rows in its own part of sQ (only
+	 * this warp ever read it), then store 16-byte chunks. */
+	float inv[2];
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		float l = lrow[r];
+		l += __shfl_xor_sync(0xffffffffu, l, 1);
+		l += __shfl_xor_sync(0xffffffffu, l, 2);
+		inv[r] = 1.f / l;
+	}
+	uint32_t *sQw = reinterpret_cast<uint32_t *>(sQ);
+#pragma unroll
+	for (int dn = 0; dn < D / 8; dn++) {
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			int row = wrow0 + (lane >> 2) + r * 8;
+			int col = dn * 8 + 2 * (lane & 3);
+			int off = kpt::swz<W>(row, col >> 3) + (col & 7);
+			sQw[off >> 1] = M::pack(acc[dn][2 * r] * inv[r], acc[dn][2 * r + 1] * inv[r]);
+		}
+	}
+	__syncwarp();
+#pragma unroll
+	for (int i = lane; i < 16 * W; i += 32) {
+		int r = wrow0 + i / W, c = i % W;
+		if (m0 + r < seq)
+			*reinterpret_cast<uint4 *>(go + (long long)(m0 + r) * p.ss + c * 8) =
+				*reinterpret_cast<const uint4 *>(sQ + kpt::swz<W>(r, c));
+	}
+}
+
+typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, int batch, int heads, cudaStream_t s);
+
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB>
+cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s)
+{
+	constexpr int smem = (BR + 2 * BC) * D * (int)sizeof(T);
+	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB>;
+	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+	if (e != cudaSuccess)
+		return e;
+	dim3 grid((p.seq + BR - 1) / BR, heads, batch);
+	kern<<<grid, BR / 16 * 32, smem, s>>>(p);
+	return cudaGetLastError();
+}
+
+/* Launch table: [dtype][d64/d128][causal][tiles]. Entries left NULL are not
+ * built (they would not fit or were never faster). */
+#define KPT_FWD_ROW(T, D, C)                                                                    \
+	{                                                                                       \
+		NULL, launch_fwd<T, D, 128, 64, C, 1>, launch_fwd<T, D, 64, 64, C, 2>,           \
+			launch_fwd<T, D, 128, 32, C, 1>, launch_fwd<T, D, 64, 128, C, 1>        \
+	}
+static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
+	{ { KPT_FWD_ROW(__nv_bfloat16, 64, false), KPT_FWD_ROW(__nv_bfloat16, 64, true) },
+	  { KPT_FWD_ROW(__nv_bfloat16, 128, false), KPT_FWD_ROW(__nv_bfloat16, 128, true) } },
+	{ { KPT_FWD_ROW(__half, 64, false), KPT_FWD_ROW(__half, 64, true) },
+	  { KPT_FWD_ROW(__half, 128, false), KPT_FWD_ROW(__half, 128, true) } },
+};
+
+/* AUTO choice per head dimension (index 0: d64, 1: d128); see bench/RESULTS.md. */
+static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x64, KPT_ATTN_TILES_128x64 };
+
+} /* namespace */
+
+extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d)
+{
+	if (!a || !a->q || !a->k || !a->v || !a->o)
+		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: a tensor pointer is NULL");
+	if (a->batch < 1 || a->heads < 1 || a->seq < 1)
+		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: batch %d, heads %d, seq %d must be >= 1",
+				    a->batch, a->heads, a->seq);
+	if (a->head_dim != 64 && a->head_dim != 128)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: head dim %d is not 64 or 128",
+				    a->head_dim);
+	if ((unsigned)a->dtype > KPT_ATTN_FP16 || (unsigned)a->tiles >= KPT_ATTN_TILES_COUNT)
+		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: unknown dtype %d or tiles %d",
+				    (int)a->dtype, (int)a->tiles);
+	if (a->stride_s % 8 || a->stride_h % 8 || a->stride_b % 8 || a->stride_s < a->head_dim ||
+	    (((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v | (uintptr_t)a->o) & 15))
+		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: pointers and strides must be 16-byte aligned");
+	if (a->heads > 65535 || a->batch > 65535)
+		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: batch or heads above 65535");
+	int di = a->head_dim == 128;
+	enum kpt_attn_tiles t = a->tiles == KPT_ATTN_TILES_AUTO ? fwd_auto[di] : a->tiles;
+	fwd_launch_fn fn = fwd_table[a->dtype][di][a->causal ? 1 : 0][t];
+	if (!fn)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: tiles %d not built", (int)t);
+	fwd_params p;
+	p.q = a->q;
+	p.k = a->k;
+	p.v = a->v;
+	p.o = a->o;
+	p.sb = a->stride_b;
+	p.sh = a->stride_h;
+	p.ss = a->stride_s;
+	p.seq = a->seq;
+	p.scale_log2 = a->scale * 1.4426950408889634f;
+	nvtxRangePushA("kpt_attn_fwd");
+	cudaError_t e = fn(p, a->batch, a->heads, s);
+	nvtxRangePop();
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: launch failed: %s", cudaGetErrorString(e));
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* kpt_attention.h - attention kernels: FlashAttention-2 style forward and
+ * split-K decode (libkptkernels, kernels/attention/).
+ *
+ * Launchers enqueue on stream s and return without synchronising: 0, or a
+ * negative enum kpt_err with d filled (KPT_E_INVAL for bad shapes, strides or
+ * alignment, KPT_E_UNSUPPORTED for a head dimension other than 64 or 128,
+ * KPT_E_CUDA when a launch fails). Tensors are 16-bit (bf16 or fp16), the
+ * head dimension contiguous; the other dimensions are addressed by element
+ * strides, so both [B, S, H, D] and [B, H, S, D] layouts work. Pointers and
+ * the sequence stride must be 16-byte aligned (stride_s a multiple of 8).
+ * Each launcher is one NVTX range named after it.
+ *
+ * FLOPs of the forward pass: 4 * B * H * S * S * D, half of that when causal.
+ * The float64 CPU references are in ref_attention.h.
+ */
+#ifndef KPT_ATTENTION_H
+#define KPT_ATTENTION_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+/* kpt_err.h has no C++ guard of its own: include it with C linkage so that
+ * CUDA C++ sources calling kpt_diag_set link against libkpt. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "kpt_err.h"
+
+enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1 };
+
+/* Tile shapes of the forward kernel; AUTO picks the fastest measured one for
+ * the head dimension (bench/RESULTS.md). Others exist for benchmarking. */
+enum kpt_attn_tiles {
+	KPT_ATTN_TILES_AUTO = 0,
+	KPT_ATTN_TILES_128x64 = 1, /* 128 query rows (8 warps) x 64 keys per tile */
+	KPT_ATTN_TILES_64x64 = 2,  /* 64 query rows (4 warps) x 64 keys */
+	KPT_ATTN_TILES_128x32 = 3, /* 128 query rows (8 warps) x 32 keys */
+	KPT_ATTN_TILES_64x128 = 4, /* 64 query rows (4 warps) x 128 keys */
+	KPT_ATTN_TILES_COUNT
+};
+
+/* O = softmax(scale * Q K^T (+ causal mask)) V over seq query and key rows.
+ * Causal: query row i sees keys 0..i (equal query and key lengths). */
+struct kpt_attn_fwd_args {
+	const void *q, *k, *v;
+	void *o;
+	int batch, heads, seq, head_dim;
+	long long stride_b, stride_h, stride_s; /* elements, shared by q, k, v and o */
+	float scale;                            /* usually 1/sqrt(head_dim) */
+	int causal;
+	enum kpt_attn_dtype dtype;
+	enum kpt_attn_tiles tiles;
+};
+int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
+
+/* Decode: one query token per (batch, head) against a KV cache of ctx rows.
+ * q and o are [batch][heads][head_dim] contiguous; the caches are addressed
+ * by kv strides (elements); kv_heads divides heads (grouped-query attention:
+ * query head h reads cache head h / (heads / kv_heads)). The cache is split
+ * into chunks of chunk rows (0 = choose) scored by one block each; a second
+ * kernel combines the chunks. ws is device memory of at least
+ * kpt_attn_decode_ws_bytes() bytes; nothing in it must survive between calls. */
+struct kpt_attn_decode_args {
+	const void *q;
+	const void *k_cache, *v_cache;
+	void *o;
+	int batch, heads, kv_heads, ctx, head_dim;
+	long long kv_stride_b, kv_stride_h, kv_stride_s;
+	float scale;
+	enum kpt_attn_dtype dtype;
+	int chunk;   /* rows per split, a multiple of 64 up to 4096; 0 = choose */
+	void *ws;
+	size_t ws_bytes;
+};
+size_t kpt_attn_decode_ws_bytes(int batch, int heads, int ctx, int head_dim);
+int kpt_attn_decode(const struct kpt_attn_decode_args *a, cudaStream_t s, struct kpt_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

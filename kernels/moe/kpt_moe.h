@@ -1,0 +1,62 @@
+/* kpt_moe.h - a mixture-of-experts layer (libkptkernels, kernels/moe/).
+ *
+ * y = sum over the top_k experts e of token t of w[t][e] * FFN_e(x[t]), with
+ *   router:  logits = x Wg^T (fp32), p = softmax(logits), the top_k largest
+ *            p (ties to the lower expert index), w = p / sum of those top_k;
+ *   permute: token rows gathered into one buffer grouped by expert;
+ *   FFN_e:   gelu(x W1_e^T) W2_e^T (exact erf GELU; the hidden activation is
+ *            rounded to bf16 between the GEMMs);
+ *   combine: the weighted sum of each token's top_k expert rows (fp32, then bf16).
+ * All tensors bf16, row-major: x, y [tokens][hidden], Wg [experts][hidden],
+ * W1 [experts][ffn][hidden], W2 [experts][hidden][ffn] (torch Linear weights).
+ * Each stage is one NVTX range ("moe.router", "moe.permute", "moe.ffn",
+ * "moe.combine"). FLOPs of the expert FFN: 4 * tokens * top_k * hidden * ffn
+ * (the router adds 2 * tokens * hidden * experts).
+ * The float64 CPU reference is in ref_moe.h.
+ */
+#ifndef KPT_MOE_H
+#define KPT_MOE_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+/* kpt_err.h has no C++ guard of its own: include it with C linkage so that
+ * CUDA C++ sources calling kpt_diag_set link against libkpt. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "kpt_err.h"
+
+struct kpt_moe_cfg {
+	int tokens, hidden, ffn, experts, top_k; /* hidden and ffn multiples of 128 */
+};
+
+enum kpt_moe_ffn_impl {
+	KPT_MOE_FFN_GROUPED = 0, /* own grouped GEMM (mma.sync) reading the expert counts on the
+	                          * device: no host synchronisation, graph-capturable */
+	KPT_MOE_FFN_CUBLAS = 1,  /* one cublasGemmEx per expert and GEMM; copies the expert counts
+	                          * to the host (one stream synchronisation per call) */
+};
+
+/* A plan: a cuBLAS handle and the workspace for one configuration. */
+struct kpt_moe;
+int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cfg, enum kpt_moe_ffn_impl impl,
+		   struct kpt_diag *d);
+/* Accepts NULL and half-built plans. */
+void kpt_moe_destroy(struct kpt_moe *m);
+
+/* Enqueues the layer on s (KPT_MOE_FFN_CUBLAS synchronises s once). */
+int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,
+		    const void *w2, cudaStream_t s, struct kpt_diag *d);
+
+/* Device arrays of the last forward, valid until the next one: the chosen
+ * experts and weights, [tokens][top_k] (int32, fp32). */
+const int *kpt_moe_topk_ids(const struct kpt_moe *m);
+const float *kpt_moe_topk_weights(const struct kpt_moe *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

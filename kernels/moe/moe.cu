@@ -1,0 +1,514 @@
+/* moe.cu - the mixture-of-experts layer (see kpt_moe.h).
+ *
+ * Stages and their kernels:
+ *   router   cuBLAS logits (bf16 x bf16 -> fp32), then moe_topk: one warp per
+ *            token does softmax, top-k and renormalisation and counts tokens
+ *            per expert; moe_scan turns counts into row offsets and GEMM tile
+ *            offsets (one block, O(experts));
+ *   permute  moe_permute: one warp per (token, k) slot claims a row of its
+ *            expert's range and copies the token there (16-byte vectors);
+ *   ffn      moe_grouped_gemm twice (GELU fused into the first epilogue), or
+ *            the cuBLAS loop;
+ *   combine  moe_combine: y[t] = sum_k w[t][k] * rows[slot(t, k)], fp32 sums.
+ * The order of rows inside an expert's range depends on atomics, but every
+ * output row is computed from its own input row alone, so y does not.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include "kpt_moe.h"
+#include "../attention/kpt_mma.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+namespace {
+
+constexpr int MOE_MAX_EXPERTS = 256;
+constexpr int MOE_MAX_TOPK = 16;
+constexpr int GG_BM = 128, GG_BN = 128, GG_BK = 64, GG_STAGES = 3, GG_THREADS = 256;
+constexpr int GG_SMEM = GG_STAGES * (GG_BM + GG_BN) * GG_BK * 2;
+
+__global__ void moe_topk(const float *logits, int tokens, int experts, int top_k, int *ids, float *wts,
+			 int *counts)
+{
+	constexpr int EPL = MOE_MAX_EXPERTS / 32;
+	const int lane = threadIdx.x & 31;
+	const int t = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+	if (t >= tokens)
+		return;
+	const float *lg = logits + (long long)t * experts;
+	float v[EPL];
+	float mx = -INFINITY;
+#pragma unroll
+	for (int i = 0; i < EPL; i++) {
+		int e = lane + 32 * i;
+		v[i] = e < experts ? lg[e] : -INFINITY;
+		mx = fmaxf(mx, v[i]);
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+	float sum = 0.f;
+#pragma unroll
+	for (int i = 0; i < EPL; i++) {
+		v[i] = lane + 32 * i < experts ? expf(v[i] - mx) : -1.f;
+		sum += fmaxf(v[i], 0.f);
+	}
+	for (int o = 16; o > 0; o >>= 1)
+		sum += __shfl_xor_sync(0xffffffffu, sum, o);
+	int myid = 0;
+	float myp = 0.f, psum = 0.f;
+	for (int j = 0; j < top_k; j++) {
+		float best = -2.f;
+		int bi = 0x7fffffff;
+#pragma unroll
+		for (int i = 0; i < EPL; i++) {
+			if (v[i] > best) { /* strict: keeps the lower index of a tie */
+				best = v[i];
+				bi = lane + 32 * i;
+			}
+		}
+		for (int o = 16; o > 0; o >>= 1) {
+			float ob = __shfl_xor_sync(0xffffffffu, best, o);
+			int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+			if (ob > best || (ob == best && oi < bi)) {
+				best = ob;
+				bi = oi;
+			}
+		}
+#pragma unroll
+		for (int i = 0; i < EPL; i++)
+			if (lane + 32 * i == bi)
+				v[i] = -2.f;
+		psum += best;
+		if (lane == j) {
+			myid = bi;
+			myp = best;
+		}
+	}
+	(void)sum; /* the softmax denominator cancels in the renormalised weights */
+	if (lane < top_k) {
+		ids[(long long)t * top_k + lane] = myid;
+		wts[(long long)t * top_k + lane] = myp / psum;
+		atomicAdd(&counts[myid], 1);
+	}
+}
+
+/* offsets[e] = first row of expert e (offsets[experts] = tokens * top_k);
+ * tiles[e] = first GEMM row tile of expert e (tiles[experts] = total). */
+__global__ void moe_scan(const int *counts, int experts, int *offsets, int *tiles)
+{
+	if (threadIdx.x != 0)
+		return;
+	int row = 0, tile = 0;
+	for (int e = 0; e < experts; e++) {
+		offsets[e] = row;
+		tiles[e] = tile;
+		row += counts[e];
+		tile += (counts[e] + GG_BM - 1) / GG_BM;
+	}
+	offsets[experts] = row;
+	tiles[experts] = tile;
+}
+
+__global__ void moe_permute(const bf16 *x, int tokens, int hidden, int top_k, const int *ids,
+			    const int *offsets, int *cursor, int *slot_pos, bf16 *xp)
+{
+	const int lane = threadIdx.x & 31;
+	const long long slot = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+	if (slot >= (long long)tokens * top_k)
+		return;
+	int pos = 0;
+	if (lane == 0) {
+		int e = ids[slot];
+		pos = offsets[e] + atomicAdd(&cursor[e], 1);
+		slot_pos[slot] = pos;
+	}
+	pos = __shfl_sync(0xffffffffu, pos, 0);
+	const uint4 *src = reinterpret_cast<const uint4 *>(x + (slot / top_k) * hidden);
+	uint4 *dst = reinterpret_cast<uint4 *>(xp + (long long)pos * hidden);
+	for (int i = lane; i < hidden / 8; i += 32)
+		dst[i] = src[i];
+}
+
+__global__ void moe_combine(const bf16 *rows, int tokens, int hidden, int top_k, const int *slot_pos,
+			    const float *wts, bf16 *y)
+{
+	const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	const int per = hidden / 8;
+	if (i >= (long long)tokens * per)
+		return;
+	const long long t = i / per;
+	const int c = (int)(i % per) * 8;
+	float acc[8] = { 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f };
+	for (int j = 0; j < top_k; j++) {
+		float w = wts[t * top_k + j];
+		uint4 u = *reinterpret_cast<const uint4 *>(rows + (long long)slot_pos[t * top_k + j] * hidden + c);
+		const uint32_t *pu = reinterpret_cast<const uint32_t *>(&u);
+#pragma unroll
+		for (int k = 0; k < 4; k++) {
+			float2 f = kpt::mma_t<bf16>::unpack(pu[k]);
+			acc[2 * k] = fmaf(w, f.x, acc[2 * k]);
+			acc[2 * k + 1] = fmaf(w, f.y, acc[2 * k + 1]);
+		}
+	}
+	uint4 o;
+	uint32_t *po = reinterpret_cast<uint32_t *>(&o);
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		po[k] = kpt::mma_t<bf16>::pack(acc[2 * k], acc[2 * k + 1]);
+	*reinterpret_cast<uint4 *>(y + t * hidden + c) = o;
+}
+
+__device__ __forceinline__ float gelu_erf(float v)
+{
+	return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+}
+
+__global__ void moe_gelu(bf16 *h, long long n)
+{
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		h[i] = __float2bfloat16_rn(gelu_erf(__bfloat162float(h[i])));
+}
+
+/* C[r][n] = sum_k A[r][k] * B_e[n][k] for the rows r of each expert e
+ * (offsets), B_e = B + e * N * K. One block per (128-column tile, row tile of
+ * some expert); tiles[] maps the row tile to its expert. K % 64 == 0 and
+ * N % 128 == 0. GELU: apply gelu_erf before rounding. */
+template <bool GELU>
+__global__ void __launch_bounds__(GG_THREADS, 2)
+moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int experts, const int *offsets,
+		 const int *tiles)
+{
+	using M = kpt::mma_t<bf16>;
+	constexpr int W = GG_BK / 8;
+	extern __shared__ __align__(128) unsigned char smem[];
+	bf16 *sA = reinterpret_cast<bf16 *>(smem);
+	bf16 *sB = sA + GG_STAGES * GG_BM * GG_BK;
+
+	const int tile = blockIdx.y;
+	if (tile >= tiles[experts])
+		return;
+	int lo = 0, hi = experts - 1; /* the last e with tiles[e] <= tile */
+	while (lo < hi) {
+		int mid = (lo + hi + 1) >> 1;
+		if (tiles[mid] <= tile)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	const int e = lo;
+	const int m0 = offsets[e] + (tile - tiles[e]) * GG_BM;
+	const int m1 = offsets[e + 1];
+	const int n0 = blockIdx.x * GG_BN;
+	const bf16 *gA = A + (long long)m0 * K;
+	const bf16 *gB = B + ((long long)e * N + n0) * K;
+
+	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+	const int wm = warp >> 2, wn = warp & 3; /* 2 x 4 warps, 64 x 32 each */
+	const int KT = K / GG_BK;
+
+	auto load = [&](int stage, int kt) {
+		bf16 *a = sA + stage * GG_BM * GG_BK;
+		bf16 *b = sB + stage * GG_BN * GG_BK;
+		const int k0 = kt * GG_BK;
+#pragma unroll
+		for (int i = tid; i < GG_BM * W; i += GG_THREADS) {
+			int r = i / W, c = i % W;
+			bool ok = m0 + r < m1;
+			kpt::cp_async16(kpt::smem_addr(a + kpt::swz<W>(r, c)), gA + (ok ? (long long)r * K : 0) + k0 + c * 8, ok);
+		}
+#pragma unroll
+		for (int i = tid; i < GG_BN * W; i += GG_THREADS) {
+			int r = i / W, c = i % W;
+			kpt::cp_async16(kpt::smem_addr(b + kpt::swz<W>(r, c)), gB + (long long)r * K + k0 + c * 8, true);
+		}
+	};
+
+	float acc[4][4][4];
+#pragma unroll
+	for (int i = 0; i < 4; i++)
+#pragma unroll
+		for (int j = 0; j < 4; j++)
+			acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
+
+#pragma unroll
+	for (int s = 0; s < GG_STAGES - 1; s++) {
+		if (s < KT)
+			load(s, s);
+		kpt::cp_async_commit();
+	}
+	for (int kt = 0; kt < KT; kt++) {
+		kpt::cp_async_wait<GG_STAGES - 2>();
+		__syncthreads();
+		if (kt + GG_STAGES - 1 < KT)
+			load((kt + GG_STAGES - 1) % GG_STAGES, kt + GG_STAGES - 1);
+		kpt::cp_async_commit();
+		const bf16 *a = sA + (kt % GG_STAGES) * GG_BM * GG_BK;
+		const bf16 *b = sB + (kt % GG_STAGES) * GG_BN * GG_BK;
+#pragma unroll
+		for (int kk = 0; kk < GG_BK / 16; kk++) {
+			uint32_t af[4][4], bfr[2][4];
+#pragma unroll
+			for (int mt = 0; mt < 4; mt++)
+				kpt::ldsm_x4(af[mt], kpt::smem_addr(a + kpt::swz<W>(wm * 64 + mt * 16 + (lane & 15),
+										   kk * 2 + (lane >> 4))));
+#pragma unroll
+			for (int np = 0; np < 2; np++)
+				kpt::ldsm_x4(bfr[np], kpt::smem_addr(b + kpt::swz<W>(wn * 32 + np * 16 + (lane & 7) +
+											    ((lane >> 4) << 3),
+										    kk * 2 + ((lane >> 3) & 1))));
+#pragma unroll
+			for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+				for (int nt = 0; nt < 4; nt++)
+					M::mma(acc[mt][nt], af[mt], bfr[nt >> 1][(nt & 1) * 2], bfr[nt >> 1][(nt & 1) * 2 + 1]);
+		}
+	}
+	kpt::cp_async_wait<0>();
+
+#pragma unroll
+	for (int mt = 0; mt < 4; mt++) {
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			int r = m0 + wm * 64 + mt * 16 + (lane >> 2) + h * 8;
+			if (r >= m1)
+				continue;
+			bf16 *crow = C + (long long)r * N + n0 + wn * 32 + 2 * (lane & 3);
+#pragma unroll
+			for (int nt = 0; nt < 4; nt++) {
+				float v0 = acc[mt][nt][2 * h], v1 = acc[mt][nt][2 * h + 1];
+				if (GELU) {
+					v0 = gelu_erf(v0);
+					v1 = gelu_erf(v1);
+				}
+				*reinterpret_cast<uint32_t *>(crow + nt * 8) = M::pack(v0, v1);
+			}
+		}
+	}
+}
+
+} /* namespace */
+
+struct kpt_moe {
+	struct kpt_moe_cfg cfg;
+	enum kpt_moe_ffn_impl impl;
+	cublasHandle_t blas;
+	void *ws;
+	float *logits, *wts;
+	int *ids, *counts, *cursor, *offsets, *tiles, *slot_pos;
+	bf16 *xp, *hb, *yb;
+	int *h_offsets; /* pinned, cuBLAS path */
+};
+
+static size_t align256(size_t n)
+{
+	return (n + 255) & ~(size_t)255;
+}
+
+extern "C" void kpt_moe_destroy(struct kpt_moe *m)
+{
+	if (!m)
+		return;
+	if (m->blas)
+		cublasDestroy(m->blas);
+	cudaFree(m->ws);
+	cudaFreeHost(m->h_offsets);
+	free(m);
+}
+
+extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cfg, enum kpt_moe_ffn_impl impl,
+			      struct kpt_diag *d)
+{
+	*out = NULL;
+	if (cfg->tokens < 1 || cfg->experts < 1 || cfg->experts > MOE_MAX_EXPERTS || cfg->top_k < 1 ||
+	    cfg->top_k > cfg->experts || cfg->top_k > MOE_MAX_TOPK)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: tokens %d, experts %d (1..%d), top-k %d (1..%d) out of range",
+				    cfg->tokens, cfg->experts, MOE_MAX_EXPERTS, cfg->top_k, MOE_MAX_TOPK);
+	if (cfg->hidden < 128 || cfg->hidden % 128 || cfg->ffn < 128 || cfg->ffn % 128)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: hidden %d and ffn %d must be positive multiples of 128",
+				    cfg->hidden, cfg->ffn);
+	if ((unsigned)impl > KPT_MOE_FFN_CUBLAS)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: unknown FFN implementation %d", (int)impl);
+	long long rows = (long long)cfg->tokens * cfg->top_k;
+	if (rows / GG_BM + cfg->experts + 1 > 65535)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: %lld token rows exceed one launch", rows);
+	struct kpt_moe *m = (struct kpt_moe *)calloc(1, sizeof *m);
+	if (!m)
+		return kpt_diag_set(d, KPT_E_NOMEM, "moe: out of host memory");
+	m->cfg = *cfg;
+	m->impl = impl;
+	const int E = cfg->experts;
+	size_t sz[] = {
+		align256((size_t)cfg->tokens * E * 4),          /* logits */
+		align256((size_t)rows * 4),                     /* wts */
+		align256((size_t)rows * 4),                     /* ids */
+		align256((size_t)2 * E * 4),                    /* counts, cursor (zeroed together) */
+		align256((size_t)(E + 1) * 4),                  /* offsets */
+		align256((size_t)(E + 1) * 4),                  /* tiles */
+		align256((size_t)rows * 4),                     /* slot_pos */
+		align256((size_t)rows * cfg->hidden * 2),       /* xp */
+		align256((size_t)rows * cfg->ffn * 2),          /* hb */
+		align256((size_t)rows * cfg->hidden * 2),       /* yb */
+	};
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
+		total += sz[i];
+	cudaError_t e = cudaMalloc(&m->ws, total);
+	if (e != cudaSuccess) {
+		kpt_moe_destroy(m);
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot allocate %zu bytes of workspace: %s", total,
+				    cudaGetErrorString(e));
+	}
+	char *p = (char *)m->ws;
+	m->logits = (float *)p, p += sz[0];
+	m->wts = (float *)p, p += sz[1];
+	m->ids = (int *)p, p += sz[2];
+	m->counts = (int *)p, m->cursor = m->counts + E, p += sz[3];
+	m->offsets = (int *)p, p += sz[4];
+	m->tiles = (int *)p, p += sz[5];
+	m->slot_pos = (int *)p, p += sz[6];
+	m->xp = (bf16 *)p, p += sz[7];
+	m->hb = (bf16 *)p, p += sz[8];
+	m->yb = (bf16 *)p;
+	if (cublasCreate(&m->blas) != CUBLAS_STATUS_SUCCESS) {
+		kpt_moe_destroy(m);
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: cublasCreate failed");
+	}
+	if (impl == KPT_MOE_FFN_CUBLAS && cudaMallocHost(&m->h_offsets, (size_t)(E + 1) * 4) != cudaSuccess) {
+		kpt_moe_destroy(m);
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot allocate pinned host memory");
+	}
+	e = cudaFuncSetAttribute(moe_grouped_gemm<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, GG_SMEM);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(moe_grouped_gemm<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, GG_SMEM);
+	if (e != cudaSuccess) {
+		kpt_moe_destroy(m);
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot raise the GEMM shared-memory limit: %s",
+				    cudaGetErrorString(e));
+	}
+	*out = m;
+	return 0;
+}
+
+extern "C" const int *kpt_moe_topk_ids(const struct kpt_moe *m)
+{
+	return m->ids;
+}
+
+extern "C" const float *kpt_moe_topk_weights(const struct kpt_moe *m)
+{
+	return m->wts;
+}
+
+/* C_rowmajor[rows][n] = A_rowmajor[rows][k] * W_rowmajor[n][k]^T through
+ * column-major cuBLAS: C^T = W * A^T. */
+static cublasStatus_t gemm_nt(cublasHandle_t h, int rows, int n, int k, const bf16 *A, const bf16 *Wt, bf16 *C)
+{
+	const float one = 1.f, zero = 0.f;
+	return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, rows, k, &one, Wt, CUDA_R_16BF, k, A, CUDA_R_16BF, k,
+			    &zero, C, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+static int ffn_cublas(struct kpt_moe *m, const bf16 *w1, const bf16 *w2, cudaStream_t s, struct kpt_diag *d)
+{
+	const struct kpt_moe_cfg *c = &m->cfg;
+	const int E = c->experts;
+	cudaError_t e = cudaMemcpyAsync(m->h_offsets, m->offsets, (size_t)(E + 1) * 4, cudaMemcpyDeviceToHost, s);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(s);
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: reading expert offsets failed: %s", cudaGetErrorString(e));
+	for (int x = 0; x < E; x++) {
+		int r0 = m->h_offsets[x], n = m->h_offsets[x + 1] - r0;
+		if (n == 0)
+			continue;
+		if (gemm_nt(m->blas, n, c->ffn, c->hidden, m->xp + (size_t)r0 * c->hidden,
+			    w1 + (size_t)x * c->ffn * c->hidden, m->hb + (size_t)r0 * c->ffn) != CUBLAS_STATUS_SUCCESS)
+			return kpt_diag_set(d, KPT_E_CUDA, "moe: cuBLAS GEMM 1 of expert %d failed", x);
+	}
+	long long nh = (long long)c->tokens * c->top_k * c->ffn;
+	moe_gelu<<<(unsigned)((nh + 255) / 256), 256, 0, s>>>(m->hb, nh);
+	for (int x = 0; x < E; x++) {
+		int r0 = m->h_offsets[x], n = m->h_offsets[x + 1] - r0;
+		if (n == 0)
+			continue;
+		if (gemm_nt(m->blas, n, c->hidden, c->ffn, m->hb + (size_t)r0 * c->ffn,
+			    w2 + (size_t)x * c->hidden * c->ffn, m->yb + (size_t)r0 * c->hidden) != CUBLAS_STATUS_SUCCESS)
+			return kpt_diag_set(d, KPT_E_CUDA, "moe: cuBLAS GEMM 2 of expert %d failed", x);
+	}
+	return 0;
+}
+
+extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,
+			       const void *w2, cudaStream_t s, struct kpt_diag *d)
+{
+	if (!m || !y || !x || !w_gate || !w1 || !w2)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: a pointer is NULL");
+	if (((uintptr_t)y | (uintptr_t)x | (uintptr_t)w1 | (uintptr_t)w2) & 15)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: tensors must be 16-byte aligned");
+	const struct kpt_moe_cfg *c = &m->cfg;
+	const int E = c->experts, T = c->tokens, K = c->top_k;
+	const long long rows = (long long)T * K;
+	const float one = 1.f, zero = 0.f;
+	cudaError_t e;
+	int rc = 0;
+
+	nvtxRangePushA("moe.router");
+	cublasSetStream(m->blas, s);
+	e = cudaMemsetAsync(m->counts, 0, (size_t)2 * E * 4, s);
+	if (e == cudaSuccess &&
+	    cublasGemmEx(m->blas, CUBLAS_OP_T, CUBLAS_OP_N, E, T, c->hidden, &one, w_gate, CUDA_R_16BF, c->hidden, x,
+			 CUDA_R_16BF, c->hidden, &zero, m->logits, CUDA_R_32F, E, CUBLAS_COMPUTE_32F,
+			 CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
+		rc = kpt_diag_set(d, KPT_E_CUDA, "moe: router cuBLAS GEMM failed");
+	if (e == cudaSuccess && rc == 0) {
+		moe_topk<<<(T + 7) / 8, 256, 0, s>>>(m->logits, T, E, K, m->ids, m->wts, m->counts);
+		moe_scan<<<1, 32, 0, s>>>(m->counts, E, m->offsets, m->tiles);
+		e = cudaGetLastError();
+	}
+	nvtxRangePop();
+	if (rc)
+		return rc;
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: router launch failed: %s", cudaGetErrorString(e));
+
+	nvtxRangePushA("moe.permute");
+	moe_permute<<<(unsigned)((rows + 7) / 8), 256, 0, s>>>((const bf16 *)x, T, c->hidden, K, m->ids, m->offsets,
+							     m->cursor, m->slot_pos, m->xp);
+	e = cudaGetLastError();
+	nvtxRangePop();
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: permute launch failed: %s", cudaGetErrorString(e));
+
+	nvtxRangePushA("moe.ffn");
+	if (m->impl == KPT_MOE_FFN_CUBLAS) {
+		rc = ffn_cublas(m, (const bf16 *)w1, (const bf16 *)w2, s, d);
+	} else {
+		unsigned ytiles = (unsigned)((rows + GG_BM - 1) / GG_BM + E);
+		moe_grouped_gemm<true><<<dim3(c->ffn / GG_BN, ytiles), GG_THREADS, GG_SMEM, s>>>(
+			m->xp, (const bf16 *)w1, m->hb, c->ffn, c->hidden, E, m->offsets, m->tiles);
+		moe_grouped_gemm<false><<<dim3(c->hidden / GG_BN, ytiles), GG_THREADS, GG_SMEM, s>>>(
+			m->hb, (const bf16 *)w2, m->yb, c->hidden, c->ffn, E, m->offsets, m->tiles);
+	}
+	e = cudaGetLastError();
+	nvtxRangePop();
+	if (rc)
+		return rc;
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: expert FFN launch failed: %s", cudaGetErrorString(e));
+
+	nvtxRangePushA("moe.combine");
+	long long nthreads = (long long)T * (c->hidden / 8);
+	moe_combine<<<(unsigned)((nthreads + 255) / 256), 256, 0, s>>>(m->yb, T, c->hidden, K, m->slot_pos, m->wts,
+								      (bf16 *)y);
+	e = cudaGetLastError();
+	nvtxRangePop();
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: combine launch failed: %s", cudaGetErrorString(e));
+	return 0;
+}
