@@ -16,11 +16,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kpt_err.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* lib/kpt_err.h has no C++ guard of its own: include it as C. */
+#include "kpt_err.h"
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -92,8 +93,11 @@ int kpt_fp8_dequantize(void *y, enum kpt_dtype yt, const uint8_t *q, const float
  * 16; E5M2 x E5M2 is refused (cuBLASLt has no such kernel). The plan owns
  * a cuBLASLt handle, layouts, the chosen algorithm and a 32 MiB workspace. */
 struct kpt_fp8_gemm;
+enum kpt_fp8_gemm_flags {
+	KPT_FP8_GEMM_FAST_ACCUM = 1 /* CUBLASLT_MATMUL_DESC_FAST_ACCUM: faster, less exact sums */
+};
 int kpt_fp8_gemm_create(struct kpt_fp8_gemm **out, size_t m, size_t n, size_t k,
-			enum kpt_fp8_fmt fa, enum kpt_fp8_fmt fb, struct kpt_diag *d);
+			enum kpt_fp8_fmt fa, enum kpt_fp8_fmt fb, unsigned flags, struct kpt_diag *d);
 int kpt_fp8_gemm_run(struct kpt_fp8_gemm *g, uint16_t *dmat, const uint8_t *a, const uint8_t *b,
 		     const float *a_scale, const float *b_scale, cudaStream_t s, struct kpt_diag *d);
 /* Accepts NULL and half-built plans. */

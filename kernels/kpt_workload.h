@@ -29,11 +29,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kpt_err.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* lib/kpt_err.h has no C++ guard of its own: include it as C. */
+#include "kpt_err.h"
 
 /* What the runner hands to each hook of one workload in one process. */
 struct kpt_wl_ctx {

@@ -1,0 +1,420 @@
+/* kpt_memory.cu - device copy, memset, STREAM triad, transpose, sum
+ * reduction and pinned host copies (contracts in kpt_kernels.h). */
+#include <cuda_runtime.h>
+
+#include "kpt_kernels.h"
+#include "kpt_launch.h"
+
+#define THREADS 256
+#define UNROLL 4
+
+/* Index of the i-th processed element when `total` >= n elements are
+ * processed: the first n once each, the rest wrap around (planted work). */
+static __device__ __forceinline__ size_t wrap(size_t i, size_t n)
+{
+	return i < n ? i : (i - n) % n;
+}
+
+static __global__ void __launch_bounds__(THREADS) copy_vec(uint4 *__restrict__ dst, const uint4 *__restrict__ src,
+							   size_t n, size_t total)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+
+	for (; i + (UNROLL - 1) * stride < total; i += UNROLL * stride) {
+		uint4 v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			v[u] = __ldcs(&src[wrap(i + u * stride, n)]);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			__stcs(&dst[wrap(i + u * stride, n)], v[u]);
+	}
+	for (; i < total; i += stride)
+		dst[wrap(i, n)] = src[wrap(i, n)];
+}
+
+static __global__ void copy_bytes(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+static int aligned16(const void *p)
+{
+	return ((uintptr_t)p & 15u) == 0;
+}
+
+static size_t planted(size_t n, int extra_pct)
+{
+	return n + (size_t)((double)n * extra_pct / 100.0);
+}
+
+extern "C" int kpt_copy(void *dst, const void *src, size_t bytes, int extra_pct, cudaStream_t s, struct kpt_diag *d)
+{
+	if (extra_pct < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "kpt_copy: negative extra work %d%%", extra_pct);
+	if (bytes == 0)
+		return 0;
+	if (aligned16(dst) && aligned16(src) && bytes >= 16) {
+		size_t n = bytes / 16, total = planted(n, extra_pct);
+
+		KPT_LAUNCH(d, "kpt_copy", (copy_vec<<<kpt_grid_for(total, THREADS * UNROLL, 8), THREADS, 0, s>>>(
+						 (uint4 *)dst, (const uint4 *)src, n, total)));
+		if (bytes % 16 == 0)
+			return 0;
+		dst = (char *)dst + n * 16;
+		src = (const char *)src + n * 16;
+		bytes %= 16;
+	}
+	KPT_LAUNCH(d, "kpt_copy", (copy_bytes<<<kpt_grid_for(bytes, THREADS, 8), THREADS, 0, s>>>(
+					 (unsigned char *)dst, (const unsigned char *)src, bytes)));
+	return 0;
+}
+
+static __global__ void __launch_bounds__(THREADS) memset_vec(uint4 *__restrict__ dst, uint4 v, size_t n,
+							     unsigned char *tail, size_t ntail)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+
+	for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride)
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			__stcs(&dst[i + u * stride], v);
+	for (; i < n; i += stride)
+		dst[i] = v;
+	if (blockIdx.x == 0 && threadIdx.x < ntail)
+		tail[threadIdx.x] = (unsigned char)v.x;
+}
+
+static __global__ void memset_bytes(unsigned char *dst, unsigned char v, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = v;
+}
+
+extern "C" int kpt_memset(void *dst, int value, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+{
+	unsigned b = (unsigned)value & 0xFFu;
+	unsigned w = b * 0x01010101u;
+
+	if (bytes == 0)
+		return 0;
+	if (aligned16(dst)) {
+		size_t n = bytes / 16;
+
+		KPT_LAUNCH(d, "kpt_memset", (memset_vec<<<kpt_grid_for(n, THREADS * UNROLL, 8), THREADS, 0, s>>>(
+						   (uint4 *)dst, make_uint4(w, w, w, w), n,
+						   (unsigned char *)dst + n * 16, bytes % 16)));
+		return 0;
+	}
+	KPT_LAUNCH(d, "kpt_memset", (memset_bytes<<<kpt_grid_for(bytes, THREADS, 8), THREADS, 0, s>>>(
+					   (unsigned char *)dst, (unsigned char)b, bytes)));
+	return 0;
+}
+
+static __global__ void __launch_bounds__(THREADS) triad_vec(float4 *__restrict__ a, const float4 *__restrict__ b,
+							    const float4 *__restrict__ c, float q, size_t n, size_t total)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+
+	for (; i + (UNROLL - 1) * stride < total; i += UNROLL * stride) {
+		float4 x[UNROLL], y[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			x[u] = __ldcs(&b[wrap(i + u * stride, n)]);
+			y[u] = __ldcs(&c[wrap(i + u * stride, n)]);
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			__stcs(&a[wrap(i + u * stride, n)],
+			       make_float4(fmaf(q, y[u].x, x[u].x), fmaf(q, y[u].y, x[u].y),
+					   fmaf(q, y[u].z, x[u].z), fmaf(q, y[u].w, x[u].w)));
+	}
+	for (; i < total; i += stride) {
+		size_t j = wrap(i, n);
+		float4 x = b[j], y = c[j];
+
+		a[j] = make_float4(fmaf(q, y.x, x.x), fmaf(q, y.y, x.y), fmaf(q, y.z, x.z), fmaf(q, y.w, x.w));
+	}
+}
+
+static __global__ void triad_scalar(float *a, const float *b, const float *c, float q, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		a[i] = fmaf(q, c[i], b[i]);
+}
+
+extern "C" int kpt_triad(float *a, const float *b, const float *c, float q, size_t n, int extra_pct,
+			 cudaStream_t s, struct kpt_diag *d)
+{
+	if (extra_pct < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "kpt_triad: negative extra work %d%%", extra_pct);
+	if (n == 0)
+		return 0;
+	if (aligned16(a) && aligned16(b) && aligned16(c) && n >= 4) {
+		size_t n4 = n / 4, total = planted(n4, extra_pct);
+
+		KPT_LAUNCH(d, "kpt_triad", (triad_vec<<<kpt_grid_for(total, THREADS * UNROLL, 8), THREADS, 0, s>>>(
+						  (float4 *)a, (const float4 *)b, (const float4 *)c, q, n4, total)));
+		if (n % 4 == 0)
+			return 0;
+		a += n4 * 4;
+		b += n4 * 4;
+		c += n4 * 4;
+		n %= 4;
+	}
+	KPT_LAUNCH(d, "kpt_triad", (triad_scalar<<<kpt_grid_for(n, THREADS, 8), THREADS, 0, s>>>(a, b, c, q, n)));
+	return 0;
+}
+
+/* ---- transpose ----------------------------------------------------------- */
+
+#define TF_TILE 32
+#define TF_ROWS 8
+
+static __global__ void __launch_bounds__(TF_TILE * TF_ROWS) transpose_f32(float *__restrict__ out,
+									   const float *__restrict__ in,
+									   size_t rows, size_t cols)
+{
+	__shared__ float tile[TF_TILE][TF_TILE + 1];
+	size_t c0 = (size_t)blockIdx.x * TF_TILE, r0 = (size_t)blockIdx.y * TF_TILE;
+	unsigned tx = threadIdx.x, ty = threadIdx.y;
+
+#pragma unroll
+	for (int k = 0; k < TF_TILE; k += TF_ROWS) {
+		size_t r = r0 + ty + k, c = c0 + tx;
+
+		if (r < rows && c < cols)
+			tile[ty + k][tx] = __ldcs(&in[r * cols + c]);
+	}
+	__syncthreads();
+#pragma unroll
+	for (int k = 0; k < TF_TILE; k += TF_ROWS) {
+		size_t orow = c0 + ty + k, ocol = r0 + tx; /* out is cols x rows */
+
+		if (orow < cols && ocol < rows)
+			__stcs(&out[orow * rows + ocol], tile[tx][ty + k]);
+	}
+}
+
+/* bf16: 64x64 tiles, 32-bit (two-element) accesses along rows when the row
+ * length is even, so a warp moves 128 contiguous bytes. */
+#define TB_TILE 64
+#define TB_ROWS 8
+
+static __global__ void __launch_bounds__(32 * TB_ROWS) transpose_b16(uint16_t *__restrict__ out,
+								      const uint16_t *__restrict__ in,
+								      size_t rows, size_t cols)
+{
+	__shared__ uint16_t tile[TB_TILE][TB_TILE + 2];
+	size_t c0 = (size_t)blockIdx.x * TB_TILE, r0 = (size_t)blockIdx.y * TB_TILE;
+	unsigned tx = threadIdx.x, ty = threadIdx.y;
+	bool pair_in = (cols % 2) == 0, pair_out = (rows % 2) == 0;
+
+	for (int k = ty; k < TB_TILE; k += TB_ROWS) {
+		size_t r = r0 + k, c = c0 + 2 * tx;
+
+		if (r >= rows)
+			continue;
+		if (pair_in && c + 1 < cols) {
+			uint32_t v = __ldcs((const unsigned int *)&in[r * cols + c]);
+
+			tile[k][2 * tx] = (uint16_t)(v & 0xFFFFu);
+			tile[k][2 * tx + 1] = (uint16_t)(v >> 16);
+		} else {
+			if (c < cols)
+				tile[k][2 * tx] = in[r * cols + c];
+			if (c + 1 < cols)
+				tile[k][2 * tx + 1] = in[r * cols + c + 1];
+		}
+	}
+	__syncthreads();
+	for (int k = ty; k < TB_TILE; k += TB_ROWS) {
+		size_t orow = c0 + k, ocol = r0 + 2 * tx; /* out is cols x rows */
+
+		if (orow >= cols)
+			continue;
+		if (pair_out && ocol + 1 < rows) {
+			uint32_t v = (uint32_t)tile[2 * tx][k] | ((uint32_t)tile[2 * tx + 1][k] << 16);
+
+			__stcs((unsigned int *)&out[orow * rows + ocol], v);
+		} else {
+			if (ocol < rows)
+				out[orow * rows + ocol] = tile[2 * tx][k];
+			if (ocol + 1 < rows)
+				out[orow * rows + ocol + 1] = tile[2 * tx + 1][k];
+		}
+	}
+}
+
+static int transpose_grid(dim3 *g, size_t rows, size_t cols, size_t tile, struct kpt_diag *d)
+{
+	size_t gx = (cols + tile - 1) / tile, gy = (rows + tile - 1) / tile;
+
+	if (gx > 0x7FFFFFFFu || gy > 65535u)
+		return kpt_diag_set(d, KPT_E_INVAL, "transpose: %zu x %zu is too large (at most %zu rows)",
+				    rows, cols, (size_t)65535 * tile);
+	*g = dim3((unsigned)gx, (unsigned)gy);
+	return 0;
+}
+
+extern "C" int kpt_transpose_f32(float *out, const float *in, size_t rows, size_t cols, cudaStream_t s,
+				 struct kpt_diag *d)
+{
+	dim3 g;
+	int rc;
+
+	if (rows == 0 || cols == 0)
+		return 0;
+	if ((rc = transpose_grid(&g, rows, cols, TF_TILE, d)) < 0)
+		return rc;
+	KPT_LAUNCH(d, "kpt_transpose_f32",
+		   (transpose_f32<<<g, dim3(TF_TILE, TF_ROWS), 0, s>>>(out, in, rows, cols)));
+	return 0;
+}
+
+extern "C" int kpt_transpose_bf16(uint16_t *out, const uint16_t *in, size_t rows, size_t cols, cudaStream_t s,
+				  struct kpt_diag *d)
+{
+	dim3 g;
+	int rc;
+
+	if (rows == 0 || cols == 0)
+		return 0;
+	if ((uintptr_t)in % 4 || (uintptr_t)out % 4)
+		return kpt_diag_set(d, KPT_E_INVAL, "kpt_transpose_bf16: pointers must be 4-byte aligned");
+	if ((rc = transpose_grid(&g, rows, cols, TB_TILE, d)) < 0)
+		return rc;
+	KPT_LAUNCH(d, "kpt_transpose_bf16",
+		   (transpose_b16<<<g, dim3(32, TB_ROWS), 0, s>>>(out, in, rows, cols)));
+	return 0;
+}
+
+/* ---- sum reduction --------------------------------------------------------- */
+
+#define RED_THREADS 512
+#define RED_MAX_BLOCKS 1024
+
+struct reduce_ws {
+	float partial[RED_MAX_BLOCKS];
+	unsigned int done;
+};
+
+static __device__ __forceinline__ float block_sum(float v, float *sh)
+{
+	unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+#pragma unroll
+	for (int o = 16; o > 0; o /= 2)
+		v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+	if (lane == 0)
+		sh[warp] = v;
+	__syncthreads();
+	v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : 0.0f;
+	if (warp == 0)
+#pragma unroll
+		for (int o = 16; o > 0; o /= 2)
+			v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+	__syncthreads();
+	return v; /* valid in thread 0 */
+}
+
+static __global__ void __launch_bounds__(RED_THREADS) reduce_sum(float *out, const float *__restrict__ in,
+								  size_t n, struct reduce_ws *ws)
+{
+	__shared__ float sh[32];
+	__shared__ bool last;
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	float acc[UNROLL] = { 0.0f, 0.0f, 0.0f, 0.0f };
+	float v;
+
+	if (((uintptr_t)in & 15u) == 0) {
+		const float4 *in4 = (const float4 *)in;
+		size_t n4 = n / 4;
+
+		for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {
+			float4 x[UNROLL];
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				x[u] = __ldcs(&in4[i + u * stride]);
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+				acc[u] += (x[u].x + x[u].y) + (x[u].z + x[u].w);
+		}
+		for (; i < n4; i += stride) {
+			float4 x = in4[i];
+
+			acc[0] += (x.x + x.y) + (x.z + x.w);
+		}
+		i = n4 * 4 + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	}
+	for (; i < n; i += stride)
+		acc[1] += in[i];
+	v = block_sum((acc[0] + acc[1]) + (acc[2] + acc[3]), sh);
+	if (threadIdx.x == 0) {
+		ws->partial[blockIdx.x] = v;
+		__threadfence();
+		last = atomicAdd(&ws->done, 1u) == gridDim.x - 1;
+	}
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+	v = 0.0f;
+	for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+		v += ((volatile float *)ws->partial)[b];
+	v = block_sum(v, sh);
+	if (threadIdx.x == 0) {
+		*out = v;
+		ws->done = 0;
+	}
+}
+
+extern "C" size_t kpt_reduce_sum_ws_bytes(void)
+{
+	return sizeof(struct reduce_ws);
+}
+
+extern "C" int kpt_reduce_sum_f32(float *out, const float *in, size_t n, void *ws, cudaStream_t s,
+				  struct kpt_diag *d)
+{
+	unsigned g = kpt_grid_for(n / 4 + 1, RED_THREADS * UNROLL, 4);
+
+	if (!ws)
+		return kpt_diag_set(d, KPT_E_INVAL, "kpt_reduce_sum_f32: no workspace");
+	if (g > RED_MAX_BLOCKS)
+		g = RED_MAX_BLOCKS;
+	KPT_LAUNCH(d, "kpt_reduce_sum_f32",
+		   (reduce_sum<<<g, RED_THREADS, 0, s>>>(out, in, n, (struct reduce_ws *)ws)));
+	return 0;
+}
+
+/* ---- pinned host copies ---------------------------------------------------- */
+
+extern "C" int kpt_copy_h2d(void *dst, const void *host_src, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+{
+	int rc;
+
+	if (bytes == 0)
+		return 0;
+	nvtxRangePushA("kpt_copy_h2d");
+	rc = KPT_CUDA(d, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, s));
+	nvtxRangePop();
+	return rc;
+}
+
+extern "C" int kpt_copy_d2h(void *host_dst, const void *src, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+{
+	int rc;
+
+	if (bytes == 0)
+		return 0;
+	nvtxRangePushA("kpt_copy_d2h");
+	rc = KPT_CUDA(d, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, s));
+	nvtxRangePop();
+	return rc;
+}
