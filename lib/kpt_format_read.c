@@ -236,9 +236,10 @@ int kpt_file_open(const char *path, struct kpt_file **out, struct kpt_diag *d)
 {
 	struct kpt_file *f;
 	struct stat st;
-	int rc = file_new(path, &f, d);
+	int rc;
 
-	if (rc)
+	*out = NULL;
+	if ((rc = file_new(path, &f, d)))
 		return rc;
 	f->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0) {
@@ -269,9 +270,10 @@ int kpt_file_open_mem(const void *data, size_t len, const char *name, struct kpt
 {
 	struct kpt_file *f;
 	static const uint8_t empty[1];
-	int rc = file_new(name ? name : "(memory)", &f, d);
+	int rc;
 
-	if (rc)
+	*out = NULL;
+	if ((rc = file_new(name ? name : "(memory)", &f, d)))
 		return rc;
 	f->mem = data ? data : empty;
 	f->size = len;
