@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kpt_demangle.h"
@@ -926,6 +927,15 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out, struct
 	return exporters[fmt](f, out, d);
 }
 
+/* umask(2) can only be read by setting it; not thread-safe, like umask. */
+static mode_t current_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
 		       struct kpt_diag *d)
 {
@@ -948,6 +958,8 @@ int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt, const cha
 		free(tmp);
 		return rc;
 	}
+	/* mkstemp makes 0600; the export gets the mode a plain fopen would */
+	fchmod(fd, 0666 & ~current_umask());
 	rc = kpt_export(f, fmt, out, d);
 	if (rc >= 0 && (fflush(out) != 0 || fsync(fileno(out)) != 0))
 		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));

@@ -61,7 +61,9 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out,
 
 /* Writes to path atomically: into a temporary file in the same folder,
  * flushed and fsynced, then renamed over path. On any error path is left
- * untouched (no half-written file) and the temporary file is removed. */
+ * untouched (no half-written file) and the temporary file is removed. The
+ * file gets mode 0666 & ~umask; reading the umask briefly sets it, so do not
+ * call this while another thread creates files. */
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt,
 		       const char *path, struct kpt_diag *d);
 

@@ -15,10 +15,27 @@ static void fail(struct kpt_json *j, int err)
 	}
 }
 
+/* The writer is used from one thread at a time (like every kpt object), so
+ * stdio's per-call locking is skipped: it was a third of export time. */
+static size_t write_bytes(const void *s, size_t n, FILE *out)
+{
+	return fwrite_unlocked(s, 1, n, out);
+}
+
 static void put(struct kpt_json *j, const char *s, size_t n)
 {
-	if (!j->err && n && fwrite(s, 1, n, j->out) != n)
+	if (!j->err && n && write_bytes(s, n, j->out) != n)
 		fail(j, KPT_E_IO);
+}
+
+/* Decimal digits of v, right-aligned ending at end; returns the first. */
+static char *u64_digits(uint64_t v, char *end)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
 }
 
 static void newline_indent(struct kpt_json *j, int level)
@@ -166,7 +183,7 @@ int kpt_json_write_string(FILE *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, run = 0;   /* s[run..i) is written verbatim when flushed */
-	int ok = putc('"', out) != EOF;
+	int ok = putc_unlocked('"', out) != EOF;
 
 	while (ok && i < len) {
 		unsigned char c = s[i];
@@ -192,12 +209,13 @@ int kpt_json_write_string(FILE *out, const char *str, size_t len)
 			}
 		}
 		if (e) {
-			ok = fwrite(s + run, 1, i - run, out) == i - run && fputs(e, out) != EOF;
+			ok = write_bytes(s + run, i - run, out) == i - run &&
+			     write_bytes(e, strlen(e), out) == strlen(e);
 			run = i + step;
 		}
 		i += step;
 	}
-	ok = ok && fwrite(s + run, 1, i - run, out) == i - run && putc('"', out) != EOF;
+	ok = ok && write_bytes(s + run, i - run, out) == i - run && putc_unlocked('"', out) != EOF;
 	return ok ? 0 : KPT_E_IO;
 }
 
@@ -231,8 +249,8 @@ void kpt_json_u64(struct kpt_json *j, uint64_t v)
 {
 	char buf[24];
 
-	snprintf(buf, sizeof buf, "%" PRIu64, v);
-	literal(j, buf);
+	buf[23] = '\0';
+	literal(j, u64_digits(v, buf + 23));
 }
 
 void kpt_json_i64(struct kpt_json *j, int64_t v)
@@ -261,12 +279,17 @@ void kpt_json_double(struct kpt_json *j, double v)
 
 void kpt_json_ns_as_us(struct kpt_json *j, int64_t ns)
 {
-	char buf[32];
+	char buf[32], *p = buf + sizeof buf - 1;
 	uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
 
-	snprintf(buf, sizeof buf, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "",
-		 a / 1000, (unsigned)(a % 1000));
-	literal(j, buf);
+	*p = '\0';
+	for (int i = 0; i < 3; i++, a /= 10)
+		*--p = (char)('0' + a % 10);
+	*--p = '.';
+	p = u64_digits(a, p);
+	if (ns < 0)
+		*--p = '-';
+	literal(j, p);
 }
 
 void kpt_json_bool(struct kpt_json *j, int v) { literal(j, v ? "true" : "false"); }
