@@ -183,62 +183,94 @@ static int check_u32(const struct kpt_col *c, const struct kpt_limits *lim, uint
 	}
 }
 
+/* Reads one varint into v or fails the column at row i. */
+#define GET(v)                                                  \
+	do {                                                    \
+		if (p < end && *p < 0x80) {                     \
+			(v) = *p++;                             \
+		} else if (kpt_get_varint(&p, end, &(v))) {     \
+			return bad(e, c, i, 0, 0);              \
+		}                                               \
+	} while (0)
+
+/* One loop per encoding, so the per-value work has no dispatch. */
 static int decode_col(const struct kpt_col *c, char *rows, size_t stride, size_t n,
 		      const uint8_t **pp, const uint8_t *end, const struct kpt_limits *lim,
 		      struct kpt_arena *arena, struct kpt_decode_err *e)
 {
 	const uint8_t *p = *pp;
 	uint64_t v, prev = 0;
+	char *r = rows + c->off;
+	size_t i;
 
-	for (size_t i = 0; i < n; i++) {
-		char *r = rows + i * stride;
-
-		if (c->enc == KPT_ENC_F64) {
-			if (end - p < 8)
-				return bad(e, c, i, 0, 0);
-			memcpy(r + c->off, p, 8);
-			p += 8;
-			continue;
-		}
-		if (kpt_get_varint(&p, end, &v))
-			return bad(e, c, i, 0, 0);
-		switch (c->enc) {
-		case KPT_ENC_U32:
+	switch (c->enc) {
+	case KPT_ENC_U32:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
 			if (v > UINT32_MAX || !check_u32(c, lim, (uint32_t)v))
 				return bad(e, c, i, v, 1);
-			st32(r, c->off, (uint32_t)v);
-			break;
-		case KPT_ENC_U64:
-			st64(r, c->off, v);
-			break;
-		case KPT_ENC_ID:
+			st32(r, 0, (uint32_t)v);
+		}
+		break;
+	case KPT_ENC_U64:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
+			st64(r, 0, v);
+		}
+		break;
+	case KPT_ENC_ID:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
 			if (v > UINT32_MAX || !check_u32(c, lim, (uint32_t)v - 1))
 				return bad(e, c, i, (uint32_t)v - 1, 1);
-			st32(r, c->off, (uint32_t)v - 1);
-			break;
-		case KPT_ENC_S32:
+			st32(r, 0, (uint32_t)v - 1);
+		}
+		break;
+	case KPT_ENC_S32:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
 			if (v > UINT32_MAX)
 				return bad(e, c, i, v, 1);
-			st32(r, c->off, (uint32_t)unzz64(v));
-			break;
-		case KPT_ENC_D32:
+			st32(r, 0, (uint32_t)unzz64(v));
+		}
+		break;
+	case KPT_ENC_D32:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
 			if (v > UINT32_MAX)
 				return bad(e, c, i, v, 1);
 			prev = (uint32_t)(prev + (uint64_t)unzz64(v));
 			if (!check_u32(c, lim, (uint32_t)prev))
 				return bad(e, c, i, prev, 1);
-			st32(r, c->off, (uint32_t)prev);
-			break;
-		case KPT_ENC_D64:
+			st32(r, 0, (uint32_t)prev);
+		}
+		break;
+	case KPT_ENC_D64:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
 			prev += (uint64_t)unzz64(v);
-			st64(r, c->off, prev);
-			break;
-		case KPT_ENC_SPAN:
-			st64(r, c->off, ld64(r, c->ref) + (uint64_t)unzz64(v));
-			break;
-		case KPT_ENC_STR: {
+			st64(r, 0, prev);
+		}
+		break;
+	case KPT_ENC_SPAN:
+		for (i = 0; i < n; i++, r += stride) {
+			GET(v);
+			st64(r, 0, ld64(r - c->off, c->ref) + (uint64_t)unzz64(v));
+		}
+		break;
+	case KPT_ENC_F64:
+		for (i = 0; i < n; i++, r += stride) {
+			if (end - p < 8)
+				return bad(e, c, i, 0, 0);
+			memcpy(r, p, 8);
+			p += 8;
+		}
+		break;
+	case KPT_ENC_STR:
+		for (i = 0; i < n; i++, r += stride) {
 			char *s;
 
+			GET(v);
 			if (v > (uint64_t)(end - p))
 				return bad(e, c, i, v, 0);
 			if (memchr(p, '\0', v))
@@ -246,13 +278,12 @@ static int decode_col(const struct kpt_col *c, char *rows, size_t stride, size_t
 			s = kpt_arena_strndup(arena, (const char *)p, v);
 			if (!s)
 				return KPT_E_NOMEM;
-			memcpy(r + c->off, &s, sizeof s);
+			memcpy(r, &s, sizeof s);
 			p += v;
-			break;
 		}
-		default:
-			return bad(e, c, i, c->enc, 1);
-		}
+		break;
+	default:
+		return bad(e, c, 0, c->enc, 1);
 	}
 	*pp = p;
 	return 0;
