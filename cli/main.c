@@ -19,7 +19,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof baseline list|show|update|path" },
 	{ "export", cmd_export, "convert a recording to Chrome trace, CSV or JSON",
 	  "kptprof export FILE --format chrome|csv|json -o OUT" },
-	{ "view", cmd_not_implemented, "write an HTML report with plots and a timeline",
+	{ "view", cmd_view, "write an HTML report with plots and a timeline",
 	  "kptprof view FILE [--baseline B] -o DIR" },
 	{ "compare", cmd_not_implemented, "one suite across GPU models, side by side",
 	  "kptprof compare FILE..." },

@@ -1,0 +1,106 @@
+/* cmd_view.c - kptprof view FILE [--baseline B] -o DIR: the HTML report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_diff.h"
+#include "kpt_cli.h"
+#include "kpt_view.h"
+
+struct view_args {
+	const char *path, *out;
+	struct kpt_view_opts o;
+	struct kpt_diff_cli dc;     /* diff options shared with `kptprof diff` */
+};
+
+static int parse_args(int argc, char **argv, struct view_args *a)
+{
+	for (int i = 1; i < argc; i++) {
+		uint64_t n;
+		const char *v;
+		int rc;
+
+		if (kpt_cli_is_help(argv[i])) {
+			kpt_cli_help("view");
+			return -1;
+		}
+		if ((rc = kpt_cli_opt(argc, argv, &i, "--baseline", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			a->o.baseline = v;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "-o", &v)) != 0 ||
+			   (rc = kpt_cli_opt(argc, argv, &i, "--output", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			a->out = v;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--width", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_u64("view", "--width", v, 400, 16384, &n))
+				return KPT_EXIT_ERROR;
+			a->o.timeline_width = (int)n;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--top", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_u64("view", "--top", v, 1, 100000, &n))
+				return KPT_EXIT_ERROR;
+			a->o.top = (int)n;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--trace-max", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_u64("view", "--trace-max", v, 1, UINT64_MAX, &n))
+				return KPT_EXIT_ERROR;
+			a->o.trace_max_kernels = n;
+		} else if (strcmp(argv[i], "--no-gnuplot") == 0) {
+			a->o.no_render = 1;
+		} else if ((rc = kpt_diff_cli_option(argc, argv, &i, &a->dc)) != 0) {
+			if (rc != 1)
+				return KPT_EXIT_ERROR;
+			if (a->dc.junit || a->dc.markdown || a->dc.json || a->dc.quiet || a->dc.all)
+				return kpt_cli_usage_error("view", "'%s' is a 'kptprof diff' option, not one of view", argv[i]);
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			return kpt_cli_usage_error("view", "unknown option '%s'", argv[i]);
+		} else if (a->path) {
+			return kpt_cli_usage_error("view", "one FILE only, got '%s' and '%s'", a->path, argv[i]);
+		} else {
+			a->path = argv[i];
+		}
+	}
+	if (!a->path)
+		return kpt_cli_usage_error("view", "missing FILE (a .kpt recording)");
+	if (!a->out)
+		return kpt_cli_usage_error("view", "missing -o DIR (the folder to write the report into)");
+	if (!a->out[0])
+		return kpt_cli_usage_error("view", "empty -o DIR");
+	return 0;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct view_args a;
+	struct kpt_view_result res;
+	struct kpt_diag d;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	rc = parse_args(argc, argv, &a);
+	if (rc) {
+		kpt_diff_cli_release(&a.dc);
+		return rc < 0 ? KPT_EXIT_OK : rc;
+	}
+	a.o.diff = a.dc.o;
+	a.o.tool_version = KPT_VERSION;
+	kpt_diag_clear(&d);
+	rc = kpt_view_write(a.path, &a.o, a.out, &res, &d);
+	kpt_diff_cli_release(&a.dc);
+	if (rc < 0)
+		return kpt_cli_fail(&d);
+	if (res.gnuplot_missing)
+		fprintf(stderr, "kptprof view: gnuplot not found: %d plot%s kept as .gp scripts\n"
+				"hint: install gnuplot (Debian: apt-get install gnuplot-nox) and run 'gnuplot NAME.gp' in '%s'\n",
+			res.plots, res.plots == 1 ? "" : "s", a.out);
+	fprintf(stderr, "kptprof view: wrote %s/index.html (%d plot%s, %d drawn%s%s)", a.out, res.plots,
+		res.plots == 1 ? "" : "s", res.rendered, res.has_timeline ? ", timeline" : "",
+		res.has_trace ? ", trace.json" : "");
+	if (res.diffed)
+		fprintf(stderr, "; vs baseline: %s, %u SLOW, %u AMBG, %u FAST", res.diff_result == KPT_DIFF_REGRESSION ?
+			"regression" : "no regression", res.counts[KPT_V_SLOW], res.counts[KPT_V_AMBG],
+			res.counts[KPT_V_FAST]);
+	fprintf(stderr, "\n");
+	printf("%s/index.html\n", a.out);
+	return KPT_EXIT_OK;
+}

@@ -1,0 +1,458 @@
+/* test_plot.c - the gnuplot plot scripts (viewer/kpt_plot.h, kpt_gnuplot.h):
+ * the numbers in their data blocks are the diff's and summary's, and gnuplot
+ * runs (or is reported missing) as documented. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "kpt_gnuplot.h"
+#include "kpt_plot.h"
+#include "kpt_timeline.h"
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/kpt-plot-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	if (getenv("KPT_TEST_KEEP")) {   /* to look at the pictures */
+		fprintf(stderr, "kept %s\n", tmpdir);
+		return 0;
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Rows of block $name of DIR/STEM.gp, comment lines skipped; returns the
+ * number of rows, each row a malloc'd string in rows[]. */
+static int read_block(const char *stem, const char *name, char **rows, int max)
+{
+	char path[256], line[4096], start[64];
+	FILE *fp;
+	int in = 0, n = 0;
+
+	snprintf(path, sizeof path, "%s/%s.gp", tmpdir, stem);
+	snprintf(start, sizeof start, "$%s << EOD\n", name);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	while (fgets(line, sizeof line, fp)) {
+		if (!in) {
+			in = strcmp(line, start) == 0;
+			continue;
+		}
+		if (strcmp(line, "EOD\n") == 0)
+			break;
+		if (line[0] == '#')
+			continue;
+		assert_true(n < max);
+		line[strcspn(line, "\n")] = '\0';
+		rows[n++] = strdup(line);
+	}
+	fclose(fp);
+	assert_true(in);
+	return n;
+}
+
+static void free_rows(char **rows, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(rows[i]);
+}
+
+/* The quoted last field of a data row. */
+static const char *last_field(const char *row, char *buf, size_t cap)
+{
+	const char *q = strchr(row, '"'), *e = strrchr(row, '"');
+
+	assert_non_null(q);
+	assert_true(e > q);
+	snprintf(buf, cap, "%.*s", (int)(e - q - 1), q + 1);
+	return buf;
+}
+
+static struct kpt_diff_row row(const char *name, enum kpt_verdict v, double ch, double lo, double hi)
+{
+	struct kpt_diff_row r;
+
+	memset(&r, 0, sizeof r);
+	r.name = name;
+	r.mangled = name;
+	r.path = "";
+	r.workload = "";
+	r.verdict = v;
+	r.change_pct = ch;
+	r.ci_low_pct = lo;
+	r.ci_high_pct = hi;
+	r.base_ns = 1000;
+	return r;
+}
+
+static void test_diff_change_block_matches_rows_sorted_by_change(void **state)
+{
+	struct kpt_diff_row rows[] = {
+		row("void k::slow<1>(int)", KPT_V_SLOW, 7.5, 5.25, 9.75),
+		row("fast_kernel", KPT_V_FAST, -4, -6, -2),
+		row("void k::same<a & b>(float*)", KPT_V_SAME, 0.25, -0.5, 1),
+		row("new_only", KPT_V_NEW, NAN, NAN, NAN),
+		row("ambiguous", KPT_V_AMBG, 1.5, -1, 4),
+	};
+	struct kpt_diff df;
+	char *out[16], buf[256];
+	int n;
+
+	(void)state;
+	memset(&df, 0, sizeof df);
+	df.rows = rows;
+	df.nrows = 5;
+	df.opts.threshold_pct = 2;
+	assert_int_equal(kpt_plot_diff_change(&df, tmpdir, "change", NULL), 0);
+	n = read_block("change", "data", out, 16);
+	assert_int_equal(n, 4);   /* NEW is not plotted */
+	/* sorted by change: fast, same, ambiguous, slow */
+	{
+		int rank;
+		double ch, lo, hi;
+		unsigned col;
+		char verdict[16];
+
+		assert_int_equal(sscanf(out[0], "%d %lf %lf %lf %x %15s", &rank, &ch, &lo, &hi, &col, verdict), 6);
+		assert_int_equal(rank, 0);
+		assert_float_equal(ch, -4, 1e-9);
+		assert_float_equal(lo, -6, 1e-9);
+		assert_float_equal(hi, -2, 1e-9);
+		assert_int_equal(col, kpt_verdict_color(KPT_V_FAST));
+		assert_string_equal(verdict, "FAST");
+		assert_int_equal(sscanf(out[3], "%d %lf %lf %lf %x %15s", &rank, &ch, &lo, &hi, &col, verdict), 6);
+		assert_float_equal(ch, 7.5, 1e-9);
+		assert_float_equal(lo, 5.25, 1e-9);
+		assert_float_equal(hi, 9.75, 1e-9);
+		assert_string_equal(verdict, "SLOW");
+		assert_int_equal(col, kpt_verdict_color(KPT_V_SLOW));
+	}
+	assert_string_equal(last_field(out[0], buf, sizeof buf), "fast_kernel");
+	assert_string_equal(last_field(out[1], buf, sizeof buf), "k::same<a & b>");
+	assert_string_equal(last_field(out[3], buf, sizeof buf), "k::slow<1>");
+	free_rows(out, n);
+}
+
+static void test_diff_change_keeps_non_same_keys_when_capped(void **state)
+{
+	struct kpt_diff_row rows[KPT_PLOT_MAX_KEYS + 10];
+	struct kpt_diff df;
+	char *out[KPT_PLOT_MAX_KEYS + 10], buf[64];
+	int n, seen_slow = 0;
+
+	(void)state;
+	for (int i = 0; i < KPT_PLOT_MAX_KEYS + 10; i++)
+		rows[i] = row("same", KPT_V_SAME, 0.01 * i, 0.01 * i - 0.5, 0.01 * i + 0.5);
+	rows[3] = row("the_slow_one", KPT_V_SLOW, 0.001, 0.0005, 0.002);
+	memset(&df, 0, sizeof df);
+	df.rows = rows;
+	df.nrows = KPT_PLOT_MAX_KEYS + 10;
+	assert_int_equal(kpt_plot_diff_change(&df, tmpdir, "capped", NULL), 0);
+	n = read_block("capped", "data", out, KPT_PLOT_MAX_KEYS + 10);
+	assert_int_equal(n, KPT_PLOT_MAX_KEYS);
+	for (int i = 0; i < n; i++)
+		seen_slow |= strcmp(last_field(out[i], buf, sizeof buf), "the_slow_one") == 0;
+	assert_true(seen_slow);
+	/* the SAME keys with the smallest |change| were dropped */
+	for (int i = 0; i < n; i++) {
+		double ch;
+
+		assert_int_equal(sscanf(out[i], "%*d %lf", &ch), 1);
+		assert_true(ch == 0.001 || ch >= 0.0999);
+	}
+	free_rows(out, n);
+}
+
+static void test_diff_runs_block_has_every_run_median(void **state)
+{
+	double b1[] = { 1000, 1010, 990 }, n1[] = { 1100, 1080 };
+	struct kpt_diff_row rows[] = {
+		row("slowk", KPT_V_SLOW, 9, 7, 11),
+		row("samek", KPT_V_SAME, 0, -1, 1),
+	};
+	struct kpt_diff df;
+	char *out[16];
+	int n, key;
+	double x, ns, rel;
+
+	(void)state;
+	rows[0].base_run_ns = b1;
+	rows[0].base_runs = 3;
+	rows[0].new_run_ns = n1;
+	rows[0].new_runs = 2;
+	rows[0].base_ns = 1000;
+	memset(&df, 0, sizeof df);
+	df.rows = rows;
+	df.nrows = 2;
+	assert_int_equal(kpt_plot_diff_runs(&df, tmpdir, "runs", NULL), 0);
+	n = read_block("runs", "base", out, 16);
+	assert_int_equal(n, 3);
+	assert_int_equal(sscanf(out[1], "%d %lf %lf %lf", &key, &x, &ns, &rel), 4);
+	assert_int_equal(key, 0);
+	assert_float_equal(ns, 1010, 1e-9);
+	assert_float_equal(rel, 1.0, 1e-9);
+	free_rows(out, n);
+	n = read_block("runs", "new", out, 16);
+	assert_int_equal(n, 2);
+	assert_int_equal(sscanf(out[0], "%d %lf %lf %lf", &key, &x, &ns, &rel), 4);
+	assert_float_equal(ns, 1100, 1e-9);
+	assert_float_equal(rel, 10.0, 1e-9);
+	assert_true(x > 0);   /* NEW to the right of its key */
+	free_rows(out, n);
+	/* nothing SLOW or AMBG: nothing to plot, said so */
+	rows[0].verdict = KPT_V_SAME;
+	{
+		struct kpt_diag d;
+
+		assert_int_equal(kpt_plot_diff_runs(&df, tmpdir, "runs2", &d), KPT_E_NOTFOUND);
+		assert_non_null(strstr(d.msg, "SLOW or AMBG"));
+	}
+}
+
+static void test_top_kernels_block_matches_summary_and_other(void **state)
+{
+	struct kpt_summary_row r[KPT_PLOT_TOP + 2];
+	struct kpt_summary s;
+	char *out[32], buf[256];
+	int n, rank;
+	double share;
+	unsigned long long total, inst;
+
+	(void)state;
+	memset(r, 0, sizeof r);
+	for (int i = 0; i < KPT_PLOT_TOP + 2; i++) {
+		r[i].name = "k";
+		r[i].display = i == 0 ? "void ns::gemm<float, 128>(float const*, float*)" : "other_kernel";
+		r[i].instances = 10 + (uint64_t)i;
+		r[i].total_ns = 1000 - (uint64_t)i;
+		r[i].time_pct = 10 - 0.5 * i;
+	}
+	memset(&s, 0, sizeof s);
+	s.rows = r;
+	s.n = KPT_PLOT_TOP + 2;
+	assert_int_equal(kpt_plot_top_kernels(&s, "t", tmpdir, "top", NULL), 0);
+	n = read_block("top", "data", out, 32);
+	assert_int_equal(n, KPT_PLOT_TOP + 1);
+	assert_int_equal(sscanf(out[0], "%d %lf %llu %llu", &rank, &share, &total, &inst), 4);
+	assert_float_equal(share, 10, 1e-9);
+	assert_int_equal(total, 1000);
+	assert_int_equal(inst, 10);
+	assert_string_equal(last_field(out[0], buf, sizeof buf), "ns::gemm<float, 128>");
+	/* other = the last two rows */
+	assert_int_equal(sscanf(out[KPT_PLOT_TOP], "%d %lf %llu %llu", &rank, &share, &total, &inst), 4);
+	assert_float_equal(share, (10 - 0.5 * KPT_PLOT_TOP) + (10 - 0.5 * (KPT_PLOT_TOP + 1)), 1e-9);
+	assert_int_equal(inst, 10 + KPT_PLOT_TOP + 10 + KPT_PLOT_TOP + 1);
+	assert_string_equal(last_field(out[KPT_PLOT_TOP], buf, sizeof buf), "other (2 kernels)");
+	free_rows(out, n);
+}
+
+static void test_roofline_points_and_skip_when_unknown(void **state)
+{
+	struct kpt_roof_point p[] = {
+		{ "memory.copy.256MiB", 0, 536870912, 180000 },       /* no FLOPs: left out */
+		{ "gemm.bf16.8192", 2.0 * 8192 * 8192 * 8192, 3.0 * 8192 * 8192 * 2, 1.4e6 },
+	};
+	struct kpt_roofline r = { "NVIDIA H100", 3000, 798, p, 2 };
+	char *out[8], name[64];
+	double ai, tf, fl, by, ns;
+	struct kpt_diag d;
+	int n;
+
+	(void)state;
+	assert_int_equal(kpt_plot_roofline(&r, tmpdir, "roof", NULL), 0);
+	n = read_block("roof", "points", out, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(sscanf(out[0], "%lf %lf %lf %lf %lf", &ai, &tf, &fl, &by, &ns), 5);
+	assert_float_equal(ai, 8192.0 / 3, 1e-2);
+	assert_float_equal(tf, 2.0 * 8192 * 8192 * 8192 / 1.4e6 / 1e3, 1e-2 * tf / 1e3 + 1e-3);
+	assert_string_equal(last_field(out[0], name, sizeof name), "gemm.bf16.8192");
+	free_rows(out, n);
+	r.n = 1;
+	assert_int_equal(kpt_plot_roofline(&r, tmpdir, "roof2", &d), KPT_E_NOTFOUND);
+	assert_non_null(strstr(d.msg, "FLOPs and bytes"));
+}
+
+static void test_compare_bars_in_order(void **state)
+{
+	struct kpt_compare_bar b[] = {
+		{ "NVIDIA A10G", 940.8 }, { "NVIDIA L4", 525.7 }, { "broken", NAN },
+	};
+	char *out[8], gpu[64];
+	int n, idx;
+	double v;
+
+	(void)state;
+	assert_int_equal(kpt_plot_compare("moe.layer.e8.top2.h512.b32.s128", "K tokens/s", b, 3, tmpdir,
+					  "cmp", NULL), 0);
+	n = read_block("cmp", "data", out, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(sscanf(out[1], "%d %lf", &idx, &v), 2);
+	assert_int_equal(idx, 1);
+	assert_float_equal(v, 525.7, 1e-9);
+	assert_string_equal(last_field(out[1], gpu, sizeof gpu), "NVIDIA L4");
+	free_rows(out, n);
+}
+
+static void test_script_quotes_names_safely(void **state)
+{
+	struct kpt_diff_row rows[] = { row("evil\"name'\nx", KPT_V_SLOW, 5, 4, 6) };
+	struct kpt_diff df;
+	char *out[4], buf[64];
+	int n;
+
+	(void)state;
+	memset(&df, 0, sizeof df);
+	df.rows = rows;
+	df.nrows = 1;
+	assert_int_equal(kpt_plot_diff_change(&df, tmpdir, "quote", NULL), 0);
+	n = read_block("quote", "data", out, 4);
+	assert_int_equal(n, 1);
+	/* no '"' inside the field, no line break: the row stays one row */
+	assert_string_equal(last_field(out[0], buf, sizeof buf), "evil'name' x");
+	free_rows(out, n);
+}
+
+static void test_short_name_drops_return_type_and_params(void **state)
+{
+	char out[128];
+
+	(void)state;
+	kpt_short_name("void kpt::mem::copy<float4>(float4 const*, float4*, unsigned long)", 60, out, sizeof out);
+	assert_string_equal(out, "kpt::mem::copy<float4>");
+	kpt_short_name("plain_c_kernel", 60, out, sizeof out);
+	assert_string_equal(out, "plain_c_kernel");
+	kpt_short_name("void (anonymous namespace)::f<int>(int)", 60, out, sizeof out);
+	assert_string_equal(out, "(anonymous namespace)::f<int>");
+	kpt_short_name("void ns::kernel<aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbb>(int)",
+		       30, out, sizeof out);
+	assert_int_equal(strlen(out), 30);
+	assert_non_null(strstr(out, "..."));
+	assert_int_equal(strncmp(out, "ns::kernel<", 11), 0);
+}
+
+static void test_gnuplot_renders_png_or_is_reported_missing(void **state)
+{
+	struct kpt_compare_bar b[] = { { "A", 1 }, { "B", 2 } };
+	char prog[4096], png[256];
+	struct kpt_diag d;
+	struct stat st;
+	int rc;
+
+	(void)state;
+	assert_int_equal(kpt_plot_compare("w", "us", b, 2, tmpdir, "render", NULL), 0);
+	rc = kpt_gnuplot_render(tmpdir, "render", 30000, &d);
+	snprintf(png, sizeof png, "%s/render.png", tmpdir);
+	if (!kpt_gnuplot_find(prog, sizeof prog)) {
+		assert_int_equal(rc, KPT_E_UNSUPPORTED);
+		skip();
+	}
+	if (rc != 0)
+		fail_msg("%s", d.msg);
+	assert_int_equal(stat(png, &st), 0);
+	assert_true(st.st_size > 1000);
+}
+
+static void test_every_plot_script_renders(void **state)
+{
+	/* each script above is valid gnuplot (when gnuplot is installed) */
+	static const char *const stems[] = { "change", "capped", "runs", "top", "roof", "cmp", "quote" };
+	char prog[4096];
+	struct kpt_diag d;
+
+	(void)state;
+	if (!kpt_gnuplot_find(prog, sizeof prog))
+		skip();
+	for (size_t i = 0; i < sizeof stems / sizeof stems[0]; i++)
+		if (kpt_gnuplot_render(tmpdir, stems[i], 30000, &d) != 0)
+			fail_msg("%s: %s", stems[i], d.msg);
+}
+
+static void test_missing_gnuplot_is_unsupported_with_hint(void **state)
+{
+	struct kpt_diag d;
+
+	(void)state;
+	setenv("KPT_GNUPLOT", "/nonexistent/gnuplot", 1);
+	assert_int_equal(kpt_gnuplot_render(tmpdir, "cmp", 1000, &d), KPT_E_UNSUPPORTED);
+	assert_non_null(strstr(d.msg, "gnuplot not found"));
+	assert_non_null(strstr(d.hint, "gnuplot cmp.gp"));
+	unsetenv("KPT_GNUPLOT");
+}
+
+static void test_hung_gnuplot_is_killed_after_timeout(void **state)
+{
+	char fake[128];
+	struct kpt_diag d;
+	FILE *fp;
+
+	(void)state;
+	snprintf(fake, sizeof fake, "%s/fake-gnuplot", tmpdir);
+	fp = fopen(fake, "w");
+	assert_non_null(fp);
+	fputs("#!/bin/sh\nexec sleep 30\n", fp);
+	fclose(fp);
+	chmod(fake, 0755);
+	setenv("KPT_GNUPLOT", fake, 1);
+	assert_int_equal(kpt_gnuplot_render(tmpdir, "cmp", 300, &d), KPT_E_IO);
+	assert_non_null(strstr(d.msg, "killed"));
+	unsetenv("KPT_GNUPLOT");
+}
+
+static void test_failing_gnuplot_reports_its_message(void **state)
+{
+	char fake[128];
+	struct kpt_diag d;
+	FILE *fp;
+
+	(void)state;
+	snprintf(fake, sizeof fake, "%s/bad-gnuplot", tmpdir);
+	fp = fopen(fake, "w");
+	assert_non_null(fp);
+	fputs("#!/bin/sh\necho \"line 3: undefined variable: foo\" >&2\nexit 1\n", fp);
+	fclose(fp);
+	chmod(fake, 0755);
+	setenv("KPT_GNUPLOT", fake, 1);
+	assert_int_equal(kpt_gnuplot_render(tmpdir, "cmp", 5000, &d), KPT_E_IO);
+	assert_non_null(strstr(d.msg, "undefined variable: foo"));
+	assert_non_null(strstr(d.msg, "exit 1"));
+	unsetenv("KPT_GNUPLOT");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diff_change_block_matches_rows_sorted_by_change),
+		cmocka_unit_test(test_diff_change_keeps_non_same_keys_when_capped),
+		cmocka_unit_test(test_diff_runs_block_has_every_run_median),
+		cmocka_unit_test(test_top_kernels_block_matches_summary_and_other),
+		cmocka_unit_test(test_roofline_points_and_skip_when_unknown),
+		cmocka_unit_test(test_compare_bars_in_order),
+		cmocka_unit_test(test_script_quotes_names_safely),
+		cmocka_unit_test(test_short_name_drops_return_type_and_params),
+		cmocka_unit_test(test_gnuplot_renders_png_or_is_reported_missing),
+		cmocka_unit_test(test_every_plot_script_renders),
+		cmocka_unit_test(test_missing_gnuplot_is_unsupported_with_hint),
+		cmocka_unit_test(test_hung_gnuplot_is_killed_after_timeout),
+		cmocka_unit_test(test_failing_gnuplot_reports_its_message),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

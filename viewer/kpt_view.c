@@ -1,0 +1,998 @@
+/* kpt_view.c - the HTML report directory of `kptprof view` (see kpt_view.h). */
+#define _GNU_SOURCE             /* asprintf */
+#include "kpt_view.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kpt_demangle.h"
+#include "kpt_export.h"
+#include "kpt_format.h"
+#include "kpt_gnuplot.h"
+#include "kpt_html.h"
+#include "kpt_plot.h"
+#include "kpt_summary.h"
+#include "kpt_timeline.h"
+
+#define VIEW_MARKER ".kptprof-view"
+#define VIEW_MAX_NOTES 32
+#define VIEW_SAME_ROWS 1000     /* SAME keys listed (under <details>) */
+
+/* One plot of the report: the writer makes STEM.gp, then it is rendered. */
+struct view_plot {
+	const char *stem;
+	const char *caption;
+	int written, rendered;
+	char why[1024];             /* not written or not rendered: why */
+};
+
+struct view {
+	const struct kpt_view_opts *o;
+	const char *path;           /* the recording */
+	char *tmp;                  /* DIR.tmp-<pid> */
+	struct kpt_file *f;
+	struct kpt_counts counts;
+	struct kpt_summary *by_kernel, *by_range;
+	struct kpt_env_summary *env;
+	size_t nenv;
+	struct kpt_diff *df;
+	struct kpt_timeline_family fams[KPT_TL_PALETTE];
+	char *fam_names[KPT_TL_PALETTE];
+	size_t nfams;
+	int has_timeline, has_trace, gnuplot_missing;
+	char notes[VIEW_MAX_NOTES][1100];
+	size_t nnotes;
+	struct view_plot plots[5];
+	size_t nplots;
+	struct kpt_roof_point *roof;
+	size_t nroof;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void note(struct view *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->nnotes == VIEW_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(v->notes[v->nnotes++], sizeof v->notes[0], fmt, ap);
+	va_end(ap);
+}
+
+/* ---- the output folder --------------------------------------------------- */
+
+/* Removes the plain files of a flat folder we wrote, then the folder. */
+static void rm_flat(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		char *p;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0)
+			continue;
+		unlink(p);
+		free(p);
+	}
+	closedir(dp);
+	rmdir(dir);
+}
+
+/* 0: dir absent; 1: replaceable (empty or ours); KPT_E_INVAL: refuse. */
+static int check_target(const char *dir, struct kpt_diag *d)
+{
+	struct stat st;
+	DIR *dp;
+	struct dirent *e;
+	int entries = 0, marker = 0;
+
+	if (stat(dir, &st) != 0)
+		return errno == ENOENT ? 0 : kpt_diag_set(d, KPT_E_IO, "cannot use '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return kpt_diag_set(d, KPT_E_INVAL, "'%s' exists and is not a folder", dir);
+	dp = opendir(dir);
+	if (!dp)
+		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", dir, strerror(errno));
+	while ((e = readdir(dp))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		entries++;
+		marker |= strcmp(e->d_name, VIEW_MARKER) == 0;
+	}
+	closedir(dp);
+	if (entries && !marker) {
+		kpt_diag_set(d, KPT_E_INVAL, "'%s' exists and is not a kptprof view: not replacing it", dir);
+		return kpt_diag_hint(d, "choose another -o folder, or remove this one");
+	}
+	return 1;
+}
+
+static FILE *open_out(struct view *v, const char *name, struct kpt_diag *d)
+{
+	char *p;
+	FILE *fp;
+
+	if (asprintf(&p, "%s/%s", v->tmp, name) < 0) {
+		kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	fp = fopen(p, "w");
+	if (!fp)
+		kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", p, strerror(errno));
+	free(p);
+	return fp;
+}
+
+/* ---- gathering ------------------------------------------------------------- */
+
+/* Roofline points: workloads whose FLOPs and bytes per iteration the
+ * recording declares in meta ("workload.<name>.flops", ".bytes"), with
+ * their GPU time per iteration: the kernel time under the workload's NVTX
+ * range (summary by range: the path is the workload or starts with it),
+ * divided by the number of `kpt:iter` ranges directly inside a range of
+ * that name (or by the workload range's count when there is none). */
+static int gather_roofline(struct view *v, struct kpt_diag *d)
+{
+	const struct kpt_meta_kv *kv;
+	const struct kpt_range *rng;
+	size_t nkv, nrng;
+	int rc;
+
+	if ((rc = kpt_file_meta(v->f, &kv, &nkv, d)) < 0 || (rc = kpt_file_ranges(v->f, &rng, &nrng, d)) < 0)
+		return rc;
+	v->roof = calloc(nkv ? nkv : 1, sizeof *v->roof);
+	if (!v->roof)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < nkv; i++) {
+		const char *k = kv[i].key, *dot;
+		char *name, bkey[1024];
+		const char *bytes;
+		double total = 0, iters = 0, wl_ranges = 0;
+		size_t len;
+
+		if (strncmp(k, "workload.", 9) != 0 || !(dot = strrchr(k, '.')) || strcmp(dot, ".flops") != 0 ||
+		    dot <= k + 9)
+			continue;
+		len = (size_t)(dot - (k + 9));
+		name = strndup(k + 9, len);
+		if (!name)
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		snprintf(bkey, sizeof bkey, "workload.%s.bytes", name);
+		bytes = kpt_file_meta_get(v->f, bkey);
+		for (size_t r = 0; r < v->by_range->n; r++) {
+			const char *p = v->by_range->rows[r].name;
+
+			if (strncmp(p, name, len) == 0 && (p[len] == '\0' || p[len] == '/'))
+				total += (double)v->by_range->rows[r].total_ns;
+		}
+		for (size_t r = 0; r < nrng; r++) {
+			const char *rn = kpt_file_string(v->f, rng[r].name);
+
+			if (rn && strcmp(rn, name) == 0)
+				wl_ranges++;
+			if (rn && strcmp(rn, KPT_SUMMARY_ITER_RANGE) == 0 && rng[r].parent != KPT_NONE) {
+				/* parent ids are not indexes: find it (ranges are few) */
+				for (size_t q = 0; q < nrng; q++)
+					if (rng[q].id == rng[r].parent) {
+						const char *pn = kpt_file_string(v->f, rng[q].name);
+
+						iters += pn && strcmp(pn, name) == 0;
+						break;
+					}
+			}
+		}
+		if (iters == 0)
+			iters = wl_ranges;
+		if (!bytes || total <= 0 || iters <= 0) {
+			free(name);
+			continue;
+		}
+		v->roof[v->nroof].name = name;
+		v->roof[v->nroof].flops = strtod(kv[i].value, NULL);
+		v->roof[v->nroof].bytes = strtod(bytes, NULL);
+		v->roof[v->nroof].ns = total / iters;
+		v->nroof++;
+	}
+	return 0;
+}
+
+static int gather(struct view *v, struct kpt_diag *d)
+{
+	struct kpt_summary_opts so = { .by = KPT_SUMMARY_BY_KERNEL, .device = KPT_NONE };
+	int rc;
+
+	if ((rc = kpt_file_open(v->path, &v->f, d)) < 0 || (rc = kpt_file_counts(v->f, &v->counts, d)) < 0 ||
+	    (rc = kpt_file_load_strings(v->f, d)) < 0)
+		return rc;
+	if ((rc = kpt_summary_create(v->f, &so, &v->by_kernel, d)) < 0)
+		return rc;
+	so.by = KPT_SUMMARY_BY_RANGE;
+	if ((rc = kpt_summary_create(v->f, &so, &v->by_range, d)) < 0)
+		return rc;
+	if ((rc = kpt_env_summarize(v->f, &v->env, &v->nenv, d)) < 0)
+		return rc;
+	if (v->o->baseline) {
+		rc = kpt_diff_paths(v->o->baseline, v->path, &v->o->diff, &v->df, d);
+		if (rc < 0)
+			return rc;
+	}
+	return gather_roofline(v, d);
+}
+
+/* ---- pictures ---------------------------------------------------------------- */
+
+static int make_timeline(struct view *v, struct kpt_diag *d)
+{
+	struct kpt_timeline_opts to = { .width = v->o->timeline_width };
+	struct kpt_timeline *tl = NULL;
+	struct kpt_canvas c = { 0 };
+	struct kpt_diag why;
+	char *png = NULL, title[512];
+	const struct kpt_device *dev;
+	size_t ndev;
+	int rc;
+
+	if (kpt_file_devices(v->f, &dev, &ndev, NULL) < 0)
+		ndev = 0;
+	snprintf(title, sizeof title, "%s%s%s", strrchr(v->path, '/') ? strrchr(v->path, '/') + 1 : v->path,
+		 ndev ? ": " : "", ndev ? dev[0].name : "");
+	to.title = title;
+	rc = kpt_timeline_from_file(v->f, &to, &tl, &why);
+	if (rc == KPT_E_NOTFOUND) {
+		note(v, "timeline: %s", why.msg);
+		return 0;
+	}
+	if (rc < 0) {
+		*d = why;
+		return rc;
+	}
+	for (size_t i = 0; i < kpt_timeline_family_count(tl) && i < KPT_TL_PALETTE; i++) {
+		v->fams[i] = *kpt_timeline_family_at(tl, i);
+		v->fam_names[i] = strdup(v->fams[i].name);
+		v->fams[i].name = v->fam_names[i];
+		v->nfams++;
+	}
+	if (asprintf(&png, "%s/timeline.png", v->tmp) < 0)
+		png = NULL;
+	rc = !png ? kpt_diag_set(d, KPT_E_NOMEM, "out of memory") : kpt_timeline_draw(tl, &c, d);
+	if (rc == 0) {
+		rc = kpt_canvas_write_png(&c, png, &why);
+		if (rc == KPT_E_UNSUPPORTED) {
+			note(v, "timeline: %s", why.msg);
+			rc = 0;
+		} else if (rc < 0) {
+			*d = why;
+		} else {
+			v->has_timeline = 1;
+		}
+	}
+	free(png);
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+	return rc;
+}
+
+typedef int (*plot_fn)(struct view *v, const char *stem, struct kpt_diag *d);
+
+static int plot_change(struct view *v, const char *stem, struct kpt_diag *d)
+{
+	return kpt_plot_diff_change(v->df, v->tmp, stem, d);
+}
+
+static int plot_runs(struct view *v, const char *stem, struct kpt_diag *d)
+{
+	return kpt_plot_diff_runs(v->df, v->tmp, stem, d);
+}
+
+static int plot_top(struct view *v, const char *stem, struct kpt_diag *d)
+{
+	return kpt_plot_top_kernels(v->by_kernel, "Kernels by share of GPU time", v->tmp, stem, d);
+}
+
+static int plot_roof(struct view *v, const char *stem, struct kpt_diag *d)
+{
+	const struct kpt_device *dev;
+	size_t ndev;
+	struct kpt_roofline r = { .pts = v->roof, .n = v->nroof };
+
+	if (kpt_file_devices(v->f, &dev, &ndev, NULL) == 0 && ndev) {
+		r.device = dev[0].name;
+		r.copy_gbps = dev[0].copy_gbps;
+		r.bf16_tflops = dev[0].bf16_tflops;
+	}
+	return kpt_plot_roofline(&r, v->tmp, stem, d);
+}
+
+/* The plots, in report order; diff plots only with a baseline. */
+static const struct {
+	const char *stem;
+	const char *caption;
+	plot_fn fn;
+	int needs_diff;
+} view_plots[] = {
+	{ "diff_change", "Change of each kernel, NEW vs BASE, with its interval", plot_change, 1 },
+	{ "diff_runs", "Run medians of the SLOW and AMBG kernels", plot_runs, 1 },
+	{ "top_kernels", "Kernels by share of GPU time", plot_top, 0 },
+	{ "roofline", "Roofline of the workloads with known FLOPs and bytes", plot_roof, 0 },
+};
+
+static int make_plots(struct view *v, struct kpt_diag *d)
+{
+	for (size_t i = 0; i < sizeof view_plots / sizeof view_plots[0]; i++) {
+		struct view_plot *p = &v->plots[v->nplots];
+		struct kpt_diag why;
+		int rc;
+
+		if (view_plots[i].needs_diff && !v->df)
+			continue;
+		v->nplots++;
+		p->stem = view_plots[i].stem;
+		p->caption = view_plots[i].caption;
+		rc = view_plots[i].fn(v, p->stem, &why);
+		if (rc == KPT_E_NOTFOUND) {
+			snprintf(p->why, sizeof p->why, "%s", why.msg);
+			continue;
+		}
+		if (rc < 0) {
+			*d = why;
+			return rc;
+		}
+		p->written = 1;
+		if (v->o->no_render || v->gnuplot_missing)
+			continue;
+		rc = kpt_gnuplot_render(v->tmp, p->stem, v->o->gnuplot_timeout_ms, &why);
+		if (rc == KPT_E_UNSUPPORTED) {
+			v->gnuplot_missing = 1;
+			note(v, "%s", why.msg);
+		} else if (rc < 0) {
+			snprintf(p->why, sizeof p->why, "%s", why.msg);
+		} else {
+			p->rendered = 1;
+		}
+	}
+	return 0;
+}
+
+static int make_trace(struct view *v, struct kpt_diag *d)
+{
+	uint64_t cap = v->o->trace_max_kernels ? v->o->trace_max_kernels : 2000000;
+	char *p;
+	int rc;
+
+	if (v->counts.kernels > cap) {
+		note(v, "trace.json: not written: %llu kernels is more than %llu (Perfetto would choke); "
+			"use 'kptprof export --format chrome' for the whole recording",
+		     (unsigned long long)v->counts.kernels, (unsigned long long)cap);
+		return 0;
+	}
+	if (asprintf(&p, "%s/trace.json", v->tmp) < 0)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	rc = kpt_export_to_path(v->f, KPT_EXPORT_CHROME, p, d);
+	free(p);
+	v->has_trace = rc == 0;
+	return rc;
+}
+
+/* ---- HTML -------------------------------------------------------------------- */
+
+static const char view_css[] =
+	"body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:0 auto;"
+	"max-width:1680px;padding:16px 24px;color:#1a1a1a;background:#fff;font-size:14px}"
+	"h1{font-size:22px;margin:4px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}"
+	"table{border-collapse:collapse;margin:6px 0 12px}th,td{border-bottom:1px solid #e4e4e4;padding:3px 8px;"
+	"text-align:left;vertical-align:top}th{background:#f4f4f4;font-weight:600}td.n,th.n{text-align:right;"
+	"font-variant-numeric:tabular-nums;white-space:nowrap}td.name{font-family:ui-monospace,Menlo,Consolas,monospace;"
+	"font-size:12px;word-break:break-all;max-width:900px}.sub{color:#666;font-size:12px}"
+	".badge{display:inline-block;padding:1px 8px;border-radius:9px;color:#fff;font-weight:600;font-size:12px}"
+	".headline{font-size:20px;font-weight:700;padding:10px 14px;border-radius:6px;margin:8px 0}"
+	".bad{background:#fde8e8;color:#8a1414}.good{background:#e6f4ea;color:#135c2a}"
+	".note{background:#fff7e0;border-left:4px solid #e8a21c;padding:6px 10px;margin:6px 0}"
+	".severe{background:#fde8e8;border-left-color:#d62f2f}img{max-width:100%;height:auto;border:1px solid #eee}"
+	"figure{margin:10px 0 18px}figcaption{color:#444;font-size:13px;margin-top:4px}"
+	".sw{display:inline-block;width:11px;height:11px;margin-right:6px;vertical-align:middle}"
+	"code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}";
+
+static void esc(FILE *out, const char *s)
+{
+	kpt_html_escape(out, s);
+}
+
+static void td_ns(FILE *out, double ns)
+{
+	char buf[48];
+
+	kpt_fmt_ns(buf, sizeof buf, ns);
+	fprintf(out, "<td class=\"n\">%s</td>", buf);
+}
+
+static void td_pct(FILE *out, double pct)
+{
+	if (isfinite(pct))
+		fprintf(out, "<td class=\"n\">%+.2f%%</td>", pct);
+	else
+		fprintf(out, "<td class=\"n\">-</td>");
+}
+
+static void badge(FILE *out, int verdict)
+{
+	fprintf(out, "<span class=\"badge\" style=\"background:#%06x\">%s</span>", kpt_verdict_color(verdict),
+		kpt_verdict_label(verdict));
+}
+
+static void figure(FILE *out, const struct view *v, const char *stem)
+{
+	for (size_t i = 0; i < v->nplots; i++) {
+		const struct view_plot *p = &v->plots[i];
+
+		if (strcmp(p->stem, stem) != 0)
+			continue;
+		if (p->rendered) {
+			fprintf(out, "<figure><img src=\"%s.png\" alt=\"", p->stem);
+			esc(out, p->caption);
+			fprintf(out, "\"><figcaption>");
+			esc(out, p->caption);
+			fprintf(out, " (<a href=\"%s.gp\">%s.gp</a>: re-render with <code>gnuplot %s.gp</code>)</figcaption></figure>\n",
+				p->stem, p->stem, p->stem);
+		} else if (p->written) {
+			fprintf(out, "<p class=\"note\">");
+			esc(out, p->caption);
+			fprintf(out, ": not rendered%s%s; the script is <a href=\"%s.gp\">%s.gp</a> "
+				     "(run <code>gnuplot %s.gp</code> in this folder).</p>\n",
+				p->why[0] ? ": " : (v->gnuplot_missing ? ": gnuplot is not installed" : ""),
+				"", p->stem, p->stem, p->stem);
+			if (p->why[0]) {
+				fprintf(out, "<p class=\"sub\">");
+				esc(out, p->why);
+				fprintf(out, "</p>\n");
+			}
+		} else {
+			fprintf(out, "<p class=\"note\">");
+			esc(out, p->caption);
+			fprintf(out, ": ");
+			esc(out, p->why);
+			fprintf(out, "</p>\n");
+		}
+	}
+}
+
+static void key_config(FILE *out, const struct kpt_diff_row *r)
+{
+	if (r->path && r->path[0]) {
+		fprintf(out, "<br><span class=\"sub\">range ");
+		esc(out, r->path);
+		fprintf(out, "</span>");
+	}
+	if (!r->loose && (r->grid[0] || r->block[0]))
+		fprintf(out, "<br><span class=\"sub\">grid (%u,%u,%u) block (%u,%u,%u)%s</span>", r->grid[0],
+			r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], "");
+	if (r->ordinal)
+		fprintf(out, "<span class=\"sub\"> launch #%u</span>", r->ordinal);
+	if (r->loose)
+		fprintf(out, "<br><span class=\"sub\">matched by name and range only (launch configs differ)</span>");
+}
+
+static void diff_row(FILE *out, const struct kpt_diff_row *r)
+{
+	fprintf(out, "<tr><td>");
+	badge(out, r->verdict);
+	fprintf(out, "</td><td class=\"name\">");
+	esc(out, r->name);
+	key_config(out, r);
+	fprintf(out, "</td>");
+	td_ns(out, r->base_ns);
+	td_ns(out, r->new_ns);
+	td_pct(out, r->change_pct);
+	if (isfinite(r->ci_low_pct))
+		fprintf(out, "<td class=\"n\">[%+.2f, %+.2f]</td>", r->ci_low_pct, r->ci_high_pct);
+	else
+		fprintf(out, "<td class=\"n\">-</td>");
+	if (isfinite(r->noise_pct))
+		fprintf(out, "<td class=\"n\">%.2f%%</td>", r->noise_pct);
+	else
+		fprintf(out, "<td class=\"n\">-</td>");
+	fprintf(out, "<td class=\"n\">%u / %u</td><td>", r->base_runs, r->new_runs);
+	if (r->verdict == KPT_V_AMBG && r->more_runs)
+		fprintf(out, "about %u more runs per side would settle it", r->more_runs);
+	fprintf(out, "</td></tr>\n");
+}
+
+static void diff_table_head(FILE *out)
+{
+	fprintf(out, "<table><tr><th>verdict</th><th>kernel</th><th class=\"n\">base</th><th class=\"n\">new</th>"
+		     "<th class=\"n\">change</th><th class=\"n\">interval, %%</th><th class=\"n\">noise</th>"
+		     "<th class=\"n\">runs b/n</th><th></th></tr>\n");
+}
+
+static void html_diff(FILE *out, const struct view *v)
+{
+	const struct kpt_diff *df = v->df;
+	size_t same = 0;
+
+	fprintf(out, "<h2 id=\"verdicts\">Verdicts against the baseline</h2>\n");
+	if (df->result == KPT_DIFF_REGRESSION)
+		fprintf(out, "<div class=\"headline bad\">Regression: %u kernel%s SLOW</div>\n", df->counts[KPT_V_SLOW],
+			df->counts[KPT_V_SLOW] == 1 ? "" : "s");
+	else
+		fprintf(out, "<div class=\"headline good\">No regression</div>\n");
+	fprintf(out, "<p>");
+	for (int i = 0; i < KPT_V_COUNT; i++) {
+		badge(out, i);
+		fprintf(out, " %u &nbsp; ", df->counts[i]);
+	}
+	fprintf(out, "<br><span class=\"sub\">BASE <code>");
+	esc(out, df->base.path);
+	fprintf(out, "</code> (%u runs), NEW <code>", df->base.runs);
+	esc(out, df->new_.path);
+	fprintf(out, "</code> (%u runs); threshold %.3g%% (%.3g%% for kernels under %s), family alpha %.3g (Holm, %u keys)%s</span></p>\n",
+		df->new_.runs, df->opts.threshold_pct, df->opts.short_threshold_pct, "10 us", df->opts.alpha,
+		df->n_tested, df->forced ? "; GPU models differ (forced)" : "");
+	if (df->n_loose)
+		fprintf(out, "<p class=\"note\">%u key%s matched by name and NVTX range only: launch configurations differ between the recordings.</p>\n",
+			df->n_loose, df->n_loose == 1 ? " was" : "s were");
+	for (size_t i = 0; i < df->nnotes; i++) {
+		fprintf(out, "<p class=\"note%s\"><b>", df->notes[i].severe ? " severe" : "");
+		esc(out, df->notes[i].what);
+		fprintf(out, "</b>: ");
+		esc(out, df->notes[i].text);
+		fprintf(out, "</p>\n");
+	}
+	figure(out, v, "diff_change");
+	figure(out, v, "diff_runs");
+	diff_table_head(out);
+	for (size_t i = 0; i < df->nrows; i++) {
+		if (df->rows[i].verdict == KPT_V_SAME) {
+			same++;
+			continue;
+		}
+		diff_row(out, &df->rows[i]);
+	}
+	fprintf(out, "</table>\n");
+	if (same) {
+		size_t shown = 0;
+
+		fprintf(out, "<details><summary>%zu SAME kernel%s%s</summary>\n", same, same == 1 ? "" : "s",
+			same > VIEW_SAME_ROWS ? " (the first 1000)" : "");
+		diff_table_head(out);
+		for (size_t i = 0; i < df->nrows && shown < VIEW_SAME_ROWS; i++)
+			if (df->rows[i].verdict == KPT_V_SAME) {
+				diff_row(out, &df->rows[i]);
+				shown++;
+			}
+		fprintf(out, "</table></details>\n");
+	}
+	if (df->ntotals) {
+		fprintf(out, "<h3>Totals</h3><table><tr><th>kind</th><th>name</th><th class=\"n\">keys</th>"
+			     "<th class=\"n\">base</th><th class=\"n\">new</th><th class=\"n\">change</th>"
+			     "<th class=\"n\">geomean change</th><th>verdicts</th></tr>\n");
+		for (size_t i = 0; i < df->ntotals && i < 200; i++) {
+			const struct kpt_diff_total *t = &df->totals[i];
+			static const char *const kinds[] = {
+				[KPT_TOTAL_RANGE] = "range", [KPT_TOTAL_WORKLOAD] = "workload", [KPT_TOTAL_ALL] = "all",
+			};
+
+			fprintf(out, "<tr><td>%s</td><td class=\"name\">", t->kind <= KPT_TOTAL_ALL ? kinds[t->kind] : "?");
+			esc(out, t->name[0] ? t->name : "(no range)");
+			fprintf(out, "</td><td class=\"n\">%u</td>", t->keys);
+			td_ns(out, t->base_ns);
+			td_ns(out, t->new_ns);
+			td_pct(out, t->change_pct);
+			td_pct(out, t->geomean_change_pct);
+			fprintf(out, "<td>");
+			for (int k = 0; k < KPT_V_COUNT; k++)
+				if (t->verdicts[k])
+					fprintf(out, "%s %u ", kpt_verdict_label(k), t->verdicts[k]);
+			fprintf(out, "</td></tr>\n");
+		}
+		fprintf(out, "</table>\n");
+	}
+}
+
+static void kv_row(FILE *out, const char *k, const char *val)
+{
+	fprintf(out, "<tr><th>");
+	esc(out, k);
+	fprintf(out, "</th><td class=\"name\">");
+	esc(out, val);
+	fprintf(out, "</td></tr>\n");
+}
+
+static void html_environment(FILE *out, struct view *v)
+{
+	const struct kpt_device *dev;
+	const struct kpt_meta_kv *kv;
+	const struct kpt_process *pr;
+	size_t ndev = 0, nkv = 0, npr = 0;
+	char a[48], b[48];
+
+	fprintf(out, "<h2 id=\"environment\">Environment</h2>\n");
+	if (kpt_file_devices(v->f, &dev, &ndev, NULL) == 0 && ndev) {
+		fprintf(out, "<table><tr><th>#</th><th>GPU</th><th>SMs</th><th>CC</th><th class=\"n\">memory</th>"
+			     "<th class=\"n\">L2</th><th class=\"n\">SM / mem clock max</th><th>driver</th><th>CUDA</th>"
+			     "<th class=\"n\">copy ceiling</th><th class=\"n\">bf16 ceiling</th><th>UUID</th></tr>\n");
+		for (size_t i = 0; i < ndev; i++) {
+			fprintf(out, "<tr><td>%u</td><td>", dev[i].index);
+			esc(out, dev[i].name);
+			fprintf(out, "<br><span class=\"sub\">");
+			esc(out, dev[i].slug);
+			kpt_fmt_bytes(a, sizeof a, (double)dev[i].mem_bytes);
+			kpt_fmt_bytes(b, sizeof b, (double)dev[i].l2_bytes);
+			fprintf(out, "</span></td><td>%u</td><td>%u.%u</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+				     "<td class=\"n\">%u / %u MHz</td><td>",
+				dev[i].sm_count, dev[i].cc_major, dev[i].cc_minor, a, b, dev[i].sm_clock_max_mhz,
+				dev[i].mem_clock_max_mhz);
+			esc(out, dev[i].driver_string && dev[i].driver_string[0] ? dev[i].driver_string : "");
+			fprintf(out, " (%u.%u)</td><td>%u.%u</td>", dev[i].driver_version / 1000,
+				dev[i].driver_version % 1000 / 10, dev[i].runtime_version / 1000,
+				dev[i].runtime_version % 1000 / 10);
+			if (dev[i].copy_gbps > 0)
+				fprintf(out, "<td class=\"n\">%.0f GB/s</td>", dev[i].copy_gbps);
+			else
+				fprintf(out, "<td class=\"n\">-</td>");
+			if (dev[i].bf16_tflops > 0)
+				fprintf(out, "<td class=\"n\">%.0f TFLOP/s</td>", dev[i].bf16_tflops);
+			else
+				fprintf(out, "<td class=\"n\">-</td>");
+			fprintf(out, "<td class=\"name\">");
+			esc(out, dev[i].uuid);
+			fprintf(out, "</td></tr>\n");
+		}
+		fprintf(out, "</table>\n");
+	}
+	if (v->nenv) {
+		fprintf(out, "<table><tr><th>GPU</th><th class=\"n\">samples</th><th class=\"n\">SM clock min / median / max</th>"
+			     "<th class=\"n\">mem clock</th><th class=\"n\">temperature</th><th class=\"n\">power median / max</th>"
+			     "<th>throttle reasons seen</th><th class=\"n\">slowdown samples</th></tr>\n");
+		for (size_t i = 0; i < v->nenv; i++) {
+			const struct kpt_env_summary *e = &v->env[i];
+			char thr[256];
+
+			kpt_throttle_format(e->throttle_any, thr, sizeof thr);
+			fprintf(out, "<tr><td>%u</td><td class=\"n\">%llu</td><td class=\"n\">%u / %u / %u MHz</td>"
+				     "<td class=\"n\">%u MHz</td><td class=\"n\">%u-%u C</td><td class=\"n\">%.0f / %.0f W</td><td>",
+				e->device, (unsigned long long)e->samples, e->sm_mhz_min, e->sm_mhz_median, e->sm_mhz_max,
+				e->mem_mhz_median, e->temp_c_min, e->temp_c_max, e->power_mw_median / 1000.0,
+				e->power_mw_max / 1000.0);
+			esc(out, thr);
+			fprintf(out, "</td><td class=\"n\">%llu</td></tr>\n", (unsigned long long)e->slowdown_samples);
+		}
+		fprintf(out, "</table>\n");
+	} else {
+		fprintf(out, "<p class=\"sub\">No NVML environment samples in this recording.</p>\n");
+	}
+	if (kpt_file_meta(v->f, &kv, &nkv, NULL) == 0 && nkv) {
+		fprintf(out, "<details open><summary>Recording metadata (%zu keys)</summary><table>\n", nkv);
+		for (size_t i = 0; i < nkv; i++)
+			kv_row(out, kv[i].key, kv[i].value);
+		fprintf(out, "</table></details>\n");
+	}
+	if (kpt_file_processes(v->f, &pr, &npr, NULL) == 0 && npr) {
+		fprintf(out, "<details><summary>%zu processes</summary><table><tr><th>#</th><th>run</th><th>pid</th>"
+			     "<th>exit</th><th class=\"n\">dropped records</th><th>command</th></tr>\n", npr);
+		for (size_t i = 0; i < npr && i < 500; i++) {
+			fprintf(out, "<tr><td>%u</td><td>%u</td><td>%u</td><td>", pr[i].index, pr[i].run, pr[i].pid);
+			if (pr[i].exit_status == INT32_MIN)
+				fprintf(out, "?");
+			else
+				fprintf(out, "%d", pr[i].exit_status);
+			fprintf(out, "</td><td class=\"n\">%llu</td><td class=\"name\">", (unsigned long long)pr[i].dropped);
+			esc(out, kpt_file_string(v->f, pr[i].command));
+			fprintf(out, "</td></tr>\n");
+		}
+		fprintf(out, "</table></details>\n");
+	}
+}
+
+static void html_summary(FILE *out, const struct view *v)
+{
+	const struct kpt_counts *c = &v->counts;
+	const struct kpt_summary *s = v->by_kernel;
+	char gpu[48], span[48];
+
+	kpt_fmt_ns(gpu, sizeof gpu, (double)s->total_ns);
+	kpt_fmt_ns(span, sizeof span, s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) : 0);
+	fprintf(out, "<h2 id=\"summary\">Summary</h2>\n<table>"
+		     "<tr><th>kernels</th><td class=\"n\">%llu</td><th>distinct names</th><td class=\"n\">%zu</td></tr>"
+		     "<tr><th>GPU time (sum of kernels)</th><td class=\"n\">%s</td><th>first to last kernel</th><td class=\"n\">%s</td></tr>"
+		     "<tr><th>memcpy / memset</th><td class=\"n\">%llu</td><th>NVTX ranges</th><td class=\"n\">%llu</td></tr>"
+		     "<tr><th>processes / runs</th><td class=\"n\">%u / %u</td><th>devices</th><td class=\"n\">%u</td></tr>"
+		     "<tr><th>env samples</th><td class=\"n\">%llu</td><th>dropped CUPTI records</th><td class=\"n\">%llu</td></tr>"
+		     "</table>\n",
+		(unsigned long long)c->kernels, s->n, gpu, span, (unsigned long long)c->memops,
+		(unsigned long long)c->ranges, c->processes, c->runs, c->devices, (unsigned long long)c->env_samples,
+		(unsigned long long)c->dropped_records);
+	if (c->dropped_records)
+		fprintf(out, "<p class=\"note severe\">CUPTI dropped %llu records: the recording is incomplete.</p>\n",
+			(unsigned long long)c->dropped_records);
+}
+
+static void html_timeline(FILE *out, const struct view *v)
+{
+	fprintf(out, "<h2 id=\"timeline\">Timeline</h2>\n");
+	if (!v->has_timeline) {
+		fprintf(out, "<p class=\"note\">No timeline picture (see the notes below).</p>\n");
+		return;
+	}
+	fprintf(out, "<figure><img src=\"timeline.png\" alt=\"timeline\"><figcaption>One lane per GPU and stream: "
+		     "bar height is the busy fraction of each pixel column, colour the kernel family with the most time in it; "
+		     "NVTX ranges above, memcpy/memset in the strip under each lane. "
+		     "Full detail: <a href=\"trace.json\">trace.json</a> in Perfetto.</figcaption></figure>\n");
+	if (v->nfams) {
+		fprintf(out, "<table><tr><th>family</th><th class=\"n\">kernels</th><th class=\"n\">time</th></tr>\n");
+		for (size_t i = 0; i < v->nfams; i++) {
+			fprintf(out, "<tr><td><span class=\"sw\" style=\"background:#%06x\"></span>", v->fams[i].color);
+			esc(out, v->fams[i].name);
+			fprintf(out, "</td><td class=\"n\">%llu</td>", (unsigned long long)v->fams[i].kernels);
+			td_ns(out, v->fams[i].total_ns);
+			fprintf(out, "</tr>\n");
+		}
+		fprintf(out, "</table>\n");
+	}
+}
+
+static void html_kernels(FILE *out, const struct view *v)
+{
+	const struct kpt_summary *s = v->by_kernel, *r = v->by_range;
+	size_t top = v->o->top > 0 ? (size_t)v->o->top : 50;
+
+	fprintf(out, "<h2 id=\"kernels\">Kernels</h2>\n");
+	figure(out, v, "top_kernels");
+	figure(out, v, "roofline");
+	if (v->nroof) {
+		fprintf(out, "<table><tr><th>workload</th><th class=\"n\">time / iteration</th><th class=\"n\">TFLOP/s</th>"
+			     "<th class=\"n\">GB/s</th><th class=\"n\">FLOP/byte</th></tr>\n");
+		for (size_t i = 0; i < v->nroof; i++) {
+			const struct kpt_roof_point *p = &v->roof[i];
+
+			fprintf(out, "<tr><td class=\"name\">");
+			esc(out, p->name);
+			fprintf(out, "</td>");
+			td_ns(out, p->ns);
+			fprintf(out, "<td class=\"n\">%.1f</td><td class=\"n\">%.0f</td><td class=\"n\">%.3g</td></tr>\n",
+				p->flops / p->ns / 1e3, p->bytes / p->ns, p->bytes > 0 ? p->flops / p->bytes : 0);
+		}
+		fprintf(out, "</table>\n");
+	}
+	fprintf(out, "<table><tr><th class=\"n\">Time %%</th><th class=\"n\">Total</th><th class=\"n\">Instances</th>"
+		     "<th class=\"n\">Avg</th><th class=\"n\">Med</th><th class=\"n\">Min</th><th class=\"n\">Max</th>"
+		     "<th class=\"n\">StdDev</th><th>Name</th></tr>\n");
+	for (size_t i = 0; i < s->n && i < top; i++) {
+		const struct kpt_summary_row *k = &s->rows[i];
+
+		fprintf(out, "<tr><td class=\"n\">%.1f</td>", k->time_pct);
+		td_ns(out, (double)k->total_ns);
+		fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)k->instances);
+		td_ns(out, k->avg_ns);
+		td_ns(out, k->median_ns);
+		td_ns(out, (double)k->min_ns);
+		td_ns(out, (double)k->max_ns);
+		td_ns(out, k->stddev_ns);
+		fprintf(out, "<td class=\"name\">");
+		esc(out, k->display);
+		fprintf(out, "</td></tr>\n");
+	}
+	fprintf(out, "</table>\n");
+	if (s->n > top)
+		fprintf(out, "<p class=\"sub\">%zu more kernels not listed (<code>kptprof report --top N</code>).</p>\n",
+			s->n - top);
+	fprintf(out, "<h2 id=\"ranges\">NVTX ranges</h2>\n<p class=\"sub\">Kernel time by the NVTX range path of the launch "
+		     "(exclusive; iterations merged).</p>\n<table><tr><th class=\"n\">Time %%</th><th class=\"n\">Total</th>"
+		     "<th class=\"n\">Kernels</th><th class=\"n\">Med</th><th>Range path</th></tr>\n");
+	for (size_t i = 0; i < r->n && i < top; i++) {
+		const struct kpt_summary_row *k = &r->rows[i];
+
+		fprintf(out, "<tr><td class=\"n\">%.1f</td>", k->time_pct);
+		td_ns(out, (double)k->total_ns);
+		fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)k->instances);
+		td_ns(out, k->median_ns);
+		fprintf(out, "<td class=\"name\">");
+		esc(out, k->display);
+		fprintf(out, "</td></tr>\n");
+	}
+	fprintf(out, "</table>\n");
+}
+
+static void html_files(FILE *out, const struct view *v)
+{
+	fprintf(out, "<h2 id=\"files\">Files</h2>\n<ul>\n");
+	if (v->has_trace)
+		fprintf(out, "<li><a href=\"trace.json\">trace.json</a>: Chrome trace; open it in Perfetto "
+			     "(ui.perfetto.dev, Open trace file) or chrome://tracing.</li>\n");
+	if (v->has_timeline)
+		fprintf(out, "<li><a href=\"timeline.png\">timeline.png</a></li>\n");
+	for (size_t i = 0; i < v->nplots; i++)
+		if (v->plots[i].written)
+			fprintf(out, "<li><a href=\"%s.gp\">%s.gp</a>%s%s%s: gnuplot script with its data inline</li>\n",
+				v->plots[i].stem, v->plots[i].stem, v->plots[i].rendered ? " and <a href=\"" : "",
+				v->plots[i].rendered ? v->plots[i].stem : "", v->plots[i].rendered ? ".png\">png</a>" : "");
+	fprintf(out, "</ul>\n");
+	if (v->nnotes) {
+		fprintf(out, "<h2 id=\"notes\">Notes</h2>\n");
+		for (size_t i = 0; i < v->nnotes; i++) {
+			fprintf(out, "<p class=\"note\">");
+			esc(out, v->notes[i]);
+			fprintf(out, "</p>\n");
+		}
+	}
+}
+
+static int write_html(struct view *v, struct kpt_diag *d)
+{
+	FILE *out = open_out(v, "index.html", d);
+	const char *base = strrchr(v->path, '/') ? strrchr(v->path, '/') + 1 : v->path;
+	const char *when = kpt_file_meta_get(v->f, "time"), *host = kpt_file_meta_get(v->f, "host");
+	const char *suite = kpt_file_meta_get(v->f, "suite"), *cmd = kpt_file_meta_get(v->f, "command");
+	int bad;
+
+	if (!out)
+		return d ? d->code : KPT_E_IO;
+	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>kptprof: ");
+	esc(out, base);
+	fprintf(out, "</title>\n<style>%s</style></head>\n<body>\n<h1>kptprof report: ", view_css);
+	esc(out, base);
+	fprintf(out, "</h1>\n<p class=\"sub\">");
+	if (suite) {
+		fprintf(out, "suite <b>");
+		esc(out, suite);
+		fprintf(out, "</b> &middot; ");
+	}
+	if (when) {
+		esc(out, when);
+		fprintf(out, " &middot; ");
+	}
+	if (host) {
+		fprintf(out, "host ");
+		esc(out, host);
+		fprintf(out, " &middot; ");
+	}
+	fprintf(out, "file <code>");
+	esc(out, v->path);
+	fprintf(out, "</code>");
+	if (cmd) {
+		fprintf(out, "<br>command <code>");
+		esc(out, cmd);
+		fprintf(out, "</code>");
+	}
+	fprintf(out, "</p>\n<p class=\"sub\">%s<a href=\"#summary\">summary</a> &middot; <a href=\"#environment\">environment</a> &middot; "
+		     "<a href=\"#timeline\">timeline</a> &middot; <a href=\"#kernels\">kernels</a> &middot; "
+		     "<a href=\"#ranges\">NVTX ranges</a> &middot; <a href=\"#files\">files</a></p>\n",
+		v->df ? "<a href=\"#verdicts\">verdicts</a> &middot; " : "");
+	if (v->gnuplot_missing)
+		fprintf(out, "<p class=\"note\">gnuplot is not installed: the plots are kept as scripts (*.gp) in this folder; "
+			     "install gnuplot and run <code>gnuplot NAME.gp</code> here to draw them.</p>\n");
+	if (v->df)
+		html_diff(out, v);
+	html_summary(out, v);
+	html_environment(out, v);
+	html_timeline(out, v);
+	html_kernels(out, v);
+	html_files(out, v);
+	fprintf(out, "<p class=\"sub\">Written by kptprof %s. Every name above comes from the recording, shown as recorded "
+		     "(demangled).</p>\n</body></html>\n",
+		v->o->tool_version ? v->o->tool_version : "?");
+	bad = ferror(out);
+	if (fclose(out) != 0 || bad)
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s/index.html': %s", v->tmp, strerror(errno));
+	return 0;
+}
+
+static int write_marker(struct view *v, struct kpt_diag *d)
+{
+	FILE *out = open_out(v, VIEW_MARKER, d);
+
+	if (!out)
+		return d ? d->code : KPT_E_IO;
+	fprintf(out, "kptprof view %s\nsource %s\n", v->o->tool_version ? v->o->tool_version : "?", v->path);
+	if (fclose(out) != 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s/%s'", v->tmp, VIEW_MARKER);
+	return 0;
+}
+
+/* Moves the finished tmp folder to dir, replacing a previous view there. */
+static int publish(struct view *v, const char *dir, int exists, struct kpt_diag *d)
+{
+	char *old = NULL;
+	int rc = 0;
+
+	if (exists) {
+		if (asprintf(&old, "%s.old-%ld", dir, (long)getpid()) < 0)
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		if (rename(dir, old) != 0) {
+			rc = kpt_diag_set(d, KPT_E_IO, "cannot move '%s' aside: %s", dir, strerror(errno));
+			free(old);
+			return rc;
+		}
+	}
+	if (rename(v->tmp, dir) != 0) {
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot rename '%s' to '%s': %s", v->tmp, dir, strerror(errno));
+		if (old)
+			rename(old, dir);
+	} else if (old) {
+		rm_flat(old);
+	}
+	free(old);
+	return rc;
+}
+
+static void view_release(struct view *v)
+{
+	kpt_summary_destroy(v->by_kernel);
+	kpt_summary_destroy(v->by_range);
+	free(v->env);
+	kpt_diff_destroy(v->df);
+	kpt_file_close(v->f);
+	for (size_t i = 0; i < v->nfams; i++)
+		free(v->fam_names[i]);
+	for (size_t i = 0; i < v->nroof; i++)
+		free((char *)v->roof[i].name);
+	free(v->roof);
+	free(v->tmp);
+}
+
+int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *dir,
+		   struct kpt_view_result *res, struct kpt_diag *d)
+{
+	static const struct kpt_view_opts defaults = { 0 };
+	struct view *v = calloc(1, sizeof *v);
+	int exists, rc;
+
+	if (res)
+		memset(res, 0, sizeof *res);
+	if (!v)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	v->o = o ? o : &defaults;
+	v->path = path;
+	if ((exists = rc = check_target(dir, d)) < 0)
+		goto out;
+	if (asprintf(&v->tmp, "%s.tmp-%ld", dir, (long)getpid()) < 0) {
+		v->tmp = NULL;
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rm_flat(v->tmp);            /* a leftover of a killed run with our pid */
+	if (mkdir(v->tmp, 0777) != 0) {
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", v->tmp, strerror(errno));
+		free(v->tmp);
+		v->tmp = NULL;
+		goto out;
+	}
+	if ((rc = gather(v, d)) < 0 || (rc = make_timeline(v, d)) < 0 || (rc = make_plots(v, d)) < 0 ||
+	    (rc = make_trace(v, d)) < 0 || (rc = write_html(v, d)) < 0 || (rc = write_marker(v, d)) < 0)
+		goto out;
+	rc = publish(v, dir, exists, d);
+	if (rc == 0 && res) {
+		for (size_t i = 0; i < v->nplots; i++) {
+			res->plots += v->plots[i].written;
+			res->rendered += v->plots[i].rendered;
+		}
+		res->gnuplot_missing = v->gnuplot_missing;
+		res->has_timeline = v->has_timeline;
+		res->has_trace = v->has_trace;
+		res->notes = v->nnotes;
+		if (v->df) {
+			res->diffed = 1;
+			res->diff_result = v->df->result;
+			memcpy(res->counts, v->df->counts, sizeof res->counts);
+		}
+	}
+out:
+	if (rc < 0 && v->tmp)
+		rm_flat(v->tmp);
+	view_release(v);
+	free(v);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,57 @@
+/* kpt_view.h - `kptprof view`: a self-contained HTML report directory.
+ *
+ * DIR gets index.html (no scripts, styles inline, no network resources),
+ * timeline.png (kpt_timeline.h), one .gp script per plot and its .png when
+ * gnuplot ran (kpt_plot.h), trace.json (Chrome trace for Perfetto, via
+ * lib/kpt_export.h) and a marker file .kptprof-view. With a baseline the
+ * diff verdicts come first.
+ *
+ * Atomicity: everything is written into DIR.tmp-<pid> beside DIR and renamed
+ * to DIR only when complete; on any failure that folder is removed and DIR
+ * is untouched. An existing DIR is replaced only when it is empty or was
+ * written by kpt_view_write (has the marker); any other DIR is refused
+ * (KPT_E_INVAL), so a typo cannot wipe a user's folder.
+ */
+#ifndef KPT_VIEW_H
+#define KPT_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpt_diff.h"
+#include "kpt_err.h"
+
+struct kpt_view_opts {
+	const char *baseline;       /* BASE recording to diff against; NULL: none */
+	struct kpt_diff_opts diff;  /* zero: defaults (threshold, alpha, force...) */
+	int timeline_width;         /* 0: 1600 */
+	int top;                    /* rows of the kernel and range tables; 0: 50 */
+	int no_render;              /* write the .gp scripts but do not run gnuplot */
+	int gnuplot_timeout_ms;     /* per plot; 0: 30 s */
+	uint64_t trace_max_kernels; /* trace.json only up to this many kernels; 0: 2e6 */
+	const char *tool_version;   /* for the footer; NULL: "?" */
+};
+
+/* What happened, for the caller's one-line summary. */
+struct kpt_view_result {
+	int plots;                  /* plot scripts written */
+	int rendered;               /* of which gnuplot made a PNG */
+	int gnuplot_missing;        /* gnuplot not found: scripts kept */
+	int has_timeline;
+	int has_trace;
+	int diffed;                 /* a baseline was compared */
+	enum kpt_diff_result diff_result;
+	uint32_t counts[KPT_V_COUNT]; /* per verdict, when diffed */
+	size_t notes;               /* notes printed in the report (skipped parts) */
+};
+
+/* Writes the report of the recording at path into dir (see above). res may
+ * be NULL. Errors: reading either file (KPT_E_IO/FORMAT/VERSION), the diff
+ * (KPT_E_MISMATCH for different GPU models without diff.force), dir not
+ * replaceable (KPT_E_INVAL), writing (KPT_E_IO). Missing gnuplot, a
+ * recording without kernels or FLOP counts are not errors: the report says
+ * what is missing. */
+int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *dir,
+		   struct kpt_view_result *res, struct kpt_diag *d);
+
+#endif
