@@ -1,0 +1,54 @@
+# kpt-deps.sh - installs the Debian/Ubuntu packages kptprof needs that are
+# missing. Sourced by setup-and-run.sh and setup-and-test.sh.
+#   kpt_install_deps build|test
+# The CUDA toolkit is not installed here (it comes from NVIDIA's own
+# repository): without it kptprof builds without the collectors and kernels.
+
+# Needed to build kptprof and the tools its tests use.
+KPT_DEPS_BUILD="build-essential cmake pkg-config libzstd-dev libpng-dev"
+# Needed to run the tests (cmocka unit tests, jansson JSON checks, python3
+# for CLI checks, gnuplot for the viewer's plots).
+KPT_DEPS_TEST="libcmocka-dev libjansson-dev python3 gnuplot-nox"
+# Wanted but not required: the viewer's browser test skips without it (on
+# Ubuntu the chromium package needs snapd, so a failure here is not fatal).
+KPT_DEPS_OPTIONAL="chromium"
+
+kpt_install_deps() {
+	local want="$KPT_DEPS_BUILD" missing="" optional="" sudo="" p
+	[ "${1:-build}" = test ] && want="$want $KPT_DEPS_TEST"
+	if ! command -v apt-get >/dev/null; then
+		echo "kpt-deps: no apt-get here: install $want yourself" >&2
+		return 0
+	fi
+	for p in $want; do
+		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	done
+	if [ "${1:-build}" = test ]; then
+		for p in $KPT_DEPS_OPTIONAL; do
+			dpkg -s "$p" >/dev/null 2>&1 || optional="$optional $p"
+		done
+	fi
+	[ -z "$missing$optional" ] && return 0
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	echo "kpt-deps: installing$missing$optional" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq || return 1
+	if [ -n "$missing" ]; then
+		# shellcheck disable=SC2086 # word splitting is the point
+		$sudo apt-get install -y -qq --no-install-recommends $missing || return 1
+	fi
+	for p in $optional; do
+		$sudo apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 \
+			|| echo "kpt-deps: optional package '$p' could not be installed; tests that need it skip" >&2
+	done
+}
+
+# CMake >= 3.25 (Debian 12, Ubuntu 24.04); older ones get a clear message.
+kpt_check_cmake() {
+	local v
+	v=$(cmake --version | sed -n 's/^cmake version \([0-9]*\.[0-9]*\).*/\1/p')
+	if [ "$(printf '%s\n3.25\n' "$v" | sort -V | head -n1)" != 3.25 ]; then
+		echo "kpt-deps: cmake $v is older than 3.25; 'python3 -m pip install cmake' gives a newer one" >&2
+		return 1
+	fi
+}
