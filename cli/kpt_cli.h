@@ -74,6 +74,8 @@ int kpt_cli_term_width(int fd);
 int cmd_not_implemented(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

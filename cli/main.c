@@ -6,7 +6,7 @@
 
 /* Keep in the order `kptprof help` should list them. */
 const struct kpt_cmd kpt_cmds[] = {
-	{ "record", cmd_not_implemented, "run a workload or program under the collector and write a .kpt file",
+	{ "record", cmd_record, "run a workload or program under the collector and write a .kpt file",
 	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])" },
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
@@ -25,7 +25,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof compare FILE..." },
 	{ "workloads", cmd_not_implemented, "list the built-in workloads and suites",
 	  "kptprof workloads [--json]" },
-	{ "devices", cmd_not_implemented, "list the GPUs this machine has",
+	{ "devices", cmd_devices, "list the GPUs this machine has",
 	  "kptprof devices" },
 	{ "version", cmd_version, "print the version of kptprof and of its file format",
 	  "kptprof version" },

@@ -1,0 +1,48 @@
+// launch_main.cu - kpt-launch-bench: runs kpt_launch_us() reps times.
+//   kpt-launch-bench [--floor] [--n N] [--reps R]
+// Prints one line: "launch mode=plain|floor n=N reps=R median_us=... p10_us=... p90_us=..."
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+extern "C" double kpt_launch_us(int n);
+extern "C" int kpt_launch_cupti_floor(void);
+extern "C" unsigned long long kpt_launch_cupti_records(void);
+
+int main(int argc, char **argv)
+{
+	int n = 20000, reps = 31, floor_mode = 0;
+	std::vector<double> v;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--floor"))
+			floor_mode = 1;
+		else if (!strcmp(argv[i], "--n") && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: kpt-launch-bench [--floor] [--n N] [--reps R]\n");
+			return 2;
+		}
+	}
+	if (floor_mode && kpt_launch_cupti_floor() != 0) {
+		fprintf(stderr, "kpt-launch-bench: cannot enable CUPTI\n");
+		return 1;
+	}
+	cudaFree(0);
+	kpt_launch_us(2000); /* warm-up */
+	for (int r = 0; r < reps; r++)
+		v.push_back(kpt_launch_us(n));
+	std::sort(v.begin(), v.end());
+	printf("launch mode=%s n=%d reps=%d median_us=%.4f p10_us=%.4f p90_us=%.4f", floor_mode ? "floor" : "plain",
+	       n, reps, v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]);
+	if (floor_mode)
+		printf(" records=%llu", kpt_launch_cupti_records());
+	printf("\n");
+	return 0;
+}

@@ -1,0 +1,701 @@
+/* cmd_record.c - `kptprof record`: run a program (or the kpt-workloads
+ * runner) under libkptinject.so and merge its per-process files into one
+ * recording.
+ *
+ * kptprof links no CUDA: the target gets CUDA_INJECTION64_PATH and
+ * NVTX_INJECTION64_PATH, both naming the injection library (found beside
+ * kptprof or through $KPTPROF_INJECT; see collectors/kpt_inject.h). Each process
+ * writes <tmp>/r<run>-p<pid>.kpt and a status file; the temporary folder
+ * lives beside the output, so a successful merge is a rename away and a
+ * failed one leaves nothing under the output's name.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kpt_cli.h"
+#include "kpt_demangle.h"
+#include "kpt_devprobe.h"
+#include "kpt_format.h"
+
+#define KPT_MAX_WORKLOADS 256
+
+struct record_opts {
+	const char *out;
+	int api, cold;
+	long runs, iterations, warmup;
+	const char *suite;
+	const char *workloads[KPT_MAX_WORKLOADS];
+	int nworkloads;
+	char **cmd;                 /* NULL-terminated */
+};
+
+/* ---- option parsing ---------------------------------------------------------- */
+
+static int parse_long(const char *opt, const char *s, long min, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s)
+		return kpt_cli_usage_error("record", "option '%s' needs a value", opt);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min)
+		return kpt_cli_usage_error("record", "bad value '%s' for '%s' (an integer >= %ld)", s, opt, min);
+	*out = v;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	int i;
+
+	memset(o, 0, sizeof *o);
+	o->out = "kptprof.kpt";
+	o->runs = 1;
+	o->iterations = -1;
+	o->warmup = -1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			return kpt_cli_help("record") == 0 ? 1 : KPT_EXIT_ERROR;
+		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+			if (!(o->out = argv[++i]))
+				return kpt_cli_usage_error("record", "option '%s' needs a file name", a);
+		} else if (strncmp(a, "--output=", 9) == 0) {
+			o->out = a + 9;
+		} else if (strcmp(a, "--api") == 0) {
+			o->api = 1;
+		} else if (strcmp(a, "--cold") == 0) {
+			o->cold = 1;
+		} else if (strcmp(a, "--runs") == 0) {
+			if (parse_long(a, argv[++i], 1, &o->runs))
+				return KPT_EXIT_ERROR;
+		} else if (strcmp(a, "--iterations") == 0) {
+			if (parse_long(a, argv[++i], 1, &o->iterations))
+				return KPT_EXIT_ERROR;
+		} else if (strcmp(a, "--warmup") == 0) {
+			if (parse_long(a, argv[++i], 0, &o->warmup))
+				return KPT_EXIT_ERROR;
+		} else if (strcmp(a, "--suite") == 0) {
+			if (!(o->suite = argv[++i]))
+				return kpt_cli_usage_error("record", "option '--suite' needs a suite name");
+		} else if (strcmp(a, "--workload") == 0) {
+			if (!argv[i + 1] || argv[i + 1][0] == '-')
+				return kpt_cli_usage_error("record", "option '--workload' needs at least one name");
+			while (argv[i + 1] && argv[i + 1][0] != '-') {
+				if (o->nworkloads == KPT_MAX_WORKLOADS)
+					return kpt_cli_usage_error("record", "too many workloads (at most %d)",
+								   KPT_MAX_WORKLOADS);
+				o->workloads[o->nworkloads++] = argv[++i];
+			}
+		} else if (strncmp(a, "--counters", 10) == 0 && (a[10] == '\0' || a[10] == '=')) {
+			return kpt_cli_usage_error("record", "'--counters' is not supported by this collector yet");
+		} else {
+			return kpt_cli_usage_error("record", "unknown option '%s'", a);
+		}
+	}
+	if (i < argc)
+		o->cmd = argv + i;
+	if (!!o->cmd + !!o->suite + (o->nworkloads > 0) != 1)
+		return kpt_cli_usage_error("record", "give exactly one of '--suite NAME', '--workload NAME...' "
+					   "or '-- CMD [ARGS...]'");
+	if (o->cmd && (o->iterations >= 0 || o->warmup >= 0 || o->cold))
+		return kpt_cli_usage_error("record", "'--iterations', '--warmup' and '--cold' apply to "
+					   "'--suite' and '--workload' only");
+	return 0;
+}
+
+/* ---- locating things -------------------------------------------------------------- */
+
+static int exe_dir(char *out, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	slash = strrchr(out, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+/* First existing candidate of rel[] relative to kptprof's folder, or the
+ * environment override. Returns 0 and the absolute path in out. */
+static int find_beside(const char *env, const char *const *rel, size_t nrel, int mode,
+		       char *out, size_t cap)
+{
+	const char *e = getenv(env);
+	char dir[PATH_MAX], buf[PATH_MAX + 64];
+
+	if (e && *e) {
+		if (access(e, mode) != 0 || !realpath(e, out))
+			return -1;
+		return 0;
+	}
+	if (exe_dir(dir, sizeof dir) < 0)
+		return -1;
+	for (size_t i = 0; i < nrel; i++) {
+		snprintf(buf, sizeof buf, "%s/%s", dir, rel[i]);
+		if (access(buf, mode) == 0 && realpath(buf, out) && strlen(out) < cap)
+			return 0;
+	}
+	return -1;
+}
+
+static const char *const inject_rel[] = {
+	"libkptinject.so", "../collectors/libkptinject.so", "../lib/kptprof/libkptinject.so",
+	"../lib/libkptinject.so", "../lib64/kptprof/libkptinject.so",
+};
+static const char *const runner_rel[] = {
+	"kpt-workloads", "../kernels/kpt-workloads", "../kernels/runner/kpt-workloads",
+	"../libexec/kptprof/kpt-workloads", "../lib/kptprof/kpt-workloads",
+};
+
+static int command_exists(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *c = strchr(path, ':');
+		size_t n = c ? (size_t)(c - path) : strlen(path);
+		struct stat st;
+
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? path : ".", cmd);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 1;
+		path += n + (c ? 1 : 0);
+	}
+	return 0;
+}
+
+/* ---- the temporary folder ------------------------------------------------------------ */
+
+static int make_tmpdir(const char *out, char *tmp, size_t cap, struct kpt_diag *d)
+{
+	char copy[PATH_MAX];
+	char *dir;
+	struct stat st;
+
+	if (strlen(out) >= sizeof copy)
+		return kpt_diag_set(d, KPT_E_INVAL, "output path too long: '%s'", out);
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': it is a directory", out);
+	snprintf(copy, sizeof copy, "%s", out);
+	dir = dirname(copy);
+	snprintf(tmp, cap, "%s/.kptprof-record-XXXXXX", dir);
+	if (!mkdtemp(tmp))
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", out, strerror(errno));
+	return 0;
+}
+
+static void remove_tmpdir(const char *tmp)
+{
+	DIR *dir = opendir(tmp);
+	struct dirent *e;
+	char buf[PATH_MAX + 300];
+
+	if (dir) {
+		while ((e = readdir(dir))) {
+			if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+				continue;
+			snprintf(buf, sizeof buf, "%s/%s", tmp, e->d_name);
+			unlink(buf);
+		}
+		closedir(dir);
+	}
+	rmdir(tmp);
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t g_child;
+
+static void forward_signal(int sig)
+{
+	if (g_child > 0)
+		kill((pid_t)g_child, sig);
+}
+
+struct launch {
+	const char *inject, *tmp;
+	int api;
+};
+
+/* Runs argv once as run `run`. Returns the wait status decoded as an exit
+ * status (128 + signal for a killed target), or -1 with d set when the
+ * command could not be started. */
+static int run_once(const struct launch *l, char **argv, long run, struct kpt_diag *d)
+{
+	char out[PATH_MAX + 64], st[PATH_MAX + 64];
+	int pfd[2], err = 0, status = 0;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(out, sizeof out, "%s/r%05ld-p%%p.kpt", l->tmp, run);
+	snprintf(st, sizeof st, "%s/r%05ld-p%%p.status", l->tmp, run);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot create a pipe: %s", strerror(errno)), -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return kpt_diag_set(d, KPT_E_IO, "cannot fork: %s", strerror(errno)), -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		setenv("CUDA_INJECTION64_PATH", l->inject, 1);
+		setenv("NVTX_INJECTION64_PATH", l->inject, 1);
+		setenv("KPT_OUTPUT", out, 1);
+		setenv("KPT_STATUS", st, 1);
+		if (l->api)
+			setenv("KPT_API", "1", 1);
+		else
+			unsetenv("KPT_API");
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(pfd[1], &err, sizeof err) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	g_child = pid;
+	do
+		n = read(pfd[0], &err, sizeof err);
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	g_child = 0;
+	if (n == (ssize_t)sizeof err) {
+		kpt_diag_set(d, err == ENOENT ? KPT_E_NOTFOUND : KPT_E_IO, "cannot run '%s': %s",
+			     argv[0], strerror(err));
+		return -1;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/* ---- collecting the per-process files -------------------------------------------------- */
+
+struct proc_file {
+	char name[300];
+	long run;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct proc_file *)a)->name, ((const struct proc_file *)b)->name);
+}
+
+/* Lists the .kpt files of tmp (sorted: by run, then pid) into *files, and reports
+ * the first error status line seen into d (status files say why a process
+ * could not record). Returns the number of files, or -1 on error. */
+static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag *err)
+{
+	DIR *dir = opendir(tmp);
+	struct dirent *e;
+	struct proc_file *v = NULL;
+	int n = 0, cap = 0;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		size_t len = strlen(e->d_name);
+		char buf[PATH_MAX + 300], line[1400];
+		FILE *f;
+
+		if (len > 7 && strcmp(e->d_name + len - 7, ".status") == 0) {
+			snprintf(buf, sizeof buf, "%s/%s", tmp, e->d_name);
+			if (!(f = fopen(buf, "r")))
+				continue;
+			while (fgets(line, sizeof line, f)) {
+				line[strcspn(line, "\n")] = '\0';
+				if (strncmp(line, "error ", 6) == 0 && err->code == 0) {
+					const char *msg = strchr(line + 6, ' ');
+					static const struct { const char *name; enum kpt_err code; } codes[] = {
+						{ "busy", KPT_E_BUSY }, { "perm", KPT_E_PERM },
+						{ "nodev", KPT_E_NODEV }, { "io", KPT_E_IO },
+					};
+					enum kpt_err code = KPT_E_CUPTI;
+
+					for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+						if (strncmp(line + 6, codes[i].name, strlen(codes[i].name)) == 0)
+							code = codes[i].code;
+					kpt_diag_set(err, code, "%s", msg ? msg + 1 : line + 6);
+				} else if (strncmp(line, "hint ", 5) == 0 && err->code != 0 && !err->hint[0]) {
+					kpt_diag_hint(err, "%s", line + 5);
+				}
+			}
+			fclose(f);
+			continue;
+		}
+		if (len < 5 || strcmp(e->d_name + len - 4, ".kpt") != 0 || e->d_name[0] != 'r')
+			continue;
+		if (n == cap) {
+			struct proc_file *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof *nv);
+
+			if (!nv) {
+				free(v);
+				closedir(dir);
+				return -1;
+			}
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+		v[n].run = strtol(e->d_name + 1, NULL, 10);
+		n++;
+	}
+	closedir(dir);
+	qsort(v, (size_t)n, sizeof *v, by_name);
+	*files = v;
+	return n;
+}
+
+static void meta_time(char *buf, size_t cap)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int merge(const struct record_opts *o, const char *tmp, const struct proc_file *files, int n,
+		 const char *command, struct kpt_diag *d)
+{
+	struct kpt_writer *w = NULL;
+	char buf[PATH_MAX + 300], host[256] = "";
+	int rc;
+
+	if ((rc = kpt_writer_create(o->out, NULL, &w, d)) < 0)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		struct kpt_file *f = NULL;
+
+		snprintf(buf, sizeof buf, "%s/%s", tmp, files[i].name);
+		rc = kpt_file_open(buf, &f, d);
+		if (rc >= 0)
+			rc = kpt_file_copy_into(f, w, (uint32_t)files[i].run, 0, d);
+		kpt_file_close(f);
+		if (rc < 0)
+			goto out;
+	}
+	gethostname(host, sizeof host - 1);
+	kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);
+	kpt_writer_meta(w, "command", command, d);
+	kpt_writer_meta(w, "host", host, d);
+	meta_time(buf, sizeof buf);
+	kpt_writer_meta(w, "time", buf, d);
+	snprintf(buf, sizeof buf, "%ld", o->runs);
+	kpt_writer_meta(w, "runs", buf, d);
+	if (o->suite)
+		kpt_writer_meta(w, "suite", o->suite, d);
+	if (o->iterations >= 0) {
+		snprintf(buf, sizeof buf, "%ld", o->iterations);
+		kpt_writer_meta(w, "iterations", buf, d);
+	}
+	if (o->warmup >= 0) {
+		snprintf(buf, sizeof buf, "%ld", o->warmup);
+		kpt_writer_meta(w, "warmup", buf, d);
+	}
+	if (o->nworkloads) {
+		size_t len = 0;
+
+		buf[0] = '\0';
+		for (int i = 0; i < o->nworkloads && len < sizeof buf; i++)
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? "," : "", o->workloads[i]);
+		kpt_writer_meta(w, "workload", buf, d);
+	}
+	rc = kpt_writer_commit(w, d);
+out:
+	kpt_writer_destroy(w);
+	return rc;
+}
+
+/* ---- the one-screen summary ---------------------------------------------------------------- */
+
+struct kagg {
+	uint32_t name;
+	uint64_t count, total;
+};
+
+static int by_total(const void *a, const void *b)
+{
+	const struct kagg *x = a, *y = b;
+
+	return x->total < y->total ? 1 : x->total > y->total ? -1 : (x->name > y->name) - (x->name < y->name);
+}
+
+static void fmt_ns(double ns, char *buf, size_t cap)
+{
+	if (ns >= 1e9)
+		snprintf(buf, cap, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, cap, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, cap, "%.2f us", ns / 1e3);
+	else
+		snprintf(buf, cap, "%.0f ns", ns);
+}
+
+/* Kernels, GPU time, top 5 kernels and drops of the merged file, to
+ * stderr. O(K) over the kernel chunks, memory one counter per string. */
+static int summary(const char *path, struct kpt_diag *d)
+{
+	struct kpt_file *f = NULL;
+	struct kpt_kernel_cursor *c = NULL;
+	struct kpt_counts cnt;
+	struct kagg *agg = NULL;
+	const struct kpt_kernel *rows;
+	uint64_t total = 0;
+	uint32_t nstr;
+	size_t n;
+	char t1[32], t2[32];
+	int rc;
+
+	if ((rc = kpt_file_open(path, &f, d)) < 0)
+		return rc;
+	if ((rc = kpt_file_counts(f, &cnt, d)) < 0 || (rc = kpt_file_load_strings(f, d)) < 0)
+		goto out;
+	nstr = kpt_file_string_count(f);
+	if (!(agg = calloc((size_t)nstr + 1, sizeof *agg))) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory summarising '%s'", path);
+		goto out;
+	}
+	for (uint32_t i = 0; i < nstr; i++)
+		agg[i].name = i;
+	if ((rc = kpt_kernel_cursor_create(f, &c, d)) < 0)
+		goto out;
+	while ((rc = kpt_kernel_cursor_next(c, &rows, &n, d)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t dur = rows[i].end_ns > rows[i].start_ns ? rows[i].end_ns - rows[i].start_ns : 0;
+			uint32_t id = rows[i].name < nstr ? rows[i].name : nstr;
+
+			agg[id].count++;
+			agg[id].total += dur;
+			total += dur;
+		}
+	if (rc < 0)
+		goto out;
+	qsort(agg, (size_t)nstr + 1, sizeof *agg, by_total);
+	fmt_ns((double)total, t1, sizeof t1);
+	fprintf(stderr, "kptprof: recorded %llu kernels (%s GPU time), %llu memops, %llu NVTX ranges, "
+		"%u process%s, %u device%s -> %s\n",
+		(unsigned long long)cnt.kernels, t1, (unsigned long long)cnt.memops,
+		(unsigned long long)cnt.ranges, cnt.processes, cnt.processes == 1 ? "" : "es",
+		cnt.devices, cnt.devices == 1 ? "" : "s", path);
+	if (cnt.kernels)
+		fprintf(stderr, "  %6s %10s %10s %8s  %s\n", "time%", "total", "avg", "count", "kernel");
+	for (uint32_t i = 0; i < 5 && i <= nstr && agg[i].count; i++) {
+		const char *raw = agg[i].name < nstr ? kpt_file_string(f, agg[i].name) : "(bad name)";
+		char *dm = kpt_demangle(raw);
+		const char *show = dm ? dm : raw;
+
+		fmt_ns((double)agg[i].total, t1, sizeof t1);
+		fmt_ns((double)agg[i].total / (double)agg[i].count, t2, sizeof t2);
+		fprintf(stderr, "  %5.1f%% %10s %10s %8llu  %.100s%s\n",
+			total ? 100.0 * (double)agg[i].total / (double)total : 0.0, t1, t2,
+			(unsigned long long)agg[i].count, show, strlen(show) > 100 ? "..." : "");
+		free(dm);
+	}
+	if (cnt.dropped_records)
+		fprintf(stderr, "kptprof: warning: CUPTI dropped %llu records: the recording is incomplete\n"
+			"hint: raise KPT_BUFFERS or KPT_DEVICE_BUFFER_MB\n",
+			(unsigned long long)cnt.dropped_records);
+	rc = 0;
+out:
+	kpt_kernel_cursor_destroy(c);
+	free(agg);
+	kpt_file_close(f);
+	return rc;
+}
+
+/* ---- the command -------------------------------------------------------------------------- */
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	if (!(s = malloc(len)))
+		return NULL;
+	s[0] = '\0';
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+/* argv for the kpt-workloads runner from the options; owned by the caller
+ * (free the array only: strings point into o and the static buffers). */
+static char **runner_argv(const struct record_opts *o, const char *runner)
+{
+	static char it[32], wu[32];
+	char **v = calloc((size_t)o->nworkloads + 10, sizeof *v);
+	int n = 0;
+
+	if (!v)
+		return NULL;
+	v[n++] = (char *)runner;
+	if (o->iterations >= 0) {
+		snprintf(it, sizeof it, "%ld", o->iterations);
+		v[n++] = "--iterations";
+		v[n++] = it;
+	}
+	if (o->warmup >= 0) {
+		snprintf(wu, sizeof wu, "%ld", o->warmup);
+		v[n++] = "--warmup";
+		v[n++] = wu;
+	}
+	if (o->cold)
+		v[n++] = "--cold";
+	if (o->suite) {
+		v[n++] = "--suite";
+		v[n++] = (char *)o->suite;
+	}
+	for (int i = 0; i < o->nworkloads; i++)
+		v[n++] = (char *)o->workloads[i];
+	return v;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	struct kpt_diag d, perr;
+	struct kpt_gpu_list gpus;
+	struct launch l;
+	struct proc_file *files = NULL;
+	char inject[PATH_MAX], runner[PATH_MAX], tmp[PATH_MAX];
+	char **cmd, **owned = NULL, *command = NULL;
+	struct sigaction sa, old_int, old_term;
+	int rc, status = 0, n;
+
+	if ((rc = parse(argc, argv, &o)) != 0)
+		return rc == 1 ? KPT_EXIT_OK : rc;
+	kpt_diag_clear(&d);
+	kpt_diag_clear(&perr);
+	if (o.cmd) {
+		cmd = o.cmd;
+		if (!command_exists(cmd[0])) {
+			kpt_diag_set(&d, KPT_E_NOTFOUND, "command not found: '%s'", cmd[0]);
+			return kpt_cli_fail(&d);
+		}
+	} else {
+		if (find_beside("KPTPROF_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
+				X_OK, runner, sizeof runner) < 0) {
+			kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find the workload runner 'kpt-workloads' beside kptprof");
+			kpt_diag_hint(&d, "build the kernels (a CUDA toolkit is needed) or set KPTPROF_WORKLOADS");
+			return kpt_cli_fail(&d);
+		}
+		if (!(cmd = owned = runner_argv(&o, runner)))
+			return kpt_cli_fail(&d);
+	}
+	if (find_beside("KPTPROF_INJECT", inject_rel, sizeof inject_rel / sizeof inject_rel[0], R_OK,
+			inject, sizeof inject) < 0) {
+		kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find the collector 'libkptinject.so' beside kptprof");
+		kpt_diag_hint(&d, "build kptprof with a CUDA toolkit, or set KPTPROF_INJECT to the library");
+		free(owned);
+		return kpt_cli_fail(&d);
+	}
+	if (make_tmpdir(o.out, tmp, sizeof tmp, &d) < 0) {
+		free(owned);
+		return kpt_cli_fail(&d);
+	}
+	if (kpt_gpu_probe(&gpus, &d) < 0) {
+		remove_tmpdir(tmp);
+		free(owned);
+		return kpt_cli_fail(&d);
+	}
+	command = join_argv(cmd);
+	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api };
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	for (long r = 0; r < o.runs; r++) {
+		int s = run_once(&l, cmd, r, &d);
+
+		if (s < 0) {
+			rc = -1;
+			goto fail;
+		}
+		if (s != 0 && status == 0)
+			status = s;
+	}
+	n = list_files(tmp, &files, &perr);
+	if (n < 0) {
+		kpt_diag_set(&d, KPT_E_IO, "cannot read the temporary folder '%s'", tmp);
+		goto fail;
+	}
+	if (n == 0) {
+		if (perr.code)
+			d = perr;
+		else
+			kpt_diag_set(&d, KPT_E_NOTFOUND, "nothing recorded: '%s' used no CUDA (exit status %d)",
+				     cmd[0], status);
+		goto fail;
+	}
+	if (perr.code) {
+		fprintf(stderr, "kptprof: warning: a process could not record: %s\n", perr.msg);
+		if (perr.hint[0])
+			fprintf(stderr, "hint: %s\n", perr.hint);
+	}
+	if (merge(&o, tmp, files, n, command ? command : cmd[0], &d) < 0)
+		goto fail;
+	remove_tmpdir(tmp);
+	if (summary(o.out, &d) < 0)
+		kpt_cli_fail(&d);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	free(files);
+	free(owned);
+	free(command);
+	return status;
+fail:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	remove_tmpdir(tmp);
+	free(files);
+	free(owned);
+	free(command);
+	return kpt_cli_fail(&d);
+}

@@ -1,0 +1,1375 @@
+/* kpt_inject.c - libkptinject.so: CUPTI activity collection into one .kpt
+ * file per process. The contract (environment, lifecycle) is kpt_inject.h.
+ *
+ * Threads and locks:
+ * - application threads run the CUPTI callbacks (NVTX, API enter, resource)
+ *   and the buffer-request callback. They never take g.lock: NVTX ranges go
+ *   into per-thread logs, launch -> range links into a lock-free table, and
+ *   buffers come from a pool allocated up front (atomic flags).
+ * - CUPTI's worker thread (and whoever calls cuptiActivityFlushAll) runs the
+ *   buffer-complete callback, which converts records and hands them to the
+ *   writer under g.lock.
+ * - the sampler thread polls NVML every KPT_SAMPLE_MS and performs the final
+ *   flush when a SIGINT/SIGTERM handler asks it to.
+ */
+#define _GNU_SOURCE
+#include "kpt_inject.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda.h>
+#include <cupti.h>
+#include <generated_nvtx_meta.h>
+
+#include "kpt_cupti_convert.h"
+#include "kpt_format.h"
+#include "kpt_nvml_api.h"
+
+#define KPT_EXPORT __attribute__((visibility("default")))
+
+#define KPT_MAX_DEVICES 64
+#define KPT_MAX_CONTEXTS 256
+#define KPT_POOL_MAX 272
+#define KPT_CORR_BITS 22
+#define KPT_NAME_CACHE 4096
+#define KPT_STACK_MAX 256
+#define KPT_RANGE_CHUNK 1024
+#define KPT_HANDLES_MAX 4096
+#define KPT_API_CBIDS 1024
+
+/* ---- per-thread NVTX logs ---------------------------------------------- */
+
+struct range_rec {
+	struct kpt_range row;       /* name/domain filled at write time */
+	char *name;                 /* owned copy */
+	const char *domain;         /* owned by the domain table, NULL default */
+};
+
+struct range_chunk {
+	struct range_chunk *next;
+	_Atomic uint32_t n;
+	struct range_rec recs[KPT_RANGE_CHUNK];
+};
+
+struct thread_log {
+	struct thread_log *next;    /* registry, pushed with CAS */
+	uint64_t tid;
+	uint32_t depth;             /* push/pop nesting, may exceed KPT_STACK_MAX */
+	struct range_rec *stack[KPT_STACK_MAX];
+	struct range_chunk *head, *tail;
+};
+
+static __thread struct thread_log *tls_log;
+
+/* Handles handed out by nvtxDomainCreateA / nvtxDomainRegisterStringA, and
+ * open start/end ranges by nvtxRangeId_t: append-only tables, published
+ * with a release store of the count. */
+struct handle_ent {
+	uint64_t key;
+	void *val;
+};
+
+struct handle_tab {
+	_Atomic uint32_t n;
+	struct handle_ent ent[KPT_HANDLES_MAX];
+};
+
+/* ---- devices, contexts ---------------------------------------------------- */
+
+struct dev_slot {
+	int used;
+	uint32_t index;             /* file device index */
+	kpt_nvmlDevice_t nvml;
+};
+
+struct ctx_slot {
+	uint32_t ctx_id;
+	uint32_t ordinal;
+	CUcontext ctx;
+	int alive;
+};
+
+/* ---- the collector -------------------------------------------------------- */
+
+static struct {
+	pthread_mutex_t lock;       /* writer, drops, devices, env samples */
+	struct kpt_writer *w;
+	char path[4096];
+	char status[4096];
+	int enabled;                /* CUPTI subscribed and collecting */
+	int forked_child;
+	_Atomic int finished;
+	CUpti_SubscriberHandle sub;
+	uint32_t pid, ppid, rank;
+	uint64_t start_ns;
+	int api;
+	char *command;
+
+	/* devices by CUDA ordinal */
+	pthread_mutex_t devlock;
+	struct dev_slot dev[KPT_MAX_DEVICES];
+	struct kpt_device rows[KPT_MAX_DEVICES];
+	uint32_t ndev;
+	struct ctx_slot ctx[KPT_MAX_CONTEXTS];
+	uint32_t nctx;
+
+	/* activity buffers */
+	size_t buf_size;
+	uint8_t *pool[KPT_POOL_MAX];
+	_Atomic int busy[KPT_POOL_MAX];
+	_Atomic int npool;
+	_Atomic uint64_t pool_exhausted;
+
+	/* launch correlation id -> innermost range (corr << 32 | range) */
+	_Atomic uint64_t *corr;
+	_Atomic int api_cb_on;
+	_Atomic uint32_t next_range;
+	_Atomic(struct thread_log *) logs;
+	struct handle_tab domains, strings, startend;
+
+	/* writer-side caches (under lock) */
+	struct { const char *p; uint32_t id; } name_cache[KPT_NAME_CACHE];
+	uint32_t api_names[2][KPT_API_CBIDS];
+	uint32_t sync_names[8];
+
+	/* drops, per (device, stream); process total */
+	struct kpt_drop *drops;
+	size_t ndrops, capdrops;
+	uint64_t dropped;
+
+	/* NVML sampler, also the signal flusher */
+	struct kpt_nvml nvml;
+	int nvml_ok;
+	char driver_string[KPT_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	kpt_nvmlReturn_t (*nvml_reasons)(kpt_nvmlDevice_t, unsigned long long *);
+	unsigned sample_ms;
+	pthread_t sampler;
+	int sampler_on;
+	_Atomic int stop;
+	sem_t wake;
+	struct kpt_env_sample *env;
+	size_t nenv, capenv;
+
+	/* signals */
+	struct sigaction old_int, old_term;
+	volatile sig_atomic_t sig_pending, sig_done;
+
+	/* first error, for the status file */
+	struct kpt_diag diag;
+	int failed;
+} g = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.devlock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static uint64_t now_ns(void)
+{
+	uint64_t t = 0;
+
+	if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	return t;
+}
+
+static unsigned env_uint(const char *name, unsigned dflt, unsigned max)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return dflt;
+	return (unsigned)v;
+}
+
+/* ---- status file ---------------------------------------------------------- */
+
+static void status_write(const char *line1, const char *line2)
+{
+	FILE *f;
+
+	if (!g.status[0])
+		return;
+	f = fopen(g.status, "w");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", line1);
+	if (line2 && line2[0])
+		fprintf(f, "hint %s\n", line2);
+	fclose(f);
+}
+
+static void fail(const struct kpt_diag *d)
+{
+	char line[1200];
+
+	if (g.failed++)
+		return;
+	g.diag = *d;
+	snprintf(line, sizeof line, "error %s %s", kpt_err_name(d->code), d->msg);
+	status_write(line, d->hint);
+}
+
+static int cupti_err(struct kpt_diag *d, CUptiResult r, const char *what)
+{
+	const char *s = NULL;
+
+	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+		s = "unknown CUPTI error";
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		kpt_diag_set(d, KPT_E_BUSY, "another profiler is already attached to process %u (%s)",
+			     (unsigned)g.pid, s);
+		return kpt_diag_hint(d, "CUPTI allows one tool per process: run without "
+				     "Nsight Systems, torch.profiler or another CUPTI tool");
+	}
+	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+	    r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
+		kpt_diag_set(d, KPT_E_PERM, "insufficient privileges to profile the GPU (%s: %s)", what, s);
+		return kpt_diag_hint(d, "run as root, or load the nvidia module with "
+				     "NVreg_RestrictProfilingToAdminUsers=0");
+	}
+	return kpt_diag_set(d, KPT_E_CUPTI, "%s failed: %s", what, s);
+}
+
+#define KPT_CUPTI(d, call) \
+	do { CUptiResult r_ = (call); \
+	     if (r_ != CUPTI_SUCCESS) return cupti_err((d), r_, #call); } while (0)
+
+/* ---- output path ---------------------------------------------------------- */
+
+static char *read_cmdline(void)
+{
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int c;
+
+	if (!f)
+		return strdup("");
+	while ((c = fgetc(f)) != EOF) {
+		if (n + 2 > cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 256);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap = cap ? cap * 2 : 256;
+		}
+		buf[n++] = c ? (char)c : ' ';
+	}
+	fclose(f);
+	if (!buf)
+		return strdup("");
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return buf;
+}
+
+static int paths_init(struct kpt_diag *d)
+{
+	const char *out = getenv(KPT_ENV_OUTPUT);
+	const char *st = getenv(KPT_ENV_STATUS);
+
+	g.status[0] = '\0';
+	if (st && *st && kpt_inject_expand(st, g.pid, g.rank, g.status, sizeof g.status) < 0)
+		g.status[0] = '\0';
+	if (!out || !*out)
+		out = "kptprof-%p.kpt";
+	if (kpt_inject_expand(out, g.pid, g.rank, g.path, sizeof g.path) < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "bad output pattern '%s' in %s (escapes: %%p %%r %%%%)",
+				    out, KPT_ENV_OUTPUT);
+	return 0;
+}
+
+/* ---- devices ---------------------------------------------------------------- */
+
+static char *xstrdup(const char *s)
+{
+	char *r = strdup(s ? s : "");
+
+	return r ? r : (char *)"";
+}
+
+static void uuid_string(const CUuuid *u, char *out, size_t cap)
+{
+	const unsigned char *b = (const unsigned char *)u->bytes;
+
+	snprintf(out, cap, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+		 b[12], b[13], b[14], b[15]);
+}
+
+static int attr(CUdevice dev, CUdevice_attribute a)
+{
+	int v = 0;
+
+	if (cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS)
+		return 0;
+	return v;
+}
+
+/* File device index for CUDA ordinal; registers the device (properties from
+ * the driver API, NVML handle by UUID) on first use. KPT_NONE when the
+ * ordinal is out of range. */
+static uint32_t device_index(uint32_t ordinal)
+{
+	struct kpt_device *r;
+	CUdevice dev;
+	CUuuid uuid;
+	char name[256] = "", uuids[64] = "", slug[256];
+	size_t mem = 0;
+	int drv = 0;
+	uint32_t idx;
+
+	if (ordinal >= KPT_MAX_DEVICES)
+		return KPT_NONE;
+	if (__atomic_load_n(&g.dev[ordinal].used, __ATOMIC_ACQUIRE))
+		return g.dev[ordinal].index;
+	pthread_mutex_lock(&g.devlock);
+	if (g.dev[ordinal].used) {
+		pthread_mutex_unlock(&g.devlock);
+		return g.dev[ordinal].index;
+	}
+	idx = g.ndev++;
+	r = &g.rows[idx];
+	memset(r, 0, sizeof *r);
+	r->index = idx;
+	r->cuda_ordinal = ordinal;
+	if (cuDeviceGet(&dev, (int)ordinal) == CUDA_SUCCESS) {
+		cuDeviceGetName(name, sizeof name, dev);
+		if (cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
+			uuid_string(&uuid, uuids, sizeof uuids);
+		cuDeviceTotalMem(&mem, dev);
+		r->sm_count = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+		r->cc_major = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+		r->cc_minor = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+		r->l2_bytes = (uint64_t)attr(dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+		r->sm_clock_max_mhz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+		r->mem_clock_max_mhz = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
+		r->mem_bus_width_bits = (uint32_t)attr(dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+	}
+	if (cuDriverGetVersion(&drv) == CUDA_SUCCESS)
+		r->driver_version = (uint32_t)drv;
+	r->mem_bytes = mem;
+	kpt_slug(name, slug, sizeof slug);
+	r->name = xstrdup(name);
+	r->slug = xstrdup(slug);
+	r->uuid = xstrdup(uuids);
+	r->driver_string = g.driver_string;
+	if (g.nvml_ok && uuids[0])
+		g.nvml.nvmlDeviceGetHandleByUUID(uuids, &g.dev[ordinal].nvml);
+	g.dev[ordinal].index = idx;
+	__atomic_store_n(&g.dev[ordinal].used, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&g.devlock);
+	return idx;
+}
+
+static void context_add(CUcontext ctx)
+{
+	uint32_t id = 0, ordinal = 0;
+
+	if (cuptiGetContextId(ctx, &id) != CUPTI_SUCCESS || cuptiGetDeviceId(ctx, &ordinal) != CUPTI_SUCCESS)
+		return;
+	device_index(ordinal);
+	pthread_mutex_lock(&g.devlock);
+	if (g.nctx < KPT_MAX_CONTEXTS)
+		g.ctx[g.nctx++] = (struct ctx_slot){ .ctx_id = id, .ordinal = ordinal, .ctx = ctx, .alive = 1 };
+	pthread_mutex_unlock(&g.devlock);
+}
+
+static uint32_t context_device(uint32_t ctx_id)
+{
+	uint32_t ordinal = KPT_NONE;
+
+	pthread_mutex_lock(&g.devlock);
+	for (uint32_t i = 0; i < g.nctx; i++)
+		if (g.ctx[i].ctx_id == ctx_id)
+			ordinal = g.ctx[i].ordinal;
+	pthread_mutex_unlock(&g.devlock);
+	return ordinal == KPT_NONE ? KPT_NONE : device_index(ordinal);
+}
+
+/* ---- drops (under g.lock) ------------------------------------------------- */
+
+static void drop_add(uint32_t device, uint32_t stream, uint64_t count)
+{
+	if (!count)
+		return;
+	g.dropped += count;
+	for (size_t i = 0; i < g.ndrops; i++)
+		if (g.drops[i].device == device && g.drops[i].stream == stream) {
+			g.drops[i].count += count;
+			return;
+		}
+	if (g.ndrops == g.capdrops) {
+		size_t cap = g.capdrops ? g.capdrops * 2 : 16;
+		struct kpt_drop *nd = realloc(g.drops, cap * sizeof *nd);
+
+		if (!nd)
+			return;
+		g.drops = nd;
+		g.capdrops = cap;
+	}
+	g.drops[g.ndrops++] = (struct kpt_drop){ .process = 0, .device = device, .stream = stream, .count = count };
+}
+
+/* Streams whose records we saw, per context, for per-stream drop queries. */
+struct stream_seen {
+	uint32_t ctx_id, stream;
+};
+static struct stream_seen *g_streams;
+static size_t g_nstreams, g_capstreams;
+
+static void stream_note(uint32_t ctx_id, uint32_t stream)
+{
+	static uint32_t last_ctx = KPT_NONE, last_stream = KPT_NONE;
+
+	if (ctx_id == last_ctx && stream == last_stream)
+		return;
+	last_ctx = ctx_id;
+	last_stream = stream;
+	for (size_t i = 0; i < g_nstreams; i++)
+		if (g_streams[i].ctx_id == ctx_id && g_streams[i].stream == stream)
+			return;
+	if (g_nstreams == g_capstreams) {
+		size_t cap = g_capstreams ? g_capstreams * 2 : 32;
+		struct stream_seen *ns = realloc(g_streams, cap * sizeof *ns);
+
+		if (!ns)
+			return;
+		g_streams = ns;
+		g_capstreams = cap;
+	}
+	g_streams[g_nstreams++] = (struct stream_seen){ ctx_id, stream };
+}
+
+/* Asks CUPTI for the drops of every known stream of ctx (NULL: the global
+ * queue). Under g.lock. */
+static void drops_collect(const struct ctx_slot *c)
+{
+	size_t n = 0;
+
+	if (!c) {
+		if (cuptiActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
+			drop_add(KPT_NONE, KPT_NONE, n);
+		return;
+	}
+	for (size_t i = 0; i < g_nstreams; i++) {
+		if (g_streams[i].ctx_id != c->ctx_id)
+			continue;
+		n = 0;
+		if (cuptiActivityGetNumDroppedRecords(c->ctx, g_streams[i].stream, &n) == CUPTI_SUCCESS)
+			drop_add(device_index(c->ordinal), g_streams[i].stream, n);
+	}
+}
+
+/* ---- activity buffers ------------------------------------------------------ */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	int n = atomic_load(&g.npool);
+
+	*max_records = 0;
+	*size = g.buf_size;
+	for (int i = 0; i < n; i++) {
+		int zero = 0;
+
+		if (atomic_compare_exchange_strong(&g.busy[i], &zero, 1)) {
+			*buffer = g.pool[i];
+			return;
+		}
+	}
+	/* Pool exhausted: the consumer is behind. Grow once per slot; past the
+	 * cap CUPTI drops records and counts them. */
+	n = atomic_fetch_add(&g.npool, 1);
+	if (n < KPT_POOL_MAX) {
+		uint8_t *b = aligned_alloc(8, g.buf_size);
+
+		if (b) {
+			atomic_store(&g.busy[n], 1);
+			g.pool[n] = b;
+			*buffer = b;
+			atomic_fetch_add(&g.pool_exhausted, 1);
+			return;
+		}
+	}
+	atomic_store(&g.npool, KPT_POOL_MAX);
+	*buffer = NULL;
+	*size = 0;
+}
+
+static void buffer_release(uint8_t *b)
+{
+	int n = atomic_load(&g.npool);
+
+	if (n > KPT_POOL_MAX)
+		n = KPT_POOL_MAX;
+	for (int i = 0; i < n; i++)
+		if (g.pool[i] == b) {
+			atomic_store(&g.busy[i], 0);
+			return;
+		}
+}
+
+static uint32_t corr_range(uint32_t corr)
+{
+	uint64_t e;
+
+	if (!g.corr)
+		return KPT_NONE;
+	e = atomic_load_explicit(&g.corr[corr & ((1u << KPT_CORR_BITS) - 1)], memory_order_relaxed);
+	return (uint32_t)(e >> 32) == corr ? (uint32_t)e : KPT_NONE;
+}
+
+static uint32_t intern_name(const char *s)
+{
+	size_t h = ((uintptr_t)s >> 4) % KPT_NAME_CACHE;
+	uint32_t id = KPT_NONE;
+
+	if (!s)
+		return KPT_NONE;
+	if (g.name_cache[h].p == s)
+		return g.name_cache[h].id;
+	if (kpt_writer_intern_cstr(g.w, s, &id, NULL) < 0)
+		return KPT_NONE;
+	g.name_cache[h].p = s;
+	g.name_cache[h].id = id;
+	return id;
+}
+
+static uint32_t api_name(uint32_t kind, uint32_t cbid)
+{
+	int dom = kind == KPT_EVENT_DRIVER;
+	const char *s = NULL;
+	uint32_t id = KPT_NONE;
+
+	if (cbid < KPT_API_CBIDS && g.api_names[dom][cbid])
+		return g.api_names[dom][cbid] - 1;
+	if (cuptiGetCallbackName(dom ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+				 cbid, &s) != CUPTI_SUCCESS || !s)
+		return KPT_NONE;
+	if (kpt_writer_intern_cstr(g.w, s, &id, NULL) < 0)
+		return KPT_NONE;
+	if (cbid < KPT_API_CBIDS)
+		g.api_names[dom][cbid] = id + 1;
+	return id;
+}
+
+static uint32_t sync_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN] = "sync_unknown",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE] = "event_synchronize",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT] = "stream_wait_event",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE] = "stream_synchronize",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE] = "context_synchronize",
+	};
+	uint32_t id = KPT_NONE;
+
+	if (type >= sizeof names / sizeof names[0] || !names[type])
+		type = 0;
+	if (g.sync_names[type])
+		return g.sync_names[type] - 1;
+	if (kpt_writer_intern_cstr(g.w, names[type], &id, NULL) < 0)
+		return KPT_NONE;
+	g.sync_names[type] = id + 1;
+	return id;
+}
+
+/* Converts and writes one record. Under g.lock with g.w set. */
+static void record_one(const CUpti_Activity *rec)
+{
+	struct kpt_cupti_ids ids = { .process = 0, .device = KPT_NONE, .name = KPT_NONE,
+				     .range = KPT_NONE, .thread = 0 };
+	struct kpt_diag d;
+	int rc = 0;
+
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+		struct kpt_kernel row;
+
+		ids.device = device_index(k->deviceId);
+		ids.name = intern_name(k->name);
+		ids.range = corr_range(k->correlationId);
+		stream_note(k->contextId, k->streamId);
+		kpt_cupti_kernel(k, &ids, &row);
+		rc = kpt_writer_kernels(g.w, &row, 1, &d);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+		struct kpt_memop row;
+
+		ids.device = device_index(m->deviceId);
+		ids.range = corr_range(m->correlationId);
+		stream_note(m->contextId, m->streamId);
+		kpt_cupti_memcpy(m, &ids, &row);
+		rc = kpt_writer_memops(g.w, &row, 1, &d);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+		const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
+		struct kpt_memop row;
+
+		ids.device = device_index(m->srcDeviceId);
+		ids.range = corr_range(m->correlationId);
+		kpt_cupti_memcpy_p2p(m, &ids, &row);
+		rc = kpt_writer_memops(g.w, &row, 1, &d);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+		struct kpt_memop row;
+
+		ids.device = device_index(m->deviceId);
+		ids.range = corr_range(m->correlationId);
+		stream_note(m->contextId, m->streamId);
+		kpt_cupti_memset(m, &ids, &row);
+		rc = kpt_writer_memops(g.w, &row, 1, &d);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = (const CUpti_ActivitySynchronization2 *)rec;
+		struct kpt_event row;
+
+		ids.device = context_device(s->contextId);
+		ids.name = sync_name((uint32_t)s->type);
+		kpt_cupti_sync(s, &ids, &row);
+		rc = kpt_writer_events(g.w, &row, 1, &d);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)rec;
+		uint32_t kind = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER ? KPT_EVENT_DRIVER : KPT_EVENT_RUNTIME;
+		struct kpt_event row;
+
+		ids.name = api_name(kind, (uint32_t)a->cbid);
+		kpt_cupti_api(a, kind, &ids, &row);
+		rc = kpt_writer_events(g.w, &row, 1, &d);
+		break;
+	}
+	default:
+		break;
+	}
+	if (rc < 0)
+		fail(&d);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+
+	pthread_mutex_lock(&g.lock);
+	if (g.w && !g.forked_child)
+		while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			record_one(rec);
+	drops_collect(NULL);
+	pthread_mutex_unlock(&g.lock);
+	buffer_release(buffer);
+}
+
+/* ---- NVTX ------------------------------------------------------------------ */
+
+static struct thread_log *thread_log(void)
+{
+	struct thread_log *t = tls_log, *head;
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->tid = (uint64_t)syscall(SYS_gettid);
+	head = atomic_load(&g.logs);
+	do
+		t->next = head;
+	while (!atomic_compare_exchange_weak(&g.logs, &head, t));
+	tls_log = t;
+	return t;
+}
+
+static void handle_put(struct handle_tab *tab, uint64_t key, void *val)
+{
+	uint32_t n = atomic_load(&tab->n);
+
+	/* Writers of one table are NVTX calls from any thread: reserve a slot
+	 * with CAS, fill it, then the key becomes visible (key 0 = empty). */
+	do {
+		if (n >= KPT_HANDLES_MAX)
+			return;
+	} while (!atomic_compare_exchange_weak(&tab->n, &n, n + 1));
+	tab->ent[n].val = val;
+	__atomic_store_n(&tab->ent[n].key, key, __ATOMIC_RELEASE);
+}
+
+static void *handle_get(struct handle_tab *tab, uint64_t key, int take)
+{
+	uint32_t n = atomic_load(&tab->n);
+
+	if (n > KPT_HANDLES_MAX)
+		n = KPT_HANDLES_MAX;
+	for (uint32_t i = n; i-- > 0;)
+		if (__atomic_load_n(&tab->ent[i].key, __ATOMIC_ACQUIRE) == key) {
+			void *v = tab->ent[i].val;
+
+			if (take)
+				__atomic_store_n(&tab->ent[i].key, (uint64_t)0, __ATOMIC_RELEASE);
+			return v;
+		}
+	return NULL;
+}
+
+static char *attr_message(const nvtxEventAttributes_t *a)
+{
+	const char *s;
+
+	if (!a)
+		return NULL;
+	switch (a->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII:
+		return a->message.ascii ? strdup(a->message.ascii) : NULL;
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		s = handle_get(&g.strings, (uint64_t)(uintptr_t)a->message.registered, 0);
+		return s ? strdup(s) : strdup("(registered string)");
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		return strdup("(wide string)");
+	default:
+		return strdup("");
+	}
+}
+
+static void enable_launch_callbacks(void)
+{
+	static const CUpti_CallbackId drv[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	};
+	_Atomic uint64_t *t;
+
+	if (atomic_exchange(&g.api_cb_on, 1))
+		return;
+	t = calloc((size_t)1 << KPT_CORR_BITS, sizeof *t);
+	if (!t)
+		return;
+	g.corr = t;
+	cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+	for (size_t i = 0; i < sizeof drv / sizeof drv[0]; i++)
+		cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]);
+}
+
+static struct range_rec *range_new(struct thread_log *t, uint32_t kind, char *name, const char *domain)
+{
+	struct range_chunk *c = t->tail;
+	struct range_rec *r;
+	uint32_t n;
+
+	if (!c || atomic_load_explicit(&c->n, memory_order_relaxed) == KPT_RANGE_CHUNK) {
+		struct range_chunk *nc = malloc(sizeof *nc);
+
+		if (!nc) {
+			free(name);
+			return NULL;
+		}
+		nc->next = NULL;
+		atomic_init(&nc->n, 0);
+		if (c)
+			c->next = nc;
+		else
+			t->head = nc;
+		t->tail = nc;
+		c = nc;
+	}
+	n = atomic_load_explicit(&c->n, memory_order_relaxed);
+	r = &c->recs[n];
+	memset(r, 0, sizeof *r);
+	r->row.id = atomic_fetch_add(&g.next_range, 1);
+	r->row.parent = t->depth > 0 && t->depth <= KPT_STACK_MAX ? t->stack[t->depth - 1]->row.id : KPT_NONE;
+	r->row.kind = kind;
+	r->row.thread = t->tid;
+	r->row.start_ns = now_ns();
+	r->row.end_ns = kind == KPT_RANGE_MARK ? r->row.start_ns : 0;
+	r->name = name ? name : strdup("");
+	r->domain = domain;
+	atomic_store_explicit(&c->n, n + 1, memory_order_release);
+	return r;
+}
+
+static void nvtx_push(char *name, const char *domain)
+{
+	struct thread_log *t = thread_log();
+	struct range_rec *r;
+
+	if (!t) {
+		free(name);
+		return;
+	}
+	enable_launch_callbacks();
+	r = range_new(t, KPT_RANGE_PUSHPOP, name, domain);
+	if (t->depth < KPT_STACK_MAX)
+		t->stack[t->depth] = r;
+	t->depth++;
+}
+
+static void nvtx_pop(void)
+{
+	struct thread_log *t = tls_log;
+
+	if (!t || t->depth == 0)
+		return;
+	t->depth--;
+	if (t->depth < KPT_STACK_MAX && t->stack[t->depth])
+		__atomic_store_n(&t->stack[t->depth]->row.end_ns, now_ns(), __ATOMIC_RELAXED);
+}
+
+static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
+{
+	const void *p = nd->functionParams;
+	struct thread_log *t;
+	struct range_rec *r;
+	const char *dom;
+
+	switch (cbid) {
+	case CUPTI_CBID_NVTX_nvtxRangePushA:
+		nvtx_push(strdup(((const nvtxRangePushA_params *)p)->message ?
+				 ((const nvtxRangePushA_params *)p)->message : ""), NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushW:
+		nvtx_push(strdup("(wide string)"), NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushEx:
+		nvtx_push(attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib), NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+		const nvtxDomainRangePushEx_params *q = p;
+
+		dom = handle_get(&g.domains, (uint64_t)(uintptr_t)q->domain, 0);
+		nvtx_push(attr_message(q->core.eventAttrib), dom);
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxRangePop:
+	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+		nvtx_pop();
+		break;
+	case CUPTI_CBID_NVTX_nvtxMarkA:
+	case CUPTI_CBID_NVTX_nvtxMarkEx:
+	case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
+		char *name;
+
+		if (!(t = thread_log()))
+			break;
+		dom = NULL;
+		if (cbid == CUPTI_CBID_NVTX_nvtxMarkA) {
+			const char *m = ((const nvtxMarkA_params *)p)->message;
+
+			name = strdup(m ? m : "");
+		} else if (cbid == CUPTI_CBID_NVTX_nvtxMarkEx) {
+			name = attr_message(((const nvtxMarkEx_params *)p)->eventAttrib);
+		} else {
+			const nvtxDomainMarkEx_params *q = p;
+
+			dom = handle_get(&g.domains, (uint64_t)(uintptr_t)q->domain, 0);
+			name = attr_message(q->core.eventAttrib);
+		}
+		range_new(t, KPT_RANGE_MARK, name, dom);
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxRangeStartA:
+	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+		char *name;
+
+		if (!(t = thread_log()))
+			break;
+		dom = NULL;
+		if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA) {
+			const char *m = ((const nvtxRangeStartA_params *)p)->message;
+
+			name = strdup(m ? m : "");
+		} else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx) {
+			name = attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib);
+		} else {
+			const nvtxDomainRangeStartEx_params *q = p;
+
+			dom = handle_get(&g.domains, (uint64_t)(uintptr_t)q->domain, 0);
+			name = attr_message(q->core.eventAttrib);
+		}
+		r = range_new(t, KPT_RANGE_STARTEND, name, dom);
+		if (r && nd->functionReturnValue)
+			handle_put(&g.startend, *(const nvtxRangeId_t *)nd->functionReturnValue, r);
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxRangeEnd:
+	case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
+		nvtxRangeId_t id = cbid == CUPTI_CBID_NVTX_nvtxRangeEnd ?
+			((const nvtxRangeEnd_params *)p)->id :
+			((const nvtxDomainRangeEnd_params *)p)->core.id;
+
+		r = handle_get(&g.startend, id, 1);
+		if (r)
+			__atomic_store_n(&r->row.end_ns, now_ns(), __ATOMIC_RELAXED);
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxDomainCreateA:
+		if (nd->functionReturnValue) {
+			const char *name = ((const nvtxDomainCreateA_params *)p)->name;
+			nvtxDomainHandle_t h = *(const nvtxDomainHandle_t *)nd->functionReturnValue;
+
+			handle_put(&g.domains, (uint64_t)(uintptr_t)h, xstrdup(name));
+		}
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
+		if (nd->functionReturnValue) {
+			const char *s = ((const nvtxDomainRegisterStringA_params *)p)->string;
+			nvtxStringHandle_t h = *(const nvtxStringHandle_t *)nd->functionReturnValue;
+
+			handle_put(&g.strings, (uint64_t)(uintptr_t)h, xstrdup(s));
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- CUPTI callbacks -------------------------------------------------------- */
+
+static void flush_cupti(void)
+{
+	if (g.enabled && !g.forked_child)
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			      const void *data)
+{
+	if (domain == CUPTI_CB_DOMAIN_NVTX) {
+		nvtx_callback(cbid, data);
+		return;
+	}
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		const CUpti_CallbackData *cd = data;
+		struct thread_log *t = tls_log;
+
+		if (cd->callbackSite != CUPTI_API_ENTER)
+			return;
+		if (t && t->depth > 0 && t->depth <= KPT_STACK_MAX && g.corr && t->stack[t->depth - 1]) {
+			uint64_t e = (uint64_t)cd->correlationId << 32 | t->stack[t->depth - 1]->row.id;
+
+			atomic_store_explicit(&g.corr[cd->correlationId & ((1u << KPT_CORR_BITS) - 1)], e,
+					      memory_order_relaxed);
+		}
+		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
+			flush_cupti();
+		return;
+	}
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		const CUpti_ResourceData *rd = data;
+
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+			context_add(rd->context);
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			flush_cupti();
+			pthread_mutex_lock(&g.lock);
+			for (uint32_t i = 0; i < g.nctx; i++)
+				if (g.ctx[i].ctx == rd->context && g.ctx[i].alive) {
+					drops_collect(&g.ctx[i]);
+					g.ctx[i].alive = 0;
+				}
+			pthread_mutex_unlock(&g.lock);
+		}
+	}
+}
+
+/* ---- NVML sampler and the final write -------------------------------------- */
+
+static int nvml_load(void)
+{
+	void *so = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!so)
+		return -1;
+	g.nvml.so = so;
+#define KPT_NVML_LOAD(name, ret, args) \
+	if (!(*(void **)&g.nvml.name = dlsym(so, #name))) return -1;
+	KPT_NVML_FUNCS(KPT_NVML_LOAD)
+#undef KPT_NVML_LOAD
+	*(void **)&g.nvml_reasons = dlsym(so, "nvmlDeviceGetCurrentClocksEventReasons");
+	if (!g.nvml_reasons)
+		g.nvml_reasons = g.nvml.nvmlDeviceGetCurrentClocksThrottleReasons;
+	if (g.nvml.nvmlInit_v2() != KPT_NVML_SUCCESS)
+		return -1;
+	g.nvml.nvmlSystemGetDriverVersion(g.driver_string, sizeof g.driver_string);
+	return 0;
+}
+
+static void sample_once(void)
+{
+	for (uint32_t o = 0; o < KPT_MAX_DEVICES; o++) {
+		struct kpt_env_sample s = { 0 };
+		unsigned v = 0;
+		unsigned long long reasons = 0;
+		kpt_nvmlDevice_t h;
+
+		if (!__atomic_load_n(&g.dev[o].used, __ATOMIC_ACQUIRE) || !(h = g.dev[o].nvml))
+			continue;
+		s.t_ns = now_ns();
+		s.device = g.dev[o].index;
+		s.process = 0;
+		if (g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_SM, &v) == KPT_NVML_SUCCESS)
+			s.sm_mhz = v;
+		if (g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_MEM, &v) == KPT_NVML_SUCCESS)
+			s.mem_mhz = v;
+		if (g.nvml.nvmlDeviceGetTemperature(h, KPT_NVML_TEMPERATURE_GPU, &v) == KPT_NVML_SUCCESS)
+			s.temp_c = v;
+		if (g.nvml.nvmlDeviceGetPowerUsage(h, &v) == KPT_NVML_SUCCESS)
+			s.power_mw = v;
+		if (g.nvml_reasons && g.nvml_reasons(h, &reasons) == KPT_NVML_SUCCESS)
+			s.throttle = reasons;
+		pthread_mutex_lock(&g.lock);
+		if (g.nenv == g.capenv) {
+			size_t cap = g.capenv ? g.capenv * 2 : 1024;
+			struct kpt_env_sample *ne = realloc(g.env, cap * sizeof *ne);
+
+			if (ne) {
+				g.env = ne;
+				g.capenv = cap;
+			}
+		}
+		if (g.nenv < g.capenv)
+			g.env[g.nenv++] = s;
+		pthread_mutex_unlock(&g.lock);
+	}
+}
+
+static void finish(void);
+
+static void *sampler_main(void *arg)
+{
+	for (;;) {
+		struct timespec ts;
+		unsigned ms = g.sample_ms ? g.sample_ms : 1000;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		sem_timedwait(&g.wake, &ts);
+		if (g.sig_pending) {
+			finish();
+			g.sig_done = 1;
+			return NULL;
+		}
+		if (atomic_load(&g.stop))
+			return NULL;
+		if (g.nvml_ok && g.sample_ms)
+			sample_once();
+	}
+}
+
+static int ranges_write(struct kpt_diag *d)
+{
+	for (struct thread_log *t = atomic_load(&g.logs); t; t = t->next)
+		for (struct range_chunk *c = t->head; c; c = c->next) {
+			uint32_t n = atomic_load_explicit(&c->n, memory_order_acquire);
+
+			for (uint32_t i = 0; i < n; i++) {
+				struct kpt_range row = c->recs[i].row;
+				int rc;
+
+				row.end_ns = __atomic_load_n(&c->recs[i].row.end_ns, __ATOMIC_RELAXED);
+				row.process = 0;
+				row.domain = KPT_NONE;
+				if ((rc = kpt_writer_intern_cstr(g.w, c->recs[i].name, &row.name, d)) < 0)
+					return rc;
+				if (c->recs[i].domain &&
+				    (rc = kpt_writer_intern_cstr(g.w, c->recs[i].domain, &row.domain, d)) < 0)
+					return rc;
+				if ((rc = kpt_writer_ranges(g.w, &row, 1, d)) < 0)
+					return rc;
+			}
+		}
+	return 0;
+}
+
+static int file_finish(struct kpt_diag *d)
+{
+	struct kpt_process p = { 0 };
+	char buf[64];
+	int rc;
+
+	if (!g.w && (rc = kpt_writer_create(g.path, NULL, &g.w, d)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < g.ndev; i++)
+		if ((rc = kpt_writer_device(g.w, &g.rows[i], d)) < 0)
+			return rc;
+	p.index = 0;
+	p.run = 0;
+	p.pid = g.pid;
+	p.ppid = g.ppid;
+	p.rank = g.rank;
+	p.exit_status = INT32_MIN;
+	p.start_ns = g.start_ns;
+	p.end_ns = now_ns();
+	p.dropped = g.dropped;
+	if ((rc = kpt_writer_intern_cstr(g.w, g.command ? g.command : "", &p.command, d)) < 0)
+		return rc;
+	if ((rc = kpt_writer_process(g.w, &p, d)) < 0)
+		return rc;
+	for (size_t i = 0; i < g.ndrops; i++)
+		if ((rc = kpt_writer_drop(g.w, &g.drops[i], d)) < 0)
+			return rc;
+	if ((rc = ranges_write(d)) < 0)
+		return rc;
+	if (g.nenv && (rc = kpt_writer_env(g.w, g.env, g.nenv, d)) < 0)
+		return rc;
+	kpt_writer_meta(g.w, "command", g.command ? g.command : "", d);
+	kpt_writer_meta(g.w, "collector", "libkptinject " KPT_VERSION, d);
+	kpt_writer_meta(g.w, "collector.api", g.api ? "1" : "0", d);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&g.pool_exhausted));
+	kpt_writer_meta(g.w, "collector.buffers_grown", buf, d);
+	kpt_writer_meta(g.w, "collector.nvml", g.nvml_ok ? "1" : "0", d);
+	if (g.forked_child)
+		kpt_writer_meta(g.w, "collector.forked_child", "1", d);
+	return kpt_writer_commit(g.w, d);
+}
+
+static void finish(void)
+{
+	struct kpt_diag d;
+	char line[4200];
+	int rc;
+
+	if (atomic_exchange(&g.finished, 1))
+		return;
+	if (!g.enabled)
+		return;
+	flush_cupti();
+	if (g.sampler_on && !pthread_equal(pthread_self(), g.sampler)) {
+		atomic_store(&g.stop, 1);
+		sem_post(&g.wake);
+		pthread_join(g.sampler, NULL);
+		g.sampler_on = 0;
+	}
+	pthread_mutex_lock(&g.lock);
+	if (!g.forked_child) {
+		drops_collect(NULL);
+		/* The context table only grows; no devlock here: drops_collect
+		 * takes it through device_index(). */
+		for (uint32_t i = 0; i < g.nctx; i++)
+			if (g.ctx[i].alive)
+				drops_collect(&g.ctx[i]);
+	}
+	kpt_diag_clear(&d);
+	rc = file_finish(&d);
+	kpt_writer_destroy(g.w);
+	g.w = NULL;
+	pthread_mutex_unlock(&g.lock);
+	if (rc < 0) {
+		fail(&d);
+	} else if (!g.failed) {
+		snprintf(line, sizeof line, "ok %s", g.path);
+		status_write(line, NULL);
+	}
+}
+
+/* ---- signals, fork ------------------------------------------------------------ */
+
+static void on_signal(int sig)
+{
+	struct timespec ts = { 0, 10 * 1000000L };
+	struct sigaction *old = sig == SIGINT ? &g.old_int : &g.old_term;
+
+	g.sig_pending = 1;
+	if (g.sampler_on) {
+		sem_post(&g.wake);
+		for (int i = 0; i < 1000 && !g.sig_done; i++)
+			nanosleep(&ts, NULL);
+	}
+	sigaction(sig, old, NULL);
+	raise(sig);
+}
+
+static void signals_install(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa, *old = sigs[i] == SIGINT ? &g.old_int : &g.old_term;
+
+		if (sigaction(sigs[i], NULL, old) < 0)
+			continue;
+		/* The target's own handler (or SIG_IGN) stays: it decides whether
+		 * the process ends, and a normal exit writes the file. */
+		if ((old->sa_flags & SA_SIGINFO) || old->sa_handler != SIG_DFL)
+			continue;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static void after_fork_child(void)
+{
+	struct thread_log *t = tls_log;
+	struct kpt_diag d;
+
+	if (!g.enabled)
+		return;
+	/* The parent's writer, buffers and threads belong to the parent: leak
+	 * the copies (never destroy: that would unlink the parent's temporary
+	 * file), keep only what this child does from now on. */
+	g.w = NULL;
+	g.forked_child = 1;
+	g.sampler_on = 0;
+	g.ppid = g.pid;
+	g.pid = (uint32_t)getpid();
+	g.start_ns = now_ns();
+	g.nenv = 0;
+	g.ndrops = 0;
+	g.dropped = 0;
+	atomic_store(&g.logs, NULL);
+	atomic_store(&g.finished, 0);
+	pthread_mutex_init(&g.lock, NULL);
+	pthread_mutex_init(&g.devlock, NULL);
+	if (t) {
+		t->next = NULL;
+		t->head = t->tail = NULL;
+		t->depth = 0;
+		atomic_store(&g.logs, t);
+	}
+	if (paths_init(&d) < 0)
+		g.enabled = 0;
+}
+
+/* ---- entry point ---------------------------------------------------------------- */
+
+static int start(struct kpt_diag *d)
+{
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	};
+	static const CUpti_ActivityKind api_kinds[] = {
+		CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+	};
+	size_t dev_buf = (size_t)env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
+	unsigned nbuf = env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
+	int rc;
+
+	g.buf_size = (size_t)env_uint(KPT_ENV_BUFFER_MB, 8, 256) << 20;
+	if (g.buf_size == 0)
+		g.buf_size = 8u << 20;
+	g.api = getenv(KPT_ENV_API) && strcmp(getenv(KPT_ENV_API), "1") == 0;
+	g.sample_ms = env_uint(KPT_ENV_SAMPLE_MS, 10, 60000);
+	g.command = read_cmdline();
+	if ((rc = paths_init(d)) < 0)
+		return rc;
+	if ((rc = kpt_writer_create(g.path, NULL, &g.w, d)) < 0)
+		return rc;
+	for (unsigned i = 0; i < nbuf; i++) {
+		if (!(g.pool[i] = aligned_alloc(8, g.buf_size)))
+			return kpt_diag_set(d, KPT_E_NOMEM, "cannot allocate %u activity buffers of %zu MB",
+					    nbuf, g.buf_size >> 20);
+		atomic_store(&g.npool, (int)i + 1);
+	}
+	KPT_CUPTI(d, cuptiSubscribe(&g.sub, callback, NULL));
+	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	KPT_CUPTI(d, cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+					       &(size_t){ sizeof dev_buf }, &dev_buf));
+	KPT_CUPTI(d, cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
+	if (g.api)
+		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
+			KPT_CUPTI(d, cuptiActivityEnable(api_kinds[i]));
+	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE));
+	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_NVTX));
+	KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+					 CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020));
+	g.enabled = 1;
+	return 0;
+}
+
+KPT_EXPORT int InitializeInjection(void);
+KPT_EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+
+int InitializeInjection(void)
+{
+	static int once;
+	struct kpt_diag d;
+
+	if (once++)
+		return 1;
+	kpt_diag_clear(&d);
+	g.pid = (uint32_t)getpid();
+	g.ppid = (uint32_t)getppid();
+	g.rank = kpt_inject_rank();
+	g.start_ns = now_ns();
+	g.nvml_ok = nvml_load() == 0;
+	if (start(&d) < 0) {
+		/* Never stop the target: report and let it run unrecorded. */
+		if (g.sub) {
+			cuptiActivityFlushAll(0);
+			cuptiUnsubscribe(g.sub);
+		}
+		kpt_writer_destroy(g.w);
+		g.w = NULL;
+		g.enabled = 0;
+		fail(&d);
+		return 1;
+	}
+	sem_init(&g.wake, 0, 0);
+	if (pthread_create(&g.sampler, NULL, sampler_main, NULL) == 0)
+		g.sampler_on = 1;
+	signals_install();
+	pthread_atfork(NULL, NULL, after_fork_child);
+	atexit(finish);
+	return 1;
+}
+
+/* NVTX_INJECTION64_PATH names this library (not libcupti.so) so that NVTX
+ * reaches the very libcupti instance we subscribed with (a process may load
+ * a second copy, e.g. PyTorch's), and so that ranges pushed before the
+ * first CUDA call are seen: collection starts here when NVTX initialises
+ * first, and cuInit's later InitializeInjection() call is a no-op. CUPTI
+ * then fills NVTX's function table as if it had been named directly. */
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+	int (*cupti_nvtx)(const void *(*)(uint32_t));
+	Dl_info info;
+	void *h;
+
+	InitializeInjection();
+	if (!dladdr((void *)cuptiSubscribe, &info) || !info.dli_fname)
+		return 0;
+	if (!(h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)))
+		return 0;
+	*(void **)&cupti_nvtx = dlsym(h, "InitializeInjectionNvtx2");
+	return cupti_nvtx ? cupti_nvtx(get_export_table) : 0;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# scripts/gpu/collector.sh - the collector's GPU tests, recordings and
+# benchmarks in one go (run by scripts/gpu-check.sh, or alone with BUILD,
+# SRC and RES set). Writes under $RES:
+#   gpu.txt            GPU, driver, clocks
+#   test-app.log, test-torch.log   the GPU tests (also in ctest -L gpu)
+#   collector_app.kpt, torch_small.kpt   real recordings (tests/data)
+#   launch.txt         (a) per-launch overhead: plain / raw-CUPTI floor /
+#                      kptprof record / torch.profiler, interleaved rounds
+#   transformer.txt    (b) transformer block fwd+bwd step, plain vs kptprof
+#   flood.txt          (c) sustained kernel rate with drop counts
+#   summary.txt        medians and differences (what bench/RESULTS.md quotes)
+# Knobs: ROUNDS (default 3), FLOOD_SECONDS (default 30), SKIP_BENCH=1.
+set -u -o pipefail
+: "${SRC:?}" "${BUILD:?}" "${RES:?}"
+ROUNDS=${ROUNDS:-3}
+FLOOD_SECONDS=${FLOOD_SECONDS:-30}
+mkdir -p "$RES"
+cmake --build "$BUILD" -j16 --target kptprof kptinject kpt-collector-app kpt-collector-check \
+	kpt-launch-bench kpt-flood kptlaunch >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
+K=$BUILD/cli/kptprof
+CHECK=$BUILD/tests/kpt-collector-check
+B=$BUILD/bench/collector
+T=$(mktemp -d /tmp/kpt-coll.XXXXXX)
+date -u +%FT%TZ >"$RES/date.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,power.limit \
+	--format=csv >"$RES/gpu.txt" 2>&1
+"$K" devices >>"$RES/gpu.txt" 2>&1
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' >>"$RES/gpu.txt" 2>&1
+
+echo "== tests"
+KPTPROF=$K APP=$BUILD/tests/kpt-collector-app CHECK=$CHECK KEEP=$RES \
+	timeout 120 bash "$SRC/tests/gpu/collector_test.sh" >"$RES/test-app.log" 2>&1
+echo "collector_app rc=$?" | tee -a "$RES/summary.txt"
+tail -3 "$RES/test-app.log"
+KPTPROF=$K CHECK=$CHECK SCRIPT=$SRC/tests/gpu/torch_workload.py KEEP=$RES \
+	timeout 200 bash "$SRC/tests/gpu/collector_torch_test.sh" >"$RES/test-torch.log" 2>&1
+echo "collector_torch rc=$?" | tee -a "$RES/summary.txt"
+tail -4 "$RES/test-torch.log"
+[ "${SKIP_BENCH:-0}" = 1 ] && exit 0
+
+echo "== (a) launch overhead"
+for r in $(seq 1 "$ROUNDS"); do
+	"$B/kpt-launch-bench" >>"$RES/launch.txt" 2>&1
+	"$B/kpt-launch-bench" --floor >>"$RES/launch.txt" 2>&1
+	"$K" record -o "$T/launch.kpt" -- "$B/kpt-launch-bench" 2>>"$RES/launch-record.log" \
+		| sed 's/mode=plain/mode=kptprof/' >>"$RES/launch.txt"
+	python3 "$SRC/bench/collector/torch_launch.py" "$B/libkptlaunch.so" >>"$RES/launch.txt" 2>>"$RES/launch-torch.log"
+done
+"$CHECK" stats "$T/launch.kpt" >>"$RES/launch-record.log" 2>&1
+cat "$RES/launch.txt"
+
+echo "== (b) transformer step"
+for r in $(seq 1 "$ROUNDS"); do
+	python3 "$SRC/bench/collector/transformer_step.py" 2>&1 | sed 's/^step/step mode=plain/' >>"$RES/transformer.txt"
+	"$K" record -o "$T/tf.kpt" -- python3 "$SRC/bench/collector/transformer_step.py" 2>>"$RES/transformer-record.log" \
+		| sed 's/^step/step mode=kptprof/' >>"$RES/transformer.txt"
+done
+"$CHECK" stats "$T/tf.kpt" >>"$RES/transformer-record.log" 2>&1
+cat "$RES/transformer.txt"
+
+echo "== (c) flood"
+"$B/kpt-flood" --seconds "$FLOOD_SECONDS" 2>&1 | sed 's/^flood/flood mode=plain/' >>"$RES/flood.txt"
+/usr/bin/time -v "$K" record -o "$T/flood.kpt" -- "$B/kpt-flood" --seconds "$FLOOD_SECONDS" \
+	2>"$RES/flood-record.log" | sed 's/^flood/flood mode=kptprof/' >>"$RES/flood.txt"
+"$CHECK" stats "$T/flood.kpt" 2>&1 | sed 's/^/recorded /' >>"$RES/flood.txt"
+ls -l "$T/flood.kpt" >>"$RES/flood.txt" 2>&1
+cat "$RES/flood.txt"
+rm -rf "$T"
+
+python3 - "$RES" <<'PY' | tee -a "$RES/summary.txt"
+import re, statistics, sys
+res = sys.argv[1]
+def med(path, key, mode):
+    v = []
+    for line in open(f"{res}/{path}"):
+        if f"mode={mode} " in line:
+            m = re.search(key + r"=([0-9.]+)", line)
+            if m: v.append(float(m.group(1)))
+    return (statistics.median(v), v) if v else (float("nan"), v)
+out = {}
+for mode in ("plain", "floor", "kptprof", "torch_profiler"):
+    out[mode], vals = med("launch.txt", "median_us", mode)
+    print(f"(a) launch {mode}: median of rounds {out[mode]:.3f} us  rounds={vals}")
+print(f"(a) kptprof - floor = {out['kptprof'] - out['floor']:+.3f} us/launch (goal <= 0.3); "
+      f"kptprof - plain = {out['kptprof'] - out['plain']:+.3f}; torch_profiler - plain = {out['torch_profiler'] - out['plain']:+.3f}")
+p, pv = med("transformer.txt", "median_ms", "plain")
+k, kv = med("transformer.txt", "median_ms", "kptprof")
+print(f"(b) transformer step: plain {p:.3f} ms {pv}, kptprof {k:.3f} ms {kv}: slowdown {100 * (k / p - 1):+.2f}% (goal <= 5%)")
+for line in open(f"{res}/flood.txt"):
+    print("(c) " + line.strip())
+PY
