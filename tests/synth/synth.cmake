@@ -1,3 +1,4 @@
+include_guard(GLOBAL)
 # kpt-synth: realistic synthetic recordings for tests and benchmarks.
 # Included by tests/CMakeLists.txt. The generator is also a library
 # (kpt_synth, header tests/synth/kpt_synth.h) for tests and benchmarks that

@@ -1,0 +1,29 @@
+# The reader's fuzz target. Included by tests/CMakeLists.txt.
+#  - every build: fuzz_replay runs the committed corpus (tests/fuzz/corpus/)
+#    through the same entry point as the fuzzer (ctest label unit;fuzz);
+#  - KPT_FUZZ=ON with clang: fuzz_reader, a libFuzzer binary, with the kpt
+#    library instrumented for coverage and ASan/UBSan.
+#    tests/fuzz/run-fuzz.sh SECONDS builds and runs it.
+add_executable(fuzz_replay ${CMAKE_CURRENT_LIST_DIR}/fuzz_reader.c ${CMAKE_CURRENT_LIST_DIR}/fuzz_replay.c)
+target_link_libraries(fuzz_replay PRIVATE kpt)
+add_test(NAME fuzz.reader_corpus COMMAND fuzz_replay ${CMAKE_CURRENT_LIST_DIR}/corpus)
+set_tests_properties(fuzz.reader_corpus PROPERTIES LABELS "unit;fuzz" TIMEOUT 300)
+
+if(KPT_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "KPT_FUZZ=ON needs clang (configure with CC=clang CXX=clang++)")
+  endif()
+  target_compile_options(kpt PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+  add_executable(fuzz_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_reader.c)
+  target_compile_options(fuzz_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_reader PRIVATE kpt)
+  set_target_properties(fuzz_reader PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+endif()
+
+# Regenerates the seed corpus: fuzz_make_corpus tests/fuzz/corpus
+include(${CMAKE_CURRENT_LIST_DIR}/../synth/synth.cmake)
+if(TARGET kpt_synth)
+  add_executable(fuzz_make_corpus ${CMAKE_CURRENT_LIST_DIR}/make_corpus.c)
+  target_link_libraries(fuzz_make_corpus PRIVATE kpt_synth kpt)
+endif()
