@@ -43,9 +43,11 @@ struct loader {
 
 	const struct kpt_range *ranges;
 	size_t nranges;
-	uint32_t range_base;        /* ranges[i].id == range_base + i when dense */
-	int ranges_dense;
-	struct kpt_wmap range_ids;  /* id -> index when not dense */
+	uint32_t range_base;        /* smallest range id */
+	int ranges_dense;           /* ranges[i].id == range_base + i */
+	uint32_t *range_slot;       /* [range_span] id - range_base -> index, when ids are compact */
+	uint32_t range_span;
+	struct kpt_wmap range_ids;  /* id -> index otherwise */
 	uint32_t *range_path;       /* [nranges] path id, NO_ID uncomputed */
 	uint32_t *range_iter;       /* [nranges] id of the enclosing kpt:iter range */
 	uint32_t iter_sid;          /* file string id of "kpt:iter", NO_ID unknown */
@@ -260,7 +262,29 @@ static int load_ranges(struct loader *L)
 			L->ranges_dense = 0;
 			break;
 		}
-	if (!L->ranges_dense)
+	if (!L->ranges_dense && L->nranges) {
+		/* Ids compact but out of order (parents are written after their
+		 * children): a direct table, 4 bytes per id. */
+		uint32_t lo = UINT32_MAX, hi = 0;
+
+		for (size_t i = 0; i < L->nranges; i++) {
+			if (L->ranges[i].id < lo)
+				lo = L->ranges[i].id;
+			if (L->ranges[i].id > hi)
+				hi = L->ranges[i].id;
+		}
+		if ((uint64_t)hi - lo < 4 * (uint64_t)L->nranges + 1024) {
+			L->range_base = lo;
+			L->range_span = hi - lo + 1;
+			L->range_slot = malloc((size_t)L->range_span * sizeof *L->range_slot);
+			if (!L->range_slot)
+				return kpt_diag_set(d, KPT_E_NOMEM, "out of memory indexing ranges");
+			memset(L->range_slot, 0xff, (size_t)L->range_span * sizeof *L->range_slot);
+			for (size_t i = 0; i < L->nranges; i++)
+				L->range_slot[L->ranges[i].id - lo] = (uint32_t)i;
+		}
+	}
+	if (!L->ranges_dense && !L->range_slot)
 		for (size_t i = 0; i < L->nranges; i++) {
 			uint32_t id;
 
@@ -292,6 +316,8 @@ static uint32_t range_index(struct loader *L, uint32_t id)
 		return NO_ID;
 	if (L->ranges_dense)
 		return id - L->range_base < L->nranges ? id - L->range_base : NO_ID;
+	if (L->range_slot)
+		return id - L->range_base < L->range_span ? L->range_slot[id - L->range_base] : NO_ID;
 	return kpt_wmap_get(&L->range_ids, &id, &idx) ? idx : NO_ID;
 }
 
@@ -684,6 +710,7 @@ static void loader_release(struct loader *L)
 	kpt_wmap_release(&L->site_map);
 	kpt_wmap_release(&L->paths);
 	kpt_wmap_release(&L->range_ids);
+	free(L->range_slot);
 	free(L->path_str);
 	free(L->path_workload);
 	free(L->name_cache);

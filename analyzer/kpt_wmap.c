@@ -6,14 +6,21 @@
 
 static uint32_t wmap_hash(const uint32_t *k, uint32_t width)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull * (width + 1);
 
-	for (uint32_t i = 0; i < width; i++) {
-		h ^= k[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
+	for (uint32_t i = 0; i < width; i++)
+		h = (h ^ k[i]) * 0xff51afd7ed558ccdull;
+	h ^= h >> 32;
+	h *= 0xc4ceb9fe1a85ec53ull;
 	return (uint32_t)(h ^ (h >> 29));
+}
+
+static int words_equal(const uint32_t *a, const uint32_t *b, uint32_t width)
+{
+	for (uint32_t i = 0; i < width; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
 }
 
 void kpt_wmap_init(struct kpt_wmap *m, uint32_t width)
@@ -68,8 +75,7 @@ static uint32_t wmap_find(const struct kpt_wmap *m, const uint32_t *key, uint32_
 	while (m->slots[s]) {
 		uint32_t id = m->slots[s] - 1;
 
-		if (m->slot_hash[s] == h &&
-		    memcmp(m->keys + (size_t)id * m->width, key, m->width * sizeof *key) == 0)
+		if (m->slot_hash[s] == h && words_equal(m->keys + (size_t)id * m->width, key, m->width))
 			break;
 		s = (s + 1) & (m->nslots - 1);
 	}
