@@ -630,8 +630,7 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 	kpt_json_init(&j, out, 2);
 	kpt_json_begin_object(&j);
 	if (rc >= 0) {
-		kpt_json_kv_str(&j, "schemaVersion", "1");
-		kpt_json_kv_str(&j, "displayTimeUnit", "ns");
+		kpt_json_kv_u64(&j, "schemaVersion", 1);
 		kpt_json_kv_u64(&j, "baseTimeNanoseconds", c.base_ns);
 		chrome_device_properties(&c);
 		kpt_json_key(&j, "otherData");

@@ -24,7 +24,9 @@
  * - NVML samples as counter tracks (SM clock, temperature, power) per device.
  * "ts" and "dur" are microseconds with three decimals (exact ns), relative to
  * "baseTimeNanoseconds" (the earliest timestamp in the file): absolute CUPTI
- * times (~1.7e18 ns) would lose the nanoseconds in a double.
+ * times (~1.7e18 ns) would lose the nanoseconds in a double. No
+ * "displayTimeUnit": some Perfetto versions took "ns" there as the unit of
+ * "ts" itself (google/perfetto#274).
  *
  * CSV (KPT_EXPORT_CSV): RFC 4180, one header line, one row per kernel then
  * per memop; columns in kpt_export.c (csv_columns), names demangled.
