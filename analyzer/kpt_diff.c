@@ -482,7 +482,7 @@ static double pct(double logratio)
 	return 100 * expm1(logratio);
 }
 
-/* Welch interval and test on the log run medians; fills the row's numbers.
+/* Student (pooled) or Welch interval and test on the log run medians; fills the row's numbers.
  * Returns 1 when the key is tested (enters Holm). */
 static int rule_test(struct ctx *c, struct kpt_diff_row *r, const struct side_stats *sb,
 		     const struct side_stats *sn, double *half_log)
@@ -502,22 +502,35 @@ static int rule_test(struct ctx *c, struct kpt_diff_row *r, const struct side_st
 		r->t = r->df = r->p = NAN;
 		return 0;
 	}
+	/* Floors apply to each side's SD before pooling: a side whose runs
+	 * happen to agree to the nanosecond must not make the test exact. */
 	vb = sb->runs >= 2 ? sb->sd_log : sn->sd_log;
 	vn = sn->runs >= 2 ? sn->sd_log : sb->sd_log;
 	if (vb < floor_log)
 		vb = floor_log;
 	if (vn < floor_log)
 		vn = floor_log;
-	eb = vb * vb / sb->runs;
-	en = vn * vn / sn->runs;
-	se2 = eb + en;
-	if (sb->runs >= 2 && sn->runs >= 2) {
+	if (sb->runs >= 2 && sn->runs >= 2 && c->o.welch) {
+		eb = vb * vb / sb->runs;
+		en = vn * vn / sn->runs;
+		se2 = eb + en;
 		df = se2 * se2 / (eb * eb / (sb->runs - 1) + en * en / (sn->runs - 1));
 		r->noise_pct = 100 * sqrt(((sb->runs - 1) * vb * vb + (sn->runs - 1) * vn * vn) /
 					  (sb->runs + sn->runs - 2));
+	} else if (sb->runs >= 2 && sn->runs >= 2) {
+		double sp2 = ((sb->runs - 1) * vb * vb + (sn->runs - 1) * vn * vn) /
+			     (sb->runs + sn->runs - 2);
+
+		se2 = sp2 * (1.0 / sb->runs + 1.0 / sn->runs);
+		df = sb->runs + sn->runs - 2;
+		r->noise_pct = 100 * sqrt(sp2);
 	} else {
+		/* One side has one run: its noise is taken from the other. */
+		double s2 = sb->runs >= 2 ? vb * vb : vn * vn;
+
+		se2 = s2 * (1.0 / sb->runs + 1.0 / sn->runs);
 		df = (sb->runs >= 2 ? sb->runs : sn->runs) - 1;
-		r->noise_pct = 100 * (sb->runs >= 2 ? vb : vn);
+		r->noise_pct = 100 * sqrt(s2);
 	}
 	t = dlog / sqrt(se2);
 	q = kpt_t_quantile(1 - c->o.alpha / 2, df);

@@ -81,6 +81,11 @@ struct kpt_diff_opts {
 	int force;                  /* compare different GPU models anyway */
 	int keep_throttled;         /* keep samples that the env filter would drop */
 	enum kpt_diff_method method;
+	/* 0: Student's t with the pooled run-to-run variance of both sides
+	 * (df = runs_b + runs_n - 2): exact under "no change", where both
+	 * sides share one noise distribution. 1: Welch's unequal-variance t
+	 * (Welch-Satterthwaite df), more conservative with few runs. */
+	int welch;
 	/* Run subsets (process.run numbers) to use from each side; NULL: all
 	 * runs. Used by the evaluation to draw gates from one pool. */
 	const uint32_t *base_runs;
@@ -154,15 +159,16 @@ struct kpt_diff_row {
 	 * the missing side of NEW/GONE. */
 	double base_ns, new_ns;
 	/* Effect in percent: 100*(exp(d)-1), d = mean log run-median(new) -
-	 * mean log run-median(base); interval from Welch's t on the log run
-	 * medians at level 1-alpha (not Holm-adjusted); NAN when untested. */
+	 * mean log run-median(base); interval from Student's (or with
+	 * opts.welch, Welch's) t on the log run medians at level 1-alpha (not
+	 * Holm-adjusted); NAN when untested. */
 	double change_pct, ci_low_pct, ci_high_pct;
 	/* Run-to-run noise used, percent (SD of log run medians, after the
 	 * floor, pooled over both sides). base_sd_pct / new_sd_pct are the raw
 	 * SDs (NAN with < 2 runs). */
 	double noise_pct, base_sd_pct, new_sd_pct;
 	double threshold_pct;       /* threshold that applied to this key */
-	double t, df;               /* Welch statistic and degrees of freedom */
+	double t, df;               /* t statistic and degrees of freedom */
 	double p, p_holm;           /* two-sided p, Holm-adjusted p; NAN untested */
 	/* Cycle-space cross-check: the same effect computed on duration x SM
 	 * clock at the sample's time; NAN without env samples. */

@@ -128,6 +128,8 @@ int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
 		return dc->all = 1, 1;
 	if (strcmp(argv[*i], "--quiet") == 0 || strcmp(argv[*i], "-q") == 0)
 		return dc->quiet = 1, 1;
+	if (strcmp(argv[*i], "--welch") == 0)
+		return dc->o.welch = 1, 1;
 	if (strcmp(argv[*i], "--keep-throttled") == 0)
 		return dc->o.keep_throttled = 1, 1;
 	return 0;
