@@ -183,7 +183,7 @@ static void row_cells(const struct kpt_summary_row *row, char cells[8][32])
 	kpt_cli_fmt_ns(row->stddev_ns, cells[7], 32);
 }
 
-static const int text_widths[] = { 6, 10, 9, 10, 10, 10, 10, 10 };
+static const int text_widths[] = { 6, 9, 9, 9, 9, 9, 9, 9 };
 
 static void print_text(const struct report *r)
 {

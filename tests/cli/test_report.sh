@@ -21,8 +21,8 @@ done
 # exact numbers on the hand-made file (durations in kpt_test_rec.h)
 run "$KPTPROF" report "$T/h.kpt"
 expect_rc 0 "report h.kpt"
-expect_out " 80.0%    6.000 us          3    2.000 us    2.000 us    1.000 us    3.000 us    1.000 us  plain_kernel"
-expect_out " 13.3%    1.000 us          4      250 ns      250 ns      100 ns      400 ns      129 ns  axpy(float*, float*, float)"
+expect_out " 80.0%   6.000 us          3   2.000 us   2.000 us   1.000 us   3.000 us   1.000 us  plain_kernel"
+expect_out " 13.3%   1.000 us          4     250 ns     250 ns     100 ns     400 ns     129 ns  axpy(float*, float*, float)"
 expect_out "GPU 1     NVIDIA L4 (nvidia-l4): 58 SMs, CC 8.9"
 expect_out "throttle gpu_idle,sw_power_cap, slowed in 1 of 3 samples"
 expect_err "warning: '$T/h.kpt': 7 activity records were dropped"
@@ -97,6 +97,12 @@ if command -v script >/dev/null; then
 	grep -q $'\033\[1m' "$T/tty" || fail "no bold header on a terminal"
 	NO_COLOR=1 script -qec "$KPTPROF report $T/h.kpt" /dev/null >"$T/tty" 2>&1 </dev/null
 	! grep -q $'\033\[1m' "$T/tty" || fail "colour despite NO_COLOR"
+	# long names are shortened to the terminal's width, never when piped
+	script -qec "stty cols 150; $KPTPROF report $T/s.kpt" /dev/null >"$T/tty" 2>&1 </dev/null
+	grep -q '<\.\.\.>(\.\.\.)' "$T/tty" || fail "no shortened names on a 150-column terminal"
+	[ "$(tr -d '\r' <"$T/tty" | awk '{ if (length($0) > m) m = length($0) } END { print m }')" -le 150 ] \
+		|| fail "lines wider than the terminal"
+	"$KPTPROF" report "$T/s.kpt" | grep -q 'kernel<32, 16, float' || fail "names shortened when piped"
 fi
 
 # --help, and errors: one line, exit 2
