@@ -32,7 +32,11 @@ kpt_install_deps() {
 	[ "$(id -u)" = 0 ] || sudo="sudo"
 	echo "kpt-deps: installing$missing$optional" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq || return 1
+	if ! $sudo apt-get update -qq; then
+		[ -z "$missing" ] || return 1
+		echo "kpt-deps: apt-get update failed; skipping the optional$optional" >&2
+		return 0
+	fi
 	if [ -n "$missing" ]; then
 		# shellcheck disable=SC2086 # word splitting is the point
 		$sudo apt-get install -y -qq --no-install-recommends $missing || return 1
