@@ -656,6 +656,15 @@ int kpt_writer_commit(struct kpt_writer *w, struct kpt_diag *d)
 	    (rc = put_table(w, KPT_SEC_PROCESSES, w->procs, w->nprocs, d)) ||
 	    (rc = put_table(w, KPT_SEC_DROPS, w->drops, w->ndrops, d)))
 		return rc;
+	/* The TOC starts 8-aligned, so a reader may map it in place. */
+	if (w->off % 8) {
+		static const uint8_t pad[8];
+		size_t k = 8 - w->off % 8;
+
+		if ((rc = write_all(w, pad, k, w->off, d)))
+			return rc;
+		w->off += k;
+	}
 	toc_bytes = w->ntoc * sizeof *w->toc;
 	if (toc_bytes && (rc = write_all(w, w->toc, toc_bytes, w->off, d)))
 		return rc;
