@@ -131,12 +131,10 @@ static int path_intern(struct builder *b, uint32_t parent, uint32_t name, uint32
 	return 0;
 }
 
-static const struct kpt_range *sort_ranges_base;
-
-static int cmp_range_id(const void *a, const void *b)
+static int cmp_range_id(const void *a, const void *b, void *ranges)
 {
-	uint32_t x = sort_ranges_base[*(const uint32_t *)a].id;
-	uint32_t y = sort_ranges_base[*(const uint32_t *)b].id;
+	uint32_t x = ((const struct kpt_range *)ranges)[*(const uint32_t *)a].id;
+	uint32_t y = ((const struct kpt_range *)ranges)[*(const uint32_t *)b].id;
 
 	return (x > y) - (x < y);
 }
@@ -174,11 +172,7 @@ static int ranges_load(struct builder *b, struct kpt_diag *d)
 		b->by_id[i] = (uint32_t)i;
 		b->node_of[i] = UNRESOLVED;
 	}
-	/* qsort has no context argument; this module is not reentrant across
-	 * threads for the duration of this sort only. */
-	sort_ranges_base = b->ranges;
-	qsort(b->by_id, b->nranges, sizeof *b->by_id, cmp_range_id);
-	sort_ranges_base = NULL;
+	qsort_r(b->by_id, b->nranges, sizeof *b->by_id, cmp_range_id, (void *)b->ranges);
 	/* node 0, the empty path, is the root and is never looked up by key */
 	if (grow(&b->nodes, &b->capnodes, 1, sizeof *b->nodes) < 0)
 		return nomem(d);
@@ -485,12 +479,10 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static const struct kpt_env_sample *sort_env_base;
-
-static int cmp_env_device(const void *a, const void *b)
+static int cmp_env_device(const void *a, const void *b, void *rows)
 {
-	uint32_t x = sort_env_base[*(const uint32_t *)a].device;
-	uint32_t y = sort_env_base[*(const uint32_t *)b].device;
+	uint32_t x = ((const struct kpt_env_sample *)rows)[*(const uint32_t *)a].device;
+	uint32_t y = ((const struct kpt_env_sample *)rows)[*(const uint32_t *)b].device;
 
 	return (x > y) - (x < y);
 }
@@ -533,9 +525,7 @@ int kpt_env_summarize(struct kpt_file *f, struct kpt_env_summary **out, size_t *
 	}
 	for (size_t i = 0; i < n; i++)
 		idx[i] = (uint32_t)i;
-	sort_env_base = rows;
-	qsort(idx, n, sizeof *idx, cmp_env_device);
-	sort_env_base = NULL;
+	qsort_r(idx, n, sizeof *idx, cmp_env_device, (void *)rows);
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
 		struct kpt_env_summary *e = &res[ndev++];
 
