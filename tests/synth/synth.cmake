@@ -9,3 +9,12 @@ target_link_libraries(kpt_synth PUBLIC kpt m)
 add_executable(kpt-synth ${CMAKE_CURRENT_LIST_DIR}/kpt_synth.c)
 target_link_libraries(kpt-synth PRIVATE kpt_synth)
 set_target_properties(kpt-synth PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+
+# Unit test of the generator (needs kpt_synth, so built here).
+if(CMOCKA_FOUND)
+  list(APPEND KPT_UNIT_CUSTOM test_synth)
+  add_executable(test_synth ${CMAKE_CURRENT_LIST_DIR}/../unit/test_synth.c)
+  target_link_libraries(test_synth PRIVATE kpt_synth kpt PkgConfig::CMOCKA)
+  add_test(NAME unit.test_synth COMMAND test_synth)
+  set_tests_properties(unit.test_synth PROPERTIES LABELS unit TIMEOUT 300)
+endif()
