@@ -1,4 +1,5 @@
 /* kpt_summary.c - per-kernel / per-range aggregation (see kpt_summary.h). */
+#define _GNU_SOURCE /* qsort_r */
 #include "kpt_summary.h"
 
 #include <math.h>
