@@ -4,6 +4,7 @@
  *
  *   kpt-rule-eval --null POOL.kpt [--planted PCT:FILE]... [--target LABEL=MATCH]...
  *                 [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted]
+ *                 [--keep-throttled]
  *
  * POOL holds many independent runs (processes) of unchanged code. Each A/A
  * gate draws 2M distinct runs from it at random: M as base, the other M as
@@ -13,6 +14,7 @@
  * workload, else found in its demangled or mangled name) is detected when a matching key is SLOW.
  * --disjoint-planted draws base and new run numbers from one range without
  * overlap (for kpt-synth files, whose run r has the same noise in every file).
+ * --keep-throttled keeps samples the NVML filter would drop.
  * Loading is done once per file (kpt_diff_side_load); every gate is a
  * kpt_diff_compare() over run subsets.
  */
@@ -90,14 +92,16 @@ static int row_matches(const struct kpt_diff_row *r, const char *match)
 	       strstr(r->mangled, match) != NULL;
 }
 
-static int load(const char *path, struct kpt_diff_side **s)
+static int load(const char *path, int keep_throttled, struct kpt_diff_side **s)
 {
 	struct kpt_file *f = NULL;
 	struct kpt_diag d = { 0 };
+	struct kpt_diff_opts o = { 0 };
 	int rc = kpt_file_open(path, &f, &d);
 
+	o.keep_throttled = keep_throttled;
 	if (rc == 0)
-		rc = kpt_diff_side_load(f, NULL, s, &d);
+		rc = kpt_diff_side_load(f, &o, s, &d);
 	kpt_file_close(f);
 	if (rc < 0)
 		fprintf(stderr, "kpt-rule-eval: %s\n", d.msg);
@@ -247,7 +251,7 @@ static int parse_m(struct eval *e, const char *v)
 static int usage(void)
 {
 	fprintf(stderr, "usage: kpt-rule-eval --null POOL.kpt [--planted PCT:FILE]... [--target LABEL=MATCH]...\n"
-			"                     [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted]\n");
+			"                     [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted] [--keep-throttled]\n");
 	return 2;
 }
 
@@ -255,7 +259,7 @@ int main(int argc, char **argv)
 {
 	struct eval e = { 0 };
 	const char *null_path = NULL, *md_path = NULL;
-	int rc = 0;
+	int rc = 0, keep_throttled = 0;
 
 	e.gates = 20;
 	e.rng = 12345;
@@ -267,6 +271,10 @@ int main(int argc, char **argv)
 
 		if (strcmp(a, "--disjoint-planted") == 0) {
 			e.disjoint = 1;
+			continue;
+		}
+		if (strcmp(a, "--keep-throttled") == 0) {
+			keep_throttled = 1;
 			continue;
 		}
 		if (!v)
@@ -306,10 +314,10 @@ int main(int argc, char **argv)
 		perror(md_path);
 		return 2;
 	}
-	if (load(null_path, &e.null) < 0)
+	if (load(null_path, keep_throttled, &e.null) < 0)
 		return 2;
 	for (int i = 0; i < e.nplanted; i++)
-		if (load(e.planted[i].path, &e.planted[i].side) < 0)
+		if (load(e.planted[i].path, keep_throttled, &e.planted[i].side) < 0)
 			return 2;
 	if (e.md)
 		fprintf(e.md, "| Case | Planted | M | Method | Gates | Other |\n|---|--:|--:|---|---|---|\n");

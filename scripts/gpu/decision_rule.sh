@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# decision_rule.sh - evidence for the decision rule on a real GPU (issue 5).
+# Called by scripts/gpu-check.sh with BUILD, SRC and RES set; standalone it
+# builds what it needs into $BUILD (default build-gpu).
+#
+# Records once a POOL of independent runs (processes) of three copy kernels
+# (memory.copy.4MiB ~3 us, memory.copy.64MiB ~45 us, memory.copy.512MiB
+# ~350 us), unchanged, and 15 runs each with all three planted 2%, 5% and
+# 10% slower (kpt-workloads --plant: real extra work inside the kernel).
+# Then, offline, bench/analyzer/kpt-rule-eval draws A/A gates (M + M
+# distinct runs of the pool) and power gates (M pool runs vs M planted runs)
+# for M = 3 and 5, with the rule, the rule with Welch's t, and a pooled
+# Mann-Whitney U test. Keeps the recordings (small) for tests/data.
+# Budget: about 3 minutes on an H100; stops recording early at DEADLINE_S.
+#
+# Optional: KPT_BASELINE_SUITES="default seed" also records those suites
+# with --runs 5 into $RES/baselines/<slug>/<suite>.kpt (several minutes).
+set -u -o pipefail
+SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${BUILD:-$SRC/build-gpu}
+RES=${RES:-$SRC/out/decision_rule}
+DEADLINE_S=${DEADLINE_S:-240}
+NULL_RUNS=${NULL_RUNS:-40}
+PLANT_RUNS=${PLANT_RUNS:-15}
+ITERS=${ITERS:-30}
+mkdir -p "$RES"
+K=$BUILD/cli/kptprof
+KW=$BUILD/cli/kpt-workloads
+EVAL=$BUILD/kpt-rule-eval
+WL="memory.copy.4MiB memory.copy.64MiB memory.copy.512MiB"
+start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,clocks_event_reasons.active \
+	--format=csv >"$RES/gpu.txt" 2>&1
+date -u +%Y-%m-%dT%H:%M:%SZ >>"$RES/gpu.txt"
+if [ ! -x "$K" ] || [ ! -x "$KW" ] || [ ! -x "$EVAL" ]; then
+	{ cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+		&& cmake --build "$BUILD" -j16; } \
+		>"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 2; }
+fi
+for w in $WL; do
+	"$KW" --list 2>/dev/null | grep -q "$w" || { echo "workload $w missing from kpt-workloads --list"; exit 2; }
+done
+
+# record NAME RUNS [PLANT_PCT]: one file of RUNS processes.
+record() {
+	local name=$1 runs=$2 pct=${3:-} plant=() t0=$(date +%s)
+	if [ -n "$pct" ]; then
+		for w in $WL; do plant+=(--plant "$w=$pct"); done
+	fi
+	timeout 150 "$K" record --runs "$runs" -o "$RES/$name.kpt" -- \
+		"$KW" --iterations "$ITERS" --warmup 5 "${plant[@]}" $WL >"$RES/record-$name.log" 2>&1
+	local rc=$?
+	echo "record $name runs=$runs plant=${pct:-0} rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
+	return $rc
+}
+
+# Time one run first to fit the budget: the pool and three planted files.
+t0=$(date +%s)
+record probe 2 || { tail -20 "$RES/record-probe.log"; exit 2; }
+per=$(( ($(date +%s) - t0 + 1) / 2 ))
+[ $per -lt 1 ] && per=1
+budget=$(( DEADLINE_S - $(elapsed) - 30 ))
+need=$(( per * (NULL_RUNS + 3 * PLANT_RUNS) ))
+if [ $need -gt $budget ]; then
+	NULL_RUNS=$(( budget * 40 / 85 / per )); PLANT_RUNS=$(( budget * 15 / 85 / per ))
+	[ $NULL_RUNS -lt 12 ] && NULL_RUNS=12; [ $PLANT_RUNS -lt 6 ] && PLANT_RUNS=6
+	echo "about ${per}s per run: pool $NULL_RUNS runs, planted $PLANT_RUNS runs each" | tee -a "$RES/steps.txt"
+fi
+rm -f "$RES/probe.kpt"
+record null "$NULL_RUNS" || exit 2
+for p in 2 5 10; do
+	record "plant$p" "$PLANT_RUNS" "$p" || exit 2
+done
+
+"$K" report "$RES/null.kpt" >"$RES/null-report.txt" 2>&1
+"$K" diff "$RES/null.kpt" "$RES/plant5.kpt" --base-runs 0-2 --new-runs 0-2 \
+	--markdown "$RES/example-diff.md" --json "$RES/example-diff.json" >"$RES/example-diff.txt" 2>&1
+M=3,5
+[ "$PLANT_RUNS" -lt 5 ] && M=3
+"$EVAL" --null "$RES/null.kpt" --planted "2:$RES/plant2.kpt" --planted "5:$RES/plant5.kpt" \
+	--planted "10:$RES/plant10.kpt" --target "short=memory.copy.4MiB" --target "mid=memory.copy.64MiB" \
+	--target "long=memory.copy.512MiB" --m "$M" --gates 40 --markdown "$RES/eval.md" >"$RES/eval.txt" 2>&1
+rc=$?
+echo "eval rc=$rc $(elapsed)s" | tee -a "$RES/steps.txt"
+cat "$RES/eval.md"
+# The same without the NVML sample filter, to see what the filter changes.
+"$EVAL" --keep-throttled --null "$RES/null.kpt" --planted "2:$RES/plant2.kpt" --planted "5:$RES/plant5.kpt" \
+	--planted "10:$RES/plant10.kpt" --target "short=memory.copy.4MiB" --target "mid=memory.copy.64MiB" \
+	--target "long=memory.copy.512MiB" --m "$M" --gates 40 --markdown "$RES/eval-keep.md" >"$RES/eval-keep.txt" 2>&1
+
+for s in ${KPT_BASELINE_SUITES:-}; do
+	slug=$("$K" baseline path --from "$RES/null.kpt" --baselines "$RES/baselines" --suite "$s" 2>/dev/null)
+	mkdir -p "$(dirname "$slug")"
+	t0=$(date +%s)
+	timeout 500 "$K" record --suite "$s" --runs 5 -o "$slug" >"$RES/record-baseline-$s.log" 2>&1
+	echo "baseline $s rc=$? $(( $(date +%s) - t0 ))s -> $slug" | tee -a "$RES/steps.txt"
+done
+exit $rc
