@@ -257,12 +257,12 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 	for (size_t k = 0; k < n; k++) {
 		char label[160];
 
-		key_label(&df->rows[keys[k]], label, sizeof label);
+		kpt_short_name(df->rows[keys[k]].name, 34, label, sizeof label);
 		fprintf(fp, "%s", k ? ", " : "");
 		kpt_gp_quote(fp, label);
 		fprintf(fp, " %zu", k);
 	}
-	fprintf(fp, ") rotate by 25 right font ',8'\nset bmargin 9\nset grid ytics lc rgb '#dddddd'\n"
+	fprintf(fp, ") rotate by 30 right font ',8'\nset bmargin 10\nset lmargin 12\nset grid ytics lc rgb '#dddddd'\n"
 		    "set key top left\n");
 	fprintf(fp, "plot $base using 2:4 with points pt 7 ps 1.1 lc rgb '#4a7fc1' title 'BASE run medians', \\\n"
 		    "     $new using 2:4 with points pt 5 ps 1.1 lc rgb '#d62f2f' title 'NEW run medians'\n");

@@ -624,9 +624,17 @@ int kpt_timeline_add_memops(struct kpt_timeline *tl, const struct kpt_memop *row
 	return 0;
 }
 
-struct id_index {
-	uint32_t id;
-	uint32_t idx;
+/* Range id -> row index. Ids are usually dense (a file's ranges numbered
+ * 0..n-1 in any order): then a direct table, O(n); else a sorted copy and
+ * binary search, O(n log n). */
+struct range_index {
+	uint32_t min_id;
+	uint32_t *direct;           /* [span] row index or UINT32_MAX; NULL: sorted */
+	size_t span;
+	struct id_index {
+		uint32_t id, idx;
+	} *sorted;
+	size_t n;
 };
 
 static int cmp_id_index(const void *a, const void *b)
@@ -636,41 +644,71 @@ static int cmp_id_index(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static long find_range(const struct id_index *map, size_t n, uint32_t id)
+static int range_index_build(struct range_index *ri, const struct kpt_range *rows, size_t n)
 {
-	size_t lo = 0, hi = n;
+	uint32_t lo = UINT32_MAX, hi = 0;
 
+	memset(ri, 0, sizeof *ri);
+	ri->n = n;
+	for (size_t i = 0; i < n; i++) {
+		lo = rows[i].id < lo ? rows[i].id : lo;
+		hi = rows[i].id > hi ? rows[i].id : hi;
+	}
+	ri->min_id = lo;
+	if ((uint64_t)hi - lo < 2 * (uint64_t)n) {
+		ri->span = (size_t)(hi - lo) + 1;
+		ri->direct = malloc(ri->span * sizeof *ri->direct);
+		if (!ri->direct)
+			return KPT_E_NOMEM;
+		memset(ri->direct, 0xff, ri->span * sizeof *ri->direct);
+		for (size_t i = 0; i < n; i++)
+			ri->direct[rows[i].id - lo] = (uint32_t)i;
+		return 0;
+	}
+	ri->sorted = malloc(n * sizeof *ri->sorted);
+	if (!ri->sorted)
+		return KPT_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		ri->sorted[i].id = rows[i].id;
+		ri->sorted[i].idx = (uint32_t)i;
+	}
+	qsort(ri->sorted, n, sizeof *ri->sorted, cmp_id_index);
+	return 0;
+}
+
+static long range_index_find(const struct range_index *ri, uint32_t id)
+{
+	size_t lo = 0, hi = ri->n;
+
+	if (ri->direct) {
+		if (id < ri->min_id || id - ri->min_id >= ri->span)
+			return -1;
+		return ri->direct[id - ri->min_id] == UINT32_MAX ? -1 : (long)ri->direct[id - ri->min_id];
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (map[mid].id < id)
+		if (ri->sorted[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && map[lo].id == id ? (long)map[lo].idx : -1;
+	return lo < ri->n && ri->sorted[lo].id == id ? (long)ri->sorted[lo].idx : -1;
 }
 
 int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *rows,
 			    size_t n, struct kpt_diag *d)
 {
-	struct id_index *map;
+	struct range_index ri;
 	int8_t *depth;
 
 	if (n == 0)
 		return 0;
-	map = malloc(n * sizeof *map);
 	depth = malloc(n);
-	if (!map || !depth) {
-		free(map);
+	if (!depth || range_index_build(&ri, rows, n) != 0) {
 		free(depth);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory for the timeline");
 	}
-	for (size_t i = 0; i < n; i++) {
-		map[i].id = rows[i].id;
-		map[i].idx = (uint32_t)i;
-	}
-	qsort(map, n, sizeof *map, cmp_id_index);
 	memset(depth, -1, n);
 	for (size_t i = 0; i < n; i++) {
 		/* Walk up to a known level; a cycle or a chain deeper than the
@@ -681,7 +719,7 @@ int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *row
 
 		while (j >= 0 && depth[j] < 0 && len < TL_DEPTH_CAP) {
 			chain[len++] = (size_t)j;
-			j = rows[j].parent == KPT_NONE ? -1 : find_range(map, n, rows[j].parent);
+			j = rows[j].parent == KPT_NONE ? -1 : range_index_find(&ri, rows[j].parent);
 		}
 		if (j >= 0)
 			base = depth[j] >= 0 ? depth[j] : TL_DEPTH_CAP - 1;
@@ -690,6 +728,8 @@ int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *row
 			depth[chain[k]] = (int8_t)base;
 		}
 	}
+	free(ri.direct);
+	free(ri.sorted);
 	for (size_t i = 0; i < n; i++) {
 		const struct kpt_range *r = &rows[i];
 		struct tl_range_row *row;
@@ -718,7 +758,6 @@ int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *row
 			}
 		});
 	}
-	free(map);
 	free(depth);
 	return 0;
 }
@@ -1166,6 +1205,10 @@ int kpt_timeline_from_file(struct kpt_file *f, const struct kpt_timeline_opts *o
 		}
 		if (t1 <= t0)
 			t1 = t0 + 1;
+	}
+	if (opts.t1_ns && opts.prefer) {
+		for (size_t i = 0; i < opts.nprefer && i < KPT_TL_PALETTE; i++)
+			top[ntop++] = opts.prefer[i];
 	}
 	if ((rc = kpt_timeline_create(&opts, t0, t1, file_name, f, out, d)) < 0 ||
 	    (rc = kpt_timeline_prefer_families(*out, top, ntop, d)) < 0)

@@ -36,7 +36,10 @@
 
 struct kpt_timeline_opts {
 	int width;                  /* image width in pixels; 0: 1600; 400..16384 */
-	uint64_t t0_ns, t1_ns;      /* time window; t1_ns 0: the whole recording */
+	uint64_t t0_ns, t1_ns;      /* time window; t1_ns 0: the whole recording
+	                               (costs kpt_timeline_from_file a first pass) */
+	const char *const *prefer;  /* with a window: families to colour first, */
+	size_t nprefer;             /* largest first (kpt_timeline_prefer_families) */
 	int range_rows;             /* NVTX nesting levels drawn; 0: 3; < 0: none */
 	int max_lanes;              /* lanes drawn; 0: 48 (more are counted and named) */
 	const char *title;          /* top line; NULL: none */

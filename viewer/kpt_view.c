@@ -235,6 +235,63 @@ static int gather(struct view *v, struct kpt_diag *d)
 
 /* ---- pictures ---------------------------------------------------------------- */
 
+/* The timeline's window and colour priorities from what the summary already
+ * knows, so the timeline reads the kernels once: the window spans every
+ * kernel and memop; the families with the most kernel time come first. */
+struct fam_total {
+	char name[256];
+	double ns;
+};
+
+static int cmp_fam_total(const void *a, const void *b)
+{
+	const struct fam_total *x = a, *y = b;
+
+	return x->ns != y->ns ? (x->ns > y->ns ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+static int timeline_window(struct view *v, struct kpt_timeline_opts *to, struct fam_total **fams,
+			   const char **prefer)
+{
+	const struct kpt_summary *s = v->by_kernel;
+	const struct kpt_memop *mem;
+	size_t nmem, nf = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+
+	if (s->kernels) {
+		t0 = s->first_ns;
+		t1 = s->last_ns;
+	}
+	if (kpt_file_memops(v->f, &mem, &nmem, NULL) == 0)
+		for (size_t i = 0; i < nmem; i++) {
+			t0 = mem[i].start_ns < t0 ? mem[i].start_ns : t0;
+			t1 = mem[i].end_ns > t1 ? mem[i].end_ns : t1;
+		}
+	if (t0 == UINT64_MAX)
+		return 0;           /* nothing: let the timeline say so */
+	to->t0_ns = t0;
+	to->t1_ns = t1 > t0 ? t1 : t0 + 1;
+	*fams = calloc(s->n ? s->n : 1, sizeof **fams);
+	if (!*fams)
+		return KPT_E_NOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		char fam[256];
+		size_t j;
+
+		kpt_kernel_family(s->rows[i].display, fam, sizeof fam);
+		for (j = 0; j < nf && strcmp((*fams)[j].name, fam) != 0; j++)
+			;
+		if (j == nf)
+			snprintf((*fams)[nf++].name, sizeof (*fams)[0].name, "%s", fam);
+		(*fams)[j].ns += (double)s->rows[i].total_ns;
+	}
+	qsort(*fams, nf, sizeof **fams, cmp_fam_total);
+	for (size_t i = 0; i < nf && i < KPT_TL_PALETTE; i++)
+		prefer[to->nprefer++] = (*fams)[i].name;
+	to->prefer = prefer;
+	return 0;
+}
+
 static int make_timeline(struct view *v, struct kpt_diag *d)
 {
 	struct kpt_timeline_opts to = { .width = v->o->timeline_width };
@@ -243,8 +300,13 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 	struct kpt_diag why;
 	char *png = NULL, title[512];
 	const struct kpt_device *dev;
+	struct fam_total *fams = NULL;
+	const char *prefer[KPT_TL_PALETTE];
 	size_t ndev;
 	int rc;
+
+	if (timeline_window(v, &to, &fams, prefer) < 0)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 
 	if (kpt_file_devices(v->f, &dev, &ndev, NULL) < 0)
 		ndev = 0;
@@ -252,6 +314,7 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 		 ndev ? ": " : "", ndev ? dev[0].name : "");
 	to.title = title;
 	rc = kpt_timeline_from_file(v->f, &to, &tl, &why);
+	free(fams);
 	if (rc == KPT_E_NOTFOUND) {
 		note(v, "timeline: %s", why.msg);
 		return 0;

@@ -397,20 +397,28 @@ static void test_missing_gnuplot_is_unsupported_with_hint(void **state)
 	unsetenv("KPT_GNUPLOT");
 }
 
-static void test_hung_gnuplot_is_killed_after_timeout(void **state)
+/* Makes tmpdir/NAME an executable shell script with body and points
+ * KPT_GNUPLOT at it. */
+static void fake_gnuplot(const char *name, const char *body)
 {
 	char fake[128];
-	struct kpt_diag d;
 	FILE *fp;
 
-	(void)state;
-	snprintf(fake, sizeof fake, "%s/fake-gnuplot", tmpdir);
+	snprintf(fake, sizeof fake, "%s/%s", tmpdir, name);
 	fp = fopen(fake, "w");
 	assert_non_null(fp);
-	fputs("#!/bin/sh\nexec sleep 30\n", fp);
+	fprintf(fp, "#!/bin/sh\n%s\n", body);
 	fclose(fp);
 	chmod(fake, 0755);
 	setenv("KPT_GNUPLOT", fake, 1);
+}
+
+static void test_hung_gnuplot_is_killed_after_timeout(void **state)
+{
+	struct kpt_diag d;
+
+	(void)state;
+	fake_gnuplot("fake-gnuplot", "exec sleep 30");
 	assert_int_equal(kpt_gnuplot_render(tmpdir, "cmp", 300, &d), KPT_E_IO);
 	assert_non_null(strstr(d.msg, "killed"));
 	unsetenv("KPT_GNUPLOT");
@@ -418,18 +426,10 @@ static void test_hung_gnuplot_is_killed_after_timeout(void **state)
 
 static void test_failing_gnuplot_reports_its_message(void **state)
 {
-	char fake[128];
 	struct kpt_diag d;
-	FILE *fp;
 
 	(void)state;
-	snprintf(fake, sizeof fake, "%s/bad-gnuplot", tmpdir);
-	fp = fopen(fake, "w");
-	assert_non_null(fp);
-	fputs("#!/bin/sh\necho \"line 3: undefined variable: foo\" >&2\nexit 1\n", fp);
-	fclose(fp);
-	chmod(fake, 0755);
-	setenv("KPT_GNUPLOT", fake, 1);
+	fake_gnuplot("bad-gnuplot", "echo \"line 3: undefined variable: foo\" >&2\nexit 1");
 	assert_int_equal(kpt_gnuplot_render(tmpdir, "cmp", 5000, &d), KPT_E_IO);
 	assert_non_null(strstr(d.msg, "undefined variable: foo"));
 	assert_non_null(strstr(d.msg, "exit 1"));

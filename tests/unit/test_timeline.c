@@ -324,6 +324,121 @@ static void test_text_is_cut_with_dots(void **state)
 	kpt_canvas_release(&c);
 }
 
+/* A hand-made recording: two kernels on stream 5, one memset, one range. */
+static void write_file(const char *path)
+{
+	struct kpt_writer *w = NULL;
+	struct kpt_device dev;
+	struct kpt_process pr;
+	struct kpt_memop m;
+	struct kpt_range r;
+	struct kpt_kernel k[2];
+	uint32_t a, b, rn, cmd;
+
+	assert_int_equal(kpt_writer_create(path, NULL, &w, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_ZN3kpt3mem4copyIfEEvPKT_PS2_m", &a, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z4fwd1Pf", &b, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "step <1> & more", &rn, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "hand-made", &cmd, NULL), 0);
+	memset(&dev, 0, sizeof dev);
+	dev.name = "NVIDIA H100 80GB HBM3";
+	dev.slug = "nvidia-h100-80gb-hbm3";
+	dev.uuid = "";
+	dev.driver_string = "";
+	assert_int_equal(kpt_writer_device(w, &dev, NULL), 0);
+	memset(&pr, 0, sizeof pr);
+	pr.rank = KPT_NONE;
+	pr.command = cmd;
+	pr.start_ns = 0;
+	pr.end_ns = 20000;
+	assert_int_equal(kpt_writer_process(w, &pr, NULL), 0);
+	/* window will be [1000, 11000): 10 ns per column at width 1182 */
+	k[0] = kern(1000, 1040, a, 0, 5);     /* cols 0-3 full */
+	k[1] = kern(10990, 11000, b, 0, 5);   /* col 999 full: sets the end */
+	assert_int_equal(kpt_writer_kernels(w, k, 2, NULL), 0);
+	memset(&m, 0, sizeof m);
+	m.start_ns = 5000;
+	m.end_ns = 5005;
+	m.kind = KPT_MEMSET;
+	m.stream = 5;
+	m.range = KPT_NONE;
+	m.graph = KPT_NONE;
+	assert_int_equal(kpt_writer_memops(w, &m, 1, NULL), 0);
+	r = range(0, KPT_NONE, rn, 1000, 2000);
+	assert_int_equal(kpt_writer_ranges(w, &r, 1, NULL), 0);
+	assert_int_equal(kpt_writer_commit(w, NULL), 0);
+	kpt_writer_destroy(w);
+}
+
+static void test_from_file_window_and_busy_fractions(void **state)
+{
+	char path[] = "/tmp/kpt-tl-file-XXXXXX";
+	struct kpt_timeline_opts o = { .width = W };
+	struct kpt_timeline *tl = NULL;
+	struct kpt_file *f = NULL;
+	struct kpt_diag d;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path);
+	assert_int_equal(kpt_file_open(path, &f, &d), 0);
+	/* window found from the kernels and memops: [1000, 11000) */
+	if (kpt_timeline_from_file(f, &o, &tl, &d) != 0)
+		fail_msg("%s", d.msg);
+	assert_int_equal(kpt_timeline_columns(tl), 1000);
+	assert_float_equal(kpt_timeline_column_ns(tl), 10.0, 1e-9);
+	assert_int_equal(kpt_timeline_lane_count(tl), 1);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->stream, 5);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->kernels, 2);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->memops, 1);
+	for (int c = 0; c < 4; c++)
+		assert_float_equal(kpt_timeline_busy(tl, 0, c), 1.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 4), 0.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 500), 0.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 999), 1.0, 1e-9);
+	/* the two families got distinct colours, the larger first */
+	assert_int_equal(kpt_timeline_family_count(tl), 2);
+	assert_string_equal(kpt_timeline_family_at(tl, 0)->name, "copy");
+	assert_string_equal(kpt_timeline_family_at(tl, 1)->name, "fwd1");
+	assert_true(kpt_timeline_family_at(tl, 0)->color != kpt_timeline_family_at(tl, 1)->color);
+	kpt_timeline_destroy(tl);
+	/* an explicit window: [1000, 1020) over 1000 columns -> 0.02 ns each */
+	o.t0_ns = 1000;
+	o.t1_ns = 1020;
+	assert_int_equal(kpt_timeline_from_file(f, &o, &tl, &d), 0);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 0), 1.0, 1e-9);
+	assert_float_equal(kpt_timeline_busy(tl, 0, 999), 1.0, 1e-9);
+	kpt_timeline_destroy(tl);
+	kpt_file_close(f);
+	unlink(path);
+}
+
+static void test_from_file_without_kernels_says_nothing_to_draw(void **state)
+{
+	char path[] = "/tmp/kpt-tl-empty-XXXXXX";
+	struct kpt_writer *w = NULL;
+	struct kpt_timeline *tl = NULL;
+	struct kpt_file *f = NULL;
+	struct kpt_diag d;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(kpt_writer_create(path, NULL, &w, NULL), 0);
+	assert_int_equal(kpt_writer_meta(w, "tool_version", "test", NULL), 0);
+	assert_int_equal(kpt_writer_commit(w, NULL), 0);
+	kpt_writer_destroy(w);
+	assert_int_equal(kpt_file_open(path, &f, &d), 0);
+	assert_int_equal(kpt_timeline_from_file(f, NULL, &tl, &d), KPT_E_NOTFOUND);
+	assert_null(tl);
+	assert_non_null(strstr(d.msg, "nothing to draw"));
+	kpt_file_close(f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_png_written_atomically),
 		cmocka_unit_test(test_rejects_empty_window_and_bad_width),
 		cmocka_unit_test(test_text_is_cut_with_dots),
+		cmocka_unit_test(test_from_file_window_and_busy_fractions),
+		cmocka_unit_test(test_from_file_without_kernels_says_nothing_to_draw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# kptprof view on kpt-synth recordings: the report folder (index.html,
+# timeline.png, plots as .gp scripts with inline data and their PNGs,
+# trace.json), diff verdicts first with a baseline, the plot data equal to
+# `kptprof diff --json` and `kptprof report --format json`, HTML escaping of
+# kernel names, no network resources, atomic replacement of the output
+# folder, missing gnuplot, bad input.
+. "$(dirname "$0")/cli_lib.sh"
+need_synth
+need_python
+SYNTH=$KPT_BUILD/kpt-synth
+FLOPS="--meta workload.synth.workload.flops=2e12 --meta workload.synth.workload.bytes=4e9"
+
+run "$SYNTH" -o "$T/base.kpt" --runs 10 --seed 11 --noise 0.5 $FLOPS
+expect_rc 0 "kpt-synth base"
+# The victim: a kernel over 20 us launched at one site only.
+run "$KPTPROF" diff "$T/base.kpt" "$T/base.kpt" --json "$T/self.json"
+expect_rc 0 "self diff"
+VICTIM=$(python3 -c '
+import json, sys
+ks = json.load(open(sys.argv[1]))["keys"]
+names = [k["mangled"] for k in ks]
+print([k for k in ks if names.count(k["mangled"]) == 1 and k["base_ns"] > 20000][0]["mangled"])' "$T/self.json") ||
+	fail "no victim kernel"
+run "$SYNTH" -o "$T/slow.kpt" --runs 10 --seed 11 --noise 0.5 --slow "$VICTIM:10" $FLOPS
+expect_rc 0 "kpt-synth --slow"
+
+# ---- the report with a baseline ----------------------------------------------
+R=$T/rep
+run "$KPTPROF" view "$T/slow.kpt" --baseline "$T/base.kpt" --base-runs 0-4 --new-runs 5-9 -o "$R"
+expect_rc 0 "view with baseline"
+expect_out "$R/index.html"
+expect_err "vs baseline: regression, 1 SLOW"
+for f in index.html timeline.png trace.json .kptprof-view diff_change.gp diff_runs.gp top_kernels.gp roofline.gp; do
+	[ -s "$R/$f" ] || fail "report lacks $f"
+done
+ls "$T" | grep -q '^rep\.' && fail "temporary folder left beside the report: $(ls "$T")"
+head -c 8 "$R/timeline.png" | od -An -c | grep -q 'P   N   G' || fail "timeline.png is not a PNG"
+GNUPLOT=0
+if command -v gnuplot >/dev/null; then
+	GNUPLOT=1
+	for f in diff_change diff_runs top_kernels roofline; do
+		[ -s "$R/$f.png" ] || fail "gnuplot is installed but $f.png is missing"
+	done
+fi
+
+# The same diff from `kptprof diff --json`, to compare the plot data with.
+"$KPTPROF" diff "$T/base.kpt" "$T/slow.kpt" --base-runs 0-4 --new-runs 5-9 --json "$T/d.json" >/dev/null
+[ $? = 1 ] || fail "diff of the planted slowdown is not a regression"
+"$KPTPROF" report "$T/slow.kpt" --format json >"$T/r.json" || fail "report --format json"
+python3 - "$R" "$T/d.json" "$T/r.json" "$VICTIM" "$GNUPLOT" <<'PY' || fail "report content"
+import json, os, sys
+from html.parser import HTMLParser
+
+rep, dj, rj, victim, gnuplot = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+d = json.load(open(dj))
+html = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
+
+# Only known tags: a kernel name that was not escaped would open a tag like
+# <float, ...>; every '<' in the text must come from an escaped name.
+allowed = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "span", "b", "br",
+           "code", "a", "div", "table", "tr", "th", "td", "details", "summary", "figure", "img",
+           "figcaption", "ul", "li"}
+
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.text, self.imgs, self.links = set(), [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        a = dict(attrs)
+        if tag == "img":
+            self.imgs.append(a.get("src"))
+        if "href" in a:
+            self.links.append(a["href"])
+        for k, v in attrs:
+            assert not (v or "").startswith(("http:", "https:", "//")), ("network resource", tag, k, v)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+p = Page()
+p.feed(html)
+assert p.tags <= allowed, p.tags - allowed
+text = "".join(p.text)
+assert "kpt::functor::mul<float>" in text, "no kernel name with template arguments shown as text"
+assert "&lt;" in html and "&amp;" in html
+for src in p.imgs + [l for l in p.links if not l.startswith("#")]:
+    assert os.path.isfile(os.path.join(rep, src)), src
+assert "timeline.png" in p.imgs
+if gnuplot:
+    for s in ("diff_change.png", "diff_runs.png", "top_kernels.png", "roofline.png"):
+        assert s in p.imgs, s
+i_v, i_s = html.find('id="verdicts"'), html.find('id="summary"')
+assert 0 < i_v < i_s, ("verdicts not first", i_v, i_s)
+assert "Regression: 1 kernel SLOW" in text
+
+def block(stem, name):
+    rows, inside = [], False
+    for line in open(os.path.join(rep, stem + ".gp")):
+        if line == "$%s << EOD\n" % name:
+            inside = True
+        elif inside and line == "EOD\n":
+            return rows
+        elif inside and not line.startswith("#"):
+            rows.append(line.rstrip("\n"))
+    raise AssertionError("no block $%s in %s" % (name, stem))
+
+# diff_change: one row per tested key; the SLOW row is the victim, with the
+# numbers of `kptprof diff --json`.
+rows = block("diff_change", "data")
+tested = [k for k in d["keys"] if k["verdict"] not in ("NEW", "GONE")]
+assert len(rows) == min(len(tested), 40), (len(rows), len(tested))
+slow = [r.split() for r in rows if r.split()[5] == "SLOW"]
+assert len(slow) == 1, slow
+k = [k for k in d["keys"] if k["verdict"] == "SLOW"][0]
+assert k["mangled"] == victim
+for col, field in ((1, "change_pct"), (2, "ci_low_pct"), (3, "ci_high_pct")):
+    assert abs(float(slow[0][col]) - k[field]) <= 1e-4 * max(1, abs(k[field])), (field, slow[0][col], k[field])
+changes = [float(r.split()[1]) for r in rows]
+assert changes == sorted(changes), "diff_change rows not sorted by change"
+# diff_runs: the run medians of the SLOW key, BASE and NEW
+b = [float(r.split()[2]) for r in block("diff_runs", "base") if r.split()[0] == "0"]
+n = [float(r.split()[2]) for r in block("diff_runs", "new") if r.split()[0] == "0"]
+assert len(b) == len(k["base_run_ns"]) == 5 and len(n) == len(k["new_run_ns"]) == 5
+for x, y in zip(sorted(b), sorted(k["base_run_ns"])):
+    assert abs(x - y) <= 1e-5 * y, (x, y)
+for x, y in zip(sorted(n), sorted(k["new_run_ns"])):
+    assert abs(x - y) <= 1e-5 * y, (x, y)
+# roofline: the FLOPs and bytes the recording declares
+pts = block("roofline", "points")
+assert len(pts) == 1, pts
+f = pts[0].split()
+assert float(f[2]) == 2e12 and float(f[3]) == 4e9, f
+assert abs(float(f[0]) - 500) < 1e-6, f
+# top_kernels = kptprof report's kernels (total, instances, share)
+ks = json.load(open(rj))["kernels"]
+total = sum(x["total_ns"] for x in ks)
+top = [r.split() for r in block("top_kernels", "data")]
+assert len(top) == min(len(ks), 15) + (len(ks) > 15)
+for i, r in enumerate(top[:15]):
+    assert int(r[2]) == ks[i]["total_ns"], (i, r, ks[i]["total_ns"])
+    assert int(r[3]) == ks[i]["instances"], (i, r)
+    assert abs(float(r[1]) - 100.0 * ks[i]["total_ns"] / total) < 1e-3, (i, r)
+# trace.json parses and has every kernel
+t = json.load(open(os.path.join(rep, "trace.json")))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+assert sum(1 for e in ev if e.get("cat") == "kernel") == 4800
+PY
+
+# ---- atomic replacement --------------------------------------------------------
+touch "$R/stale-from-before"
+run "$KPTPROF" view "$T/base.kpt" -o "$R"
+expect_rc 0 "view over a previous view"
+[ -e "$R/stale-from-before" ] && fail "previous view's files survived the replacement"
+grep -q 'id="verdicts"' "$R/index.html" && fail "replaced report still has verdicts"
+ls "$T" | grep -q '^rep\.' && fail "leftover folder: $(ls "$T")"
+
+mkdir "$T/mine" && echo precious >"$T/mine/notes.txt"
+run "$KPTPROF" view "$T/base.kpt" -o "$T/mine"
+expect_error "view into a user folder" "not a kptprof view"
+[ "$(cat "$T/mine/notes.txt")" = precious ] || fail "user folder was touched"
+
+run "$KPTPROF" view "$T/base.kpt" -o "$R" --baseline "$T/missing.kpt"
+expect_error "missing baseline" "missing.kpt"
+grep -q 'id="summary"' "$R/index.html" || fail "failed run damaged the previous report"
+ls "$T" | grep -q '^rep\.' && fail "failed run left a folder: $(ls "$T")"
+
+# ---- no gnuplot: scripts kept, the report says so -------------------------------
+run env KPT_GNUPLOT=/nonexistent/gnuplot "$KPTPROF" view "$T/base.kpt" -o "$T/nognu"
+expect_rc 0 "view without gnuplot"
+expect_err "gnuplot not found"
+[ -s "$T/nognu/top_kernels.gp" ] || fail "script not kept without gnuplot"
+[ -e "$T/nognu/top_kernels.png" ] && fail "a plot PNG without gnuplot"
+grep -q "gnuplot is not installed" "$T/nognu/index.html" || fail "report does not say gnuplot is missing"
+
+# ---- bad input --------------------------------------------------------------------
+run "$KPTPROF" view "$T/base.kpt"
+expect_error "no -o" "missing -o DIR"
+run "$KPTPROF" view -o "$T/x"
+expect_error "no FILE" "missing FILE"
+run "$KPTPROF" view "$T/nope.kpt" -o "$T/x"
+expect_error "missing file" "nope.kpt"
+[ -e "$T/x" ] && fail "a failed view left '$T/x'"
+printf 'not a kpt file at all, just text\n' >"$T/bad.kpt"
+run "$KPTPROF" view "$T/bad.kpt" -o "$T/x"
+expect_error "corrupt file" "bad.kpt"
+run "$KPTPROF" view "$T/base.kpt" -o "$T/x" --junit "$T/j.xml"
+expect_error "diff-only option" "not one of view"
+run "$SYNTH" -o "$T/l4.kpt" --runs 3 --seed 11 --gpu "NVIDIA L4"
+run "$KPTPROF" view "$T/l4.kpt" --baseline "$T/base.kpt" -o "$T/x"
+expect_rc 2 "different GPU models"
+[ -e "$T/x" ] && fail "a failed view left '$T/x'"
+ls "$T" | grep -q '^x\.' && fail "a failed view left a folder: $(ls "$T")"
+run "$KPTPROF" view --help
+expect_rc 0 "--help"
+expect_out "kptprof view FILE"
+exit 0
