@@ -42,6 +42,9 @@
 #include "kpt_format.h"
 
 #define KPT_DIFF_ITER_RANGE "kpt:iter"
+/* Ranges kpt-workloads puts around untimed work (warm-up, L2 flush): the
+ * kernels inside them are counted (env.skipped) but never compared. */
+#define KPT_DIFF_SKIP_RANGES { "kpt:warmup", "kpt:flush" }
 
 enum kpt_verdict {
 	KPT_V_SAME = 0, /* the whole interval sits inside +-threshold */
@@ -127,6 +130,7 @@ struct kpt_diff_env {
 	uint32_t runs;              /* runs used */
 	uint64_t kernels;           /* kernel records seen */
 	uint64_t samples;           /* samples kept (matched or not) */
+	uint64_t skipped;           /* kernels under KPT_DIFF_SKIP_RANGES, not compared */
 	uint64_t dropped_throttle;  /* samples dropped: throttle reason */
 	uint64_t dropped_clock;     /* samples dropped: SM clock < min_clock_frac x median */
 	uint64_t env_samples;

@@ -15,6 +15,12 @@
 #include "kpt_stats.h"
 
 #define NO_ID UINT32_MAX
+#define SKIP_PATH (UINT32_MAX - 1) /* range_path of ranges under a skipped range */
+
+/* What a range's name means to the key (cached per file string id). */
+enum range_class { RC_UNKNOWN = 0, RC_PLAIN, RC_ITER, RC_SKIP };
+
+static const char *const skip_ranges[] = KPT_DIFF_SKIP_RANGES;
 
 struct site {
 	uint32_t name, mangled, path, workload;
@@ -50,7 +56,7 @@ struct loader {
 	struct kpt_wmap range_ids;  /* id -> index otherwise */
 	uint32_t *range_path;       /* [nranges] path id, NO_ID uncomputed */
 	uint32_t *range_iter;       /* [nranges] id of the enclosing kpt:iter range */
-	uint32_t iter_sid;          /* file string id of "kpt:iter", NO_ID unknown */
+	unsigned char *range_class; /* [nfile_strings] enum range_class */
 
 	struct kpt_wmap paths;      /* (parent path, file name sid) -> path id */
 	uint32_t *path_str, *path_workload; /* by path id: side string ids */
@@ -321,15 +327,20 @@ static uint32_t range_index(struct loader *L, uint32_t id)
 	return kpt_wmap_get(&L->range_ids, &id, &idx) ? idx : NO_ID;
 }
 
-static int is_iter_name(struct loader *L, uint32_t sid)
+static enum range_class class_of(struct loader *L, uint32_t sid)
 {
-	if (L->iter_sid != NO_ID)
-		return sid == L->iter_sid;
-	if (strcmp(file_str(L, sid), KPT_DIFF_ITER_RANGE) == 0) {
-		L->iter_sid = sid;
-		return 1;
-	}
-	return 0;
+	const char *nm;
+
+	if (sid >= L->nfile_strings)
+		return RC_PLAIN;
+	if (L->range_class[sid] != RC_UNKNOWN)
+		return (enum range_class)L->range_class[sid];
+	nm = file_str(L, sid);
+	L->range_class[sid] = strcmp(nm, KPT_DIFF_ITER_RANGE) == 0 ? RC_ITER : RC_PLAIN;
+	for (size_t i = 0; i < sizeof skip_ranges / sizeof skip_ranges[0]; i++)
+		if (strcmp(nm, skip_ranges[i]) == 0)
+			L->range_class[sid] = RC_SKIP;
+	return (enum range_class)L->range_class[sid];
 }
 
 /* Path id for (parent path, range name): interns "parent/name". */
@@ -413,8 +424,12 @@ static int resolve_range(struct loader *L, uint32_t i)
 		uint32_t p = range_index(L, L->ranges[r].parent);
 		uint32_t ppath = p == NO_ID ? 0 : L->range_path[p];
 		uint32_t piter = p == NO_ID ? NO_ID : L->range_iter[p];
+		enum range_class rc_ = class_of(L, L->ranges[r].name);
 
-		if (is_iter_name(L, L->ranges[r].name)) {
+		if (ppath == SKIP_PATH || rc_ == RC_SKIP) {
+			L->range_path[r] = SKIP_PATH;
+			L->range_iter[r] = NO_ID;
+		} else if (rc_ == RC_ITER) {
 			L->range_path[r] = ppath;
 			L->range_iter[r] = L->ranges[r].id;
 			L->s->iterated = 1;
@@ -497,6 +512,10 @@ static int kernel_key(struct loader *L, const struct kpt_kernel *k, uint32_t *ou
 			return rc;
 		path = L->range_path[ri];
 		iter = L->range_iter[ri];
+		if (path == SKIP_PATH) {
+			*out = NO_ID;
+			return 0;
+		}
 	}
 	skey[0] = k->name;
 	memcpy(skey + 1, k->grid, sizeof k->grid);
@@ -628,6 +647,10 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 				    kpt_file_path(L->f));
 	if ((rc = kernel_key(L, k, &key)) < 0)
 		return rc;
+	if (key == NO_ID) {
+		s->env.skipped++;
+		return 0;
+	}
 	slot = L->nprocs ? L->proc_slot[k->process] : 0;
 	v = &s->keys[key].runs[slot];
 	if (L->env_order && k->device < L->ndev)
@@ -715,6 +738,7 @@ static void loader_release(struct loader *L)
 	free(L->path_workload);
 	free(L->name_cache);
 	free(L->mangled_cache);
+	free(L->range_class);
 }
 
 static int side_load(struct loader *L)
@@ -741,7 +765,8 @@ static int side_load(struct loader *L)
 	L->nfile_strings = kpt_file_string_count(f);
 	L->name_cache = malloc((L->nfile_strings ? L->nfile_strings : 1) * sizeof(uint32_t));
 	L->mangled_cache = malloc((L->nfile_strings ? L->nfile_strings : 1) * sizeof(uint32_t));
-	if (!L->name_cache || !L->mangled_cache)
+	L->range_class = calloc(L->nfile_strings ? L->nfile_strings : 1, 1);
+	if (!L->name_cache || !L->mangled_cache || !L->range_class)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
 	memset(L->name_cache, 0xff, L->nfile_strings * sizeof(uint32_t));
 	if ((rc = load_runs(L)) < 0 || (rc = load_env(L)) < 0 || (rc = load_ranges(L)) < 0)
@@ -784,7 +809,6 @@ int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
 	L.s = s;
 	L.f = f;
 	L.d = d;
-	L.iter_sid = NO_ID;
 	L.min_clock_frac = opts && opts->min_clock_frac > 0 ? opts->min_clock_frac : 0.75;
 	L.throttle_ignore = !opts || !opts->throttle_ignore ? 0x3 :
 		opts->throttle_ignore == KPT_DIFF_IGNORE_NONE ? 0 : opts->throttle_ignore;

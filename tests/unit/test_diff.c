@@ -35,6 +35,7 @@ struct gen {
 	int low_clock_run;                /* -1: none; 2nd half of samples at 50% clock */
 	int omit_softmax;
 	int extra_kernel;
+	int warmup;                       /* copy launches in a kpt:warmup range per run */
 	uint64_t seed;
 };
 
@@ -87,7 +88,7 @@ static void write_rec(const char *path, const struct gen *g)
 {
 	struct kpt_writer *w = NULL;
 	struct kpt_diag d = { 0 };
-	uint32_t name_id[NSITES + 1], wl, iter, site, extra;
+	uint32_t name_id[NSITES + 1], wl, iter, site, extra, warm;
 	uint64_t seed = g->seed;
 	uint32_t range_id = 0;
 	char slug[128];
@@ -100,6 +101,7 @@ static void write_rec(const char *path, const struct gen *g)
 	assert_int_equal(kpt_writer_intern_cstr(w, "wl.test", &wl, &d), 0);
 	assert_int_equal(kpt_writer_intern_cstr(w, "kpt:iter", &iter, &d), 0);
 	assert_int_equal(kpt_writer_intern_cstr(w, "copy_site", &site, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "kpt:warmup", &warm, &d), 0);
 	assert_int_equal(kpt_writer_meta(w, "suite", "unit", &d), 0);
 	kpt_slug(g->gpu, slug, sizeof slug);
 	dev.name = g->gpu;
@@ -132,6 +134,31 @@ static void write_rec(const char *path, const struct gen *g)
 		wr.process = r;
 		wr.thread = 1;
 		wr.start_ns = t;
+		if (g->warmup) {
+			struct kpt_range wu = wr;
+
+			wu.id = range_id++;
+			wu.parent = wr.id;
+			wu.name = warm;
+			for (int i = 0; i < g->warmup; i++) {
+				struct kpt_kernel k = { 0 };
+
+				k.start_ns = t;
+				k.end_ns = t + 900000; /* cold: 3x slower */
+				k.name = name_id[0];
+				k.process = r;
+				k.grid[0] = g->copy_grid;
+				k.grid[1] = k.grid[2] = 1;
+				k.block[0] = 256;
+				k.block[1] = k.block[2] = 1;
+				k.range = wu.id;
+				k.graph = KPT_NONE;
+				assert_int_equal(kpt_writer_kernels(w, &k, 1, &d), 0);
+				t = k.end_ns + 1000;
+			}
+			wu.end_ns = t;
+			assert_int_equal(kpt_writer_ranges(w, &wu, 1, &d), 0);
+		}
 		for (uint32_t it = 0; it < g->iters; it++) {
 			struct kpt_range ir = wr;
 			uint32_t parent = wr.id;
@@ -477,6 +504,23 @@ static void test_without_iter_ranges_each_process_is_one_iteration(void **state)
 	kpt_diff_destroy(df);
 }
 
+static void test_warmup_kernels_are_skipped(void **state)
+{
+	struct gen g;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&g);
+	g.warmup = 2;
+	df = diff2(*state, &g, &g, NULL);
+	assert_int_equal(df->base.skipped, 5 * 2);
+	assert_int_equal(df->nrows, 5);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->base_samples, 5 * 20);
+	assert_true(r->base_ns < 320000);
+	kpt_diff_destroy(df);
+}
+
 static void test_noisy_small_change_is_ambiguous_with_more_runs(void **state)
 {
 	struct gen a, b;
@@ -651,6 +695,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_low_clock_samples_are_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycle_cross_check_follows_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_iter_ranges_each_process_is_one_iteration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warmup_kernels_are_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noisy_small_change_is_ambiguous_with_more_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_subsets_select_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pooled_u_flags_identical_code_with_run_noise, setup, teardown),
