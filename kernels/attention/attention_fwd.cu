@@ -45,11 +45,17 @@ __device__ __forceinline__ void load_tile(T *s, const T *g, int r0, int seq, lon
 	}
 }
 
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB>
-__global__ void __launch_bounds__(BR / 16 * 32, MINB) attn_fwd_kernel(fwd_params p)
+/* MT: m16 row tiles per warp (rows per warp = 16 * MT; with MT = 2 every K
+ * and V fragment read from shared memory feeds two mma, halving shared-memory
+ * traffic per FLOP). QREG: Q fragments stay in registers for the whole loop
+ * (else they are re-read from shared memory for each key tile). */
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG>
+__global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd_params p)
 {
-	constexpr int NT = BR / 16 * 32;
+	constexpr int NW = BR / (16 * MT);
+	constexpr int NT = NW * 32;
 	constexpr int W = D / 8;
+	constexpr int RW = 16 * MT; /* rows per warp */
 	using M = kpt::mma_t<T>;
 	extern __shared__ __align__(128) unsigned char smem[];
 	T *sQ = reinterpret_cast<T *>(smem);
@@ -78,19 +84,29 @@ __global__ void __launch_bounds__(BR / 16 * 32, MINB) attn_fwd_kernel(fwd_params
 	kpt::cp_async_wait<1>();
 	__syncthreads();
 
-	const int wrow0 = warp * 16;
-	uint32_t qf[D / 16][4];
+	const int wrow0 = warp * RW;
+	uint32_t qf[MT][QREG ? D / 16 : 1][4];
+	if (QREG) {
 #pragma unroll
-	for (int kk = 0; kk < D / 16; kk++)
-		kpt::ldsm_x4(qf[kk], smem_addr(sQ + kpt::swz<W>(wrow0 + (lane & 15), kk * 2 + (lane >> 4))));
+		for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+			for (int kk = 0; kk < (QREG ? D / 16 : 1); kk++)
+				kpt::ldsm_x4(qf[mt][kk], smem_addr(sQ + kpt::swz<W>(wrow0 + mt * 16 + (lane & 15),
+										  kk * 2 + (lane >> 4))));
+	}
 
-	float acc[D / 8][4];
+	float acc[MT][D / 8][4];
 #pragma unroll
-	for (int i = 0; i < D / 8; i++)
-		acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
-	float mrow[2] = { -INFINITY, -INFINITY }, lrow[2] = { 0.f, 0.f };
+	for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+		for (int i = 0; i < D / 8; i++)
+			acc[mt][i][0] = acc[mt][i][1] = acc[mt][i][2] = acc[mt][i][3] = 0.f;
+	float mrow[MT][2], lrow[MT][2];
+#pragma unroll
+	for (int mt = 0; mt < MT; mt++)
+		mrow[mt][0] = mrow[mt][1] = -INFINITY, lrow[mt][0] = lrow[mt][1] = 0.f;
 	const float sl2 = p.scale_log2;
-	const int qrow = m0 + wrow0 + (lane >> 2); /* this thread's rows: qrow, qrow + 8 */
+	const int qrow = m0 + wrow0 + (lane >> 2); /* rows qrow + 16 mt + 8 h */
 
 	for (int j = 0; j < n_tiles; j++) {
 		const int kv0 = j * BC;
@@ -100,69 +116,94 @@ __global__ void __launch_bounds__(BR / 16 * 32, MINB) attn_fwd_kernel(fwd_params
 		kpt::cp_async_commit();
 
 		/* Warps whose rows all precede this tile have nothing to add. */
-		const bool active = !CAUSAL || kv0 <= m0 + wrow0 + 15;
-		float sc[BC / 8][4];
+		const bool active = !CAUSAL || kv0 <= m0 + wrow0 + RW - 1;
+		float sc[MT][BC / 8][4];
 		if (active) {
 #pragma unroll
-			for (int i = 0; i < BC / 8; i++)
-				sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+			for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+				for (int i = 0; i < BC / 8; i++)
+					sc[mt][i][0] = sc[mt][i][1] = sc[mt][i][2] = sc[mt][i][3] = 0.f;
 #pragma unroll
 			for (int kk = 0; kk < D / 16; kk++) {
+				uint32_t qa[MT][4];
+#pragma unroll
+				for (int mt = 0; mt < MT; mt++) {
+					if (QREG) {
+#pragma unroll
+						for (int r = 0; r < 4; r++)
+							qa[mt][r] = qf[mt][QREG ? kk : 0][r];
+					} else {
+						kpt::ldsm_x4(qa[mt], smem_addr(sQ + kpt::swz<W>(wrow0 + mt * 16 + (lane & 15),
+												 kk * 2 + (lane >> 4))));
+					}
+				}
 #pragma unroll
 				for (int nn = 0; nn < BC / 16; nn++) {
 					uint32_t b[4];
 					kpt::ldsm_x4(b, smem_addr(sK + kpt::swz<W>(nn * 16 + (lane & 7) + ((lane >> 4) << 3),
 									       kk * 2 + ((lane >> 3) & 1))));
-					M::mma(sc[2 * nn], qf[kk], b[0], b[1]);
-					M::mma(sc[2 * nn + 1], qf[kk], b[2], b[3]);
+#pragma unroll
+					for (int mt = 0; mt < MT; mt++) {
+						M::mma(sc[mt][2 * nn], qa[mt], b[0], b[1]);
+						M::mma(sc[mt][2 * nn + 1], qa[mt], b[2], b[3]);
+					}
 				}
 			}
 			const bool tail = kv0 + BC > seq;
 			const bool diag = CAUSAL && kv0 + BC - 1 > m0 + wrow0;
 			if (tail || diag) {
 #pragma unroll
+				for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+					for (int nt = 0; nt < BC / 8; nt++)
+#pragma unroll
+						for (int e = 0; e < 4; e++) {
+							int col = kv0 + nt * 8 + 2 * (lane & 3) + (e & 1);
+							int row = qrow + mt * 16 + (e >> 1) * 8;
+							if (col >= seq || (CAUSAL && col > row))
+								sc[mt][nt][e] = -INFINITY;
+						}
+			}
+			/* Online softmax: new max, rescale the old sum and output. */
+#pragma unroll
+			for (int mt = 0; mt < MT; mt++) {
+				float mx[2] = { -INFINITY, -INFINITY };
+#pragma unroll
+				for (int nt = 0; nt < BC / 8; nt++) {
+					mx[0] = fmaxf(mx[0], fmaxf(sc[mt][nt][0], sc[mt][nt][1]));
+					mx[1] = fmaxf(mx[1], fmaxf(sc[mt][nt][2], sc[mt][nt][3]));
+				}
+				float alpha[2];
+#pragma unroll
+				for (int r = 0; r < 2; r++) {
+					mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+					mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+					/* A row with every key so far masked keeps max -inf: use 0
+					 * as the exponent base so exp2 gives 0, not NaN. */
+					float mnew = fmaxf(mrow[mt][r], mx[r] * sl2);
+					float mb2 = mnew == -INFINITY ? 0.f : mnew;
+					alpha[r] = kpt::fast_exp2(mrow[mt][r] - mb2);
+					mrow[mt][r] = mnew;
+					lrow[mt][r] *= alpha[r];
+					mx[r] = mb2;
+				}
+#pragma unroll
 				for (int nt = 0; nt < BC / 8; nt++) {
 #pragma unroll
 					for (int e = 0; e < 4; e++) {
-						int col = kv0 + nt * 8 + 2 * (lane & 3) + (e & 1);
-						int row = qrow + (e >> 1) * 8;
-						if (col >= seq || (CAUSAL && col > row))
-							sc[nt][e] = -INFINITY;
+						float pv = kpt::fast_exp2(fmaf(sc[mt][nt][e], sl2, -mx[e >> 1]));
+						sc[mt][nt][e] = pv;
+						lrow[mt][e >> 1] += pv;
 					}
 				}
-			}
-			/* Online softmax: new max, rescale the old sum and output. */
-			float mx[2] = { -INFINITY, -INFINITY };
 #pragma unroll
-			for (int nt = 0; nt < BC / 8; nt++) {
-				mx[0] = fmaxf(mx[0], fmaxf(sc[nt][0], sc[nt][1]));
-				mx[1] = fmaxf(mx[1], fmaxf(sc[nt][2], sc[nt][3]));
-			}
-			float alpha[2];
-#pragma unroll
-			for (int r = 0; r < 2; r++) {
-				mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-				mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-				float mnew = fmaxf(mrow[r], mx[r] * sl2);
-				alpha[r] = kpt::fast_exp2(mrow[r] - mnew);
-				mrow[r] = mnew;
-				lrow[r] *= alpha[r];
-			}
-#pragma unroll
-			for (int nt = 0; nt < BC / 8; nt++) {
-#pragma unroll
-				for (int e = 0; e < 4; e++) {
-					float pv = kpt::fast_exp2(fmaf(sc[nt][e], sl2, -mrow[e >> 1]));
-					sc[nt][e] = pv;
-					lrow[e >> 1] += pv;
+				for (int dn = 0; dn < D / 8; dn++) {
+					acc[mt][dn][0] *= alpha[0];
+					acc[mt][dn][1] *= alpha[0];
+					acc[mt][dn][2] *= alpha[1];
+					acc[mt][dn][3] *= alpha[1];
 				}
-			}
-#pragma unroll
-			for (int dn = 0; dn < D / 8; dn++) {
-				acc[dn][0] *= alpha[0];
-				acc[dn][1] *= alpha[0];
-				acc[dn][2] *= alpha[1];
-				acc[dn][3] *= alpha[1];
 			}
 		}
 
@@ -175,47 +216,56 @@ __global__ void __launch_bounds__(BR / 16 * 32, MINB) attn_fwd_kernel(fwd_params
 		if (active) {
 #pragma unroll
 			for (int kk = 0; kk < BC / 16; kk++) {
-				uint32_t pa[4];
-				pa[0] = M::pack(sc[2 * kk][0], sc[2 * kk][1]);
-				pa[1] = M::pack(sc[2 * kk][2], sc[2 * kk][3]);
-				pa[2] = M::pack(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
-				pa[3] = M::pack(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
+				uint32_t pa[MT][4];
+#pragma unroll
+				for (int mt = 0; mt < MT; mt++) {
+					pa[mt][0] = M::pack(sc[mt][2 * kk][0], sc[mt][2 * kk][1]);
+					pa[mt][1] = M::pack(sc[mt][2 * kk][2], sc[mt][2 * kk][3]);
+					pa[mt][2] = M::pack(sc[mt][2 * kk + 1][0], sc[mt][2 * kk + 1][1]);
+					pa[mt][3] = M::pack(sc[mt][2 * kk + 1][2], sc[mt][2 * kk + 1][3]);
+				}
 #pragma unroll
 				for (int dn = 0; dn < D / 16; dn++) {
 					uint32_t b[4];
 					kpt::ldsm_x4_t(b, smem_addr(sV + kpt::swz<W>(kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3),
 										  dn * 2 + (lane >> 4))));
-					M::mma(acc[2 * dn], pa, b[0], b[1]);
-					M::mma(acc[2 * dn + 1], pa, b[2], b[3]);
+#pragma unroll
+					for (int mt = 0; mt < MT; mt++) {
+						M::mma(acc[mt][2 * dn], pa[mt], b[0], b[1]);
+						M::mma(acc[mt][2 * dn + 1], pa[mt], b[2], b[3]);
+					}
 				}
 			}
 		}
 	}
 
-	/* Normalise and stage this warp's 16 rows in its own part of sQ (only
-	 * this warp ever read it), then store 16-byte chunks. */
-	float inv[2];
-#pragma unroll
-	for (int r = 0; r < 2; r++) {
-		float l = lrow[r];
-		l += __shfl_xor_sync(0xffffffffu, l, 1);
-		l += __shfl_xor_sync(0xffffffffu, l, 2);
-		inv[r] = 1.f / l;
-	}
+	/* Normalise and stage this warp's rows in its own part of sQ (only this
+	 * warp ever reads it), then store 16-byte chunks. */
 	uint32_t *sQw = reinterpret_cast<uint32_t *>(sQ);
 #pragma unroll
-	for (int dn = 0; dn < D / 8; dn++) {
+	for (int mt = 0; mt < MT; mt++) {
+		float inv[2];
 #pragma unroll
 		for (int r = 0; r < 2; r++) {
-			int row = wrow0 + (lane >> 2) + r * 8;
-			int col = dn * 8 + 2 * (lane & 3);
-			int off = kpt::swz<W>(row, col >> 3) + (col & 7);
-			sQw[off >> 1] = M::pack(acc[dn][2 * r] * inv[r], acc[dn][2 * r + 1] * inv[r]);
+			float l = lrow[mt][r];
+			l += __shfl_xor_sync(0xffffffffu, l, 1);
+			l += __shfl_xor_sync(0xffffffffu, l, 2);
+			inv[r] = 1.f / l;
+		}
+#pragma unroll
+		for (int dn = 0; dn < D / 8; dn++) {
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				int row = wrow0 + mt * 16 + (lane >> 2) + r * 8;
+				int col = dn * 8 + 2 * (lane & 3);
+				int off = kpt::swz<W>(row, col >> 3) + (col & 7);
+				sQw[off >> 1] = M::pack(acc[mt][dn][2 * r] * inv[r], acc[mt][dn][2 * r + 1] * inv[r]);
+			}
 		}
 	}
 	__syncwarp();
 #pragma unroll
-	for (int i = lane; i < 16 * W; i += 32) {
+	for (int i = lane; i < RW * W; i += 32) {
 		int r = wrow0 + i / W, c = i % W;
 		if (m0 + r < seq)
 			*reinterpret_cast<uint4 *>(go + (long long)(m0 + r) * p.ss + c * 8) =
@@ -225,25 +275,28 @@ __global__ void __launch_bounds__(BR / 16 * 32, MINB) attn_fwd_kernel(fwd_params
 
 typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, int batch, int heads, cudaStream_t s);
 
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB>
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG>
 cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s)
 {
 	constexpr int smem = (BR + 2 * BC) * D * (int)sizeof(T);
-	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB>;
+	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
 	if (e != cudaSuccess)
 		return e;
 	dim3 grid((p.seq + BR - 1) / BR, heads, batch);
-	kern<<<grid, BR / 16 * 32, smem, s>>>(p);
+	kern<<<grid, BR / (16 * MT) * 32, smem, s>>>(p);
 	return cudaGetLastError();
 }
 
-/* Launch table: [dtype][d64/d128][causal][tiles]. Entries left NULL are not
- * built (they would not fit or were never faster). */
-#define KPT_FWD_ROW(T, D, C)                                                                    \
-	{                                                                                       \
-		NULL, launch_fwd<T, D, 128, 64, C, 1>, launch_fwd<T, D, 64, 64, C, 2>,           \
-			launch_fwd<T, D, 128, 32, C, 1>, launch_fwd<T, D, 64, 128, C, 1>        \
+/* Launch table: [dtype][d64/d128][causal][tiles]; the order of
+ * enum kpt_attn_tiles. */
+#define KPT_FWD_ROW(T, D, C)                                                                           \
+	{                                                                                              \
+		NULL, launch_fwd<T, D, 128, 64, C, 1, 1, true>, launch_fwd<T, D, 64, 64, C, 2, 1, true>,  \
+			launch_fwd<T, D, 128, 32, C, 1, 1, true>, launch_fwd<T, D, 64, 128, C, 1, 1, true>, \
+			launch_fwd<T, D, 128, 64, C, 1, 2, false>, launch_fwd<T, D, 128, 32, C, 1, 2, false>, \
+			launch_fwd<T, D, 128, 128, C, 1, 2, false>, launch_fwd<T, D, 64, 64, C, 2, 2, true>, \
+			launch_fwd<T, D, 256, 64, C, 1, 2, false>                                      \
 	}
 static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
 	{ { KPT_FWD_ROW(__nv_bfloat16, 64, false), KPT_FWD_ROW(__nv_bfloat16, 64, true) },
@@ -253,7 +306,7 @@ static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
 };
 
 /* AUTO choice per head dimension (index 0: d64, 1: d128); see bench/RESULTS.md. */
-static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x64, KPT_ATTN_TILES_128x64 };
+static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_64x128, KPT_ATTN_TILES_64x128 };
 
 } /* namespace */
 

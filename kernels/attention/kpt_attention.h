@@ -29,14 +29,22 @@ extern "C" {
 
 enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1 };
 
-/* Tile shapes of the forward kernel; AUTO picks the fastest measured one for
- * the head dimension (bench/RESULTS.md). Others exist for benchmarking. */
+/* Tile shapes of the forward kernel: query rows per block x keys per tile,
+ * warps, and rows per warp (16: Q fragments kept in registers; 32: two row
+ * tiles share every K/V fragment, Q re-read from shared memory unless marked
+ * "Q in registers"). AUTO picks the fastest measured one for the head
+ * dimension (bench/RESULTS.md); the others exist for benchmarking. */
 enum kpt_attn_tiles {
 	KPT_ATTN_TILES_AUTO = 0,
-	KPT_ATTN_TILES_128x64 = 1, /* 128 query rows (8 warps) x 64 keys per tile */
-	KPT_ATTN_TILES_64x64 = 2,  /* 64 query rows (4 warps) x 64 keys */
-	KPT_ATTN_TILES_128x32 = 3, /* 128 query rows (8 warps) x 32 keys */
-	KPT_ATTN_TILES_64x128 = 4, /* 64 query rows (4 warps) x 128 keys */
+	KPT_ATTN_TILES_128x64 = 1,     /* 8 warps x 16 rows */
+	KPT_ATTN_TILES_64x64 = 2,      /* 4 warps x 16 rows, 2 blocks per SM */
+	KPT_ATTN_TILES_128x32 = 3,     /* 8 warps x 16 rows */
+	KPT_ATTN_TILES_64x128 = 4,     /* 4 warps x 16 rows */
+	KPT_ATTN_TILES_128x64_R32 = 5, /* 4 warps x 32 rows */
+	KPT_ATTN_TILES_128x32_R32 = 6, /* 4 warps x 32 rows */
+	KPT_ATTN_TILES_128x128_R32 = 7,/* 4 warps x 32 rows */
+	KPT_ATTN_TILES_64x64_R32Q = 8, /* 2 warps x 32 rows, Q in registers, 2 blocks per SM */
+	KPT_ATTN_TILES_256x64_R32 = 9, /* 8 warps x 32 rows */
 	KPT_ATTN_TILES_COUNT
 };
 

@@ -5,10 +5,11 @@
  * bit.
  *
  * Kernels, all reading each input once from DRAM:
- *   quant_rows   per token and 1x128: one warp per group, 4 elements per
- *                lane per 128-column chunk; groups of <= 128*CHUNKS columns
- *                stay in registers, longer rows are re-read (from L1/L2)
- *   quant_tiles  128x128: one block per tile, 16 rows per warp in registers
+ *   quant_rowblock  per token: one block per row, up to 8192 elements held in
+ *                   registers, longer rows re-read from L2
+ *   quant_groups    1x128 (and per token on rows of <= 128): a warp per 4
+ *                   groups, 4 elements per lane per group
+ *   quant_tiles     128x128: one block per tile, 16 rows per warp in registers
  *   amax_tensor + quant_tensor   per tensor: two passes over x
  */
 #include <cuda_bf16.h>
@@ -17,7 +18,6 @@
 #include "kpt_kernels.h"
 #include "kpt_launch.h"
 
-#define CHUNKS 4          /* 128-column chunks a warp keeps in registers */
 #define ROWS_THREADS 256
 #define TILE 128
 #define TILE_WARPS 8
@@ -107,96 +107,202 @@ template <int FMT> static __device__ __forceinline__ float scale_inv_of(float am
 	return amax > 0.0f ? __fdiv_rn(amax, fp8_traits<FMT>::max) : 1.0f;
 }
 
-/* Groups of gc columns of one row (gc = cols for per token, 128 for 1x128).
- * Group g for g >= ngroups repeats group g % ngroups (planted work). */
-template <typename T, int FMT>
-static __global__ void __launch_bounds__(ROWS_THREADS) quant_rows(uint8_t *__restrict__ q, float *__restrict__ sinv,
-								   const T *__restrict__ x, size_t cols, size_t gc,
-								   size_t gpr, size_t ngroups, size_t total, bool vec)
+/* Raw 4-element vectors kept in registers between the amax and the quantize
+ * step: float4 for fp32, uint2 (four packed bf16) for bf16, so a bf16 row
+ * costs half the registers. Elements at or past `end` read as 0. */
+static __device__ __forceinline__ void raw_load(float4 &r, const float *x, size_t i, size_t end, bool vec)
 {
+	float v[4];
+
+	if (vec && i + 3 < end) {
+		r = __ldcs((const float4 *)(x + i));
+		return;
+	}
+	load4(v, x, i, end, false);
+	r = make_float4(v[0], v[1], v[2], v[3]);
+}
+
+static __device__ __forceinline__ void raw_load(uint2 &r, const __nv_bfloat16 *x, size_t i, size_t end, bool vec)
+{
+	const unsigned short *u = (const unsigned short *)x;
+	unsigned int e[4];
+
+	if (vec && i + 3 < end) {
+		r = __ldcs((const uint2 *)(x + i));
+		return;
+	}
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		e[k] = i + k < end ? u[i + k] : 0u;
+	r = make_uint2(e[0] | (e[1] << 16), e[2] | (e[3] << 16));
+}
+
+static __device__ __forceinline__ void unpack(float v[4], float4 r)
+{
+	v[0] = r.x; v[1] = r.y; v[2] = r.z; v[3] = r.w;
+}
+
+static __device__ __forceinline__ void unpack(float v[4], uint2 r)
+{
+	v[0] = __uint_as_float(r.x << 16);
+	v[1] = __uint_as_float(r.x & 0xFFFF0000u);
+	v[2] = __uint_as_float(r.y << 16);
+	v[3] = __uint_as_float(r.y & 0xFFFF0000u);
+}
+
+template <typename T> struct raw_of;
+template <> struct raw_of<float> { typedef float4 type; };
+template <> struct raw_of<__nv_bfloat16> { typedef uint2 type; };
+
+template <typename R> static __device__ __forceinline__ float absmax_raw(float m, R r)
+{
+	float v[4];
+
+	unpack(v, r);
+	return absmax4(m, v);
+}
+
+template <int FMT, typename R>
+static __device__ __forceinline__ void store_raw(uint8_t *q, size_t i, size_t end, bool vec, R r, float scale)
+{
+	float v[4];
+
+	unpack(v, r);
+	store4<FMT>(q, i, end, vec, v, scale);
+}
+
+/* Max over the block (every thread gets it); sh holds one float per warp. */
+static __device__ __forceinline__ float block_max(float m, float *sh)
+{
+	m = warp_max(m);
+	if (threadIdx.x % 32 == 0)
+		sh[threadIdx.x / 32] = m;
+	__syncthreads();
+	m = 0.0f;
+	for (unsigned w = 0; w < blockDim.x / 32; w++)
+		m = fmaxf(m, sh[w]);
+	return m;
+}
+
+/* Per token, rows longer than 128: one block per row, the first
+ * ROW_CHUNKS * 4 * ROWS_THREADS elements held raw in registers, the rest
+ * re-read after the amax (from L2: only ~8 rows per SM are in flight).
+ * Block b >= rows repeats row b % rows (planted work). */
+#define ROW_CHUNKS 8
+template <typename T, int FMT>
+static __global__ void __launch_bounds__(ROWS_THREADS) quant_rowblock(uint8_t *__restrict__ q, float *__restrict__ sinv,
+								       const T *__restrict__ x, size_t rows, size_t cols,
+								       bool vec)
+{
+	typedef typename raw_of<T>::type R;
+	__shared__ float sh[ROWS_THREADS / 32];
+	size_t row = blockIdx.x < rows ? blockIdx.x : blockIdx.x % rows;
+	const T *xr = x + row * cols;
+	uint8_t *qr = q + row * cols;
+	size_t span = 4 * (size_t)ROWS_THREADS, t4 = 4 * (size_t)threadIdx.x;
+	R r[ROW_CHUNKS];
+	float amax = 0.0f, scale;
+
+#pragma unroll
+	for (int k = 0; k < ROW_CHUNKS; k++) {
+		raw_load(r[k], xr, k * span + t4, cols, vec);
+		amax = absmax_raw(amax, r[k]);
+	}
+	for (size_t base = ROW_CHUNKS * span; base < cols; base += span) {
+		R t;
+
+		raw_load(t, xr, base + t4, cols, vec);
+		amax = absmax_raw(amax, t);
+	}
+	amax = block_max(amax, sh);
+	scale = scale_of<FMT>(amax);
+	if (threadIdx.x == 0)
+		sinv[row] = scale_inv_of<FMT>(amax);
+#pragma unroll
+	for (int k = 0; k < ROW_CHUNKS; k++)
+		store_raw<FMT>(qr, k * span + t4, cols, vec, r[k], scale);
+	for (size_t base = ROW_CHUNKS * span; base < cols; base += span) {
+		R t;
+
+		raw_load(t, xr, base + t4, cols, vec);
+		store_raw<FMT>(qr, base + t4, cols, vec, t, scale);
+	}
+}
+
+/* Groups of gc <= 128 columns of one row (1x128, or per token when the row
+ * is that short): a warp takes GROUPS_PER_WARP consecutive groups at once,
+ * 4 elements per lane each, so several loads are in flight per lane. */
+#define GROUPS_PER_WARP 4
+template <typename T, int FMT>
+static __global__ void __launch_bounds__(ROWS_THREADS) quant_groups(uint8_t *__restrict__ q, float *__restrict__ sinv,
+								     const T *__restrict__ x, size_t cols, size_t gc,
+								     size_t gpr, size_t ngroups, bool vec)
+{
+	typedef typename raw_of<T>::type R;
 	unsigned lane = threadIdx.x % 32;
 	size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
 	size_t nwarps = (size_t)gridDim.x * blockDim.x / 32;
 
-	for (size_t g = warp; g < total; g += nwarps) {
-		size_t gg = g < ngroups ? g : g % ngroups;
-		size_t row = gg / gpr, c0 = (gg % gpr) * gc;
-		size_t len = cols - c0 < gc ? cols - c0 : gc;
-		const T *xr = x + row * cols + c0;
-		uint8_t *qr = q + row * cols + c0;
-		float v[CHUNKS][4];
-		float amax = 0.0f, scale;
+	for (size_t g0 = warp * GROUPS_PER_WARP; g0 < ngroups; g0 += nwarps * GROUPS_PER_WARP) {
+		R r[GROUPS_PER_WARP];
+		size_t off[GROUPS_PER_WARP], len[GROUPS_PER_WARP];
+		float amax[GROUPS_PER_WARP];
 
 #pragma unroll
-		for (int k = 0; k < CHUNKS; k++) {
-			load4(v[k], xr, k * 128 + lane * 4, len, vec);
-			amax = absmax4(amax, v[k]);
+		for (int j = 0; j < GROUPS_PER_WARP; j++) {
+			size_t g = g0 + j, row = g / gpr, c0 = (g % gpr) * gc;
+
+			off[j] = row * cols + c0;
+			len[j] = g < ngroups ? (cols - c0 < gc ? cols - c0 : gc) : 0;
+			raw_load(r[j], x + off[j], 4 * (size_t)lane, len[j], vec);
 		}
-		for (size_t base = CHUNKS * 128; base < len; base += CHUNKS * 128) {
 #pragma unroll
-			for (int k = 0; k < CHUNKS; k++) {
-				float t[4];
-
-				load4(t, xr, base + k * 128 + lane * 4, len, vec);
-				amax = absmax4(amax, t);
-			}
-		}
-		amax = warp_max(amax);
-		scale = scale_of<FMT>(amax);
-		if (lane == 0)
-			sinv[gg] = scale_inv_of<FMT>(amax);
+		for (int j = 0; j < GROUPS_PER_WARP; j++)
+			amax[j] = warp_max(absmax_raw(0.0f, r[j]));
 #pragma unroll
-		for (int k = 0; k < CHUNKS; k++)
-			store4<FMT>(qr, k * 128 + lane * 4, len, vec, v[k], scale);
-		for (size_t base = CHUNKS * 128; base < len; base += CHUNKS * 128) {
-#pragma unroll
-			for (int k = 0; k < CHUNKS; k++) {
-				float t[4];
-
-				load4(t, xr, base + k * 128 + lane * 4, len, vec);
-				store4<FMT>(qr, base + k * 128 + lane * 4, len, vec, t, scale);
-			}
+		for (int j = 0; j < GROUPS_PER_WARP; j++) {
+			if (len[j] == 0)
+				continue;
+			if (lane == 0)
+				sinv[g0 + j] = scale_inv_of<FMT>(amax[j]);
+			store_raw<FMT>(q + off[j], 4 * (size_t)lane, len[j], vec, r[j], scale_of<FMT>(amax[j]));
 		}
 	}
 }
 
 /* One 128x128 tile per block; warp w holds rows 16w..16w+15, 4 columns per
- * lane, in registers between the amax and the quantize step. */
+ * lane, raw in registers between the amax and the quantize step. */
 template <typename T, int FMT>
-static __global__ void __launch_bounds__(TILE_WARPS * 32) quant_tiles(uint8_t *__restrict__ q, float *__restrict__ sinv,
+static __global__ void __launch_bounds__(TILE_WARPS * 32, sizeof(T) == 2 ? 3 : 2) quant_tiles(uint8_t *__restrict__ q, float *__restrict__ sinv,
 								       const T *__restrict__ x, size_t rows,
 								       size_t cols, size_t tiles_per_row, bool vec)
 {
-	__shared__ float wmax[TILE_WARPS];
+	typedef typename raw_of<T>::type R;
+	__shared__ float sh[TILE_WARPS];
 	unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 	size_t tr = blockIdx.y, tc = blockIdx.x;
 	size_t c0 = tc * TILE, len = cols - c0 < TILE ? cols - c0 : TILE;
 	size_t r0 = tr * TILE + warp * TILE_ROWS_PER_WARP;
-	float v[TILE_ROWS_PER_WARP][4];
+	int nr = r0 >= rows ? 0 : rows - r0 < TILE_ROWS_PER_WARP ? (int)(rows - r0) : TILE_ROWS_PER_WARP;
+	const T *p = x + r0 * cols + c0;
+	uint8_t *o = q + r0 * cols + c0;
+	unsigned l4 = lane * 4;
+	R v[TILE_ROWS_PER_WARP];
 	float amax = 0.0f, scale;
 
 #pragma unroll
 	for (int k = 0; k < TILE_ROWS_PER_WARP; k++) {
-		if (r0 + k < rows)
-			load4(v[k], x + (r0 + k) * cols + c0, lane * 4, len, vec);
-		else
-			v[k][0] = v[k][1] = v[k][2] = v[k][3] = 0.0f;
-		amax = absmax4(amax, v[k]);
+		raw_load(v[k], p + k * cols, l4, k < nr ? len : 0, vec);
+		amax = absmax_raw(amax, v[k]);
 	}
-	amax = warp_max(amax);
-	if (lane == 0)
-		wmax[warp] = amax;
-	__syncthreads();
-#pragma unroll
-	for (int w = 0; w < TILE_WARPS; w++)
-		amax = fmaxf(amax, wmax[w]);
+	amax = block_max(amax, sh);
 	scale = scale_of<FMT>(amax);
 	if (threadIdx.x == 0)
 		sinv[tr * tiles_per_row + tc] = scale_inv_of<FMT>(amax);
 #pragma unroll
 	for (int k = 0; k < TILE_ROWS_PER_WARP; k++)
-		if (r0 + k < rows)
-			store4<FMT>(q + (r0 + k) * cols + c0, lane * 4, len, vec, v[k], scale);
+		if (k < nr)
+			store_raw<FMT>(o + k * cols, l4, len, vec, v[k], scale);
 }
 
 /* Per tensor, pass 1: *amax = max |x| (atomicMax on the bits: for
@@ -245,24 +351,59 @@ static __global__ void __launch_bounds__(ROWS_THREADS) quant_tensor(uint8_t *__r
 	}
 }
 
-/* y = f32(q) * sinv[group]; 4 consecutive elements of one row per step
- * (vec requires cols % 4 == 0 so they share a row and a group). */
+/* y = f32(q) * sinv[group]: thread x of row r handles columns 4x..4x+3
+ * (vec: cols % 4 == 0, so the four share a row and a group, and move as one
+ * 4-byte load and one 8- or 16-byte store). Rows stride by gridDim.y. */
+static __device__ __forceinline__ void store_y(float *y, size_t i, const float v[4])
+{
+	*(float4 *)(y + i) = make_float4(v[0], v[1], v[2], v[3]);
+}
+
+static __device__ __forceinline__ void store_y(__nv_bfloat16 *y, size_t i, const float v[4])
+{
+	__nv_bfloat162 a = __floats2bfloat162_rn(v[0], v[1]), b = __floats2bfloat162_rn(v[2], v[3]);
+
+	*(uint2 *)(y + i) = make_uint2(*(unsigned int *)&a, *(unsigned int *)&b);
+}
+
+template <int FMT> static __device__ __forceinline__ float fp8_to_f32(unsigned b)
+{
+	__half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, fp8_traits<FMT>::kind);
+
+	return __half2float(__half(h));
+}
+
 template <typename Y, int FMT>
 static __global__ void __launch_bounds__(ROWS_THREADS) dequant(Y *__restrict__ y, const uint8_t *__restrict__ q,
 								const float *__restrict__ sinv, size_t rows, size_t cols,
-								size_t gr, size_t gc, size_t gpc)
+								size_t gr, size_t gc, size_t gpc, bool vec)
 {
-	size_t n = rows * cols, stride = (size_t)gridDim.x * blockDim.x;
+	size_t c = 4 * (blockIdx.x * (size_t)blockDim.x + threadIdx.x);
 
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
-		size_t r = i / cols, c = i % cols;
-		__half_raw h = __nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)q[i], fp8_traits<FMT>::kind);
-		float v = __half2float(__half(h)) * sinv[(r / gr) * gpc + c / gc];
+	if (c >= cols)
+		return;
+	for (size_t r = blockIdx.y; r < rows; r += gridDim.y) {
+		size_t i = r * cols + c;
+		const float *srow = sinv + (r / gr) * gpc;
 
-		if constexpr (sizeof(Y) == 2)
-			y[i] = __float2bfloat16_rn(v);
-		else
-			y[i] = v;
+		if (vec) {
+			unsigned int w = __ldcs((const unsigned int *)(q + i));
+			float s = srow[c / gc], v[4];
+
+#pragma unroll
+			for (int k = 0; k < 4; k++)
+				v[k] = fp8_to_f32<FMT>((w >> (8 * k)) & 0xFFu) * s;
+			store_y(y + 0, i, v);
+			continue;
+		}
+		for (size_t k = 0; k < 4 && c + k < cols; k++) {
+			float v = fp8_to_f32<FMT>(q[i + k]) * srow[(c + k) / gc];
+
+			if constexpr (sizeof(Y) == 2)
+				y[i + k] = __float2bfloat16_rn(v);
+			else
+				y[i + k] = v;
+		}
 	}
 }
 
@@ -341,12 +482,24 @@ static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t col
 				   q, sinv, x, rows, cols, tpr, vec)));
 		return 0;
 	}
-	size_t gc = sc == KPT_FP8_PER_TOKEN ? cols : 128, gpr = (cols + gc - 1) / gc;
-	size_t ngroups = rows * gpr, total = ngroups + (size_t)((double)ngroups * extra_pct / 100.0);
+	if (sc == KPT_FP8_PER_TOKEN && cols > 128) {
+		size_t total = rows + (size_t)((double)rows * extra_pct / 100.0);
 
-	KPT_LAUNCH(d, "kpt_fp8_quantize",
-		   (quant_rows<T, FMT><<<kpt_grid_for(total, ROWS_THREADS / 32, 16), ROWS_THREADS, 0, s>>>(
-			   q, sinv, x, cols, gc, gpr, ngroups, total, vec)));
+		if (total > 0x7FFFFFFFu)
+			return kpt_diag_set(d, KPT_E_INVAL, "fp8 quantize: too many rows (%zu)", rows);
+		KPT_LAUNCH(d, "kpt_fp8_quantize",
+			   (quant_rowblock<T, FMT><<<(unsigned)total, ROWS_THREADS, 0, s>>>(q, sinv, x, rows, cols, vec)));
+		return 0;
+	}
+	size_t gc = sc == KPT_FP8_PER_TOKEN ? cols : 128, gpr = (cols + gc - 1) / gc;
+	size_t ngroups = rows * gpr;
+	/* planted work on short rows: run the whole grid again (idempotent) */
+	int reps = 1 + (extra_pct + 99) / 100;
+
+	for (int k = 0; k < (sc == KPT_FP8_PER_TOKEN && extra_pct > 0 ? reps : 1); k++)
+		KPT_LAUNCH(d, "kpt_fp8_quantize",
+			   (quant_groups<T, FMT><<<kpt_grid_for(ngroups, ROWS_THREADS / 32 * GROUPS_PER_WARP, 8),
+						    ROWS_THREADS, 0, s>>>(q, sinv, x, cols, gc, gpr, ngroups, vec)));
 	return 0;
 }
 
@@ -381,9 +534,19 @@ static int dequantize(Y *y, const uint8_t *q, const float *sinv, size_t rows, si
 	if (n == 0)
 		return 0;
 	group_shape(sc, rows, cols, &gr, &gc);
-	KPT_LAUNCH(d, "kpt_fp8_dequantize",
-		   (dequant<Y, FMT><<<kpt_grid_for(n, ROWS_THREADS, 8), ROWS_THREADS, 0, s>>>(
-			   y, q, sinv, rows, cols, gr, gc, (cols + gc - 1) / gc)));
+	{
+		bool vec = cols % 4 == 0 && (uintptr_t)q % 4 == 0 && (uintptr_t)y % (4 * sizeof(Y)) == 0;
+		size_t gx = (cols + 4 * ROWS_THREADS - 1) / (4 * ROWS_THREADS);
+		size_t gy = rows < 65535 ? rows : 65535;
+
+		if (gx > 0x7FFFFFFFu)
+			return kpt_diag_set(d, KPT_E_INVAL, "fp8 dequantize: too many columns (%zu)", cols);
+		if (gx * gy > (size_t)kpt_sm_count() * 64)
+			gy = ((size_t)kpt_sm_count() * 64 + gx - 1) / gx;
+		KPT_LAUNCH(d, "kpt_fp8_dequantize",
+			   (dequant<Y, FMT><<<dim3((unsigned)gx, (unsigned)gy), ROWS_THREADS, 0, s>>>(
+				   y, q, sinv, rows, cols, gr, gc, (cols + gc - 1) / gc, vec)));
+	}
 	return 0;
 }
 

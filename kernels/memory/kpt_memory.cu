@@ -250,6 +250,42 @@ static __global__ void __launch_bounds__(32 * TB_ROWS) transpose_b16(uint16_t *_
 	}
 }
 
+/* bf16 with even rows and cols: 64x64 tiles as 32-bit words (element pairs).
+ * A thread reads the words of two adjacent input rows at one word column
+ * and writes two output words (a 2x2 transpose in registers); the shared
+ * tile is XOR-swizzled (word w of row r sits at w ^ (r/2 % 32)), so both
+ * the row-wise stores and the pair-of-rows reads are free of bank
+ * conflicts. Warps move 128 contiguous bytes in and out. */
+static __global__ void __launch_bounds__(32 * TB_ROWS) transpose_b16_pairs(unsigned int *__restrict__ out,
+									    const unsigned int *__restrict__ in,
+									    size_t rows, size_t cols)
+{
+	__shared__ unsigned int tile[TB_TILE][TB_TILE / 2];
+	size_t cw = cols / 2, rw = rows / 2;
+	size_t c0 = (size_t)blockIdx.x * TB_TILE, r0 = (size_t)blockIdx.y * TB_TILE;
+	unsigned tx = threadIdx.x, ty = threadIdx.y;
+
+#pragma unroll
+	for (int k = ty; k < TB_TILE; k += TB_ROWS) {
+		size_t r = r0 + k, w = c0 / 2 + tx;
+
+		tile[k][tx ^ ((k >> 1) & 31)] = r < rows && w < cw ? __ldcs(&in[r * cw + w]) : 0u;
+	}
+	__syncthreads();
+#pragma unroll
+	for (int j = ty; j < TB_TILE / 2; j += TB_ROWS) {
+		unsigned int a = tile[2 * tx][j ^ tx], b = tile[2 * tx + 1][j ^ tx];
+		size_t oc = c0 + 2 * j, ow = r0 / 2 + tx; /* output row, output word column */
+
+		if (ow >= rw)
+			continue;
+		if (oc < cols)
+			__stcs(&out[oc * rw + ow], (a & 0xFFFFu) | (b << 16));
+		if (oc + 1 < cols)
+			__stcs(&out[(oc + 1) * rw + ow], (a >> 16) | (b & 0xFFFF0000u));
+	}
+}
+
 static int transpose_grid(dim3 *g, size_t rows, size_t cols, size_t tile, struct kpt_diag *d)
 {
 	size_t gx = (cols + tile - 1) / tile, gy = (rows + tile - 1) / tile;
@@ -288,8 +324,13 @@ extern "C" int kpt_transpose_bf16(uint16_t *out, const uint16_t *in, size_t rows
 		return kpt_diag_set(d, KPT_E_INVAL, "kpt_transpose_bf16: pointers must be 4-byte aligned");
 	if ((rc = transpose_grid(&g, rows, cols, TB_TILE, d)) < 0)
 		return rc;
-	KPT_LAUNCH(d, "kpt_transpose_bf16",
-		   (transpose_b16<<<g, dim3(32, TB_ROWS), 0, s>>>(out, in, rows, cols)));
+	if (rows % 2 == 0 && cols % 2 == 0)
+		KPT_LAUNCH(d, "kpt_transpose_bf16",
+			   (transpose_b16_pairs<<<g, dim3(32, TB_ROWS), 0, s>>>((unsigned int *)out,
+										 (const unsigned int *)in, rows, cols)));
+	else
+		KPT_LAUNCH(d, "kpt_transpose_bf16",
+			   (transpose_b16<<<g, dim3(32, TB_ROWS), 0, s>>>(out, in, rows, cols)));
 	return 0;
 }
 

@@ -78,7 +78,8 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 		return kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory", w->name);
 	sizes(m, &st->in_bytes, &st->out_bytes);
 	foot = st->in_bytes * (m->op == OP_TRIAD ? 2 : 1) + st->out_bytes;
-	st->nsets = (m->op == OP_H2D || m->op == OP_D2H || foot >= ROTATE_BYTES) ? 1 : (ROTATE_BYTES + foot - 1) / foot;
+	st->nsets = (m->op == OP_H2D || m->op == OP_D2H || foot == 0 || foot >= ROTATE_BYTES)
+		? 1 : (ROTATE_BYTES + foot - 1) / foot;
 	if (st->nsets > MAX_SETS)
 		st->nsets = MAX_SETS;
 	for (size_t i = 0; i < st->nsets && rc == 0; i++) {
@@ -288,6 +289,8 @@ static const struct kpt_workload memory_workloads[] = {
 	TRB("check", 37, 1001),
 	TRB("check", 999, 66),
 	TRB("check", 130, 4096),
+	TRB("check", 66, 130),
+	TRB("check", 2, 2),
 	RED("0", "check", 0),
 	RED("1", "check", 1),
 	RED("1000003", "check", 1000003),

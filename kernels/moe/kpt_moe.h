@@ -37,7 +37,10 @@ enum kpt_moe_ffn_impl {
 	                          * device: no host synchronisation, graph-capturable */
 	KPT_MOE_FFN_CUBLAS = 1,  /* one cublasGemmEx per expert and GEMM; copies the expert counts
 	                          * to the host (one stream synchronisation per call) */
+	KPT_MOE_FFN_AUTO = 2,    /* CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS of FFN work per call,
+	                          * else GROUPED (measured crossover, bench/RESULTS.md) */
 };
+#define KPT_MOE_AUTO_CUBLAS_FLOPS 64e9
 
 /* A plan: a cuBLAS handle and the workspace for one configuration. */
 struct kpt_moe;
@@ -45,6 +48,12 @@ int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cfg, enum kpt
 		   struct kpt_diag *d);
 /* Accepts NULL and half-built plans. */
 void kpt_moe_destroy(struct kpt_moe *m);
+
+/* Tile configuration of the two FFN GEMMs of KPT_MOE_FFN_GROUPED, for
+ * benchmarking: 0 = choose by size (default); 1..5 = 128x128 (8 warps),
+ * 128x128 (4 warps), 128x64, 128x256, 64x128 rows x columns. KPT_E_INVAL
+ * when a tile is wider than ffn (GEMM 1) or hidden (GEMM 2) divides. */
+int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, struct kpt_diag *d);
 
 /* Enqueues the layer on s (KPT_MOE_FFN_CUBLAS synchronises s once). */
 int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,

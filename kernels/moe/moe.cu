@@ -29,8 +29,7 @@ namespace {
 
 constexpr int MOE_MAX_EXPERTS = 256;
 constexpr int MOE_MAX_TOPK = 16;
-constexpr int GG_BM = 128, GG_BN = 128, GG_BK = 64, GG_STAGES = 3, GG_THREADS = 256;
-constexpr int GG_SMEM = GG_STAGES * (GG_BM + GG_BN) * GG_BK * 2;
+constexpr int GG_BK = 64, GG_STAGES = 3;
 
 __global__ void moe_topk(const float *logits, int tokens, int experts, int top_k, int *ids, float *wts,
 			 int *counts)
@@ -98,20 +97,24 @@ __global__ void moe_topk(const float *logits, int tokens, int experts, int top_k
 }
 
 /* offsets[e] = first row of expert e (offsets[experts] = tokens * top_k);
- * tiles[e] = first GEMM row tile of expert e (tiles[experts] = total). */
+ * tiles[e] = first 128-row GEMM tile of expert e (tiles[experts] = total),
+ * tiles[experts + 1 + e] the same for 64-row tiles. */
 __global__ void moe_scan(const int *counts, int experts, int *offsets, int *tiles)
 {
 	if (threadIdx.x != 0)
 		return;
-	int row = 0, tile = 0;
+	int row = 0, tile = 0, tile64 = 0;
 	for (int e = 0; e < experts; e++) {
 		offsets[e] = row;
 		tiles[e] = tile;
+		tiles[experts + 1 + e] = tile64;
 		row += counts[e];
-		tile += (counts[e] + GG_BM - 1) / GG_BM;
+		tile += (counts[e] + 127) / 128;
+		tile64 += (counts[e] + 63) / 64;
 	}
 	offsets[experts] = row;
 	tiles[experts] = tile;
+	tiles[2 * experts + 1] = tile64;
 }
 
 __global__ void moe_permute(const bf16 *x, int tokens, int hidden, int top_k, const int *ids,
@@ -176,20 +179,27 @@ __global__ void moe_gelu(bf16 *h, long long n)
 }
 
 /* C[r][n] = sum_k A[r][k] * B_e[n][k] for the rows r of each expert e
- * (offsets), B_e = B + e * N * K. One block per (128-column tile, row tile of
- * some expert); tiles[] maps the row tile to its expert. K % 64 == 0 and
- * N % 128 == 0. GELU: apply gelu_erf before rounding. */
-template <bool GELU>
-__global__ void __launch_bounds__(GG_THREADS, 2)
+ * (offsets), B_e = B + e * N * K. One block per (BN-column tile, BM-row tile
+ * of some expert); tiles[] maps the row tile to its expert. WM x WN warps,
+ * each computing a (BM/WM) x (BN/WN) tile with mma.sync; GG_STAGES-deep
+ * cp.async pipeline over 64-wide K slices. K % 64 == 0, N % BN == 0.
+ * GELU: apply gelu_erf before rounding. */
+template <int BM, int BN, int WM, int WN, int MINB, bool GELU>
+__global__ void __launch_bounds__(WM * WN * 32, MINB)
 moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int experts, const int *offsets,
 		 const int *tiles)
 {
 	using M = kpt::mma_t<bf16>;
+	constexpr int NT = WM * WN * 32;
 	constexpr int W = GG_BK / 8;
+	constexpr int MTL = BM / WM / 16, NTL = BN / WN / 8;
+	static_assert(NTL % 2 == 0, "warp tile width must be a multiple of 16");
 	extern __shared__ __align__(128) unsigned char smem[];
 	bf16 *sA = reinterpret_cast<bf16 *>(smem);
-	bf16 *sB = sA + GG_STAGES * GG_BM * GG_BK;
+	bf16 *sB = sA + GG_STAGES * BM * GG_BK;
 
+	if (BM == 64)
+		tiles += experts + 1;
 	const int tile = blockIdx.y;
 	if (tile >= tiles[experts])
 		return;
@@ -202,44 +212,44 @@ moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int expert
 			hi = mid - 1;
 	}
 	const int e = lo;
-	const int m0 = offsets[e] + (tile - tiles[e]) * GG_BM;
+	const int m0 = offsets[e] + (tile - tiles[e]) * BM;
 	const int m1 = offsets[e + 1];
-	const int n0 = blockIdx.x * GG_BN;
+	const int n0 = blockIdx.x * BN;
 	const bf16 *gA = A + (long long)m0 * K;
 	const bf16 *gB = B + ((long long)e * N + n0) * K;
 
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-	const int wm = warp >> 2, wn = warp & 3; /* 2 x 4 warps, 64 x 32 each */
+	const int wm = warp / WN, wn = warp % WN;
 	const int KT = K / GG_BK;
 
 	auto load = [&](int stage, int kt) {
-		bf16 *a = sA + stage * GG_BM * GG_BK;
-		bf16 *b = sB + stage * GG_BN * GG_BK;
+		bf16 *a = sA + stage * BM * GG_BK;
+		bf16 *b = sB + stage * BN * GG_BK;
 		const int k0 = kt * GG_BK;
 #pragma unroll
-		for (int i = tid; i < GG_BM * W; i += GG_THREADS) {
+		for (int i = tid; i < BM * W; i += NT) {
 			int r = i / W, c = i % W;
 			bool ok = m0 + r < m1;
 			kpt::cp_async16(kpt::smem_addr(a + kpt::swz<W>(r, c)), gA + (ok ? (long long)r * K : 0) + k0 + c * 8, ok);
 		}
 #pragma unroll
-		for (int i = tid; i < GG_BN * W; i += GG_THREADS) {
+		for (int i = tid; i < BN * W; i += NT) {
 			int r = i / W, c = i % W;
 			kpt::cp_async16(kpt::smem_addr(b + kpt::swz<W>(r, c)), gB + (long long)r * K + k0 + c * 8, true);
 		}
 	};
 
-	float acc[4][4][4];
+	float acc[MTL][NTL][4];
 #pragma unroll
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < MTL; i++)
 #pragma unroll
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < NTL; j++)
 			acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.f;
 
 #pragma unroll
-	for (int s = 0; s < GG_STAGES - 1; s++) {
-		if (s < KT)
-			load(s, s);
+	for (int st = 0; st < GG_STAGES - 1; st++) {
+		if (st < KT)
+			load(st, st);
 		kpt::cp_async_commit();
 	}
 	for (int kt = 0; kt < KT; kt++) {
@@ -248,39 +258,39 @@ moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int expert
 		if (kt + GG_STAGES - 1 < KT)
 			load((kt + GG_STAGES - 1) % GG_STAGES, kt + GG_STAGES - 1);
 		kpt::cp_async_commit();
-		const bf16 *a = sA + (kt % GG_STAGES) * GG_BM * GG_BK;
-		const bf16 *b = sB + (kt % GG_STAGES) * GG_BN * GG_BK;
+		const bf16 *a = sA + (kt % GG_STAGES) * BM * GG_BK;
+		const bf16 *b = sB + (kt % GG_STAGES) * BN * GG_BK;
 #pragma unroll
 		for (int kk = 0; kk < GG_BK / 16; kk++) {
-			uint32_t af[4][4], bfr[2][4];
+			uint32_t af[MTL][4], bfr[NTL / 2][4];
 #pragma unroll
-			for (int mt = 0; mt < 4; mt++)
-				kpt::ldsm_x4(af[mt], kpt::smem_addr(a + kpt::swz<W>(wm * 64 + mt * 16 + (lane & 15),
+			for (int mt = 0; mt < MTL; mt++)
+				kpt::ldsm_x4(af[mt], kpt::smem_addr(a + kpt::swz<W>(wm * (BM / WM) + mt * 16 + (lane & 15),
 										   kk * 2 + (lane >> 4))));
 #pragma unroll
-			for (int np = 0; np < 2; np++)
-				kpt::ldsm_x4(bfr[np], kpt::smem_addr(b + kpt::swz<W>(wn * 32 + np * 16 + (lane & 7) +
+			for (int np = 0; np < NTL / 2; np++)
+				kpt::ldsm_x4(bfr[np], kpt::smem_addr(b + kpt::swz<W>(wn * (BN / WN) + np * 16 + (lane & 7) +
 											    ((lane >> 4) << 3),
 										    kk * 2 + ((lane >> 3) & 1))));
 #pragma unroll
-			for (int mt = 0; mt < 4; mt++)
+			for (int mt = 0; mt < MTL; mt++)
 #pragma unroll
-				for (int nt = 0; nt < 4; nt++)
+				for (int nt = 0; nt < NTL; nt++)
 					M::mma(acc[mt][nt], af[mt], bfr[nt >> 1][(nt & 1) * 2], bfr[nt >> 1][(nt & 1) * 2 + 1]);
 		}
 	}
 	kpt::cp_async_wait<0>();
 
 #pragma unroll
-	for (int mt = 0; mt < 4; mt++) {
+	for (int mt = 0; mt < MTL; mt++) {
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
-			int r = m0 + wm * 64 + mt * 16 + (lane >> 2) + h * 8;
+			int r = m0 + wm * (BM / WM) + mt * 16 + (lane >> 2) + h * 8;
 			if (r >= m1)
 				continue;
-			bf16 *crow = C + (long long)r * N + n0 + wn * 32 + 2 * (lane & 3);
+			bf16 *crow = C + (long long)r * N + n0 + wn * (BN / WN) + 2 * (lane & 3);
 #pragma unroll
-			for (int nt = 0; nt < 4; nt++) {
+			for (int nt = 0; nt < NTL; nt++) {
 				float v0 = acc[mt][nt][2 * h], v1 = acc[mt][nt][2 * h + 1];
 				if (GELU) {
 					v0 = gelu_erf(v0);
@@ -292,17 +302,56 @@ moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int expert
 	}
 }
 
+/* One GEMM tile configuration: its two instantiations and launch shape. */
+struct gg_cfg {
+	int bm, bn, threads, smem;
+	void (*gelu)(const bf16 *, const bf16 *, bf16 *, int, int, int, const int *, const int *);
+	void (*plain)(const bf16 *, const bf16 *, bf16 *, int, int, int, const int *, const int *);
+};
+
+#define GG_CFG(BM, BN, WM, WN, MINB)                                                                    \
+	{ BM, BN, WM * WN * 32, GG_STAGES * (BM + BN) * GG_BK * 2, moe_grouped_gemm<BM, BN, WM, WN, MINB, true>, \
+	  moe_grouped_gemm<BM, BN, WM, WN, MINB, false> }
+
+/* Index = enum kpt_moe_tiles - 1. */
+static const gg_cfg gg_cfgs[] = {
+	GG_CFG(128, 128, 2, 4, 2), /* 8 warps of 64 x 32 */
+	GG_CFG(128, 128, 2, 2, 2), /* 4 warps of 64 x 64 */
+	GG_CFG(128, 64, 4, 2, 3),  /* 8 warps of 32 x 32 */
+	GG_CFG(128, 256, 2, 4, 1), /* 8 warps of 64 x 64 */
+	GG_CFG(64, 128, 2, 4, 3),  /* 8 warps of 32 x 32 */
+};
+#define GG_NCFG ((int)(sizeof gg_cfgs / sizeof gg_cfgs[0]))
+
+/* Largest-tile configuration that still gives every SM 2 waves' worth of
+ * blocks, else the one with the most blocks. */
+static int gg_pick(long long rows, int experts, int n, int sms)
+{
+	static const int order[] = { 3, 0, 4, 2 }; /* cfg indices, big tiles first */
+	for (int i = 0; i < 4; i++) {
+		const gg_cfg *c = &gg_cfgs[order[i]];
+		if (n % c->bn)
+			continue;
+		long long blocks = (rows / c->bm + experts / 2) * (n / c->bn);
+		if (blocks >= 4LL * sms)
+			return order[i];
+	}
+	return 2;
+}
+
 } /* namespace */
 
 struct kpt_moe {
 	struct kpt_moe_cfg cfg;
-	enum kpt_moe_ffn_impl impl;
+	enum kpt_moe_ffn_impl impl; /* GROUPED or CUBLAS (AUTO resolved at creation) */
 	cublasHandle_t blas;
 	void *ws;
 	float *logits, *wts;
 	int *ids, *counts, *cursor, *offsets, *tiles, *slot_pos;
 	bf16 *xp, *hb, *yb;
 	int *h_offsets; /* pinned, cuBLAS path */
+	int sms;
+	int g1, g2;     /* gg_cfgs index of FFN GEMM 1 and 2; -1 = choose by size */
 };
 
 static size_t align256(size_t n)
@@ -332,10 +381,14 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	if (cfg->hidden < 128 || cfg->hidden % 128 || cfg->ffn < 128 || cfg->ffn % 128)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: hidden %d and ffn %d must be positive multiples of 128",
 				    cfg->hidden, cfg->ffn);
-	if ((unsigned)impl > KPT_MOE_FFN_CUBLAS)
+	if ((unsigned)impl > KPT_MOE_FFN_AUTO)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: unknown FFN implementation %d", (int)impl);
+	if (impl == KPT_MOE_FFN_AUTO)
+		impl = 4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn > KPT_MOE_AUTO_CUBLAS_FLOPS
+			       ? KPT_MOE_FFN_CUBLAS
+			       : KPT_MOE_FFN_GROUPED;
 	long long rows = (long long)cfg->tokens * cfg->top_k;
-	if (rows / GG_BM + cfg->experts + 1 > 65535)
+	if (rows / 64 + cfg->experts + 1 > 65535)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: %lld token rows exceed one launch", rows);
 	struct kpt_moe *m = (struct kpt_moe *)calloc(1, sizeof *m);
 	if (!m)
@@ -349,7 +402,7 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		align256((size_t)rows * 4),                     /* ids */
 		align256((size_t)2 * E * 4),                    /* counts, cursor (zeroed together) */
 		align256((size_t)(E + 1) * 4),                  /* offsets */
-		align256((size_t)(E + 1) * 4),                  /* tiles */
+		align256((size_t)(2 * E + 2) * 4),              /* tiles (128- and 64-row) */
 		align256((size_t)rows * 4),                     /* slot_pos */
 		align256((size_t)rows * cfg->hidden * 2),       /* xp */
 		align256((size_t)rows * cfg->ffn * 2),          /* hb */
@@ -383,15 +436,36 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		kpt_moe_destroy(m);
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot allocate pinned host memory");
 	}
-	e = cudaFuncSetAttribute(moe_grouped_gemm<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, GG_SMEM);
+	m->g1 = m->g2 = -1;
+	int dev = 0;
+	e = cudaGetDevice(&dev);
 	if (e == cudaSuccess)
-		e = cudaFuncSetAttribute(moe_grouped_gemm<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, GG_SMEM);
+		e = cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, dev);
+	for (int i = 0; i < GG_NCFG && e == cudaSuccess; i++) {
+		e = cudaFuncSetAttribute((const void *)gg_cfgs[i].gelu, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 gg_cfgs[i].smem);
+		if (e == cudaSuccess)
+			e = cudaFuncSetAttribute((const void *)gg_cfgs[i].plain,
+						 cudaFuncAttributeMaxDynamicSharedMemorySize, gg_cfgs[i].smem);
+	}
 	if (e != cudaSuccess) {
 		kpt_moe_destroy(m);
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot raise the GEMM shared-memory limit: %s",
 				    cudaGetErrorString(e));
 	}
 	*out = m;
+	return 0;
+}
+
+extern "C" int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, struct kpt_diag *d)
+{
+	if (ffn1 < 0 || ffn1 > GG_NCFG || ffn2 < 0 || ffn2 > GG_NCFG)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: GEMM tiles %d, %d not in 0..%d", ffn1, ffn2, GG_NCFG);
+	if ((ffn1 && m->cfg.ffn % gg_cfgs[ffn1 - 1].bn) || (ffn2 && m->cfg.hidden % gg_cfgs[ffn2 - 1].bn))
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: GEMM tiles wider than ffn %d or hidden %d allow",
+				    m->cfg.ffn, m->cfg.hidden);
+	m->g1 = ffn1 - 1;
+	m->g2 = ffn2 - 1;
 	return 0;
 }
 
@@ -489,11 +563,14 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	if (m->impl == KPT_MOE_FFN_CUBLAS) {
 		rc = ffn_cublas(m, (const bf16 *)w1, (const bf16 *)w2, s, d);
 	} else {
-		unsigned ytiles = (unsigned)((rows + GG_BM - 1) / GG_BM + E);
-		moe_grouped_gemm<true><<<dim3(c->ffn / GG_BN, ytiles), GG_THREADS, GG_SMEM, s>>>(
+		/* The grid covers the most row tiles any routing can produce; blocks
+		 * past the real count (tiles[experts]) return at once. */
+		const gg_cfg *g1 = &gg_cfgs[m->g1 >= 0 ? m->g1 : gg_pick(rows, E, c->ffn, m->sms)];
+		const gg_cfg *g2 = &gg_cfgs[m->g2 >= 0 ? m->g2 : gg_pick(rows, E, c->hidden, m->sms)];
+		g1->gelu<<<dim3(c->ffn / g1->bn, (unsigned)((rows + g1->bm - 1) / g1->bm + E)), g1->threads, g1->smem, s>>>(
 			m->xp, (const bf16 *)w1, m->hb, c->ffn, c->hidden, E, m->offsets, m->tiles);
-		moe_grouped_gemm<false><<<dim3(c->hidden / GG_BN, ytiles), GG_THREADS, GG_SMEM, s>>>(
-			m->hb, (const bf16 *)w2, m->yb, c->hidden, c->ffn, E, m->offsets, m->tiles);
+		g2->plain<<<dim3(c->hidden / g2->bn, (unsigned)((rows + g2->bm - 1) / g2->bm + E)), g2->threads, g2->smem,
+			    s>>>(m->hb, (const bf16 *)w2, m->yb, c->hidden, c->ffn, E, m->offsets, m->tiles);
 	}
 	e = cudaGetLastError();
 	nvtxRangePop();

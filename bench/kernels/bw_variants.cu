@@ -1,0 +1,146 @@
+// bw_variants.cu - launch-shape variants of the streaming kernels (copy,
+// triad, sum), timed on 1 GiB buffers, to choose the shapes that
+// kernels/memory/kpt_memory.cu uses. Standalone:
+//     nvcc -O3 -arch=sm_90 bench/kernels/bw_variants.cu -o bw && ./bw
+// Prints one line per variant: name, median us, GB/s (bytes read + written).
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); return 1; } } while (0)
+
+template <bool S, typename V> __device__ __forceinline__ V ld(const V *p) { if (S) return __ldcs(p); return *p; }
+template <bool S, typename V> __device__ __forceinline__ void st(V *p, V v) { if (S) __stcs(p, v); else *p = v; }
+
+// grid-stride, U loads in flight per thread
+template <bool S, int U> __global__ void copy_gs(uint4 *d, const uint4 *s, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	for (; i + (U - 1) * stride < n; i += U * stride) {
+		uint4 v[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) v[u] = ld<S>(&s[i + u * stride]);
+#pragma unroll
+		for (int u = 0; u < U; u++) st<S>(&d[i + u * stride], v[u]);
+	}
+	for (; i < n; i += stride) d[i] = s[i];
+}
+
+// one block per U*blockDim contiguous vectors, no loop
+template <bool S, int U> __global__ void copy_np(uint4 *d, const uint4 *s, size_t n)
+{
+	size_t base = (size_t)blockIdx.x * U * blockDim.x + threadIdx.x;
+	uint4 v[U];
+#pragma unroll
+	for (int u = 0; u < U; u++) if (base + u * blockDim.x < n) v[u] = ld<S>(&s[base + u * blockDim.x]);
+#pragma unroll
+	for (int u = 0; u < U; u++) if (base + u * blockDim.x < n) st<S>(&d[base + u * blockDim.x], v[u]);
+}
+
+template <bool S, int U> __global__ void triad_np(float4 *a, const float4 *b, const float4 *c, float q, size_t n)
+{
+	size_t base = (size_t)blockIdx.x * U * blockDim.x + threadIdx.x;
+	float4 x[U], y[U];
+#pragma unroll
+	for (int u = 0; u < U; u++) if (base + u * blockDim.x < n) { x[u] = ld<S>(&b[base + u * blockDim.x]); y[u] = ld<S>(&c[base + u * blockDim.x]); }
+#pragma unroll
+	for (int u = 0; u < U; u++) if (base + u * blockDim.x < n)
+		st<S>(&a[base + u * blockDim.x], make_float4(fmaf(q, y[u].x, x[u].x), fmaf(q, y[u].y, x[u].y), fmaf(q, y[u].z, x[u].z), fmaf(q, y[u].w, x[u].w)));
+}
+
+template <bool S, int U> __global__ void triad_gs(float4 *a, const float4 *b, const float4 *c, float q, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x, i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	for (; i + (U - 1) * stride < n; i += U * stride) {
+		float4 x[U], y[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) { x[u] = ld<S>(&b[i + u * stride]); y[u] = ld<S>(&c[i + u * stride]); }
+#pragma unroll
+		for (int u = 0; u < U; u++)
+			st<S>(&a[i + u * stride], make_float4(fmaf(q, y[u].x, x[u].x), fmaf(q, y[u].y, x[u].y), fmaf(q, y[u].z, x[u].z), fmaf(q, y[u].w, x[u].w)));
+	}
+}
+
+template <bool S, int U> __global__ void sum_gs(float *out, const float4 *x, size_t n)
+{
+	__shared__ float sh[32];
+	size_t stride = (size_t)gridDim.x * blockDim.x, i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	float acc[U] = {};
+	for (; i + (U - 1) * stride < n; i += U * stride) {
+		float4 v[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) v[u] = ld<S>(&x[i + u * stride]);
+#pragma unroll
+		for (int u = 0; u < U; u++) acc[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+	}
+	float t = 0;
+#pragma unroll
+	for (int u = 0; u < U; u++) t += acc[u];
+	for (int o = 16; o; o /= 2) t += __shfl_xor_sync(~0u, t, o);
+	if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = t;
+	__syncthreads();
+	if (threadIdx.x == 0) { for (unsigned w = 1; w < blockDim.x / 32; w++) t += sh[w]; atomicAdd(out, t); }
+}
+
+template <typename F> static double med_us(F f, int reps = 30)
+{
+	std::vector<float> ms;
+	cudaEvent_t a, b;
+	cudaEventCreate(&a); cudaEventCreate(&b);
+	for (int i = 0; i < 5; i++) f();
+	for (int i = 0; i < reps; i++) {
+		float t;
+		cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
+		cudaEventElapsedTime(&t, a, b); ms.push_back(t);
+	}
+	std::sort(ms.begin(), ms.end());
+	return ms[reps / 2] * 1e3;
+}
+
+int main()
+{
+	const size_t bytes = 1ull << 30, n16 = bytes / 16;
+	int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+	uint4 *a, *b, *c;
+	float *out;
+	CK(cudaMalloc(&a, bytes)); CK(cudaMalloc(&b, bytes)); CK(cudaMalloc(&c, bytes)); CK(cudaMalloc(&out, 4));
+	CK(cudaMemset(a, 1, bytes)); CK(cudaMemset(b, 2, bytes)); CK(cudaMemset(c, 3, bytes));
+#define R(name, nb, ...) do { double us = med_us([&] { __VA_ARGS__; }); CK(cudaGetLastError()); \
+	printf("%-40s %10.1f us %8.1f GB/s\n", name, us, (nb) / us * 1e-3); fflush(stdout); } while (0)
+	R("copy.memcpy", 2.0 * bytes, cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice));
+	for (int per : {4, 8, 16}) {
+		char nm[64];
+		snprintf(nm, sizeof nm, "copy.gs.stream.u4.256t.%dper", per); R(nm, 2.0 * bytes, (copy_gs<true, 4><<<sms * per, 256>>>(a, b, n16)));
+		snprintf(nm, sizeof nm, "copy.gs.plain.u4.256t.%dper", per); R(nm, 2.0 * bytes, (copy_gs<false, 4><<<sms * per, 256>>>(a, b, n16)));
+		snprintf(nm, sizeof nm, "copy.gs.plain.u8.256t.%dper", per); R(nm, 2.0 * bytes, (copy_gs<false, 8><<<sms * per, 256>>>(a, b, n16)));
+	}
+	R("copy.np.plain.u1.256t", 2.0 * bytes, (copy_np<false, 1><<<n16 / 256, 256>>>(a, b, n16)));
+	R("copy.np.plain.u2.256t", 2.0 * bytes, (copy_np<false, 2><<<n16 / 512, 256>>>(a, b, n16)));
+	R("copy.np.plain.u4.256t", 2.0 * bytes, (copy_np<false, 4><<<n16 / 1024, 256>>>(a, b, n16)));
+	R("copy.np.stream.u4.256t", 2.0 * bytes, (copy_np<true, 4><<<n16 / 1024, 256>>>(a, b, n16)));
+	R("copy.np.plain.u4.128t", 2.0 * bytes, (copy_np<false, 4><<<n16 / 512, 128>>>(a, b, n16)));
+	R("copy.np.plain.u8.128t", 2.0 * bytes, (copy_np<false, 8><<<n16 / 1024, 128>>>(a, b, n16)));
+	R("copy.np.plain.u2.512t", 2.0 * bytes, (copy_np<false, 2><<<n16 / 1024, 512>>>(a, b, n16)));
+	float4 *fa = (float4 *)a, *fb = (float4 *)b, *fc = (float4 *)c;
+	R("triad.gs.stream.u4.256t.8per", 3.0 * bytes, (triad_gs<true, 4><<<sms * 8, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.gs.plain.u4.256t.8per", 3.0 * bytes, (triad_gs<false, 4><<<sms * 8, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.gs.plain.u2.256t.16per", 3.0 * bytes, (triad_gs<false, 2><<<sms * 16, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.np.plain.u1.256t", 3.0 * bytes, (triad_np<false, 1><<<n16 / 256, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.np.plain.u2.256t", 3.0 * bytes, (triad_np<false, 2><<<n16 / 512, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.np.plain.u4.256t", 3.0 * bytes, (triad_np<false, 4><<<n16 / 1024, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.np.stream.u4.256t", 3.0 * bytes, (triad_np<true, 4><<<n16 / 1024, 256>>>(fa, fb, fc, 0.5f, n16)));
+	R("triad.np.plain.u4.128t", 3.0 * bytes, (triad_np<false, 4><<<n16 / 512, 128>>>(fa, fb, fc, 0.5f, n16)));
+	R("sum.gs.stream.u4.512t.4per", 1.0 * bytes, (sum_gs<true, 4><<<sms * 4, 512>>>(out, fa, n16)));
+	R("sum.gs.plain.u4.512t.4per", 1.0 * bytes, (sum_gs<false, 4><<<sms * 4, 512>>>(out, fa, n16)));
+	R("sum.gs.stream.u8.512t.4per", 1.0 * bytes, (sum_gs<true, 8><<<sms * 4, 512>>>(out, fa, n16)));
+	R("sum.gs.plain.u8.512t.4per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 4, 512>>>(out, fa, n16)));
+	R("sum.gs.plain.u8.256t.8per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 8, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u16.256t.8per", 1.0 * bytes, (sum_gs<false, 16><<<sms * 8, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u4.1024t.2per", 1.0 * bytes, (sum_gs<false, 4><<<sms * 2, 1024>>>(out, fa, n16)));
+	R("sum.gs.plain.u8.256t.16per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 16, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u4.256t.32per", 1.0 * bytes, (sum_gs<false, 4><<<sms * 32, 256>>>(out, fa, n16)));
+	return 0;
+}
