@@ -1,0 +1,276 @@
+/* test_diff_report.c - the text, Markdown, JUnit and JSON writers of a diff
+ * (analyzer/kpt_diff_report.h), on a diff built by hand. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kpt_diff_report.h"
+
+static const double runs_b[3] = { 1000, 1010, 990 }, runs_n[3] = { 1100, 1110, 1090 };
+
+static struct kpt_diff_row make_row(const char *name, enum kpt_verdict v, double change)
+{
+	struct kpt_diff_row r;
+
+	memset(&r, 0, sizeof r);
+	r.name = name;
+	r.mangled = name;
+	r.path = "wl/site";
+	r.workload = "wl";
+	r.grid[0] = 128;
+	r.grid[1] = r.grid[2] = 1;
+	r.block[0] = 256;
+	r.block[1] = r.block[2] = 1;
+	r.verdict = v;
+	r.base_ns = 1000;
+	r.new_ns = 1000 * (1 + change / 100);
+	r.change_pct = change;
+	r.ci_low_pct = change - 1;
+	r.ci_high_pct = change + 1;
+	r.noise_pct = 0.5;
+	r.threshold_pct = 5;
+	r.p = r.p_holm = 0.001;
+	r.cycles_change_pct = NAN;
+	r.base_runs = r.new_runs = 3;
+	r.base_run_ns = runs_b;
+	r.new_run_ns = runs_n;
+	return r;
+}
+
+static void make_env(struct kpt_diff_env *e, const char *path)
+{
+	memset(e, 0, sizeof *e);
+	e->path = path;
+	e->gpu_name = "NVIDIA H100 80GB HBM3";
+	e->gpu_slug = "nvidia-h100-80gb-hbm3";
+	e->driver = "580.1";
+	e->cuda = "13.0";
+	e->suite = "quick";
+	e->host = e->time = e->commit = "";
+	e->runs = 3;
+	e->sm_mhz_median = 1980;
+	e->temp_c_median = e->temp_c_max = NAN;
+}
+
+struct fixture {
+	struct kpt_diff df;
+	struct kpt_diff_row rows[4];
+	struct kpt_diff_total totals[1];
+	struct kpt_diff_note notes[1];
+};
+
+static struct fixture *fixture(void)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+
+	f->rows[0] = make_row("void gemm<float, 128>(float const*, float*) & <|>", KPT_V_SLOW, 10);
+	f->rows[1] = make_row("add_kernel", KPT_V_AMBG, 3);
+	f->rows[1].more_runs = 4;
+	f->rows[2] = make_row("copy_kernel", KPT_V_FAST, -8);
+	f->rows[3] = make_row("softmax_kernel", KPT_V_SAME, 0.1);
+	f->df.rows = f->rows;
+	f->df.nrows = 4;
+	f->df.result = KPT_DIFF_REGRESSION;
+	f->df.counts[KPT_V_SLOW] = f->df.counts[KPT_V_AMBG] = f->df.counts[KPT_V_FAST] = 1;
+	f->df.counts[KPT_V_SAME] = 1;
+	f->df.n_tested = 4;
+	f->df.opts.threshold_pct = 2;
+	f->df.opts.short_threshold_pct = 5;
+	f->df.opts.short_ns = 10000;
+	f->df.opts.alpha = 0.05;
+	f->df.opts.min_clock_frac = 0.75;
+	make_env(&f->df.base, "base.kpt");
+	make_env(&f->df.new_, "new.kpt");
+	f->totals[0] = (struct kpt_diff_total){ .kind = KPT_TOTAL_ALL, .name = "all", .keys = 4,
+						 .base_ns = 4000, .new_ns = 4050, .change_pct = 1.25,
+						 .geomean_change_pct = 1.0 };
+	f->df.totals = f->totals;
+	f->df.ntotals = 1;
+	f->notes[0] = (struct kpt_diff_note){ "sm_clock", "median SM clock 1980 MHz -> 1755 MHz", 1 };
+	f->df.notes = f->notes;
+	f->df.nnotes = 1;
+	return f;
+}
+
+typedef int (*writer)(const struct kpt_diff *, FILE *, const struct kpt_report_opts *, struct kpt_diag *);
+
+/* Runs a writer into memory; the caller frees the text. */
+static char *render(writer fn, const struct kpt_diff *df, const struct kpt_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct kpt_diag d = { 0 };
+
+	assert_non_null(f);
+	assert_int_equal(fn(df, f, o, &d), 0);
+	fclose(f);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static char *escape(int (*fn)(FILE *, const char *), const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(fn(f, s), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_xml_escape_handles_markup_and_bad_bytes(void **state)
+{
+	char *s = escape(kpt_xml_escape, "a<b>&\"'\x01\xff\tz");
+
+	(void)state;
+	assert_string_equal(s, "a&lt;b&gt;&amp;&quot;&apos;\xef\xbf\xbd\xef\xbf\xbd\tz");
+	free(s);
+	s = escape(kpt_xml_escape, "caf\xc3\xa9");
+	assert_string_equal(s, "caf\xc3\xa9"); /* valid UTF-8 passes */
+	free(s);
+}
+
+static void test_md_escape_keeps_table_cells_whole(void **state)
+{
+	char *s = escape(kpt_md_escape, "x|y`z*<T>&_\n[a]");
+
+	(void)state;
+	assert_string_equal(s, "x\\|y\\`z\\*&lt;T&gt;&amp;\\_ \\[a\\]");
+	free(s);
+}
+
+static void test_junit_fails_only_slow_keys(void **state)
+{
+	struct fixture *f = fixture();
+	struct kpt_report_opts o = { 0 };
+	char *x = render(kpt_diff_write_junit, &f->df, &o);
+
+	(void)state;
+	assert_int_equal(count(x, "<testcase "), 4);
+	assert_int_equal(count(x, "<failure "), 1);
+	assert_int_equal(count(x, "classname=\"nvidia-h100-80gb-hbm3/quick\""), 4);
+	assert_non_null(strstr(x, "void gemm&lt;float, 128&gt;(float const*, float*) &amp; &lt;|&gt;"));
+	assert_null(strstr(x, "gemm<"));
+	assert_non_null(strstr(x, "failures=\"1\""));
+	assert_non_null(strstr(x, "SLOW: +10.0%"));
+	free(x);
+	o.suite = "seed";
+	x = render(kpt_diff_write_junit, &f->df, &o);
+	assert_int_equal(count(x, "classname=\"nvidia-h100-80gb-hbm3/seed\""), 4);
+	free(x);
+	free(f);
+}
+
+static void test_markdown_puts_slow_table_before_details(void **state)
+{
+	struct fixture *f = fixture();
+	char *m = render(kpt_diff_write_markdown, &f->df, NULL);
+	const char *slow, *details;
+
+	(void)state;
+	assert_true(strncmp(m, "## :x: kptprof: 1 kernel SLOW", 29) == 0);
+	slow = strstr(m, "### SLOW");
+	details = strstr(m, "<details>");
+	assert_non_null(slow);
+	assert_non_null(details);
+	assert_true(slow < details);
+	assert_non_null(strstr(m, "| 1 | 1 | 1 | 1 | 0 | 0 |"));
+	assert_non_null(strstr(m, "gemm&lt;float, 128&gt;"));
+	assert_non_null(strstr(m, "&lt;\\|&gt;"));
+	assert_non_null(strstr(m, "AMBG (~4 more runs)"));
+	assert_non_null(strstr(m, ":warning: median SM clock"));
+	free(m);
+	f->df.result = KPT_DIFF_OK;
+	f->df.counts[KPT_V_SLOW] = 0;
+	f->rows[0].verdict = KPT_V_SAME;
+	m = render(kpt_diff_write_markdown, &f->df, NULL);
+	assert_true(strncmp(m, "## :white_check_mark: kptprof: no regression", 44) == 0);
+	assert_null(strstr(m, "### SLOW"));
+	free(m);
+	free(f);
+}
+
+static void test_json_has_result_and_key_fields(void **state)
+{
+	struct fixture *f = fixture();
+	char *j = render(kpt_diff_write_json, &f->df, NULL);
+
+	(void)state;
+	assert_non_null(strstr(j, "\"result\": \"regression\""));
+	assert_int_equal(count(j, "\"verdict\":"), 4);
+	assert_int_equal(count(j, "\"change_pct\":"), 5); /* 4 keys + 1 total */
+	assert_int_equal(count(j, "\"ci_low_pct\":"), 4);
+	assert_int_equal(count(j, "\"ci_high_pct\":"), 4);
+	assert_non_null(strstr(j, "\"cycles_change_pct\":null")); /* NAN */
+	assert_non_null(strstr(j, "\"base_run_ns\":[1000,1010,990]"));
+	free(j);
+	free(f);
+}
+
+static void test_json_error_document(void **state)
+{
+	struct kpt_diag e = { 0 }, d = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	kpt_diag_set(&e, KPT_E_MISMATCH, "cannot compare \"a\" with 'b'");
+	assert_int_equal(kpt_diff_write_json_error(&e, f, &d), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"result\": \"error\""));
+	assert_non_null(strstr(buf, "cannot compare \\\"a\\\""));
+	free(buf);
+}
+
+static void test_text_colours_only_when_asked(void **state)
+{
+	struct fixture *f = fixture();
+	struct kpt_report_opts o = { 0 };
+	char *t = render(kpt_diff_write_text, &f->df, &o);
+
+	(void)state;
+	assert_null(strchr(t, '\033'));
+	assert_non_null(strstr(t, "REGRESSION"));
+	assert_non_null(strstr(t, "(128,1,1)x(256,1,1)"));
+	assert_non_null(strstr(t, "+10.0%"));
+	assert_non_null(strstr(t, "[+9.0, +11.0]"));
+	free(t);
+	o.color = 1;
+	t = render(kpt_diff_write_text, &f->df, &o);
+	assert_non_null(strstr(t, "\033[1;31mSLOW\033[0m"));
+	free(t);
+	free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xml_escape_handles_markup_and_bad_bytes),
+		cmocka_unit_test(test_md_escape_keeps_table_cells_whole),
+		cmocka_unit_test(test_junit_fails_only_slow_keys),
+		cmocka_unit_test(test_markdown_puts_slow_table_before_details),
+		cmocka_unit_test(test_json_has_result_and_key_fields),
+		cmocka_unit_test(test_json_error_document),
+		cmocka_unit_test(test_text_colours_only_when_asked),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
