@@ -135,7 +135,10 @@ static char *make_name(uint32_t i)
 {
 	const size_t nb = sizeof name_base / sizeof *name_base;
 	const size_t nn = sizeof name_ns / sizeof *name_ns;
-	uint32_t x = i;
+	/* A bijection on each block of 3120 (= the product of the first five
+	 * radices; 1031 is prime to it) so neighbouring names differ in more
+	 * than their first digit. */
+	uint32_t x = (i % 3120) * 1031 % 3120 + i / 3120 * 3120;
 	const char *base = name_base[x % nb], *ns;
 	uint32_t tm, tn, dt, pr;
 	char buf[512];
@@ -151,14 +154,14 @@ static char *make_name(uint32_t i)
 	x /= 3;
 	pr = (i / 7) % 3;
 	if (i % 8 == 7) {
-		snprintf(buf, sizeof buf, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize%ux%ux64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas_%u",
-			 tm, tn, x);
+		snprintf(buf, sizeof buf, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize%ux%ux64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas_v%u",
+			 tm, tn, i);
 		return strdup(buf);
 	}
 	/* kpt::ns::base<tm, tn, dtype, kpt::functor::op<float>, x>(params) */
 	snprintf(buf, sizeof buf, "_ZN%zu%s%zu%sILi%uELi%uE%sN3kpt7functor%sIfEELi%uEEE%s",
 		 strlen(ns), ns, strlen(base), base, tm, tn, name_dtype[dt],
-		 x % 2 ? "3add" : "3mul", x, name_params[pr]);
+		 i % 2 ? "3add" : "3mul", x, name_params[pr]);
 	return strdup(buf);
 }
 

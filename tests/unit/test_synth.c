@@ -80,6 +80,8 @@ static void test_structure_matches_options(void **state)
 	char path[128];
 	size_t n;
 	uint64_t last_start[4] = { 0 }, names_with_template = 0;
+	char seen[64] = { 0 };
+	int distinct = 0;
 
 	path_for(path, sizeof path, "structure");
 	kpt_synth_defaults(&o);
@@ -117,9 +119,13 @@ static void test_structure_matches_options(void **state)
 			assert_int_not_equal(rows[i].range, KPT_NONE);
 			last_start[rows[i].process] = rows[i].start_ns;
 			names_with_template += dem && strchr(dem, '<') && strchr(dem, '>');
+			assert_true(rows[i].name < sizeof seen);
+			distinct += !seen[rows[i].name];
+			seen[rows[i].name] = 1;
 			free(dem);
 		}
 	assert_true(names_with_template > cn.kernels / 2);
+	assert_int_equal(distinct, 20);  /* every name of the pool is used */
 	kpt_kernel_cursor_destroy(c);
 	kpt_file_close(f);
 	unlink(path);
