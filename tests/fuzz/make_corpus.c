@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "kpt_format.h"
+#include "kpt_format_int.h"
 #include "kpt_synth.h"
 
 static int die(const struct kpt_diag *d)
@@ -84,6 +87,42 @@ static void spit(const char *dir, const char *name, const unsigned char *buf, si
 	}
 }
 
+/* The same file with every section stored (codec 0): mutations of it reach
+ * the column decoders instead of stopping at the zstd checksum. */
+static size_t store_sections(const unsigned char *in, size_t len, unsigned char *out, size_t cap)
+{
+	struct kpt_disk_header h;
+	struct kpt_disk_toc *toc;
+	size_t off = sizeof h;
+
+	memcpy(&h, in, sizeof h);
+	toc = malloc(h.toc_count * sizeof *toc);
+	if (!toc || h.toc_offset + h.toc_count * sizeof *toc > len)
+		return 0;
+	memcpy(toc, in + h.toc_offset, h.toc_count * sizeof *toc);
+	for (uint32_t i = 0; i < h.toc_count; i++) {
+		size_t got;
+
+		if (off + toc[i].raw_size > cap)
+			return 0;
+		got = ZSTD_decompress(out + off, toc[i].raw_size, in + toc[i].offset, toc[i].size);
+		if (got != toc[i].raw_size)
+			return 0;
+		toc[i].codec = KPT_CODEC_NONE;
+		toc[i].offset = off;
+		toc[i].size = got;
+		off += got;
+	}
+	if (off + h.toc_count * sizeof *toc > cap)
+		return 0;
+	memcpy(out + off, toc, h.toc_count * sizeof *toc);
+	h.toc_offset = off;
+	h.file_size = off + h.toc_count * sizeof *toc;
+	memcpy(out, &h, sizeof h);
+	free(toc);
+	return h.file_size;
+}
+
 int main(int argc, char **argv)
 {
 	struct kpt_diag d = { 0 };
@@ -130,6 +169,17 @@ int main(int argc, char **argv)
 		copy[at] ^= 0x21;
 		snprintf(name, sizeof name, "flip-%zu", at);
 		spit(argv[1], name, copy, len);
+	}
+	{
+		unsigned char *st = malloc(1 << 16);
+		size_t n = st ? store_sections(buf, len, st, 1 << 16) : 0;
+
+		if (!n) {
+			fprintf(stderr, "fuzz_make_corpus: cannot store sections\n");
+			return 2;
+		}
+		spit(argv[1], "all-kinds-stored.kpt", st, n);
+		free(st);
 	}
 	free(buf);
 	free(copy);
