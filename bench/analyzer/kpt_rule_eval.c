@@ -4,7 +4,7 @@
  *
  *   kpt-rule-eval --null POOL.kpt [--planted PCT:FILE]... [--target LABEL=MATCH]...
  *                 [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted]
- *                 [--keep-throttled]
+ *                 [--keep-throttled] [--threshold PCT]
  *
  * POOL holds many independent runs (processes) of unchanged code. Each A/A
  * gate draws 2M distinct runs from it at random: M as base, the other M as
@@ -14,7 +14,8 @@
  * workload, else found in its demangled or mangled name) is detected when a matching key is SLOW.
  * --disjoint-planted draws base and new run numbers from one range without
  * overlap (for kpt-synth files, whose run r has the same noise in every file).
- * --keep-throttled keeps samples the NVML filter would drop.
+ * --keep-throttled keeps samples the NVML filter would drop; --threshold sets
+ * the rule's threshold for kernels of 10 us and more (default 2%).
  * Loading is done once per file (kpt_diff_side_load); every gate is a
  * kpt_diff_compare() over run subsets.
  */
@@ -113,6 +114,8 @@ static int load(const char *path, int keep_throttled, struct kpt_diff_side **s)
 #define NMETH 3
 static const char *const method_names[NMETH] = { "rule", "rule (Welch)", "pooled U" };
 
+static double g_threshold_pct;
+
 static int gate(const struct kpt_diff_side *b, const struct kpt_diff_side *n,
 		const uint32_t *br, const uint32_t *nr, uint32_t m, int meth,
 		struct kpt_diff **out)
@@ -121,6 +124,7 @@ static int gate(const struct kpt_diff_side *b, const struct kpt_diff_side *n,
 	struct kpt_diag d = { 0 };
 	int rc;
 
+	o.threshold_pct = g_threshold_pct;
 	o.method = meth == 2 ? KPT_DIFF_POOLED_U : KPT_DIFF_RULE;
 	o.welch = meth == 1;
 	o.base_runs = br;
@@ -251,7 +255,7 @@ static int parse_m(struct eval *e, const char *v)
 static int usage(void)
 {
 	fprintf(stderr, "usage: kpt-rule-eval --null POOL.kpt [--planted PCT:FILE]... [--target LABEL=MATCH]...\n"
-			"                     [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted] [--keep-throttled]\n");
+			"                     [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted] [--keep-throttled] [--threshold PCT]\n");
 	return 2;
 }
 
@@ -302,6 +306,10 @@ int main(int argc, char **argv)
 				return usage();
 		} else if (strcmp(a, "--seed") == 0) {
 			e.rng = strtoull(v, NULL, 10);
+		} else if (strcmp(a, "--threshold") == 0) {
+			g_threshold_pct = strtod(v, NULL);
+			if (!(g_threshold_pct > 0))
+				return usage();
 		} else if (strcmp(a, "--markdown") == 0) {
 			md_path = v;
 		} else {
