@@ -42,7 +42,8 @@ struct kpt_diag {
  * `return kpt_diag_set(d, KPT_E_IO, "cannot open '%s': %s", path, strerror(errno));` */
 int kpt_diag_set(struct kpt_diag *d, enum kpt_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int kpt_diag_vset(struct kpt_diag *d, enum kpt_err code, const char *fmt, va_list ap);
+int kpt_diag_vset(struct kpt_diag *d, enum kpt_err code, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* Adds or replaces the hint; returns d->code (0 when d is NULL). */
 int kpt_diag_hint(struct kpt_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
