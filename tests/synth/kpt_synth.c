@@ -49,7 +49,7 @@ static int fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n%s", usage);
+	fprintf(stderr, "\nhint: 'kpt-synth --help' lists the options\n");
 	return 2;
 }
 
@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 	int c;
 
 	kpt_synth_defaults(&o);
+	opterr = 0;  /* messages come from fail(), in one format */
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -152,8 +153,7 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			return fail("unrecognized option or missing value: '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -18,3 +18,6 @@ if(CMOCKA_FOUND)
   add_test(NAME unit.test_synth COMMAND test_synth)
   set_tests_properties(unit.test_synth PROPERTIES LABELS unit TIMEOUT 300)
 endif()
+
+add_test(NAME synth.kpt_synth_cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/test_kpt_synth_cli.sh $<TARGET_FILE:kpt-synth>)
+set_tests_properties(synth.kpt_synth_cli PROPERTIES LABELS unit TIMEOUT 60)
