@@ -428,7 +428,7 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 			for (uint32_t q = 0; q < v->n; q++) {
 				c->buf[m] = v->ns[q];
 				if (v->mhz && v->mhz[q] > 0)
-					c->cbuf[m] = v->ns[q] * v->mhz[q];
+					c->cbuf[m] = (double)v->ns[q] * v->mhz[q];
 				else
 					cyc = 0;
 				m++;

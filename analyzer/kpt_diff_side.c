@@ -30,6 +30,8 @@ struct site {
 	uint32_t nkeys;
 };
 
+#define SITE_MEMO 1024 /* power of two */
+
 struct env_group {
 	uint32_t off, n, cur;       /* into the sorted index; cur: last hit */
 };
@@ -67,6 +69,9 @@ struct loader {
 	uint32_t nfile_strings;
 
 	struct kpt_wmap site_map;   /* (name sid, grid, block, path) -> site */
+	struct site_memo {          /* direct-mapped cache in front of site_map */
+		uint32_t key[8], site;
+	} memo[SITE_MEMO];
 	struct site *sites;
 	uint32_t capsites;
 
@@ -521,8 +526,20 @@ static int kernel_key(struct loader *L, const struct kpt_kernel *k, uint32_t *ou
 	memcpy(skey + 1, k->grid, sizeof k->grid);
 	memcpy(skey + 4, k->block, sizeof k->block);
 	skey[7] = path;
-	if ((rc = kpt_wmap_put(&L->site_map, skey, &sid, &added)) < 0)
-		return kpt_diag_set(L->d, rc, "out of memory indexing kernels");
+	{
+		struct site_memo *mm = &L->memo[(k->name * 2654435761u ^ path * 40503u ^ k->grid[0] ^
+						 k->block[0] * 97u) & (SITE_MEMO - 1)];
+
+		if (mm->site != NO_ID && memcmp(mm->key, skey, sizeof skey) == 0) {
+			sid = mm->site;
+			added = 0;
+		} else {
+			if ((rc = kpt_wmap_put(&L->site_map, skey, &sid, &added)) < 0)
+				return kpt_diag_set(L->d, rc, "out of memory indexing kernels");
+			memcpy(mm->key, skey, sizeof skey);
+			mm->site = sid;
+		}
+	}
 	if (added) {
 		if (sid >= L->capsites) {
 			uint32_t cap = L->capsites ? L->capsites * 2 : 64;
@@ -600,17 +617,17 @@ static const struct kpt_env_sample *env_at(struct loader *L, size_t g, uint64_t 
 	return &L->env[o[lo]];
 }
 
-static int vec_push(struct kpt_sample_vec *v, double ns, float mhz)
+static int vec_push(struct kpt_sample_vec *v, float ns, uint16_t mhz)
 {
 	if (v->n == v->cap) {
 		uint32_t cap = v->cap ? v->cap * 2 : 8;
-		double *a = realloc(v->ns, cap * sizeof *a);
+		float *a = realloc(v->ns, cap * sizeof *a);
 
 		if (!a)
 			return KPT_E_NOMEM;
 		v->ns = a;
 		if (v->mhz) {
-			float *b = realloc(v->mhz, cap * sizeof *b);
+			uint16_t *b = realloc(v->mhz, cap * sizeof *b);
 
 			if (!b)
 				return KPT_E_NOMEM;
@@ -636,7 +653,7 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	struct kpt_sample_vec *v;
 	const struct kpt_env_sample *e = NULL;
 	uint32_t key = 0, slot;
-	float mhz = 0;
+	uint16_t mhz = 0;
 	int rc;
 
 	if (k->process >= L->nprocs && L->nprocs)
@@ -656,7 +673,7 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	if (L->env_order && k->device < L->ndev)
 		e = env_at(L, (size_t)k->process * L->ndev + k->device, k->start_ns);
 	if (e) {
-		mhz = (float)e->sm_mhz;
+		mhz = e->sm_mhz > UINT16_MAX ? UINT16_MAX : (uint16_t)e->sm_mhz;
 		if (!L->keep_throttled) {
 			if (e->throttle & ~L->throttle_ignore) {
 				s->env.dropped_throttle++;
@@ -670,7 +687,7 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 			}
 		}
 	}
-	if (vec_push(v, (double)(k->end_ns - k->start_ns), mhz) < 0)
+	if (vec_push(v, (float)(k->end_ns - k->start_ns), mhz) < 0)
 		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory storing kernel durations");
 	s->env.samples++;
 	return 0;
@@ -816,6 +833,8 @@ int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
 	kpt_wmap_init(&L.range_ids, 1);
 	kpt_wmap_init(&L.paths, 2);
 	kpt_wmap_init(&L.site_map, 8);
+	for (size_t i = 0; i < SITE_MEMO; i++)
+		L.memo[i].site = NO_ID;
 	rc = side_load(&L);
 	loader_release(&L);
 	if (rc < 0) {
