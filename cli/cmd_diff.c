@@ -1,5 +1,6 @@
 /* cmd_diff.c - kptprof diff BASE NEW: verdicts per kernel key, reports, exit status. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,60 +79,90 @@ bad:
 	return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected run numbers like 0,1,2 or 0-4", v, opt);
 }
 
+/* The options diff and gate share, looked up in one place. */
+enum diff_opt_kind {
+	DO_NUMBER,  /* double at off, in [lo, hi] */
+	DO_STRING,  /* const char * at off */
+	DO_FLAG,    /* int at off, set to 1 */
+	DO_METHOD,  /* enum kpt_diff_method at off */
+	DO_RUNS,    /* run list: pointer at off, count at off2, buffer runs_buf[(int)lo] */
+};
+
+struct diff_opt {
+	const char *name;
+	enum diff_opt_kind kind;
+	size_t off, off2;
+	double lo, hi;
+};
+
+#define DC(field) offsetof(struct kpt_diff_cli, field)
+static const struct diff_opt diff_opts[] = {
+	{ "--threshold", DO_NUMBER, DC(o.threshold_pct), 0, 0.001, 1000 },
+	{ "--short-threshold", DO_NUMBER, DC(o.short_threshold_pct), 0, 0.001, 1000 },
+	{ "--alpha", DO_NUMBER, DC(o.alpha), 0, 1e-9, 0.5 },
+	{ "--junit", DO_STRING, DC(junit), 0, 0, 0 },
+	{ "--markdown", DO_STRING, DC(markdown), 0, 0, 0 },
+	{ "--json", DO_STRING, DC(json), 0, 0, 0 },
+	{ "--suite-name", DO_STRING, DC(suite), 0, 0, 0 },
+	{ "--force", DO_FLAG, DC(o.force), 0, 0, 0 },
+	{ "--all", DO_FLAG, DC(all), 0, 0, 0 },
+	{ "--quiet", DO_FLAG, DC(quiet), 0, 0, 0 },
+	{ "-q", DO_FLAG, DC(quiet), 0, 0, 0 },
+	{ "--welch", DO_FLAG, DC(o.welch), 0, 0, 0 },
+	{ "--keep-throttled", DO_FLAG, DC(o.keep_throttled), 0, 0, 0 },
+	/* Maintainer options (docs/decision-rule.md): the method and run
+	 * subsets, used by the evaluation. */
+	{ "--method", DO_METHOD, DC(o.method), 0, 0, 0 },
+	{ "--base-runs", DO_RUNS, DC(o.base_runs), DC(o.n_base_runs), 0, 0 },
+	{ "--new-runs", DO_RUNS, DC(o.new_runs), DC(o.n_new_runs), 1, 0 },
+};
+#undef DC
+
 int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
 {
-	const char *cmd = argv[0], *v;
-	int rc, idx;
+	const char *cmd = argv[0], *v = NULL;
+	char *base = (char *)dc;
 
-#define OPT(name) ((rc = kpt_cli_opt(argc, argv, i, (name), &v)) != 0)
-	if (OPT("--threshold"))
-		return rc < 0 ? KPT_EXIT_ERROR :
-		       parse_double(cmd, "--threshold", v, 0.001, 1000, &dc->o.threshold_pct) ?: 1;
-	if (OPT("--short-threshold"))
-		return rc < 0 ? KPT_EXIT_ERROR :
-		       parse_double(cmd, "--short-threshold", v, 0.001, 1000, &dc->o.short_threshold_pct) ?: 1;
-	if (OPT("--alpha"))
-		return rc < 0 ? KPT_EXIT_ERROR :
-		       parse_double(cmd, "--alpha", v, 1e-9, 0.5, &dc->o.alpha) ?: 1;
-	if (OPT("--junit"))
-		return rc < 0 ? KPT_EXIT_ERROR : (dc->junit = v, 1);
-	if (OPT("--markdown"))
-		return rc < 0 ? KPT_EXIT_ERROR : (dc->markdown = v, 1);
-	if (OPT("--json"))
-		return rc < 0 ? KPT_EXIT_ERROR : (dc->json = v, 1);
-	if (OPT("--suite-name"))
-		return rc < 0 ? KPT_EXIT_ERROR : (dc->suite = v, 1);
-	/* Maintainer options (docs/decision-rule.md): the comparison method
-	 * and run subsets, used by the evaluation. */
-	if (OPT("--method")) {
-		if (rc < 0 || kpt_cli_parse_choice(cmd, "--method", v, method_names, 2, &idx))
+	for (size_t k = 0; k < sizeof diff_opts / sizeof diff_opts[0]; k++) {
+		const struct diff_opt *op = &diff_opts[k];
+		int rc, idx;
+
+		if (op->kind == DO_FLAG) {
+			if (strcmp(argv[*i], op->name) != 0)
+				continue;
+			*(int *)(base + op->off) = 1;
+			return 1;
+		}
+		rc = kpt_cli_opt(argc, argv, i, op->name, &v);
+		if (rc == 0)
+			continue;
+		if (rc < 0)
 			return KPT_EXIT_ERROR;
-		dc->o.method = (enum kpt_diff_method)idx;
-		return 1;
+		switch (op->kind) {
+		case DO_NUMBER:
+			return parse_double(cmd, op->name, v, op->lo, op->hi, (double *)(base + op->off)) ?: 1;
+		case DO_STRING:
+			*(const char **)(base + op->off) = v;
+			return 1;
+		case DO_METHOD:
+			if (kpt_cli_parse_choice(cmd, op->name, v, method_names, 2, &idx))
+				return KPT_EXIT_ERROR;
+			*(enum kpt_diff_method *)(base + op->off) = (enum kpt_diff_method)idx;
+			return 1;
+		case DO_RUNS: {
+			uint32_t **buf = &dc->runs_buf[(int)op->lo];
+
+			free(*buf);
+			*buf = NULL;
+			if (parse_runs(cmd, op->name, v, buf, (uint32_t *)(base + op->off2)))
+				return KPT_EXIT_ERROR;
+			*(const uint32_t **)(base + op->off) = *buf;
+			return 1;
+		}
+		default:
+			return 0;
+		}
 	}
-	if (OPT("--base-runs")) {
-		if (rc < 0 || parse_runs(cmd, "--base-runs", v, &dc->runs_buf[0], &dc->o.n_base_runs))
-			return KPT_EXIT_ERROR;
-		dc->o.base_runs = dc->runs_buf[0];
-		return 1;
-	}
-	if (OPT("--new-runs")) {
-		if (rc < 0 || parse_runs(cmd, "--new-runs", v, &dc->runs_buf[1], &dc->o.n_new_runs))
-			return KPT_EXIT_ERROR;
-		dc->o.new_runs = dc->runs_buf[1];
-		return 1;
-	}
-#undef OPT
-	if (strcmp(argv[*i], "--force") == 0)
-		return dc->o.force = 1, 1;
-	if (strcmp(argv[*i], "--all") == 0)
-		return dc->all = 1, 1;
-	if (strcmp(argv[*i], "--quiet") == 0 || strcmp(argv[*i], "-q") == 0)
-		return dc->quiet = 1, 1;
-	if (strcmp(argv[*i], "--welch") == 0)
-		return dc->o.welch = 1, 1;
-	if (strcmp(argv[*i], "--keep-throttled") == 0)
-		return dc->o.keep_throttled = 1, 1;
 	return 0;
 }
 
