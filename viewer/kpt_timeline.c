@@ -1234,6 +1234,106 @@ fail:
 	return rc;
 }
 
+/* Is range idx (or an enclosing one) the range target? Memoised in in[]
+ * (-1 unknown, 0 no, 1 yes); chains longer than TL_DEPTH_CAP count as no. */
+static int inside_range(const struct kpt_range *rows, const struct range_index *ri, int8_t *in,
+			long idx, long target)
+{
+	long chain[TL_DEPTH_CAP];
+	int len = 0, ans = 0;
+	long j = idx;
+
+	while (j >= 0 && in[j] < 0 && len < TL_DEPTH_CAP) {
+		if (j == target) {
+			ans = 1;
+			break;
+		}
+		chain[len++] = j;
+		j = rows[j].parent == KPT_NONE ? -1 : range_index_find(ri, rows[j].parent);
+	}
+	if (j >= 0 && !ans && len < TL_DEPTH_CAP)
+		ans = in[j] > 0;
+	for (int k = 0; k < len; k++)
+		in[chain[k]] = (int8_t)ans;
+	return ans;
+}
+
+int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uint64_t *t0_ns,
+				  uint64_t *t1_ns, uint32_t *ordinal, struct kpt_diag *d)
+{
+	const struct kpt_range *rng;
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_kernel *rows;
+	struct range_index ri = { 0 };
+	uint32_t proc = KPT_NONE;
+	long first = -1, second = -1;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	int8_t *in = NULL;
+	size_t n, nrng;
+	int rc;
+
+	if ((rc = kpt_file_load_strings(f, d)) < 0 || (rc = kpt_file_ranges(f, &rng, &nrng, d)) < 0)
+		return rc;
+	for (size_t i = 0; i < nrng; i++) {
+		const char *nm = kpt_file_string(f, rng[i].name);
+
+		if (!nm || strcmp(nm, iter_name) != 0 || rng[i].kind == KPT_RANGE_MARK)
+			continue;
+		if (proc == KPT_NONE || rng[i].process < proc) {
+			proc = rng[i].process;
+			first = second = -1;
+		}
+		if (rng[i].process != proc)
+			continue;
+		if (first < 0 || rng[i].start_ns < rng[first].start_ns) {
+			second = first;
+			first = (long)i;
+		} else if (second < 0 || rng[i].start_ns < rng[second].start_ns) {
+			second = (long)i;
+		}
+	}
+	if (first < 0)
+		return kpt_diag_set(d, KPT_E_NOTFOUND, "no NVTX range '%s' in '%s'", iter_name, kpt_file_path(f));
+	if (second >= 0)
+		first = second;
+	*ordinal = second >= 0 ? 1 : 0;
+	in = malloc(nrng);
+	if (!in || range_index_build(&ri, rng, nrng) != 0) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	memset(in, -1, nrng);
+	if ((rc = kpt_kernel_cursor_create(f, &cur, d)) < 0)
+		goto out;
+	while ((rc = kpt_kernel_cursor_next(cur, &rows, &n, d)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			long idx;
+
+			if (rows[i].range == KPT_NONE || rows[i].process != rng[first].process)
+				continue;
+			idx = range_index_find(&ri, rows[i].range);
+			if (idx < 0 || !inside_range(rng, &ri, in, idx, first))
+				continue;
+			t0 = rows[i].start_ns < t0 ? rows[i].start_ns : t0;
+			t1 = rows[i].end_ns > t1 ? rows[i].end_ns : t1;
+		}
+	kpt_kernel_cursor_destroy(cur);
+	if (rc < 0)
+		goto out;
+	if (t0 == UINT64_MAX) {
+		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "no kernel inside the NVTX range '%s'", iter_name);
+		goto out;
+	}
+	*t0_ns = t0;
+	*t1_ns = t1 > t0 ? t1 : t0 + 1;
+	rc = 0;
+out:
+	free(in);
+	free(ri.direct);
+	free(ri.sorted);
+	return rc;
+}
+
 int kpt_timeline_write_png(struct kpt_file *f, const struct kpt_timeline_opts *o,
 			   const char *path, struct kpt_diag *d)
 {

@@ -120,6 +120,16 @@ int kpt_timeline_draw(struct kpt_timeline *tl, struct kpt_canvas *c, struct kpt_
  * *out is the filled timeline (destroy it). */
 int kpt_timeline_from_file(struct kpt_file *f, const struct kpt_timeline_opts *o,
 			   struct kpt_timeline **out, struct kpt_diag *d);
+/* The GPU time span of one iteration, for a zoomed timeline: among the
+ * NVTX ranges named iter_name ("kpt:iter") of the lowest-numbered process
+ * that has them, the second by start time (the first may carry warm-up
+ * effects), else the only one; the span covers every kernel launched inside
+ * it (NVTX ranges are host time, kernels run later). *ordinal is the chosen
+ * range's position (0-based). KPT_E_NOTFOUND when there is no such range or
+ * no kernel inside. One pass over the kernels. */
+int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uint64_t *t0_ns,
+				  uint64_t *t1_ns, uint32_t *ordinal, struct kpt_diag *d);
+
 /* kpt_timeline_from_file + draw + PNG to path. */
 int kpt_timeline_write_png(struct kpt_file *f, const struct kpt_timeline_opts *o,
 			   const char *path, struct kpt_diag *d);

@@ -34,6 +34,11 @@ struct view_plot {
 	char why[1024];             /* not written or not rendered: why */
 };
 
+struct fam_total {
+	char name[256];
+	double ns;
+};
+
 struct view {
 	const struct kpt_view_opts *o;
 	const char *path;           /* the recording */
@@ -47,13 +52,18 @@ struct view {
 	struct kpt_timeline_family fams[KPT_TL_PALETTE];
 	char *fam_names[KPT_TL_PALETTE];
 	size_t nfams;
-	int has_timeline, has_trace, gnuplot_missing;
+	int has_timeline, has_iter_timeline, has_trace, gnuplot_missing;
+	uint32_t iter_ordinal;
+	uint64_t iter_ns;
 	char notes[VIEW_MAX_NOTES][1100];
 	size_t nnotes;
 	struct view_plot plots[5];
 	size_t nplots;
 	struct kpt_roof_point *roof;
 	size_t nroof;
+	struct fam_total *ftot;     /* families by kernel time (summary) */
+	const char *prefer[KPT_TL_PALETTE]; /* their names, for both timelines */
+	size_t nprefer;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -238,11 +248,6 @@ static int gather(struct view *v, struct kpt_diag *d)
 /* The timeline's window and colour priorities from what the summary already
  * knows, so the timeline reads the kernels once: the window spans every
  * kernel and memop; the families with the most kernel time come first. */
-struct fam_total {
-	char name[256];
-	double ns;
-};
-
 static int cmp_fam_total(const void *a, const void *b)
 {
 	const struct fam_total *x = a, *y = b;
@@ -250,9 +255,9 @@ static int cmp_fam_total(const void *a, const void *b)
 	return x->ns != y->ns ? (x->ns > y->ns ? -1 : 1) : strcmp(x->name, y->name);
 }
 
-static int timeline_window(struct view *v, struct kpt_timeline_opts *to, struct fam_total **fams,
-			   const char **prefer)
+static int timeline_window(struct view *v, struct kpt_timeline_opts *to)
 {
+	struct fam_total **fams = &v->ftot;
 	const struct kpt_summary *s = v->by_kernel;
 	const struct kpt_memop *mem;
 	size_t nmem, nf = 0;
@@ -287,8 +292,9 @@ static int timeline_window(struct view *v, struct kpt_timeline_opts *to, struct 
 	}
 	qsort(*fams, nf, sizeof **fams, cmp_fam_total);
 	for (size_t i = 0; i < nf && i < KPT_TL_PALETTE; i++)
-		prefer[to->nprefer++] = (*fams)[i].name;
-	to->prefer = prefer;
+		v->prefer[v->nprefer++] = (*fams)[i].name;
+	to->prefer = v->prefer;
+	to->nprefer = v->nprefer;
 	return 0;
 }
 
@@ -300,12 +306,10 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 	struct kpt_diag why;
 	char *png = NULL, title[512];
 	const struct kpt_device *dev;
-	struct fam_total *fams = NULL;
-	const char *prefer[KPT_TL_PALETTE];
 	size_t ndev;
 	int rc;
 
-	if (timeline_window(v, &to, &fams, prefer) < 0)
+	if (timeline_window(v, &to) < 0)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 
 	if (kpt_file_devices(v->f, &dev, &ndev, NULL) < 0)
@@ -314,7 +318,6 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 		 ndev ? ": " : "", ndev ? dev[0].name : "");
 	to.title = title;
 	rc = kpt_timeline_from_file(v->f, &to, &tl, &why);
-	free(fams);
 	if (rc == KPT_E_NOTFOUND) {
 		note(v, "timeline: %s", why.msg);
 		return 0;
@@ -347,6 +350,41 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 	kpt_canvas_release(&c);
 	kpt_timeline_destroy(tl);
 	return rc;
+}
+
+/* A second timeline zoomed on one iteration (kpt:iter), when there is one. */
+static int make_iter_timeline(struct view *v, struct kpt_diag *d)
+{
+	struct kpt_timeline_opts to = {
+		.width = v->o->timeline_width, .range_rows = 4, .prefer = v->prefer, .nprefer = v->nprefer,
+	};
+	struct kpt_diag why;
+	char *png = NULL, title[512];
+	int rc;
+
+	if (!v->has_timeline)
+		return 0;
+	rc = kpt_timeline_iteration_window(v->f, KPT_SUMMARY_ITER_RANGE, &to.t0_ns, &to.t1_ns, &v->iter_ordinal, &why);
+	if (rc == KPT_E_NOTFOUND)
+		return 0;           /* an arbitrary program: no iterations to zoom on */
+	if (rc < 0) {
+		*d = why;
+		return rc;
+	}
+	v->iter_ns = to.t1_ns - to.t0_ns;
+	snprintf(title, sizeof title, "one iteration (the %s kpt:iter of the first process)",
+		 v->iter_ordinal ? "second" : "first");
+	to.title = title;
+	if (asprintf(&png, "%s/timeline-iteration.png", v->tmp) < 0)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	rc = kpt_timeline_write_png(v->f, &to, png, &why);
+	free(png);
+	if (rc < 0) {
+		*d = why;
+		return rc;
+	}
+	v->has_iter_timeline = 1;
+	return 0;
 }
 
 typedef int (*plot_fn)(struct view *v, const char *stem, struct kpt_diag *d);
@@ -791,8 +829,17 @@ static void html_timeline(FILE *out, const struct view *v)
 	}
 	fprintf(out, "<figure><img src=\"timeline.png\" alt=\"timeline\"><figcaption>One lane per GPU and stream: "
 		     "bar height is the busy fraction of each pixel column, colour the kernel family with the most time in it; "
-		     "NVTX ranges above, memcpy/memset in the strip under each lane. "
-		     "Full detail: <a href=\"trace.json\">trace.json</a> in Perfetto.</figcaption></figure>\n");
+		     "NVTX ranges above (host time), memcpy/memset in the strip under each lane.%s</figcaption></figure>\n",
+		v->has_trace ? " Full detail: <a href=\"trace.json\">trace.json</a> in Perfetto." : "");
+	if (v->has_iter_timeline) {
+		char span[48];
+
+		kpt_fmt_ns(span, sizeof span, (double)v->iter_ns);
+		fprintf(out, "<figure><img src=\"timeline-iteration.png\" alt=\"timeline of one iteration\"><figcaption>"
+			     "Zoomed on one iteration: the kernels launched inside the %s <code>kpt:iter</code> range of the "
+			     "first process, %s from the first kernel's start to the last one's end.</figcaption></figure>\n",
+			v->iter_ordinal ? "second" : "first", span);
+	}
 	if (v->nfams) {
 		fprintf(out, "<table><tr><th>family</th><th class=\"n\">kernels</th><th class=\"n\">time</th></tr>\n");
 		for (size_t i = 0; i < v->nfams; i++) {
@@ -876,6 +923,8 @@ static void html_files(FILE *out, const struct view *v)
 			     "(ui.perfetto.dev, Open trace file) or chrome://tracing.</li>\n");
 	if (v->has_timeline)
 		fprintf(out, "<li><a href=\"timeline.png\">timeline.png</a></li>\n");
+	if (v->has_iter_timeline)
+		fprintf(out, "<li><a href=\"timeline-iteration.png\">timeline-iteration.png</a></li>\n");
 	for (size_t i = 0; i < v->nplots; i++)
 		if (v->plots[i].written)
 			fprintf(out, "<li><a href=\"%s.gp\">%s.gp</a>%s%s%s: gnuplot script with its data inline</li>\n",
@@ -1003,6 +1052,7 @@ static void view_release(struct view *v)
 	for (size_t i = 0; i < v->nroof; i++)
 		free((char *)v->roof[i].name);
 	free(v->roof);
+	free(v->ftot);
 	free(v->tmp);
 }
 
@@ -1033,7 +1083,7 @@ int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *
 		v->tmp = NULL;
 		goto out;
 	}
-	if ((rc = gather(v, d)) < 0 || (rc = make_timeline(v, d)) < 0 || (rc = make_plots(v, d)) < 0 ||
+	if ((rc = gather(v, d)) < 0 || (rc = make_timeline(v, d)) < 0 || (rc = make_iter_timeline(v, d)) < 0 || (rc = make_plots(v, d)) < 0 ||
 	    (rc = make_trace(v, d)) < 0 || (rc = write_html(v, d)) < 0 || (rc = write_marker(v, d)) < 0)
 		goto out;
 	rc = publish(v, dir, exists, d);

@@ -31,7 +31,7 @@ run "$KPTPROF" view "$T/slow.kpt" --baseline "$T/base.kpt" --base-runs 0-4 --new
 expect_rc 0 "view with baseline"
 expect_out "$R/index.html"
 expect_err "vs baseline: regression, 1 SLOW"
-for f in index.html timeline.png trace.json .kptprof-view diff_change.gp diff_runs.gp top_kernels.gp roofline.gp; do
+for f in index.html timeline.png timeline-iteration.png trace.json .kptprof-view diff_change.gp diff_runs.gp top_kernels.gp roofline.gp; do
 	[ -s "$R/$f" ] || fail "report lacks $f"
 done
 ls "$T" | grep -q '^rep\.' && fail "temporary folder left beside the report: $(ls "$T")"

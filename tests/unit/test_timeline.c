@@ -439,6 +439,70 @@ static void test_from_file_without_kernels_says_nothing_to_draw(void **state)
 	unlink(path);
 }
 
+static void test_iteration_window_spans_kernels_launched_inside(void **state)
+{
+	char path[] = "/tmp/kpt-tl-iter-XXXXXX";
+	struct kpt_writer *w = NULL;
+	struct kpt_device dev;
+	struct kpt_process pr;
+	struct kpt_range r[5];
+	struct kpt_kernel k[5];
+	struct kpt_file *f = NULL;
+	uint32_t kn, it, site, cmd, ord = 9;
+	uint64_t t0 = 0, t1 = 0;
+	struct kpt_diag d;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(kpt_writer_create(path, NULL, &w, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z1kv", &kn, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "kpt:iter", &it, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "site", &site, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "cmd", &cmd, NULL), 0);
+	memset(&dev, 0, sizeof dev);
+	dev.name = "GPU";
+	dev.slug = "gpu";
+	dev.uuid = "";
+	dev.driver_string = "";
+	assert_int_equal(kpt_writer_device(w, &dev, NULL), 0);
+	memset(&pr, 0, sizeof pr);
+	pr.rank = KPT_NONE;
+	pr.command = cmd;
+	assert_int_equal(kpt_writer_process(w, &pr, NULL), 0);
+	/* three iterations (host time), a launch site inside the second */
+	r[0] = range(0, KPT_NONE, it, 100, 200);
+	r[1] = range(1, KPT_NONE, it, 200, 300);
+	r[2] = range(2, KPT_NONE, it, 300, 400);
+	r[3] = range(3, 1, site, 210, 220);
+	r[4] = range(4, KPT_NONE, site, 500, 600);
+	assert_int_equal(kpt_writer_ranges(w, r, 5, NULL), 0);
+	/* kernels run later than their launch (GPU time) */
+	k[0] = kern(1000, 1100, kn, 0, 1);
+	k[0].range = 0;
+	k[1] = kern(4000, 4100, kn, 0, 1);
+	k[1].range = 1;
+	k[2] = kern(5000, 5100, kn, 0, 1);
+	k[2].range = 3;                 /* inside iteration 1 through the site */
+	k[3] = kern(9000, 9100, kn, 0, 1);
+	k[3].range = 2;
+	k[4] = kern(9500, 9600, kn, 0, 1);
+	k[4].range = 4;
+	assert_int_equal(kpt_writer_kernels(w, k, 5, NULL), 0);
+	assert_int_equal(kpt_writer_commit(w, NULL), 0);
+	kpt_writer_destroy(w);
+	assert_int_equal(kpt_file_open(path, &f, &d), 0);
+	if (kpt_timeline_iteration_window(f, "kpt:iter", &t0, &t1, &ord, &d) != 0)
+		fail_msg("%s", d.msg);
+	assert_int_equal(ord, 1);
+	assert_int_equal(t0, 4000);
+	assert_int_equal(t1, 5100);
+	assert_int_equal(kpt_timeline_iteration_window(f, "no-such-range", &t0, &t1, &ord, &d), KPT_E_NOTFOUND);
+	kpt_file_close(f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_text_is_cut_with_dots),
 		cmocka_unit_test(test_from_file_window_and_busy_fractions),
 		cmocka_unit_test(test_from_file_without_kernels_says_nothing_to_draw),
+		cmocka_unit_test(test_iteration_window_spans_kernels_launched_inside),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
