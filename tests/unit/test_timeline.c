@@ -324,21 +324,15 @@ static void test_text_is_cut_with_dots(void **state)
 	kpt_canvas_release(&c);
 }
 
-/* A hand-made recording: two kernels on stream 5, one memset, one range. */
-static void write_file(const char *path)
+/* Starts a recording at path with one device and one process (index 0). */
+static struct kpt_writer *begin_file(const char *path)
 {
 	struct kpt_writer *w = NULL;
 	struct kpt_device dev;
 	struct kpt_process pr;
-	struct kpt_memop m;
-	struct kpt_range r;
-	struct kpt_kernel k[2];
-	uint32_t a, b, rn, cmd;
+	uint32_t cmd;
 
 	assert_int_equal(kpt_writer_create(path, NULL, &w, NULL), 0);
-	assert_int_equal(kpt_writer_intern_cstr(w, "_ZN3kpt3mem4copyIfEEvPKT_PS2_m", &a, NULL), 0);
-	assert_int_equal(kpt_writer_intern_cstr(w, "_Z4fwd1Pf", &b, NULL), 0);
-	assert_int_equal(kpt_writer_intern_cstr(w, "step <1> & more", &rn, NULL), 0);
 	assert_int_equal(kpt_writer_intern_cstr(w, "hand-made", &cmd, NULL), 0);
 	memset(&dev, 0, sizeof dev);
 	dev.name = "NVIDIA H100 80GB HBM3";
@@ -349,9 +343,23 @@ static void write_file(const char *path)
 	memset(&pr, 0, sizeof pr);
 	pr.rank = KPT_NONE;
 	pr.command = cmd;
-	pr.start_ns = 0;
 	pr.end_ns = 20000;
 	assert_int_equal(kpt_writer_process(w, &pr, NULL), 0);
+	return w;
+}
+
+/* A hand-made recording: two kernels on stream 5, one memset, one range. */
+static void write_file(const char *path)
+{
+	struct kpt_writer *w = begin_file(path);
+	struct kpt_memop m;
+	struct kpt_range r;
+	struct kpt_kernel k[2];
+	uint32_t a, b, rn;
+
+	assert_int_equal(kpt_writer_intern_cstr(w, "_ZN3kpt3mem4copyIfEEvPKT_PS2_m", &a, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z4fwd1Pf", &b, NULL), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "step <1> & more", &rn, NULL), 0);
 	/* window will be [1000, 11000): 10 ns per column at width 1182 */
 	k[0] = kern(1000, 1040, a, 0, 5);     /* cols 0-3 full */
 	k[1] = kern(10990, 11000, b, 0, 5);   /* col 999 full: sets the end */
@@ -442,13 +450,11 @@ static void test_from_file_without_kernels_says_nothing_to_draw(void **state)
 static void test_iteration_window_spans_kernels_launched_inside(void **state)
 {
 	char path[] = "/tmp/kpt-tl-iter-XXXXXX";
-	struct kpt_writer *w = NULL;
-	struct kpt_device dev;
-	struct kpt_process pr;
+	struct kpt_writer *w;
 	struct kpt_range r[5];
 	struct kpt_kernel k[5];
 	struct kpt_file *f = NULL;
-	uint32_t kn, it, site, cmd, ord = 9;
+	uint32_t kn, it, site, ord = 9;
 	uint64_t t0 = 0, t1 = 0;
 	struct kpt_diag d;
 	int fd = mkstemp(path);
@@ -456,21 +462,10 @@ static void test_iteration_window_spans_kernels_launched_inside(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(kpt_writer_create(path, NULL, &w, NULL), 0);
+	w = begin_file(path);
 	assert_int_equal(kpt_writer_intern_cstr(w, "_Z1kv", &kn, NULL), 0);
 	assert_int_equal(kpt_writer_intern_cstr(w, "kpt:iter", &it, NULL), 0);
 	assert_int_equal(kpt_writer_intern_cstr(w, "site", &site, NULL), 0);
-	assert_int_equal(kpt_writer_intern_cstr(w, "cmd", &cmd, NULL), 0);
-	memset(&dev, 0, sizeof dev);
-	dev.name = "GPU";
-	dev.slug = "gpu";
-	dev.uuid = "";
-	dev.driver_string = "";
-	assert_int_equal(kpt_writer_device(w, &dev, NULL), 0);
-	memset(&pr, 0, sizeof pr);
-	pr.rank = KPT_NONE;
-	pr.command = cmd;
-	assert_int_equal(kpt_writer_process(w, &pr, NULL), 0);
 	/* three iterations (host time), a launch site inside the second */
 	r[0] = range(0, KPT_NONE, it, 100, 200);
 	r[1] = range(1, KPT_NONE, it, 200, 300);
