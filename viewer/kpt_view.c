@@ -323,7 +323,8 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 		return 0;
 	}
 	if (rc < 0) {
-		*d = why;
+		if (d)
+			*d = why;
 		return rc;
 	}
 	for (size_t i = 0; i < kpt_timeline_family_count(tl) && i < KPT_TL_PALETTE; i++) {
@@ -341,7 +342,8 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 			note(v, "timeline: %s", why.msg);
 			rc = 0;
 		} else if (rc < 0) {
-			*d = why;
+			if (d)
+				*d = why;
 		} else {
 			v->has_timeline = 1;
 		}
@@ -368,7 +370,8 @@ static int make_iter_timeline(struct view *v, struct kpt_diag *d)
 	if (rc == KPT_E_NOTFOUND)
 		return 0;           /* an arbitrary program: no iterations to zoom on */
 	if (rc < 0) {
-		*d = why;
+		if (d)
+			*d = why;
 		return rc;
 	}
 	v->iter_ns = to.t1_ns - to.t0_ns;
@@ -380,7 +383,8 @@ static int make_iter_timeline(struct view *v, struct kpt_diag *d)
 	rc = kpt_timeline_write_png(v->f, &to, png, &why);
 	free(png);
 	if (rc < 0) {
-		*d = why;
+		if (d)
+			*d = why;
 		return rc;
 	}
 	v->has_iter_timeline = 1;
@@ -449,7 +453,8 @@ static int make_plots(struct view *v, struct kpt_diag *d)
 			continue;
 		}
 		if (rc < 0) {
-			*d = why;
+			if (d)
+				*d = why;
 			return rc;
 		}
 		p->written = 1;
@@ -1108,4 +1113,50 @@ out:
 	view_release(v);
 	free(v);
 	return rc < 0 ? rc : 0;
+}
+
+int kpt_view_diff_plots(const struct kpt_diff *df, const char *dir, int no_render,
+			struct kpt_view_result *res, struct kpt_diag *d)
+{
+	static const struct {
+		const char *stem;
+		int (*fn)(const struct kpt_diff *, const char *, const char *, struct kpt_diag *);
+	} plots[] = {
+		{ "diff_change", kpt_plot_diff_change },
+		{ "diff_runs", kpt_plot_diff_runs },
+	};
+	struct kpt_view_result local;
+	struct kpt_diag why;
+	int missing = no_render;
+
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof *res);
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", dir, strerror(errno));
+	for (size_t i = 0; i < sizeof plots / sizeof plots[0]; i++) {
+		int rc = plots[i].fn(df, dir, plots[i].stem, &why);
+
+		if (rc == KPT_E_NOTFOUND)
+			continue;
+		if (rc < 0) {
+			if (d)
+				*d = why;
+			return rc;
+		}
+		res->plots++;
+		if (missing)
+			continue;
+		rc = kpt_gnuplot_render(dir, plots[i].stem, 0, &why);
+		if (rc == KPT_E_UNSUPPORTED) {
+			missing = res->gnuplot_missing = 1;
+		} else if (rc < 0) {
+			if (d)
+				*d = why;
+			return rc;
+		} else {
+			res->rendered++;
+		}
+	}
+	return 0;
 }

@@ -54,4 +54,12 @@ struct kpt_view_result {
 int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *dir,
 		   struct kpt_view_result *res, struct kpt_diag *d);
 
+/* The diff plots alone (diff_change, diff_runs: kpt_plot.h) into dir, which
+ * is created when absent; rendered with gnuplot unless no_render. For
+ * `kptprof diff --plots DIR`. res (may be NULL) gets plots, rendered,
+ * gnuplot_missing. A plot with nothing to show is skipped, not an error;
+ * errors: KPT_E_IO, KPT_E_NOMEM, a failing gnuplot (its message). */
+int kpt_view_diff_plots(const struct kpt_diff *df, const char *dir, int no_render,
+			struct kpt_view_result *res, struct kpt_diag *d);
+
 #endif

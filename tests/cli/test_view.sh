@@ -193,6 +193,14 @@ run "$KPTPROF" view "$T/l4.kpt" --baseline "$T/base.kpt" -o "$T/x"
 expect_rc 2 "different GPU models"
 [ -e "$T/x" ] && fail "a failed view left '$T/x'"
 ls "$T" | grep -q '^x\.' && fail "a failed view left a folder: $(ls "$T")"
+# ---- every real recording of tests/data renders ------------------------------------
+for f in "$KPT_DATA"/*.kpt; do
+	[ -e "$f" ] || continue
+	out=$T/data-$(basename "$f" .kpt)
+	run "$KPTPROF" view "$f" -o "$out"
+	expect_rc 0 "view $f"
+	[ -s "$out/index.html" ] || fail "no report for $f"
+done
 run "$KPTPROF" view --help
 expect_rc 0 "--help"
 expect_out "kptprof view FILE"

@@ -16,6 +16,7 @@
 #include "kpt_gnuplot.h"
 #include "kpt_plot.h"
 #include "kpt_timeline.h"
+#include "kpt_view.h"
 
 static char tmpdir[64];
 
@@ -436,6 +437,40 @@ static void test_failing_gnuplot_reports_its_message(void **state)
 	unsetenv("KPT_GNUPLOT");
 }
 
+static void test_diff_plots_for_kptprof_diff(void **state)
+{
+	double b1[] = { 1000, 1010 }, n1[] = { 1100, 1080 };
+	struct kpt_diff_row rows[] = {
+		row("slowk", KPT_V_SLOW, 9, 7, 11),
+		row("samek", KPT_V_SAME, 0, -1, 1),
+	};
+	struct kpt_view_result res;
+	struct kpt_diff df;
+	char dir[128], gp[160];
+
+	(void)state;
+	rows[0].base_run_ns = b1;
+	rows[0].base_runs = 2;
+	rows[0].new_run_ns = n1;
+	rows[0].new_runs = 2;
+	memset(&df, 0, sizeof df);
+	df.rows = rows;
+	df.nrows = 2;
+	snprintf(dir, sizeof dir, "%s/diffplots", tmpdir);
+	assert_int_equal(kpt_view_diff_plots(&df, dir, 1, &res, NULL), 0);
+	assert_int_equal(res.plots, 2);
+	assert_int_equal(res.rendered, 0);
+	snprintf(gp, sizeof gp, "%s/diff_runs.gp", dir);
+	assert_int_equal(access(gp, R_OK), 0);
+	/* nothing SLOW or AMBG: only the change plot */
+	rows[0].verdict = KPT_V_FAST;
+	snprintf(dir, sizeof dir, "%s/diffplots2", tmpdir);
+	assert_int_equal(kpt_view_diff_plots(&df, dir, 1, &res, NULL), 0);
+	assert_int_equal(res.plots, 1);
+	snprintf(gp, sizeof gp, "%s/diff_runs.gp", dir);
+	assert_int_equal(access(gp, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_missing_gnuplot_is_unsupported_with_hint),
 		cmocka_unit_test(test_hung_gnuplot_is_killed_after_timeout),
 		cmocka_unit_test(test_failing_gnuplot_reports_its_message),
+		cmocka_unit_test(test_diff_plots_for_kptprof_diff),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
