@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd_diff.h"
 #include "kpt_cli.h"
 #include "kpt_diff_report.h"
+#include "kpt_gnuplot.h"
+#include "kpt_plot.h"
 
 static const char *const method_names[] = {
 	[KPT_DIFF_RULE] = "rule",
@@ -209,6 +212,48 @@ static int write_report(const char *path, report_fn fn, const struct kpt_diff *d
 	return rc;
 }
 
+/* The diff plots (viewer/kpt_plot.h) into dir: the scripts always, the
+ * PNGs when gnuplot is installed. A plot with nothing to show is skipped. */
+static int write_plots(const char *dir, const struct kpt_diff *df, struct kpt_diag *d)
+{
+	static const struct {
+		const char *stem;
+		int (*fn)(const struct kpt_diff *, const char *, const char *, struct kpt_diag *);
+	} plots[] = {
+		{ "diff-change", kpt_plot_diff_change },
+		{ "diff-runs", kpt_plot_diff_runs },
+	};
+	int rendered = 0, scripts = 0;
+
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return kpt_diag_set(d, KPT_E_IO, "cannot make '%s': %s", dir, strerror(errno));
+	for (size_t i = 0; i < sizeof plots / sizeof plots[0]; i++) {
+		struct kpt_diag pd = { 0 };
+		int rc = plots[i].fn(df, dir, plots[i].stem, &pd);
+
+		if (rc == KPT_E_NOTFOUND)
+			continue;
+		if (rc < 0) {
+			*d = pd;
+			return rc;
+		}
+		scripts++;
+		rc = kpt_gnuplot_render(dir, plots[i].stem, 0, &pd);
+		if (rc == KPT_E_UNSUPPORTED) {
+			fprintf(stderr, "kptprof diff: %s; the plot scripts are in '%s'\n", pd.msg, dir);
+			break;
+		}
+		if (rc < 0) {
+			*d = pd;
+			return rc;
+		}
+		rendered++;
+	}
+	fprintf(stderr, "kptprof diff: %d plot script%s, %d picture%s in '%s'\n", scripts,
+		scripts == 1 ? "" : "s", rendered, rendered == 1 ? "" : "s", dir);
+	return 0;
+}
+
 int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc)
 {
 	struct kpt_diff *df = NULL;
@@ -239,6 +284,8 @@ int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct
 		goto fail;
 	if (dc->json && write_report(dc->json, kpt_diff_write_json, df, NULL, &ro, &d) < 0)
 		goto fail;
+	if (dc->plots && write_plots(dc->plots, df, &d) < 0)
+		goto fail;
 	rc = df->result == KPT_DIFF_REGRESSION ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
 	kpt_diff_destroy(df);
 	return rc;
@@ -258,11 +305,11 @@ int cmd_diff(int argc, char **argv)
 			kpt_diff_cli_release(&dc);
 			return kpt_cli_help("diff");
 		}
-		if (strcmp(argv[i], "--plots") == 0 || strncmp(argv[i], "--plots=", 8) == 0) {
-			kpt_diff_cli_release(&dc);
-			return kpt_cli_usage_error(argv[0], "--plots is not available in this build: 'kptprof view NEW --baseline BASE -o DIR' draws the diff plots");
-		}
-		rc = kpt_diff_cli_option(argc, argv, &i, &dc);
+		rc = kpt_cli_opt(argc, argv, &i, "--plots", &dc.plots);
+		if (rc == 0)
+			rc = kpt_diff_cli_option(argc, argv, &i, &dc);
+		else if (rc < 0)
+			rc = KPT_EXIT_ERROR;
 		if (rc == 1)
 			continue;
 		if (rc != 0) {

@@ -12,6 +12,7 @@ struct kpt_diff_cli {
 	int all;                             /* list SAME rows too */
 	int quiet;                           /* no terminal table */
 	uint32_t *runs_buf[2];               /* owned: parsed --base-runs/--new-runs */
+	const char *plots;                   /* --plots DIR (diff, gate): gnuplot scripts + PNGs */
 };
 
 /* Parses one diff option at argv[*i] (advancing *i past its value).

@@ -88,8 +88,9 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 		}
 		{
-			static const char *const names[] = { "--suite", "--baselines", "--from", "--runs", "-o" };
-			const char **dst[] = { &suite, &dir, &from, &runs, &keep };
+			static const char *const names[] = { "--suite", "--baselines", "--from", "--runs", "-o",
+							     "--plots" };
+			const char **dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots };
 			int hit = 0;
 
 			for (size_t j = 0; j < sizeof names / sizeof names[0] && !hit; j++) {

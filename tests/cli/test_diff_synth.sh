@@ -70,6 +70,14 @@ assert "| SLOW | FAST | AMBG | SAME | NEW | GONE |" in md
 assert "&lt;" in md and "<32" not in md  # template brackets escaped
 EOF
 
+# --plots: the gnuplot scripts always, the pictures when gnuplot is here.
+"$KPTPROF" diff "$T/base.kpt" "$T/slow.kpt" --base-runs 0-4 --new-runs 5-9 -q --plots "$T/plots" 2>/dev/null
+rc=$?; [ $rc -eq 1 ] || fail "--plots: exit $rc"
+[ -s "$T/plots/diff-change.gp" ] && [ -s "$T/plots/diff-runs.gp" ] || fail "--plots: no scripts"
+if command -v gnuplot >/dev/null; then
+	[ -s "$T/plots/diff-change.png" ] || fail "--plots: no picture"
+fi
+
 # A/A from disjoint runs of one file: no regression.
 "$KPTPROF" diff "$T/base.kpt" "$T/base.kpt" --base-runs 0-4 --new-runs 5-9 -q
 rc=$?; [ $rc -eq 0 ] || fail "A/A runs 0-4 vs 5-9: exit $rc"
