@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# kptprof diff on the real recordings committed under tests/data (made on an
+# H100): each against itself gives no SLOW and exit 0, JSON and JUnit parse;
+# against a recording of another GPU model, exit 2. Skips when there are none.
+set -u
+shopt -s nullglob
+files=("${KPT_DATA:?}"/*.kpt)
+[ ${#files[@]} -gt 0 ] || { echo "skip: no recordings in $KPT_DATA"; exit 77; }
+command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
+T=$(mktemp -d /tmp/kpt-test-diff-real.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+for f in "${files[@]}"; do
+	"$KPTPROF" diff "$f" "$f" --json "$T/d.json" --junit "$T/d.xml" --markdown "$T/d.md" >"$T/d.txt"
+	rc=$?; [ $rc -eq 0 ] || fail "$(basename "$f") vs itself: exit $rc"
+	python3 - "$T/d.json" "$T/d.xml" <<'PY' || fail "$(basename "$f"): reports"
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+assert d["result"] == "ok"
+assert d["counts"]["SLOW"] == 0 and d["counts"]["FAST"] == 0
+assert len(d["keys"]) > 0
+assert all(k["change_pct"] == 0 for k in d["keys"] if k["change_pct"] is not None)
+cases = ET.parse(sys.argv[2]).getroot().findall(".//testcase")
+assert len(cases) == len(d["keys"])
+assert not any(c.find("failure") is not None for c in cases)
+PY
+	grep -q "no regression" "$T/d.md" || fail "$(basename "$f"): Markdown headline"
+done
+
+SYNTH=${KPT_BUILD:?}/kpt-synth
+if [ -x "$SYNTH" ]; then
+	"$SYNTH" -o "$T/a100.kpt" --runs 2 --gpu "NVIDIA A100-SXM4-80GB" || fail "kpt-synth"
+	"$KPTPROF" diff "${files[0]}" "$T/a100.kpt" 2>"$T/err"
+	rc=$?; [ $rc -eq 2 ] || fail "real H100 vs A100: exit $rc, want 2"
+	grep -q "different GPU models" "$T/err" || fail "mismatch message: $(cat "$T/err")"
+fi
+echo ok
