@@ -1,6 +1,7 @@
 /* kpt_timeline.c - per-pixel-column timeline aggregation and drawing (see
  * kpt_timeline.h). */
 #include "kpt_timeline.h"
+#include "kpt_range_index.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -624,88 +625,16 @@ int kpt_timeline_add_memops(struct kpt_timeline *tl, const struct kpt_memop *row
 	return 0;
 }
 
-/* Range id -> row index. Ids are usually dense (a file's ranges numbered
- * 0..n-1 in any order): then a direct table, O(n); else a sorted copy and
- * binary search, O(n log n). */
-struct range_index {
-	uint32_t min_id;
-	uint32_t *direct;           /* [span] row index or UINT32_MAX; NULL: sorted */
-	size_t span;
-	struct id_index {
-		uint32_t id, idx;
-	} *sorted;
-	size_t n;
-};
-
-static int cmp_id_index(const void *a, const void *b)
-{
-	const struct id_index *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int range_index_build(struct range_index *ri, const struct kpt_range *rows, size_t n)
-{
-	uint32_t lo = UINT32_MAX, hi = 0;
-
-	memset(ri, 0, sizeof *ri);
-	ri->n = n;
-	for (size_t i = 0; i < n; i++) {
-		lo = rows[i].id < lo ? rows[i].id : lo;
-		hi = rows[i].id > hi ? rows[i].id : hi;
-	}
-	ri->min_id = lo;
-	if ((uint64_t)hi - lo < 2 * (uint64_t)n) {
-		ri->span = (size_t)(hi - lo) + 1;
-		ri->direct = malloc(ri->span * sizeof *ri->direct);
-		if (!ri->direct)
-			return KPT_E_NOMEM;
-		memset(ri->direct, 0xff, ri->span * sizeof *ri->direct);
-		for (size_t i = 0; i < n; i++)
-			ri->direct[rows[i].id - lo] = (uint32_t)i;
-		return 0;
-	}
-	ri->sorted = malloc(n * sizeof *ri->sorted);
-	if (!ri->sorted)
-		return KPT_E_NOMEM;
-	for (size_t i = 0; i < n; i++) {
-		ri->sorted[i].id = rows[i].id;
-		ri->sorted[i].idx = (uint32_t)i;
-	}
-	qsort(ri->sorted, n, sizeof *ri->sorted, cmp_id_index);
-	return 0;
-}
-
-static long range_index_find(const struct range_index *ri, uint32_t id)
-{
-	size_t lo = 0, hi = ri->n;
-
-	if (ri->direct) {
-		if (id < ri->min_id || id - ri->min_id >= ri->span)
-			return -1;
-		return ri->direct[id - ri->min_id] == UINT32_MAX ? -1 : (long)ri->direct[id - ri->min_id];
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ri->sorted[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ri->n && ri->sorted[lo].id == id ? (long)ri->sorted[lo].idx : -1;
-}
-
 int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *rows,
 			    size_t n, struct kpt_diag *d)
 {
-	struct range_index ri;
+	struct kpt_range_index ri;
 	int8_t *depth;
 
 	if (n == 0)
 		return 0;
 	depth = malloc(n);
-	if (!depth || range_index_build(&ri, rows, n) != 0) {
+	if (!depth || kpt_range_index_build(&ri, rows, n) != 0) {
 		free(depth);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory for the timeline");
 	}
@@ -719,7 +648,7 @@ int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *row
 
 		while (j >= 0 && depth[j] < 0 && len < TL_DEPTH_CAP) {
 			chain[len++] = (size_t)j;
-			j = rows[j].parent == KPT_NONE ? -1 : range_index_find(&ri, rows[j].parent);
+			j = rows[j].parent == KPT_NONE ? -1 : kpt_range_index_find(&ri, rows[j].parent);
 		}
 		if (j >= 0)
 			base = depth[j] >= 0 ? depth[j] : TL_DEPTH_CAP - 1;
@@ -728,8 +657,7 @@ int kpt_timeline_add_ranges(struct kpt_timeline *tl, const struct kpt_range *row
 			depth[chain[k]] = (int8_t)base;
 		}
 	}
-	free(ri.direct);
-	free(ri.sorted);
+	kpt_range_index_release(&ri);
 	for (size_t i = 0; i < n; i++) {
 		const struct kpt_range *r = &rows[i];
 		struct tl_range_row *row;
@@ -1236,7 +1164,7 @@ fail:
 
 /* Is range idx (or an enclosing one) the range target? Memoised in in[]
  * (-1 unknown, 0 no, 1 yes); chains longer than TL_DEPTH_CAP count as no. */
-static int inside_range(const struct kpt_range *rows, const struct range_index *ri, int8_t *in,
+static int inside_range(const struct kpt_range *rows, const struct kpt_range_index *ri, int8_t *in,
 			long idx, long target)
 {
 	long chain[TL_DEPTH_CAP];
@@ -1249,7 +1177,7 @@ static int inside_range(const struct kpt_range *rows, const struct range_index *
 			break;
 		}
 		chain[len++] = j;
-		j = rows[j].parent == KPT_NONE ? -1 : range_index_find(ri, rows[j].parent);
+		j = rows[j].parent == KPT_NONE ? -1 : kpt_range_index_find(ri, rows[j].parent);
 	}
 	if (j >= 0 && !ans && len < TL_DEPTH_CAP)
 		ans = in[j] > 0;
@@ -1264,7 +1192,7 @@ int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uin
 	const struct kpt_range *rng;
 	struct kpt_kernel_cursor *cur = NULL;
 	const struct kpt_kernel *rows;
-	struct range_index ri = { 0 };
+	struct kpt_range_index ri = { 0 };
 	uint32_t proc = KPT_NONE;
 	long first = -1, second = -1;
 	uint64_t t0 = UINT64_MAX, t1 = 0;
@@ -1298,7 +1226,7 @@ int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uin
 		first = second;
 	*ordinal = second >= 0 ? 1 : 0;
 	in = malloc(nrng);
-	if (!in || range_index_build(&ri, rng, nrng) != 0) {
+	if (!in || kpt_range_index_build(&ri, rng, nrng) != 0) {
 		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -1311,7 +1239,7 @@ int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uin
 
 			if (rows[i].range == KPT_NONE || rows[i].process != rng[first].process)
 				continue;
-			idx = range_index_find(&ri, rows[i].range);
+			idx = kpt_range_index_find(&ri, rows[i].range);
 			if (idx < 0 || !inside_range(rng, &ri, in, idx, first))
 				continue;
 			t0 = rows[i].start_ns < t0 ? rows[i].start_ns : t0;
@@ -1329,8 +1257,7 @@ int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uin
 	rc = 0;
 out:
 	free(in);
-	free(ri.direct);
-	free(ri.sorted);
+	kpt_range_index_release(&ri);
 	return rc;
 }
 

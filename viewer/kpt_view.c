@@ -19,6 +19,7 @@
 #include "kpt_gnuplot.h"
 #include "kpt_html.h"
 #include "kpt_plot.h"
+#include "kpt_range_index.h"
 #include "kpt_summary.h"
 #include "kpt_timeline.h"
 
@@ -154,59 +155,92 @@ static FILE *open_out(struct view *v, const char *name, struct kpt_diag *d)
  * their GPU time per iteration: the kernel time under the workload's NVTX
  * range (summary by range: the path is the workload or starts with it),
  * divided by the number of `kpt:iter` ranges directly inside a range of
- * that name (or by the workload range's count when there is none). */
+ * that name (or by the number of such ranges when there is none).
+ * O(ranges + strings x workloads). */
+struct range_counts {
+	double *named;              /* [string id] ranges with that name */
+	double *iters;              /* [string id] kpt:iter ranges whose parent has that name */
+	uint32_t nstr;
+};
+
+static int count_ranges(struct view *v, struct range_counts *rc, struct kpt_diag *d)
+{
+	const struct kpt_range *rng;
+	struct kpt_range_index ri;
+	uint32_t iter_id = KPT_NONE;
+	size_t n;
+	int err;
+
+	if ((err = kpt_file_ranges(v->f, &rng, &n, d)) < 0)
+		return err;
+	rc->nstr = kpt_file_string_count(v->f);
+	for (uint32_t s = 0; s < rc->nstr && iter_id == KPT_NONE; s++)
+		if (strcmp(kpt_file_string(v->f, s), KPT_SUMMARY_ITER_RANGE) == 0)
+			iter_id = s;
+	rc->named = calloc(rc->nstr + 1, sizeof *rc->named);
+	rc->iters = calloc(rc->nstr + 1, sizeof *rc->iters);
+	if (!rc->named || !rc->iters || kpt_range_index_build(&ri, rng, n) != 0)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		long p;
+
+		if (rng[i].name >= rc->nstr)
+			continue;
+		rc->named[rng[i].name]++;
+		if (rng[i].name != iter_id || rng[i].parent == KPT_NONE)
+			continue;
+		p = kpt_range_index_find(&ri, rng[i].parent);
+		if (p >= 0 && rng[p].name < rc->nstr)
+			rc->iters[rng[p].name]++;
+	}
+	kpt_range_index_release(&ri);
+	return 0;
+}
+
 static int gather_roofline(struct view *v, struct kpt_diag *d)
 {
+	struct range_counts cnt = { 0 };
 	const struct kpt_meta_kv *kv;
-	const struct kpt_range *rng;
-	size_t nkv, nrng;
-	int rc;
+	size_t nkv;
+	int rc, counted = 0;
 
-	if ((rc = kpt_file_meta(v->f, &kv, &nkv, d)) < 0 || (rc = kpt_file_ranges(v->f, &rng, &nrng, d)) < 0)
+	if ((rc = kpt_file_meta(v->f, &kv, &nkv, d)) < 0)
 		return rc;
 	v->roof = calloc(nkv ? nkv : 1, sizeof *v->roof);
 	if (!v->roof)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	for (size_t i = 0; i < nkv; i++) {
-		const char *k = kv[i].key, *dot;
-		char *name, bkey[1024];
-		const char *bytes;
-		double total = 0, iters = 0, wl_ranges = 0;
+		const char *k = kv[i].key, *dot, *bytes;
+		char *name, *bkey;
+		double total = 0, iters = 0;
 		size_t len;
 
 		if (strncmp(k, "workload.", 9) != 0 || !(dot = strrchr(k, '.')) || strcmp(dot, ".flops") != 0 ||
 		    dot <= k + 9)
 			continue;
+		if (!counted && (rc = count_ranges(v, &cnt, d)) < 0)
+			goto out;
+		counted = 1;
 		len = (size_t)(dot - (k + 9));
 		name = strndup(k + 9, len);
-		if (!name)
-			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-		snprintf(bkey, sizeof bkey, "workload.%s.bytes", name);
+		if (!name || asprintf(&bkey, "workload.%s.bytes", name) < 0) {
+			free(name);
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+			goto out;
+		}
 		bytes = kpt_file_meta_get(v->f, bkey);
+		free(bkey);
 		for (size_t r = 0; r < v->by_range->n; r++) {
 			const char *p = v->by_range->rows[r].name;
 
 			if (strncmp(p, name, len) == 0 && (p[len] == '\0' || p[len] == '/'))
 				total += (double)v->by_range->rows[r].total_ns;
 		}
-		for (size_t r = 0; r < nrng; r++) {
-			const char *rn = kpt_file_string(v->f, rng[r].name);
-
-			if (rn && strcmp(rn, name) == 0)
-				wl_ranges++;
-			if (rn && strcmp(rn, KPT_SUMMARY_ITER_RANGE) == 0 && rng[r].parent != KPT_NONE) {
-				/* parent ids are not indexes: find it (ranges are few) */
-				for (size_t q = 0; q < nrng; q++)
-					if (rng[q].id == rng[r].parent) {
-						const char *pn = kpt_file_string(v->f, rng[q].name);
-
-						iters += pn && strcmp(pn, name) == 0;
-						break;
-					}
+		for (uint32_t s = 0; s < cnt.nstr; s++)
+			if (strcmp(kpt_file_string(v->f, s), name) == 0) {
+				iters = cnt.iters[s] > 0 ? cnt.iters[s] : cnt.named[s];
+				break;
 			}
-		}
-		if (iters == 0)
-			iters = wl_ranges;
 		if (!bytes || total <= 0 || iters <= 0) {
 			free(name);
 			continue;
@@ -217,7 +251,11 @@ static int gather_roofline(struct view *v, struct kpt_diag *d)
 		v->roof[v->nroof].ns = total / iters;
 		v->nroof++;
 	}
-	return 0;
+	rc = 0;
+out:
+	free(cnt.named);
+	free(cnt.iters);
+	return rc;
 }
 
 static int gather(struct view *v, struct kpt_diag *d)
