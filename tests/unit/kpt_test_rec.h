@@ -19,7 +19,10 @@
 #define KPT_TEST_REC_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kpt_format.h"
 
@@ -42,7 +45,7 @@ static const struct {
 #define N_TEST_KERNELS (sizeof test_kernels / sizeof test_kernels[0])
 
 /* Writes the recording to path; returns 0 or a negative kpt_err. */
-static int write_test_recording(const char *path)
+static inline int write_test_recording(const char *path)
 {
 	struct kpt_writer *w;
 	struct kpt_diag d;
@@ -128,6 +131,39 @@ static int write_test_recording(const char *path)
 		rc = kpt_writer_commit(w, &d);
 	kpt_writer_destroy(w);
 	return rc;
+}
+
+/* cmocka group fixture: the recording written to a per-process file and
+ * opened; *state is a struct rec_fixture. */
+struct rec_fixture {
+	char path[64];
+	struct kpt_file *f;
+};
+
+static inline int rec_setup(void **state)
+{
+	struct rec_fixture *fx = calloc(1, sizeof *fx);
+	struct kpt_diag d;
+
+	if (!fx)
+		return -1;
+	snprintf(fx->path, sizeof fx->path, "kpt_test_rec.%d.kpt", (int)getpid());
+	if (write_test_recording(fx->path) < 0 || kpt_file_open(fx->path, &fx->f, &d) < 0) {
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static inline int rec_teardown(void **state)
+{
+	struct rec_fixture *fx = *state;
+
+	kpt_file_close(fx->f);
+	unlink(fx->path);
+	free(fx);
+	return 0;
 }
 
 #endif

@@ -19,37 +19,10 @@
 #include <jansson.h>
 #endif
 
-struct fixture {
-	char path[64];
-	struct kpt_file *f;
-};
-
-static int setup(void **state)
-{
-	struct fixture *fx = calloc(1, sizeof *fx);
-	struct kpt_diag d;
-
-	snprintf(fx->path, sizeof fx->path, "test_export.%d.kpt", (int)getpid());
-	if (write_test_recording(fx->path) < 0 || kpt_file_open(fx->path, &fx->f, &d) < 0)
-		return -1;
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
-
-	kpt_file_close(fx->f);
-	unlink(fx->path);
-	free(fx);
-	return 0;
-}
-
 /* The export of the fixture in fmt, as a malloc'd string. */
 static char *export_text(void **state, enum kpt_export_format fmt)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -129,7 +102,7 @@ static void test_csv_has_one_row_per_kernel_and_memop(void **state)
 
 static void test_export_to_path_replaces_the_file_atomically(void **state)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	char dir[64], path[128];
 	struct kpt_diag d;
 	struct stat st;
@@ -158,7 +131,7 @@ static void test_export_to_path_replaces_the_file_atomically(void **state)
 
 static void test_export_to_unwritable_path_fails_and_leaves_nothing(void **state)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	struct kpt_diag d;
 	struct stat st;
 
@@ -169,7 +142,7 @@ static void test_export_to_unwritable_path_fails_and_leaves_nothing(void **state
 
 static void test_write_error_is_reported(void **state)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	FILE *full = fopen("/dev/full", "w");
 	struct kpt_diag d;
 
@@ -402,5 +375,5 @@ int main(void)
 		cmocka_unit_test(test_json_export_has_every_record),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, rec_setup, rec_teardown);
 }

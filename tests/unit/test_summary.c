@@ -15,36 +15,9 @@
 #include "kpt_summary.h"
 #include "kpt_test_rec.h"
 
-struct fixture {
-	char path[64];
-	struct kpt_file *f;
-};
-
-static int setup(void **state)
-{
-	struct fixture *fx = calloc(1, sizeof *fx);
-	struct kpt_diag d;
-
-	snprintf(fx->path, sizeof fx->path, "test_summary.%d.kpt", (int)getpid());
-	if (write_test_recording(fx->path) < 0 || kpt_file_open(fx->path, &fx->f, &d) < 0)
-		return -1;
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
-
-	kpt_file_close(fx->f);
-	unlink(fx->path);
-	free(fx);
-	return 0;
-}
-
 static struct kpt_summary *summarize(void **state, enum kpt_summary_by by, uint32_t device)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	struct kpt_summary_opts o = { .by = by, .device = device };
 	struct kpt_summary *s = NULL;
 	struct kpt_diag d;
@@ -108,7 +81,7 @@ static void test_durations_are_sorted_and_complete(void **state)
 
 static void test_all_devices_by_default(void **state)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	struct kpt_summary *s = NULL;
 	struct kpt_diag d;
 
@@ -155,7 +128,7 @@ static void test_by_range_groups_paths_across_iterations(void **state)
 
 static void test_rejects_unknown_grouping(void **state)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	struct kpt_summary_opts o = { .by = (enum kpt_summary_by)9, .device = KPT_NONE };
 	struct kpt_summary *s = (struct kpt_summary *)&o;
 	struct kpt_diag d;
@@ -188,7 +161,7 @@ static void test_empty_recording_has_no_rows(void **state)
 
 static void test_env_summary_per_device(void **state)
 {
-	struct fixture *fx = *state;
+	struct rec_fixture *fx = *state;
 	struct kpt_env_summary *e;
 	size_t n;
 	struct kpt_diag d;
@@ -242,5 +215,5 @@ int main(void)
 		cmocka_unit_test(test_throttle_format_names_bits),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, rec_setup, rec_teardown);
 }
