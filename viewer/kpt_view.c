@@ -594,15 +594,11 @@ static void figure(FILE *out, const struct view *v, const char *stem)
 		} else if (p->written) {
 			fprintf(out, "<p class=\"note\">");
 			esc(out, p->caption);
-			fprintf(out, ": not rendered%s%s; the script is <a href=\"%s.gp\">%s.gp</a> "
-				     "(run <code>gnuplot %s.gp</code> in this folder).</p>\n",
-				p->why[0] ? ": " : (v->gnuplot_missing ? ": gnuplot is not installed" : ""),
-				"", p->stem, p->stem, p->stem);
-			if (p->why[0]) {
-				fprintf(out, "<p class=\"sub\">");
-				esc(out, p->why);
-				fprintf(out, "</p>\n");
-			}
+			fprintf(out, ": not drawn (");
+			esc(out, p->why[0] ? p->why : v->gnuplot_missing ? "gnuplot is not installed" :
+				 "gnuplot was not run: --no-gnuplot");
+			fprintf(out, "); the script is <a href=\"%s.gp\">%s.gp</a> (run <code>gnuplot %s.gp</code> in this folder).</p>\n",
+				p->stem, p->stem, p->stem);
 		} else {
 			fprintf(out, "<p class=\"note\">");
 			esc(out, p->caption);
@@ -621,8 +617,8 @@ static void key_config(FILE *out, const struct kpt_diff_row *r)
 		fprintf(out, "</span>");
 	}
 	if (!r->loose && (r->grid[0] || r->block[0]))
-		fprintf(out, "<br><span class=\"sub\">grid (%u,%u,%u) block (%u,%u,%u)%s</span>", r->grid[0],
-			r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2], "");
+		fprintf(out, "<br><span class=\"sub\">grid (%u,%u,%u) block (%u,%u,%u)</span>", r->grid[0],
+			r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2]);
 	if (r->ordinal)
 		fprintf(out, "<span class=\"sub\"> launch #%u</span>", r->ordinal);
 	if (r->loose)
