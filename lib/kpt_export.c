@@ -298,6 +298,7 @@ struct chrome {
 	struct track_set tracks;
 	uint64_t base_ns;
 	uint64_t stride;            /* pids per recorded process: host + devices */
+	int has_api;                /* runtime/driver events: draw launch flows */
 };
 
 /* pid of a recorded process's host track and of its device tracks. */
@@ -397,6 +398,28 @@ static void slice_head(struct chrome *c, const char *cat, const char *name, uint
 	kpt_json_ns_as_us(j, (int64_t)span_ns(start, end));
 }
 
+/* Flow arrows from a launching API call to its kernel or memop, as Kineto
+ * draws them ("ac2g"); ids joined with the process, as correlation ids are
+ * per process. Only written when the file has API events (record --api). */
+static void flow_event(struct chrome *c, const char *ph, uint32_t proc, uint32_t corr,
+		       uint64_t pid, uint64_t tid, uint64_t t)
+{
+	struct kpt_json *j = c->j;
+
+	kpt_json_begin_object(j);
+	kpt_json_kv_str(j, "ph", ph);
+	kpt_json_kv_str(j, "cat", "ac2g");
+	kpt_json_kv_str(j, "name", "ac2g");
+	kpt_json_kv_u64(j, "id", (uint64_t)proc << 32 | corr);
+	kpt_json_kv_u64(j, "pid", pid);
+	kpt_json_kv_u64(j, "tid", tid);
+	kpt_json_key(j, "ts");
+	kpt_json_ns_as_us(j, (int64_t)(t - c->base_ns));
+	if (ph[0] == 'f')
+		kpt_json_kv_str(j, "bp", "e");
+	kpt_json_end_object(j);
+}
+
 static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 {
 	struct kpt_json *j = c->j;
@@ -420,6 +443,8 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 	}
 	kpt_json_end_object(j);
 	kpt_json_end_object(j);
+	if (c->has_api && k->correlation)
+		flow_event(c, "f", k->process, k->correlation, pid, k->stream, k->start_ns);
 	return 0;
 }
 
@@ -448,6 +473,8 @@ static int chrome_memop(struct chrome *c, const struct kpt_memop *m)
 	kpt_json_kv_u64(j, "device", m->device);
 	kpt_json_end_object(j);
 	kpt_json_end_object(j);
+	if (c->has_api && m->correlation)
+		flow_event(c, "f", m->process, m->correlation, pid, m->stream, m->start_ns);
 	return 0;
 }
 
@@ -509,6 +536,8 @@ static int chrome_event(struct chrome *c, const struct kpt_event *e)
 		kpt_json_kv_u64(j, "stream", e->stream);
 	kpt_json_end_object(j);
 	kpt_json_end_object(j);
+	if (e->kind != KPT_EVENT_SYNC && e->correlation)
+		flow_event(c, "s", e->process, e->correlation, pid, e->thread, e->start_ns);
 	return 0;
 }
 
@@ -586,6 +615,8 @@ static int chrome_scan(struct chrome *c, struct kpt_diag *d)
 		lower(&base, c->t.env[i].t_ns);
 		maxdev = c->t.env[i].device > maxdev ? c->t.env[i].device : maxdev;
 	}
+	for (size_t i = 0; i < c->t.nevents; i++)
+		c->has_api |= c->t.events[i].kind != KPT_EVENT_SYNC;
 	c->base_ns = base == UINT64_MAX ? 0 : base;
 	c->stride = (uint64_t)maxdev + 2;
 	return rc;
@@ -813,6 +844,26 @@ static void json_range(struct kpt_json *j, struct names *nm, const struct kpt_ra
 	kpt_json_end_object(j);
 }
 
+static void json_event(struct kpt_json *j, struct names *nm, const struct kpt_event *e)
+{
+	kpt_json_begin_object(j);
+	kpt_json_kv_str(j, "kind", e->kind < sizeof event_cats / sizeof event_cats[0] && event_cats[e->kind]
+			? event_cats[e->kind] : "cuda");
+	kpt_json_kv_u64(j, "sub", e->sub);
+	if (e->name != KPT_NONE)
+		kpt_json_kv_str(j, "name", raw_name(nm, e->name));
+	kpt_json_kv_u64(j, "start_ns", e->start_ns);
+	kpt_json_kv_u64(j, "end_ns", e->end_ns);
+	kpt_json_kv_u64(j, "process", e->process);
+	kpt_json_kv_u64(j, "thread", e->thread);
+	if (e->device != KPT_NONE)
+		kpt_json_kv_u64(j, "device", e->device);
+	if (e->stream != KPT_NONE)
+		kpt_json_kv_u64(j, "stream", e->stream);
+	kpt_json_kv_u64(j, "correlation", e->correlation);
+	kpt_json_end_object(j);
+}
+
 static void json_env(struct kpt_json *j, const struct kpt_env_sample *s)
 {
 	kpt_json_begin_object(j);
@@ -888,6 +939,11 @@ static int export_json(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 		kpt_json_begin_array(&j);
 		for (size_t i = 0; i < t.nranges; i++)
 			json_range(&j, &nm, &t.ranges[i]);
+		kpt_json_end_array(&j);
+		kpt_json_key(&j, "events");
+		kpt_json_begin_array(&j);
+		for (size_t i = 0; i < t.nevents; i++)
+			json_event(&j, &nm, &t.events[i]);
 		kpt_json_end_array(&j);
 		kpt_json_key(&j, "env");
 		kpt_json_begin_array(&j);

@@ -20,7 +20,9 @@
  * - NVTX ranges as slices (category "nvtx") on their host thread's track,
  *   marks as instant events; ranges never closed are left out;
  * - synchronisation and API events (category "cuda_sync"/"cuda_runtime"/
- *   "cuda_driver") on their host thread;
+ *   "cuda_driver") on their host thread, and when there are API events,
+ *   flow arrows (category "ac2g", as Kineto) from each launching call to its
+ *   kernel or memop;
  * - NVML samples as counter tracks (SM clock, temperature, power) per device.
  * "ts" and "dur" are microseconds with three decimals (exact ns), relative to
  * "baseTimeNanoseconds" (the earliest timestamp in the file): absolute CUPTI
@@ -32,7 +34,7 @@
  * per memop; columns in kpt_export.c (csv_columns), names demangled.
  *
  * JSON (KPT_EXPORT_JSON): one object: format_version, meta, devices,
- * processes, counts, then every kernel, memop, range and env sample with
+ * processes, counts, then every memop, range, event, env sample and kernel with
  * all its fields (kernel names both as stored and demangled).
  */
 #ifndef KPT_EXPORT_H

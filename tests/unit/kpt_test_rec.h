@@ -12,6 +12,8 @@
  * Memops: one 1 MiB pinned HtoD copy of 1000 ns; one memset.
  * Env: device 0: SM 1980/1755/1980 MHz, 40/45/50 C, 100/200/300 W,
  *   throttle 0, sw_power_cap, gpu_idle; device 1: one sample.
+ * Events: cudaLaunchKernel (correlation 40, the first kernel) and a sync,
+ *   both on process 0, thread 11.
  * Meta: command "app --x", host "box", time "2026-11-21T00:00:00Z".
  * Drops: 7 records in process 1.
  */
@@ -126,6 +128,18 @@ static inline int write_test_recording(const char *path)
 			{ T0 + 40, 1, 1, 2040, 6251, 60, 70000, 0 },
 		};
 		rc = kpt_writer_env(w, e, 4, &d);
+	}
+	if (rc >= 0) {
+		uint32_t launch;
+		struct kpt_event ev[] = {
+			{ T0 + 980, T0 + 995, KPT_EVENT_RUNTIME, 211, 0, 0, 0, 7, 40, 11 },
+			{ T0 + 7000, T0 + 7100, KPT_EVENT_SYNC, 3, KPT_NONE, 0, 0, KPT_NONE, 0, 11 },
+		};
+
+		rc = kpt_writer_intern_cstr(w, "cudaLaunchKernel", &launch, &d);
+		ev[0].name = launch;
+		if (rc >= 0)
+			rc = kpt_writer_events(w, ev, 2, &d);
 	}
 	if (rc >= 0)
 		rc = kpt_writer_commit(w, &d);
