@@ -322,6 +322,7 @@ static void meta_event(struct chrome *c, const char *what, uint64_t pid, uint64_
 	kpt_json_kv_str(j, "name", what);
 	kpt_json_kv_u64(j, "pid", pid);
 	kpt_json_kv_u64(j, "tid", tid);
+	kpt_json_kv_u64(j, "ts", 0);    /* not needed by the format; some readers want it */
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
 	if (name)
