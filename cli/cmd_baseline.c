@@ -211,8 +211,8 @@ static int bl_update(struct bl_args *a)
 	struct kpt_counts c;
 	const struct kpt_device *dev;
 	size_t n;
-	char slug[256], path[2 * PATH_MAX], sub[PATH_MAX + 256];
-	const char *suite = a->suite;
+	char slug[256], path[2 * PATH_MAX], sub[PATH_MAX + 256], suite[256];
+	const char *meta_suite;
 
 	if (a->npos != 1)
 		return kpt_cli_usage_error("baseline", "update needs the recording: kptprof baseline update FILE");
@@ -232,12 +232,13 @@ static int bl_update(struct bl_args *a)
 				"hint: record it with --runs 5\n", a->pos[0], c.runs);
 		return KPT_EXIT_ERROR;
 	}
-	if (!suite)
-		suite = kpt_file_meta_get(f, "suite");
-	if (!suite || !suite[0] || strchr(suite, '/')) {
+	meta_suite = a->suite ? a->suite : kpt_file_meta_get(f, "suite");
+	if (!meta_suite || !meta_suite[0] || strchr(meta_suite, '/') ||
+	    strlen(meta_suite) >= sizeof suite) {
 		kpt_file_close(f);
-		return kpt_cli_usage_error("baseline", "'%s' names no suite: pass --suite NAME", a->pos[0]);
+		return kpt_cli_usage_error("baseline", "'%s' names no usable suite: pass --suite NAME", a->pos[0]);
 	}
+	snprintf(suite, sizeof suite, "%s", meta_suite); /* meta dies with f */
 	snprintf(slug, sizeof slug, "%s", dev[0].slug);
 	kpt_file_close(f);
 	if (snprintf(sub, sizeof sub, "%s/%s", a->dir, slug) >= (int)sizeof sub ||

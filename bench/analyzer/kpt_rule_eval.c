@@ -339,5 +339,7 @@ int main(int argc, char **argv)
 	kpt_diff_side_destroy(e.null);
 	for (int i = 0; i < e.nplanted; i++)
 		kpt_diff_side_destroy(e.planted[i].side);
+	for (int t = 0; t < e.ntargets; t++)
+		free((char *)e.targets[t].label);
 	return rc < 0 ? 2 : 0;
 }
