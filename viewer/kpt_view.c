@@ -43,7 +43,8 @@ struct fam_total {
 struct view {
 	const struct kpt_view_opts *o;
 	const char *path;           /* the recording */
-	char *tmp;                  /* DIR.tmp-<pid> */
+	char *dir;                  /* DIR without trailing '/' */
+	char *tmp;                  /* DIR.tmp-XXXXXX (mkdtemp) */
 	struct kpt_file *f;
 	struct kpt_counts counts;
 	struct kpt_summary *by_kernel, *by_range;
@@ -1053,17 +1054,20 @@ static int write_marker(struct view *v, struct kpt_diag *d)
 	return 0;
 }
 
-/* Moves the finished tmp folder to dir, replacing a previous view there. */
+/* Moves the finished tmp folder to dir, replacing a previous view there:
+ * the old one is renamed onto a fresh empty DIR.old-XXXXXX first (rename
+ * replaces an empty folder), then removed. */
 static int publish(struct view *v, const char *dir, int exists, struct kpt_diag *d)
 {
 	char *old = NULL;
 	int rc = 0;
 
 	if (exists) {
-		if (asprintf(&old, "%s.old-%ld", dir, (long)getpid()) < 0)
+		if (asprintf(&old, "%s.old-XXXXXX", dir) < 0)
 			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-		if (rename(dir, old) != 0) {
+		if (!mkdtemp(old) || rename(dir, old) != 0) {
 			rc = kpt_diag_set(d, KPT_E_IO, "cannot move '%s' aside: %s", dir, strerror(errno));
+			rmdir(old);
 			free(old);
 			return rc;
 		}
@@ -1092,6 +1096,7 @@ static void view_release(struct view *v)
 		free((char *)v->roof[i].name);
 	free(v->roof);
 	free(v->ftot);
+	free(v->dir);
 	free(v->tmp);
 }
 
@@ -1108,22 +1113,30 @@ int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	v->o = o ? o : &defaults;
 	v->path = path;
+	/* "out/" names the folder "out": the siblings go beside it */
+	dir = v->dir = strdup(dir);
+	if (!v->dir) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t n = strlen(v->dir); n > 1 && v->dir[n - 1] == '/'; n--)
+		v->dir[n - 1] = '\0';
 	if ((exists = rc = check_target(dir, d)) < 0)
 		goto out;
-	if (asprintf(&v->tmp, "%s.tmp-%ld", dir, (long)getpid()) < 0) {
+	if (asprintf(&v->tmp, "%s.tmp-XXXXXX", dir) < 0) {
 		v->tmp = NULL;
 		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 		goto out;
 	}
-	rm_flat(v->tmp);            /* a leftover of a killed run with our pid */
-	if (mkdir(v->tmp, 0777) != 0) {
+	if (!mkdtemp(v->tmp)) {
 		rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", v->tmp, strerror(errno));
 		free(v->tmp);
 		v->tmp = NULL;
 		goto out;
 	}
-	if ((rc = gather(v, d)) < 0 || (rc = make_timeline(v, d)) < 0 || (rc = make_iter_timeline(v, d)) < 0 || (rc = make_plots(v, d)) < 0 ||
-	    (rc = make_trace(v, d)) < 0 || (rc = write_html(v, d)) < 0 || (rc = write_marker(v, d)) < 0)
+	if ((rc = gather(v, d)) < 0 || (rc = make_timeline(v, d)) < 0 || (rc = make_iter_timeline(v, d)) < 0 ||
+	    (rc = make_plots(v, d)) < 0 || (rc = make_trace(v, d)) < 0 || (rc = write_html(v, d)) < 0 ||
+	    (rc = write_marker(v, d)) < 0)
 		goto out;
 	rc = publish(v, dir, exists, d);
 	if (rc == 0 && res) {

@@ -6,7 +6,7 @@
  * lib/kpt_export.h) and a marker file .kptprof-view. With a baseline the
  * diff verdicts come first.
  *
- * Atomicity: everything is written into DIR.tmp-<pid> beside DIR and renamed
+ * Atomicity: everything is written into DIR.tmp-XXXXXX beside DIR and renamed
  * to DIR only when complete; on any failure that folder is removed and DIR
  * is untouched. An existing DIR is replaced only when it is empty or was
  * written by kpt_view_write (has the marker); any other DIR is refused
