@@ -7,7 +7,8 @@
 # (memory.copy.4MiB ~3 us, memory.copy.64MiB ~45 us, memory.copy.512MiB
 # ~350 us), unchanged, and 15 runs each with all three planted 2%, 5% and
 # 10% slower (kpt-workloads --plant: real extra work inside the kernel).
-# Then, offline, bench/analyzer/kpt-rule-eval draws A/A gates (M + M
+# Then, offline (bench/analyzer/rule_eval_gpu.sh, which can be rerun later
+# on the returned files), kpt-rule-eval draws A/A gates (M + M
 # distinct runs of the pool) and power gates (M pool runs vs M planted runs)
 # for M = 3 and 5, with the rule, the rule with Welch's t, and a pooled
 # Mann-Whitney U test. Keeps the recordings (small) for tests/data.
@@ -79,20 +80,10 @@ done
 	--markdown "$RES/example-diff.md" --json "$RES/example-diff.json" >"$RES/example-diff.txt" 2>&1
 M=3,5
 [ "$PLANT_RUNS" -lt 5 ] && M=3
-"$EVAL" --null "$RES/null.kpt" --planted "2:$RES/plant2.kpt" --planted "5:$RES/plant5.kpt" \
-	--planted "10:$RES/plant10.kpt" --target "short=memory.copy.4MiB" --target "mid=memory.copy.64MiB" \
-	--target "long=memory.copy.512MiB" --m "$M" --gates 40 --markdown "$RES/eval.md" >"$RES/eval.txt" 2>&1
+bash "$SRC/bench/analyzer/rule_eval_gpu.sh" "$BUILD" "$RES" "$M"
 rc=$?
 echo "eval rc=$rc $(elapsed)s" | tee -a "$RES/steps.txt"
 cat "$RES/eval.md"
-# A 1% threshold for kernels >= 10 us: what detection at 2% costs.
-"$EVAL" --threshold 1 --null "$RES/null.kpt" --planted "2:$RES/plant2.kpt" --planted "5:$RES/plant5.kpt" \
-	--planted "10:$RES/plant10.kpt" --target "short=memory.copy.4MiB" --target "mid=memory.copy.64MiB" \
-	--target "long=memory.copy.512MiB" --m "$M" --gates 40 --markdown "$RES/eval-thr1.md" >"$RES/eval-thr1.txt" 2>&1
-# The same without the NVML sample filter, to see what the filter changes.
-"$EVAL" --keep-throttled --null "$RES/null.kpt" --planted "2:$RES/plant2.kpt" --planted "5:$RES/plant5.kpt" \
-	--planted "10:$RES/plant10.kpt" --target "short=memory.copy.4MiB" --target "mid=memory.copy.64MiB" \
-	--target "long=memory.copy.512MiB" --m "$M" --gates 40 --markdown "$RES/eval-keep.md" >"$RES/eval-keep.txt" 2>&1
 
 for s in ${KPT_BASELINE_SUITES:-}; do
 	slug=$("$K" baseline path --from "$RES/null.kpt" --baselines "$RES/baselines" --suite "$s" 2>/dev/null)
