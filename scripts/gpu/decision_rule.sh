@@ -85,6 +85,18 @@ rc=$?
 echo "eval rc=$rc $(elapsed)s" | tee -a "$RES/steps.txt"
 cat "$RES/eval.md"
 
+# End to end on the GPU: a baseline of the quick suite, then `kptprof gate`
+# records the suite again (child `kptprof record`) and gates it: an A/A gate
+# of real, unchanged code, expected to exit 0.
+if [ "$(elapsed)" -lt $(( DEADLINE_S + 30 )) ]; then
+	t0=$(date +%s)
+	timeout 90 "$K" record --suite quick --runs 3 -o "$RES/quick-base.kpt" >"$RES/record-quick.log" 2>&1 &&
+		"$K" baseline update "$RES/quick-base.kpt" --baselines "$RES/bl" >>"$RES/record-quick.log" 2>&1 &&
+		timeout 90 "$K" gate --suite quick --runs 3 --baselines "$RES/bl" -o "$RES/quick-gate.kpt" \
+			--junit "$RES/gate.xml" --markdown "$RES/gate.md" --json "$RES/gate.json" >"$RES/gate.txt" 2>&1
+	echo "gate quick (A/A) rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
+fi
+
 for s in ${KPT_BASELINE_SUITES:-}; do
 	slug=$("$K" baseline path --from "$RES/null.kpt" --baselines "$RES/baselines" --suite "$s" 2>/dev/null)
 	mkdir -p "$(dirname "$slug")"
