@@ -36,6 +36,7 @@ struct gen {
 	int omit_softmax;
 	int extra_kernel;
 	int warmup;                       /* copy launches in a kpt:warmup range per run */
+	const char *driver;               /* NVML driver string (default "580.1") */
 	uint64_t seed;
 };
 
@@ -107,7 +108,7 @@ static void write_rec(const char *path, const struct gen *g)
 	dev.name = g->gpu;
 	dev.slug = slug;
 	dev.uuid = "";
-	dev.driver_string = "580.1";
+	dev.driver_string = g->driver ? g->driver : "580.1";
 	dev.driver_version = 13000;
 	dev.runtime_version = 13000;
 	dev.sm_count = 132;
@@ -521,6 +522,73 @@ static void test_warmup_kernels_are_skipped(void **state)
 	kpt_diff_destroy(df);
 }
 
+static void test_one_run_side_borrows_the_other_sides_noise(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	b = a;
+	b.runs = 1;
+	b.seed = 8;
+	b.slow = "copy";
+	b.slow_pct = 10;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->new_runs, 1);
+	assert_int_equal(r->verdict, KPT_V_SLOW);
+	assert_true(r->df == 4); /* from the 5 base runs */
+	assert_true(isnan(r->new_sd_pct));
+	kpt_diff_destroy(df);
+}
+
+static void test_keep_throttled_and_ignore_none(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	struct kpt_diff_opts o = { 0 };
+
+	gen_defaults(&a);
+	b = a;
+	b.throttle_run = 1;
+	b.throttle_bits = 0x4;
+	o.keep_throttled = 1;
+	df = diff2(*state, &a, &b, &o);
+	assert_int_equal(df->new_.dropped_throttle, 0);
+	kpt_diff_destroy(df);
+	b.throttle_bits = 0x1; /* idle: dropped only when no bit is ignored */
+	o.keep_throttled = 0;
+	o.throttle_ignore = KPT_DIFF_IGNORE_NONE;
+	df = diff2(*state, &a, &b, &o);
+	assert_true(df->new_.dropped_throttle > 0);
+	kpt_diff_destroy(df);
+}
+
+static void test_environment_differences_are_noted(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	int driver = 0, dropped = 0;
+
+	gen_defaults(&a);
+	b = a;
+	b.driver = "590.2";
+	b.low_clock_run = 0;
+	df = diff2(*state, &a, &b, NULL);
+	for (size_t i = 0; i < df->nnotes; i++) {
+		if (strcmp(df->notes[i].what, "driver") == 0) {
+			driver = 1;
+			assert_non_null(strstr(df->notes[i].text, "580.1 -> 590.2"));
+		}
+		if (strcmp(df->notes[i].what, "dropped") == 0 && strstr(df->notes[i].text, "new:"))
+			dropped = df->notes[i].severe;
+	}
+	assert_true(driver);
+	assert_true(dropped);
+	kpt_diff_destroy(df);
+}
+
 static void test_noisy_small_change_is_ambiguous_with_more_runs(void **state)
 {
 	struct gen a, b;
@@ -696,6 +764,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cycle_cross_check_follows_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_iter_ranges_each_process_is_one_iteration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warmup_kernels_are_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_run_side_borrows_the_other_sides_noise, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keep_throttled_and_ignore_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_environment_differences_are_noted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noisy_small_change_is_ambiguous_with_more_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_subsets_select_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pooled_u_flags_identical_code_with_run_noise, setup, teardown),
