@@ -395,7 +395,7 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		      uint32_t nk, const uint32_t *slots, uint32_t nslots,
 		      struct side_stats *st, double **pool, size_t *capp)
 {
-	double sum = 0, sumsq = 0, csum = 0;
+	double sum = 0, csum = 0;
 	int have_cyc = 1;
 	size_t npool = 0;
 
@@ -445,7 +445,6 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		st->runs++;
 		st->samples += cnt;
 		sum += log(med);
-		sumsq += log(med) * log(med);
 		if (cyc) {
 			double cm = kpt_median_f64(c->cbuf, cnt);
 
@@ -471,7 +470,6 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		}
 		st->sd_log = sqrt(ss / (st->runs - 1));
 	}
-	(void)sumsq;
 	if (pool)
 		st->pooled_median = npool ? kpt_median_f64(*pool, npool) : NAN;
 	return 0;

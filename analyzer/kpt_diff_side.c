@@ -155,7 +155,7 @@ static int load_env(struct loader *L)
 {
 	struct kpt_diff_side *s = L->s;
 	struct kpt_diff_env *e = &s->env;
-	size_t ng = (L->nprocs ? L->nprocs : 1) * L->ndev, nkeep = 0;
+	size_t ng = (L->nprocs ? L->nprocs : 1) * L->ndev;
 	uint32_t *count;
 	double *mhz, *temp;
 	size_t nthrottled = 0;
@@ -197,7 +197,6 @@ static int load_env(struct loader *L)
 			continue;
 		g = v->process * L->ndev + v->device;
 		L->env_order[L->groups[g].off + count[g]++] = (uint32_t)i;
-		nkeep++;
 	}
 	free(count);
 	/* Insertion sort per group: samples arrive nearly in time order. */
@@ -251,7 +250,6 @@ static int load_env(struct loader *L)
 	e->throttled_frac = (double)nthrottled / (double)L->nenv;
 	free(mhz);
 	free(temp);
-	(void)nkeep;
 	return 0;
 }
 
