@@ -14,6 +14,8 @@
 # Mann-Whitney U test. Keeps the recordings (small) for tests/data.
 # Budget: about 3 minutes on an H100; stops recording early at DEADLINE_S.
 #
+# Also writes copy_base.kpt / copy_plant10_512MiB.kpt (5 runs each) for
+# tests/data, and gates the quick suite end to end.
 # Optional: KPT_BASELINE_SUITES="default seed" also records those suites
 # with --runs 5 into $RES/baselines/<slug>/<suite>.kpt (several minutes).
 set -u -o pipefail
@@ -95,6 +97,19 @@ if [ "$(elapsed)" -lt $(( DEADLINE_S + 30 )) ]; then
 		timeout 90 "$K" gate --suite quick --runs 3 --baselines "$RES/bl" -o "$RES/quick-gate.kpt" \
 			--junit "$RES/gate.xml" --markdown "$RES/gate.md" --json "$RES/gate.json" >"$RES/gate.txt" 2>&1
 	echo "gate quick (A/A) rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
+fi
+
+# Small real recordings for the CPU tests (tests/data, tests/cli/test_diff_real.sh):
+# 5 runs unchanged, and 5 runs with only memory.copy.512MiB planted 10% slower.
+if [ "$(elapsed)" -lt $(( DEADLINE_S + 40 )) ]; then
+	t0=$(date +%s)
+	timeout 60 "$K" record --runs 5 -o "$RES/copy_base.kpt" -- "$KW" --iterations 20 --warmup 3 $WL \
+		>"$RES/record-copy_base.log" 2>&1 &&
+		timeout 60 "$K" record --runs 5 -o "$RES/copy_plant10_512MiB.kpt" -- "$KW" --iterations 20 \
+			--warmup 3 --plant memory.copy.512MiB=10 $WL >"$RES/record-copy_plant.log" 2>&1
+	echo "test recordings rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
+	"$K" diff "$RES/copy_base.kpt" "$RES/copy_plant10_512MiB.kpt" >"$RES/copy-diff.txt" 2>&1
+	echo "copy_base vs copy_plant10_512MiB: exit $? (want 1)" | tee -a "$RES/steps.txt"
 fi
 
 for s in ${KPT_BASELINE_SUITES:-}; do

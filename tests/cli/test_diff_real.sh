@@ -28,6 +28,23 @@ PY
 	grep -q "no regression" "$T/d.md" || fail "$(basename "$f"): Markdown headline"
 done
 
+# The planted pair from scripts/gpu/decision_rule.sh, when committed: only
+# memory.copy.512MiB is 10% slower (real extra work inside the kernel).
+if [ -s "$KPT_DATA/copy_base.kpt" ] && [ -s "$KPT_DATA/copy_plant10_512MiB.kpt" ]; then
+	"$KPTPROF" diff "$KPT_DATA/copy_base.kpt" "$KPT_DATA/copy_plant10_512MiB.kpt" --json "$T/p.json" \
+		--junit "$T/p.xml" >"$T/p.txt"
+	rc=$?; [ $rc -eq 1 ] || { cat "$T/p.txt"; fail "planted 10%: exit $rc, want 1"; }
+	python3 - "$T/p.json" "$T/p.xml" <<'PY' || fail "planted 10%: not exactly memory.copy.512MiB"
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+slow = [k for k in d["keys"] if k["verdict"] == "SLOW"]
+assert slow and all(k["workload"] == "memory.copy.512MiB" for k in slow), [(k["name"], k["workload"]) for k in slow]
+assert all(7 < k["change_pct"] < 14 for k in slow), [k["change_pct"] for k in slow]
+fails = [c for c in ET.parse(sys.argv[2]).getroot().findall(".//testcase") if c.find("failure") is not None]
+assert len(fails) == len(slow)
+PY
+fi
+
 SYNTH=${KPT_BUILD:?}/kpt-synth
 if [ -x "$SYNTH" ]; then
 	"$SYNTH" -o "$T/a100.kpt" --runs 2 --gpu "NVIDIA A100-SXM4-80GB" || fail "kpt-synth"
