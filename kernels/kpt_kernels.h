@@ -107,4 +107,7 @@ void kpt_fp8_gemm_destroy(struct kpt_fp8_gemm *g);
 }
 #endif
 
+#include "kpt_attention.h"
+#include "kpt_moe.h"
+
 #endif

@@ -5,6 +5,8 @@
 
 extern const struct kpt_wl_family kpt_wl_family_memory;
 extern const struct kpt_wl_family kpt_wl_family_fp8;
+extern const struct kpt_wl_family kpt_wl_family_attention;
+extern const struct kpt_wl_family kpt_wl_family_moe;
 
 /* The family list, in --list order.
  *
@@ -16,6 +18,8 @@ extern const struct kpt_wl_family kpt_wl_family_fp8;
 static const struct kpt_wl_family *const families[] = {
 	&kpt_wl_family_memory,
 	&kpt_wl_family_fp8,
+	&kpt_wl_family_attention,
+	&kpt_wl_family_moe,
 };
 
 static const struct kpt_wl_suite suites[] = {

@@ -260,12 +260,13 @@ static void moe_free(moe_inputs &in)
 	cudaFree(in.dx), cudaFree(in.dwg), cudaFree(in.dw1), cudaFree(in.dw2), cudaFree(in.dy);
 }
 
-static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens)
+static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens, int gtiles = 0)
 {
 	moe_inputs in;
 	moe_make(in, c);
 	struct kpt_moe *m;
 	KCK(kpt_moe_create(&m, &c, (enum kpt_moe_ffn_impl)impl, DG));
+	KCK(kpt_moe_set_gemm_tiles(m, gtiles, gtiles, DG));
 	CK(cudaMemset(in.dy, 0xff, (size_t)c.tokens * c.hidden * 2));
 	KCK(kpt_moe_forward(m, in.dy, in.dx, in.dwg, in.dw1, in.dw2, 0, DG));
 	CK(cudaDeviceSynchronize());
@@ -301,8 +302,8 @@ static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens)
 			e.add(from16(yb[(size_t)t * c.hidden + h], 0), ry[h]);
 	}
 	char what[200];
-	snprintf(what, sizeof what, "moe %s T%d H%d F%d E%d k%d%s", impl ? "cublas" : "grouped", c.tokens, c.hidden,
-		 c.ffn, c.experts, c.top_k, skipped ? " (near ties skipped)" : "");
+	snprintf(what, sizeof what, "moe %s T%d H%d F%d E%d k%d tiles%d%s", impl ? "cublas" : "grouped", c.tokens,
+		 c.hidden, c.ffn, c.experts, c.top_k, gtiles, skipped ? " (near ties skipped)" : "");
 	if (idmiss) {
 		g_fail++;
 		printf("FAIL %s: %lld expert ids differ from the reference\n", what, idmiss);
@@ -332,13 +333,24 @@ static void check_bad_args(void)
 	ok &= kpt_moe_create(&m, &c, KPT_MOE_FFN_GROUPED, &d) == KPT_E_INVAL && m == NULL;
 	if (!ok)
 		g_fail++;
+	struct kpt_moe_cfg c2 = { 16, 128, 384, 8, 2 };
+	if (kpt_moe_create(&m, &c2, KPT_MOE_FFN_GROUPED, &d) == 0) {
+		ok &= kpt_moe_set_gemm_tiles(m, 4, 0, &d) == KPT_E_INVAL; /* 256-wide tile, ffn 384 */
+		ok &= kpt_moe_set_gemm_tiles(m, 6, 0, &d) == KPT_E_INVAL;
+		ok &= kpt_moe_set_gemm_tiles(m, 3, 1, &d) == 0;
+		kpt_moe_destroy(m);
+	} else {
+		ok = 0;
+	}
 	printf("%-4s bad arguments are refused with KPT_E_INVAL / KPT_E_UNSUPPORTED\n", ok ? "ok" : "FAIL");
 }
 
 static int run_checks(int quick)
 {
 	check_bad_args();
-	static const int tiles_list[] = { 0, 1, 2, 3, 4 };
+	std::vector<int> tiles_list;
+	for (int t = 0; t < KPT_ATTN_TILES_COUNT; t++)
+		tiles_list.push_back(t);
 	for (int fp16 = 0; fp16 < 2; fp16++)
 		for (int D = 64; D <= 128; D += 64)
 			for (int causal = 0; causal < 2; causal++) {
@@ -372,6 +384,11 @@ static int run_checks(int quick)
 			check_moe({ 4096, 512, 2048, 8, 2 }, impl, 48);
 		}
 	}
+	for (int g = 1; g <= 5; g++) {
+		check_moe({ 300, 256, 512, 8, 2 }, 0, 300, g);
+		check_moe({ 1000, 512, 512, 16, 3 }, 0, 100, g);
+	}
+	check_moe({ 2000, 512, 1024, 8, 2 }, KPT_MOE_FFN_AUTO, 50);
 	printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
 	return g_fail ? 1 : 0;
 }
@@ -441,8 +458,8 @@ static void bench_attn(void)
 			fill_dev_random(v, n);
 			for (int causal = 0; causal < 2; causal++)
 				for (int fp16 = 0; fp16 < 2; fp16++)
-					for (int t = 1; t < KPT_ATTN_TILES_COUNT; t++) {
-						if (fp16 && t != 1)
+					for (int t = 0; t < KPT_ATTN_TILES_COUNT; t++) {
+						if (fp16 && t != 0)
 							continue;
 						struct kpt_attn_fwd_args a;
 						memset(&a, 0, sizeof a);
@@ -527,9 +544,16 @@ static void bench_moe(void)
 		cudaStream_t s;
 		CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 		double fl = 4.0 * c.tokens * c.top_k * (double)c.hidden * c.ffn + 2.0 * c.tokens * c.hidden * c.experts;
-		for (int impl = 0; impl < 2; impl++) {
+		for (int var = 0; var < 8; var++) {
+			/* var 0: grouped, tiles by size (+ graph replay); 1: cuBLAS; 2..7: grouped, tiles var - 2 */
+			int impl = var == 1, gt = var >= 2 ? var - 2 : 0;
+			if (var == 2)
+				continue;
+			if (gt == 4 && (c.ffn % 256 || c.hidden % 256))
+				continue;
 			struct kpt_moe *m;
 			KCK(kpt_moe_create(&m, &c, (enum kpt_moe_ffn_impl)impl, DG));
+			KCK(kpt_moe_set_gemm_tiles(m, gt, gt, DG));
 			cudaEvent_t a, b;
 			CK(cudaEventCreate(&a));
 			CK(cudaEventCreate(&b));
@@ -552,10 +576,32 @@ static void bench_moe(void)
 			std::sort(t.begin(), t.end());
 			double ms = t[2];
 			char name[96];
-			snprintf(name, sizeof name, "moe T%d H%d F%d E%d k%d %s", c.tokens, c.hidden, c.ffn, c.experts,
-				 c.top_k, impl ? "cublas" : "grouped");
+			snprintf(name, sizeof name, "moe T%d H%d F%d E%d k%d %s%d", c.tokens, c.hidden, c.ffn, c.experts,
+				 c.top_k, impl ? "cublas" : "grouped", gt);
 			printf("%-44s %10.1f %12.2f %10.1f\n", name, ms * 1e3, c.tokens / ms / 1e3, fl / ms / 1e9);
-			if (impl == 0) {
+			if (var <= 1) {
+				/* Where the time goes: events at the stage boundaries. */
+				cudaEvent_t ev[5];
+				double st[4] = { 0, 0, 0, 0 };
+				for (int i = 0; i < 5; i++)
+					CK(cudaEventCreate(&ev[i]));
+				kpt_moe_set_stage_events(m, ev);
+				for (int r = 0; r < 20; r++) {
+					once();
+					CK(cudaEventSynchronize(ev[4]));
+					for (int i = 0; i < 4; i++) {
+						float x;
+						CK(cudaEventElapsedTime(&x, ev[i], ev[i + 1]));
+						st[i] += x * 1e3 / 20;
+					}
+				}
+				kpt_moe_set_stage_events(m, NULL);
+				for (int i = 0; i < 5; i++)
+					cudaEventDestroy(ev[i]);
+				printf("  stages (us, one layer at a time): router %.1f permute %.1f ffn %.1f combine %.1f\n",
+				       st[0], st[1], st[2], st[3]);
+			}
+			if (var == 0) {
 				/* Graph replay: the layer without launch gaps. */
 				cudaGraph_t g;
 				cudaGraphExec_t ge;
@@ -601,7 +647,8 @@ int main(int argc, char **argv)
 		g_seed = strtoull(argv[ai + 1], NULL, 0);
 		ai += 2;
 	}
-	if (ai >= argc || (strcmp(argv[ai], "check") && strcmp(argv[ai], "bench"))) {
+	if (ai >= argc || (strcmp(argv[ai], "check") && strcmp(argv[ai], "bench") && strcmp(argv[ai], "prof") &&
+			  strcmp(argv[ai], "profmoe"))) {
 		fprintf(stderr, "usage: kpt-attn-moe [--seed N] check [quick] | bench [attn|decode|moe]...\n");
 		return 2;
 	}
@@ -616,6 +663,52 @@ int main(int argc, char **argv)
 	cudaDriverGetVersion(&drv);
 	printf("device %s, %d SMs, driver CUDA %d, seed %llu\n", prop.name, prop.multiProcessorCount, drv,
 	       (unsigned long long)g_seed);
+	if (strcmp(argv[ai], "prof") == 0 && ai + 4 < argc) {
+		/* One forward launch (after one warm-up) for a profiler:
+		 * prof D S causal tiles, B*S = 16k tokens, hidden 2048. */
+		int D = atoi(argv[ai + 1]), S = atoi(argv[ai + 2]), H = 2048 / D, B = 16384 / S;
+		size_t n = (size_t)B * H * S * D;
+		void *q, *k, *v, *o;
+		CK(cudaMalloc(&q, n * 2));
+		CK(cudaMalloc(&k, n * 2));
+		CK(cudaMalloc(&v, n * 2));
+		CK(cudaMalloc(&o, n * 2));
+		fill_dev_random(q, n), fill_dev_random(k, n), fill_dev_random(v, n);
+		struct kpt_attn_fwd_args a;
+		memset(&a, 0, sizeof a);
+		a.q = q, a.k = k, a.v = v, a.o = o;
+		a.batch = B, a.heads = H, a.seq = S, a.head_dim = D;
+		a.stride_s = D, a.stride_h = (long long)S * D, a.stride_b = (long long)H * S * D;
+		a.scale = 1.f / sqrtf((float)D), a.causal = atoi(argv[ai + 3]);
+		a.tiles = (enum kpt_attn_tiles)atoi(argv[ai + 4]);
+		for (int i = 0; i < 2; i++)
+			KCK(kpt_attn_fwd(&a, 0, DG));
+		CK(cudaDeviceSynchronize());
+		return 0;
+	}
+	if (strcmp(argv[ai], "profmoe") == 0 && ai + 6 < argc) {
+		/* Two MoE layers for a profiler: profmoe T H F E K tiles (grouped). */
+		kpt_moe_cfg c = { atoi(argv[ai + 1]), atoi(argv[ai + 2]), atoi(argv[ai + 3]), atoi(argv[ai + 4]),
+				  atoi(argv[ai + 5]) };
+		moe_inputs in;
+		size_t nx = (size_t)c.tokens * c.hidden, nw = (size_t)c.experts * c.ffn * c.hidden;
+		CK(cudaMalloc(&in.dx, nx * 2));
+		CK(cudaMalloc(&in.dy, nx * 2));
+		CK(cudaMalloc(&in.dwg, (size_t)c.experts * c.hidden * 2));
+		CK(cudaMalloc(&in.dw1, nw * 2));
+		CK(cudaMalloc(&in.dw2, nw * 2));
+		fill_dev_random(in.dx, nx);
+		fill_dev_random(in.dwg, (size_t)c.experts * c.hidden, 4.f / sqrtf((float)c.hidden));
+		fill_dev_random(in.dw1, nw, 2.f / sqrtf((float)c.hidden));
+		fill_dev_random(in.dw2, nw, 2.f / sqrtf((float)c.ffn));
+		struct kpt_moe *m;
+		KCK(kpt_moe_create(&m, &c, KPT_MOE_FFN_GROUPED, DG));
+		KCK(kpt_moe_set_gemm_tiles(m, atoi(argv[ai + 6]), atoi(argv[ai + 6]), DG));
+		for (int i = 0; i < 2; i++)
+			KCK(kpt_moe_forward(m, in.dy, in.dx, in.dwg, in.dw1, in.dw2, 0, DG));
+		CK(cudaDeviceSynchronize());
+		return 0;
+	}
 	if (strcmp(argv[ai], "check") == 0)
 		return run_checks(ai + 1 < argc && strcmp(argv[ai + 1], "quick") == 0);
 	int any = ai + 1 >= argc;

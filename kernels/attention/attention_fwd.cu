@@ -197,12 +197,16 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 						lrow[mt][e >> 1] += pv;
 					}
 				}
+				/* Once the running max settles (most tiles), alpha is 1 for the
+				 * whole warp: skip the D/2 multiplies per row then. */
+				if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-				for (int dn = 0; dn < D / 8; dn++) {
-					acc[mt][dn][0] *= alpha[0];
-					acc[mt][dn][1] *= alpha[0];
-					acc[mt][dn][2] *= alpha[1];
-					acc[mt][dn][3] *= alpha[1];
+					for (int dn = 0; dn < D / 8; dn++) {
+						acc[mt][dn][0] *= alpha[0];
+						acc[mt][dn][1] *= alpha[0];
+						acc[mt][dn][2] *= alpha[1];
+						acc[mt][dn][3] *= alpha[1];
+					}
 				}
 			}
 		}
@@ -298,15 +302,22 @@ cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s
 			launch_fwd<T, D, 128, 128, C, 1, 2, false>, launch_fwd<T, D, 64, 64, C, 2, 2, true>, \
 			launch_fwd<T, D, 256, 64, C, 1, 2, false>                                      \
 	}
+/* fp16 builds only the AUTO tiles (compile time; bf16 carries the variants). */
+#define KPT_FWD_ROW16(T, D, C)                                                                         \
+	{                                                                                              \
+		NULL, NULL, NULL, NULL, NULL, launch_fwd<T, D, 128, 64, C, 1, 2, false>, NULL,           \
+			launch_fwd<T, D, 128, 128, C, 1, 2, false>, NULL, NULL                          \
+	}
 static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
 	{ { KPT_FWD_ROW(__nv_bfloat16, 64, false), KPT_FWD_ROW(__nv_bfloat16, 64, true) },
 	  { KPT_FWD_ROW(__nv_bfloat16, 128, false), KPT_FWD_ROW(__nv_bfloat16, 128, true) } },
-	{ { KPT_FWD_ROW(__half, 64, false), KPT_FWD_ROW(__half, 64, true) },
-	  { KPT_FWD_ROW(__half, 128, false), KPT_FWD_ROW(__half, 128, true) } },
+	{ { KPT_FWD_ROW16(__half, 64, false), KPT_FWD_ROW16(__half, 64, true) },
+	  { KPT_FWD_ROW16(__half, 128, false), KPT_FWD_ROW16(__half, 128, true) } },
 };
 
-/* AUTO choice per head dimension (index 0: d64, 1: d128); see bench/RESULTS.md. */
-static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_64x128, KPT_ATTN_TILES_64x128 };
+/* AUTO choice per head dimension (index 0: d64, 1: d128), the fastest on an
+ * H100 at 16k tokens (bench/RESULTS.md, 2026-11-21). */
+static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x128_R32, KPT_ATTN_TILES_128x64_R32 };
 
 } /* namespace */
 

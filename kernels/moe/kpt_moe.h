@@ -59,6 +59,11 @@ int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, struct kpt_dia
 int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,
 		    const void *w2, cudaStream_t s, struct kpt_diag *d);
 
+/* Profiling: ev (NULL to stop) holds 5 events that each forward records on
+ * its stream at the start and after router, permute, FFN and combine. The
+ * caller owns the events and keeps the array alive. */
+void kpt_moe_set_stage_events(struct kpt_moe *m, cudaEvent_t *ev);
+
 /* Device arrays of the last forward, valid until the next one: the chosen
  * experts and weights, [tokens][top_k] (int32, fp32). */
 const int *kpt_moe_topk_ids(const struct kpt_moe *m);

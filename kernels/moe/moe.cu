@@ -6,7 +6,8 @@
  *            per expert; moe_scan turns counts into row offsets and GEMM tile
  *            offsets (one block, O(experts));
  *   permute  moe_permute: one warp per (token, k) slot claims a row of its
- *            expert's range and copies the token there (16-byte vectors);
+ *            expert's range; the grouped GEMM gathers the token rows itself
+ *            (src_row), the cuBLAS path needs them copied (16-byte vectors);
  *   ffn      moe_grouped_gemm twice (GELU fused into the first epilogue), or
  *            the cuBLAS loop;
  *   combine  moe_combine: y[t] = sum_k w[t][k] * rows[slot(t, k)], fp32 sums.
@@ -31,33 +32,27 @@ constexpr int MOE_MAX_EXPERTS = 256;
 constexpr int MOE_MAX_TOPK = 16;
 constexpr int GG_BK = 64, GG_STAGES = 3;
 
-__global__ void moe_topk(const float *logits, int tokens, int experts, int top_k, int *ids, float *wts,
-			 int *counts)
+/* Softmax over the logits a warp holds (lane + 32 i for i < EPL), top-k with
+ * ties to the lower index, weights renormalised over the chosen k; lane j < k
+ * writes choice j of token t and counts it. */
+template <int EPL>
+__device__ __forceinline__ void topk_select(float v[EPL], int lane, long long t, int experts, int top_k, int *ids,
+					    float *wts, int *counts)
 {
-	constexpr int EPL = MOE_MAX_EXPERTS / 32;
-	const int lane = threadIdx.x & 31;
-	const int t = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
-	if (t >= tokens)
-		return;
-	const float *lg = logits + (long long)t * experts;
-	float v[EPL];
 	float mx = -INFINITY;
 #pragma unroll
 	for (int i = 0; i < EPL; i++) {
-		int e = lane + 32 * i;
-		v[i] = e < experts ? lg[e] : -INFINITY;
+		if (lane + 32 * i >= experts)
+			v[i] = -INFINITY;
 		mx = fmaxf(mx, v[i]);
 	}
 	for (int o = 16; o > 0; o >>= 1)
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-	float sum = 0.f;
+	/* Unnormalised probabilities: the softmax denominator cancels in the
+	 * renormalised weights and does not change the order. */
 #pragma unroll
-	for (int i = 0; i < EPL; i++) {
+	for (int i = 0; i < EPL; i++)
 		v[i] = lane + 32 * i < experts ? expf(v[i] - mx) : -1.f;
-		sum += fmaxf(v[i], 0.f);
-	}
-	for (int o = 16; o > 0; o >>= 1)
-		sum += __shfl_xor_sync(0xffffffffu, sum, o);
 	int myid = 0;
 	float myp = 0.f, psum = 0.f;
 	for (int j = 0; j < top_k; j++) {
@@ -88,11 +83,66 @@ __global__ void moe_topk(const float *logits, int tokens, int experts, int top_k
 			myp = best;
 		}
 	}
-	(void)sum; /* the softmax denominator cancels in the renormalised weights */
 	if (lane < top_k) {
-		ids[(long long)t * top_k + lane] = myid;
-		wts[(long long)t * top_k + lane] = myp / psum;
+		ids[t * top_k + lane] = myid;
+		wts[t * top_k + lane] = myp / psum;
 		atomicAdd(&counts[myid], 1);
+	}
+}
+
+/* Router top-k from fp32 logits [tokens][experts]; one warp per token. */
+__global__ void moe_topk(const float *logits, int tokens, int experts, int top_k, int *ids, float *wts,
+			 int *counts)
+{
+	constexpr int EPL = MOE_MAX_EXPERTS / 32;
+	const int lane = threadIdx.x & 31;
+	const int t = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+	if (t >= tokens)
+		return;
+	const float *lg = logits + (long long)t * experts;
+	float v[EPL];
+#pragma unroll
+	for (int i = 0; i < EPL; i++)
+		v[i] = lane + 32 * i < experts ? lg[lane + 32 * i] : 0.f;
+	topk_select<EPL>(v, lane, t, experts, top_k, ids, wts, counts);
+}
+
+/* The whole router for small gates (experts <= 32, experts * hidden * 2 <=
+ * ROUTER_SMALL_BYTES): Wg staged in shared memory, one warp per token computes
+ * its logits in fp32 (x read as 16-byte vectors, lanes split hidden) and
+ * selects as moe_topk does. Saves the cuBLAS call and the logits round trip. */
+constexpr int ROUTER_SMALL_BYTES = 32768;
+__global__ void __launch_bounds__(256) moe_router_small(const bf16 *x, const bf16 *wg, int tokens, int hidden,
+							int experts, int top_k, int *ids, float *wts, int *counts)
+{
+	__shared__ __align__(16) bf16 sw[ROUTER_SMALL_BYTES / 2];
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	const int nw = experts * hidden / 8;
+	for (int i = threadIdx.x; i < nw; i += blockDim.x)
+		reinterpret_cast<uint4 *>(sw)[i] = reinterpret_cast<const uint4 *>(wg)[i];
+	__syncthreads();
+	for (int t = blockIdx.x * 8 + warp; t < tokens; t += gridDim.x * 8) {
+		float dot = 0.f; /* lane e ends with logit e */
+		for (int e = 0; e < experts; e++) {
+			float part = 0.f;
+			for (int c = lane * 8; c < hidden; c += 256) {
+				uint4 xv = *reinterpret_cast<const uint4 *>(x + (long long)t * hidden + c);
+				uint4 wv = *reinterpret_cast<const uint4 *>(sw + e * hidden + c);
+				const uint32_t *xp = reinterpret_cast<const uint32_t *>(&xv);
+				const uint32_t *wp = reinterpret_cast<const uint32_t *>(&wv);
+#pragma unroll
+				for (int k = 0; k < 4; k++) {
+					float2 a = kpt::mma_t<bf16>::unpack(xp[k]), b = kpt::mma_t<bf16>::unpack(wp[k]);
+					part = fmaf(a.x, b.x, fmaf(a.y, b.y, part));
+				}
+			}
+			for (int o = 16; o > 0; o >>= 1)
+				part += __shfl_xor_sync(0xffffffffu, part, o);
+			if (lane == e)
+				dot = part;
+		}
+		float v[1] = { dot };
+		topk_select<1>(v, lane, t, experts, top_k, ids, wts, counts);
 	}
 }
 
@@ -117,8 +167,10 @@ __global__ void moe_scan(const int *counts, int experts, int *offsets, int *tile
 	tiles[2 * experts + 1] = tile64;
 }
 
+/* Claims a row for each (token, k) slot: slot_pos[slot] = row, src_row[row] =
+ * token. xp == NULL: no copy (the grouped GEMM gathers rows through src_row). */
 __global__ void moe_permute(const bf16 *x, int tokens, int hidden, int top_k, const int *ids,
-			    const int *offsets, int *cursor, int *slot_pos, bf16 *xp)
+			    const int *offsets, int *cursor, int *slot_pos, int *src_row, bf16 *xp)
 {
 	const int lane = threadIdx.x & 31;
 	const long long slot = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
@@ -129,7 +181,10 @@ __global__ void moe_permute(const bf16 *x, int tokens, int hidden, int top_k, co
 		int e = ids[slot];
 		pos = offsets[e] + atomicAdd(&cursor[e], 1);
 		slot_pos[slot] = pos;
+		src_row[pos] = (int)(slot / top_k);
 	}
+	if (!xp)
+		return;
 	pos = __shfl_sync(0xffffffffu, pos, 0);
 	const uint4 *src = reinterpret_cast<const uint4 *>(x + (slot / top_k) * hidden);
 	uint4 *dst = reinterpret_cast<uint4 *>(xp + (long long)pos * hidden);
@@ -187,7 +242,7 @@ __global__ void moe_gelu(bf16 *h, long long n)
 template <int BM, int BN, int WM, int WN, int MINB, bool GELU>
 __global__ void __launch_bounds__(WM * WN * 32, MINB)
 moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int experts, const int *offsets,
-		 const int *tiles)
+		 const int *tiles, const int *arow)
 {
 	using M = kpt::mma_t<bf16>;
 	constexpr int NT = WM * WN * 32;
@@ -222,15 +277,26 @@ moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int expert
 	const int wm = warp / WN, wn = warp % WN;
 	const int KT = K / GG_BK;
 
+	/* This thread's A rows, fixed over the K loop; arow (if not NULL) maps a
+	 * row to the A row it gathers (the token), else rows are contiguous. */
+	constexpr int AL = BM * W / NT;
+	const bf16 *arp[AL];
+	bool aok[AL];
+#pragma unroll
+	for (int j = 0; j < AL; j++) {
+		int r = (tid + j * NT) / W;
+		aok[j] = m0 + r < m1;
+		arp[j] = aok[j] ? (arow ? A + (long long)arow[m0 + r] * K : gA + (long long)r * K) : A;
+		arp[j] += ((tid + j * NT) % W) * 8;
+	}
 	auto load = [&](int stage, int kt) {
 		bf16 *a = sA + stage * BM * GG_BK;
 		bf16 *b = sB + stage * BN * GG_BK;
 		const int k0 = kt * GG_BK;
 #pragma unroll
-		for (int i = tid; i < BM * W; i += NT) {
-			int r = i / W, c = i % W;
-			bool ok = m0 + r < m1;
-			kpt::cp_async16(kpt::smem_addr(a + kpt::swz<W>(r, c)), gA + (ok ? (long long)r * K : 0) + k0 + c * 8, ok);
+		for (int j = 0; j < AL; j++) {
+			int i = tid + j * NT;
+			kpt::cp_async16(kpt::smem_addr(a + kpt::swz<W>(i / W, i % W)), arp[j] + k0, aok[j]);
 		}
 #pragma unroll
 		for (int i = tid; i < BN * W; i += NT) {
@@ -305,8 +371,8 @@ moe_grouped_gemm(const bf16 *A, const bf16 *B, bf16 *C, int N, int K, int expert
 /* One GEMM tile configuration: its two instantiations and launch shape. */
 struct gg_cfg {
 	int bm, bn, threads, smem;
-	void (*gelu)(const bf16 *, const bf16 *, bf16 *, int, int, int, const int *, const int *);
-	void (*plain)(const bf16 *, const bf16 *, bf16 *, int, int, int, const int *, const int *);
+	void (*gelu)(const bf16 *, const bf16 *, bf16 *, int, int, int, const int *, const int *, const int *);
+	void (*plain)(const bf16 *, const bf16 *, bf16 *, int, int, int, const int *, const int *, const int *);
 };
 
 #define GG_CFG(BM, BN, WM, WN, MINB)                                                                    \
@@ -325,12 +391,12 @@ static const gg_cfg gg_cfgs[] = {
 
 /* Largest-tile configuration that still gives every SM 2 waves' worth of
  * blocks, else the one with the most blocks. */
-static int gg_pick(long long rows, int experts, int n, int sms)
+static int gg_pick(long long rows, int experts, int n, int sms, int smem_max)
 {
-	static const int order[] = { 3, 0, 4, 2 }; /* cfg indices, big tiles first */
-	for (int i = 0; i < 4; i++) {
+	static const int order[] = { 0, 4, 2 }; /* cfg indices, big tiles first */
+	for (int i = 0; i < 3; i++) {
 		const gg_cfg *c = &gg_cfgs[order[i]];
-		if (n % c->bn)
+		if (n % c->bn || c->smem > smem_max)
 			continue;
 		long long blocks = (rows / c->bm + experts / 2) * (n / c->bn);
 		if (blocks >= 4LL * sms)
@@ -347,10 +413,12 @@ struct kpt_moe {
 	cublasHandle_t blas;
 	void *ws;
 	float *logits, *wts;
-	int *ids, *counts, *cursor, *offsets, *tiles, *slot_pos;
+	int *ids, *counts, *cursor, *offsets, *tiles, *slot_pos, *src_row;
+	cudaEvent_t *ev; /* NULL, or 5 events recorded at the stage boundaries */
 	bf16 *xp, *hb, *yb;
 	int *h_offsets; /* pinned, cuBLAS path */
 	int sms;
+	int smem_max;   /* opt-in shared memory per block: configurations above it are skipped */
 	int g1, g2;     /* gg_cfgs index of FFN GEMM 1 and 2; -1 = choose by size */
 };
 
@@ -404,7 +472,8 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		align256((size_t)(E + 1) * 4),                  /* offsets */
 		align256((size_t)(2 * E + 2) * 4),              /* tiles (128- and 64-row) */
 		align256((size_t)rows * 4),                     /* slot_pos */
-		align256((size_t)rows * cfg->hidden * 2),       /* xp */
+		align256((size_t)rows * 4),                     /* src_row */
+		align256(impl == KPT_MOE_FFN_CUBLAS ? (size_t)rows * cfg->hidden * 2 : 0), /* xp (cuBLAS only) */
 		align256((size_t)rows * cfg->ffn * 2),          /* hb */
 		align256((size_t)rows * cfg->hidden * 2),       /* yb */
 	};
@@ -425,8 +494,9 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	m->offsets = (int *)p, p += sz[4];
 	m->tiles = (int *)p, p += sz[5];
 	m->slot_pos = (int *)p, p += sz[6];
-	m->xp = (bf16 *)p, p += sz[7];
-	m->hb = (bf16 *)p, p += sz[8];
+	m->src_row = (int *)p, p += sz[7];
+	m->xp = (bf16 *)p, p += sz[8];
+	m->hb = (bf16 *)p, p += sz[9];
 	m->yb = (bf16 *)p;
 	if (cublasCreate(&m->blas) != CUBLAS_STATUS_SUCCESS) {
 		kpt_moe_destroy(m);
@@ -441,7 +511,11 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	e = cudaGetDevice(&dev);
 	if (e == cudaSuccess)
 		e = cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, dev);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&m->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
 	for (int i = 0; i < GG_NCFG && e == cudaSuccess; i++) {
+		if (gg_cfgs[i].smem > m->smem_max)
+			continue;
 		e = cudaFuncSetAttribute((const void *)gg_cfgs[i].gelu, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 gg_cfgs[i].smem);
 		if (e == cudaSuccess)
@@ -464,6 +538,9 @@ extern "C" int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, str
 	if ((ffn1 && m->cfg.ffn % gg_cfgs[ffn1 - 1].bn) || (ffn2 && m->cfg.hidden % gg_cfgs[ffn2 - 1].bn))
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: GEMM tiles wider than ffn %d or hidden %d allow",
 				    m->cfg.ffn, m->cfg.hidden);
+	if ((ffn1 && gg_cfgs[ffn1 - 1].smem > m->smem_max) || (ffn2 && gg_cfgs[ffn2 - 1].smem > m->smem_max))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "moe: GEMM tiles need more shared memory than this GPU's %d bytes",
+				    m->smem_max);
 	m->g1 = ffn1 - 1;
 	m->g2 = ffn2 - 1;
 	return 0;
@@ -532,15 +609,24 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	cudaError_t e;
 	int rc = 0;
 
+	if (m->ev)
+		cudaEventRecord(m->ev[0], s);
 	nvtxRangePushA("moe.router");
 	cublasSetStream(m->blas, s);
 	e = cudaMemsetAsync(m->counts, 0, (size_t)2 * E * 4, s);
-	if (e == cudaSuccess &&
+	const bool small = E <= 32 && (size_t)E * c->hidden * 2 <= ROUTER_SMALL_BYTES;
+	if (e == cudaSuccess && small) {
+		unsigned blocks = (unsigned)((T + 7) / 8 < 4 * m->sms ? (T + 7) / 8 : 4 * m->sms);
+		moe_router_small<<<blocks, 256, 0, s>>>((const bf16 *)x, (const bf16 *)w_gate, T, c->hidden, E, K, m->ids,
+						       m->wts, m->counts);
+		moe_scan<<<1, 32, 0, s>>>(m->counts, E, m->offsets, m->tiles);
+		e = cudaGetLastError();
+	} else if (e == cudaSuccess &&
 	    cublasGemmEx(m->blas, CUBLAS_OP_T, CUBLAS_OP_N, E, T, c->hidden, &one, w_gate, CUDA_R_16BF, c->hidden, x,
 			 CUDA_R_16BF, c->hidden, &zero, m->logits, CUDA_R_32F, E, CUBLAS_COMPUTE_32F,
 			 CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
 		rc = kpt_diag_set(d, KPT_E_CUDA, "moe: router cuBLAS GEMM failed");
-	if (e == cudaSuccess && rc == 0) {
+	if (e == cudaSuccess && rc == 0 && !small) {
 		moe_topk<<<(T + 7) / 8, 256, 0, s>>>(m->logits, T, E, K, m->ids, m->wts, m->counts);
 		moe_scan<<<1, 32, 0, s>>>(m->counts, E, m->offsets, m->tiles);
 		e = cudaGetLastError();
@@ -551,11 +637,16 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: router launch failed: %s", cudaGetErrorString(e));
 
+	if (m->ev)
+		cudaEventRecord(m->ev[1], s);
 	nvtxRangePushA("moe.permute");
 	moe_permute<<<(unsigned)((rows + 7) / 8), 256, 0, s>>>((const bf16 *)x, T, c->hidden, K, m->ids, m->offsets,
-							     m->cursor, m->slot_pos, m->xp);
+							     m->cursor, m->slot_pos, m->src_row,
+							     m->impl == KPT_MOE_FFN_CUBLAS ? m->xp : NULL);
 	e = cudaGetLastError();
 	nvtxRangePop();
+	if (m->ev)
+		cudaEventRecord(m->ev[2], s);
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: permute launch failed: %s", cudaGetErrorString(e));
 
@@ -565,12 +656,12 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	} else {
 		/* The grid covers the most row tiles any routing can produce; blocks
 		 * past the real count (tiles[experts]) return at once. */
-		const gg_cfg *g1 = &gg_cfgs[m->g1 >= 0 ? m->g1 : gg_pick(rows, E, c->ffn, m->sms)];
-		const gg_cfg *g2 = &gg_cfgs[m->g2 >= 0 ? m->g2 : gg_pick(rows, E, c->hidden, m->sms)];
+		const gg_cfg *g1 = &gg_cfgs[m->g1 >= 0 ? m->g1 : gg_pick(rows, E, c->ffn, m->sms, m->smem_max)];
+		const gg_cfg *g2 = &gg_cfgs[m->g2 >= 0 ? m->g2 : gg_pick(rows, E, c->hidden, m->sms, m->smem_max)];
 		g1->gelu<<<dim3(c->ffn / g1->bn, (unsigned)((rows + g1->bm - 1) / g1->bm + E)), g1->threads, g1->smem, s>>>(
-			m->xp, (const bf16 *)w1, m->hb, c->ffn, c->hidden, E, m->offsets, m->tiles);
+			(const bf16 *)x, (const bf16 *)w1, m->hb, c->ffn, c->hidden, E, m->offsets, m->tiles, m->src_row);
 		g2->plain<<<dim3(c->hidden / g2->bn, (unsigned)((rows + g2->bm - 1) / g2->bm + E)), g2->threads, g2->smem,
-			    s>>>(m->hb, (const bf16 *)w2, m->yb, c->hidden, c->ffn, E, m->offsets, m->tiles);
+			    s>>>(m->hb, (const bf16 *)w2, m->yb, c->hidden, c->ffn, E, m->offsets, m->tiles, NULL);
 	}
 	e = cudaGetLastError();
 	nvtxRangePop();
@@ -579,6 +670,8 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: expert FFN launch failed: %s", cudaGetErrorString(e));
 
+	if (m->ev)
+		cudaEventRecord(m->ev[3], s);
 	nvtxRangePushA("moe.combine");
 	long long nthreads = (long long)T * (c->hidden / 8);
 	moe_combine<<<(unsigned)((nthreads + 255) / 256), 256, 0, s>>>(m->yb, T, c->hidden, K, m->slot_pos, m->wts,
@@ -587,5 +680,12 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	nvtxRangePop();
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: combine launch failed: %s", cudaGetErrorString(e));
+	if (m->ev)
+		cudaEventRecord(m->ev[4], s);
 	return 0;
+}
+
+extern "C" void kpt_moe_set_stage_events(struct kpt_moe *m, cudaEvent_t *ev)
+{
+	m->ev = ev;
 }

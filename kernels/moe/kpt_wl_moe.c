@@ -1,0 +1,182 @@
+/* kpt_wl_moe.c - the moe family's workloads (see kpt_workload.h).
+ *
+ * One iteration is one MoE layer forward (router, permute, expert FFN,
+ * combine) through kpt_moe_forward with KPT_MOE_FFN_AUTO. Inputs: x uniform
+ * in [-1, 1), router weights in +-4/sqrt(hidden) (distinct probabilities),
+ * W1 in +-2/sqrt(hidden), W2 in +-2/sqrt(ffn). The check compares up to
+ * CHECK_TOKENS tokens with the float64 reference of ref_moe.h (relative
+ * error < 1e-2), skipping tokens whose top-k choice is a near tie. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_moe.h"
+#include "kpt_workload.h"
+#include "ref_moe.h"
+
+#define CHECK_TOKENS 16
+
+struct moe_state {
+	struct kpt_moe *plan;
+	void *x, *y, *wg, *w1, *w2;
+};
+
+static void moe_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
+{
+	struct moe_state *st = c->state;
+
+	if (!st)
+		return;
+	kpt_moe_destroy(st->plan);
+	cudaFree(st->x);
+	cudaFree(st->y);
+	cudaFree(st->wg);
+	cudaFree(st->w1);
+	cudaFree(st->w2);
+	free(st);
+	c->state = NULL;
+}
+
+static int moe_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
+{
+	const struct kpt_moe_cfg *m = w->cfg;
+	struct moe_state *st = calloc(1, sizeof *st);
+	size_t nx = (size_t)m->tokens * m->hidden, nw = (size_t)m->experts * m->hidden * m->ffn;
+	float sh = 1.0f / sqrtf((float)m->hidden), sf = 1.0f / sqrtf((float)m->ffn);
+	int rc;
+
+	if (!(c->state = st))
+		return kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory", w->name);
+	if ((rc = kpt_moe_create(&st->plan, m, KPT_MOE_FFN_AUTO, d)) < 0 ||
+	    (rc = KPT_CUDA(d, cudaMalloc(&st->x, nx * 2))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->y, nx * 2))) < 0 ||
+	    (rc = KPT_CUDA(d, cudaMalloc(&st->wg, (size_t)m->experts * m->hidden * 2))) < 0 ||
+	    (rc = KPT_CUDA(d, cudaMalloc(&st->w1, nw * 2))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->w2, nw * 2))) < 0 ||
+	    (rc = kpt_wl_fill_bf16(st->x, nx, kpt_wl_subseed(c->seed, 0), -1.f, 1.f, c->stream, d)) < 0 ||
+	    (rc = kpt_wl_fill_bf16(st->wg, (size_t)m->experts * m->hidden, kpt_wl_subseed(c->seed, 1), -4 * sh, 4 * sh,
+				   c->stream, d)) < 0 ||
+	    (rc = kpt_wl_fill_bf16(st->w1, nw, kpt_wl_subseed(c->seed, 2), -2 * sh, 2 * sh, c->stream, d)) < 0 ||
+	    (rc = kpt_wl_fill_bf16(st->w2, nw, kpt_wl_subseed(c->seed, 3), -2 * sf, 2 * sf, c->stream, d)) < 0)
+		return rc;
+	return KPT_CUDA(d, cudaStreamSynchronize(c->stream));
+}
+
+static int moe_run(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
+{
+	struct moe_state *st = c->state;
+
+	return kpt_moe_forward(st->plan, st->y, st->x, st->wg, st->w1, st->w2, c->stream, d);
+}
+
+static int moe_poison(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
+{
+	const struct kpt_moe_cfg *m = w->cfg;
+	struct moe_state *st = c->state;
+
+	return kpt_wl_poison(st->y, (size_t)m->tokens * m->hidden * 2, c->stream, d);
+}
+
+/* bf16 device array -> new float host array (NULL on failure, d filled). */
+static float *fetch_bf16(const void *dev, size_t n, struct kpt_diag *d)
+{
+	uint16_t *h = malloc(n * 2 + 2);
+	float *f = malloc(n * 4 + 4);
+
+	if (!h || !f) {
+		kpt_diag_set(d, KPT_E_NOMEM, "out of memory for a check (%zu elements)", n);
+		goto fail;
+	}
+	if (KPT_CUDA(d, cudaMemcpy(h, dev, n * 2, cudaMemcpyDeviceToHost)) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = (uint32_t)h[i] << 16;
+
+		memcpy(&f[i], &u, 4);
+	}
+	free(h);
+	return f;
+fail:
+	free(h);
+	free(f);
+	return NULL;
+}
+
+static int moe_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
+{
+	const struct kpt_moe_cfg *m = w->cfg;
+	struct moe_state *st = c->state;
+	const struct kpt_ref_moe_shape sh = { m->tokens, m->hidden, m->ffn, m->experts, m->top_k };
+	size_t nx = (size_t)m->tokens * m->hidden, nw = (size_t)m->experts * m->hidden * m->ffn;
+	float *x = fetch_bf16(st->x, nx, d), *y = x ? fetch_bf16(st->y, nx, d) : NULL;
+	float *wg = y ? fetch_bf16(st->wg, (size_t)m->experts * m->hidden, d) : NULL;
+	float *w1 = wg ? fetch_bf16(st->w1, nw, d) : NULL, *w2 = w1 ? fetch_bf16(st->w2, nw, d) : NULL;
+	double *ry = malloc((size_t)m->hidden * sizeof *ry), *rw = malloc((size_t)m->top_k * sizeof *rw);
+	int *rid = malloc((size_t)m->top_k * sizeof *rid);
+	double num = 0, den = 0, margin;
+	long long bad = 0, checked = 0;
+	int rc = 0, step = m->tokens > CHECK_TOKENS ? m->tokens / CHECK_TOKENS : 1;
+
+	if (!w2) {
+		rc = d ? d->code : KPT_E_NOMEM;
+		goto done;
+	}
+	if (!ry || !rw || !rid) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory for the check", w->name);
+		goto done;
+	}
+	for (size_t i = 0; i < nx; i++)
+		bad += !isfinite(y[i]);
+	for (int t = 0; t < m->tokens; t += step) {
+		if (kpt_ref_moe(&sh, x, wg, w1, w2, t, t + 1, ry, rid, rw, &margin)) {
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory for the check", w->name);
+			goto done;
+		}
+		if (margin < 1e-4) /* a near tie: fp32 and float64 logits may choose differently */
+			continue;
+		checked++;
+		for (int h = 0; h < m->hidden; h++) {
+			double e = y[(size_t)t * m->hidden + h] - ry[h];
+
+			num += e * e;
+			den += ry[h] * ry[h];
+		}
+	}
+	if (bad)
+		rc = kpt_diag_set(d, KPT_E_MISMATCH, "'%s' is wrong: %lld outputs not written or not finite", w->name, bad);
+	else if (checked && !(sqrt(num / den) < 1e-2))
+		rc = kpt_diag_set(d, KPT_E_MISMATCH,
+				  "'%s' is wrong: relative error %.3g over %lld tokens against the float64 reference",
+				  w->name, sqrt(num / den), checked);
+done:
+	free(x);
+	free(y);
+	free(wg);
+	free(w1);
+	free(w2);
+	free(ry);
+	free(rw);
+	free(rid);
+	return rc;
+}
+
+/* moe.layer.e<E>.top<K>.h<H>[.f<F>].b<B>.s<S>: tokens = B * S; FFN FLOPs
+ * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once. */
+#define MOE(E, K, H, F, B, S, FN, SUITES)                                                                  \
+	{ "moe.layer.e" #E ".top" #K ".h" #H FN ".b" #B ".s" #S, "moe", SUITES,                              \
+	  4.0 * B * S * K * (double)H * F + 2.0 * B * S * (double)H * E,                                      \
+	  2.0 * B * S * H * 2 + (double)E * H * 2 + 2.0 * E * (double)H * F * 2,                              \
+	  &(const struct kpt_moe_cfg){ B * S, H, F, E, K }, 0, moe_setup, moe_run, moe_poison, moe_check,       \
+	  moe_teardown }
+
+static const struct kpt_workload moe_workloads[] = {
+	MOE(4, 1, 128, 512, 1, 64, "", "quick"),
+	MOE(8, 2, 512, 2048, 32, 128, "", "seed default"),
+	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default"),
+	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench"),
+	MOE(64, 6, 1024, 512, 8, 512, ".f512", "bench"),
+	MOE(16, 3, 256, 512, 1, 1000, ".f512", "check"),
+	MOE(8, 2, 128, 256, 1, 1, ".f256", "check"),
+};
+
+const struct kpt_wl_family kpt_wl_family_moe = {
+	"moe", moe_workloads, sizeof moe_workloads / sizeof moe_workloads[0]
+};
