@@ -262,8 +262,8 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 		kpt_gp_quote(fp, label);
 		fprintf(fp, " %zu", k);
 	}
-	fprintf(fp, ") rotate by 30 right font ',8'\nset bmargin 10\nset lmargin 12\nset grid ytics lc rgb '#dddddd'\n"
-		    "set key top left\n");
+	fprintf(fp, ") rotate by 30 right font ',8'\nset bmargin 10\nset lmargin 26\nset grid ytics lc rgb '#dddddd'\n"
+		    "set key outside top center horizontal reverse Left samplen 1\n");
 	fprintf(fp, "plot $base using 2:4 with points pt 7 ps 1.1 lc rgb '#4a7fc1' title 'BASE run medians', \\\n"
 		    "     $new using 2:4 with points pt 5 ps 1.1 lc rgb '#d62f2f' title 'NEW run medians'\n");
 	return kpt_gp_close(fp, dir, stem, d);
