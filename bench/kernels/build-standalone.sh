@@ -6,10 +6,10 @@ set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$1
 mkdir -p "$OUT/obj" "$OUT/cli"
-CU=$(ls "$SRC"/kernels/*.cu "$SRC"/kernels/memory/*.cu "$SRC"/kernels/fp8/*.cu)
-C=$(ls "$SRC"/kernels/*.c "$SRC"/kernels/memory/*.c "$SRC"/kernels/fp8/*.c "$SRC"/kernels/ref/*.c \
-	"$SRC"/kernels/runner/*.c "$SRC"/lib/kpt_err.c)
+CU=$(find "$SRC/kernels" -name '*.cu')
+C="$(find "$SRC/kernels" -name '*.c') $SRC/lib/kpt_err.c"
 inc="-I$SRC/lib -I$SRC/kernels"
+for d in "$SRC"/kernels/*/; do inc="$inc -I$d"; done
 for f in $CU; do nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr $inc -c "$f" -o "$OUT/obj/$(basename "$f").o" & done
 for f in $C; do gcc -O2 -std=gnu11 $inc -isystem /usr/local/cuda/include -c "$f" -o "$OUT/obj/$(basename "$f").o" & done
 wait

@@ -85,6 +85,37 @@ template <bool S, int U> __global__ void sum_gs(float *out, const float4 *x, siz
 	if (threadIdx.x == 0) { for (unsigned w = 1; w < blockDim.x / 32; w++) t += sh[w]; atomicAdd(out, t); }
 }
 
+// bf16 transpose as 2x2 word transposes through an XOR-swizzled tile
+// (kernels/memory/kpt_memory.cu transpose_b16_pairs); ROWS threads.y, NT
+// tiles per block along the columns.
+template <int ROWS, int NT> __global__ void tr_pairs(unsigned *out, const unsigned *in, size_t rows, size_t cols)
+{
+	__shared__ unsigned tile[NT][64][32];
+	size_t cw = cols / 2, rw = rows / 2, r0 = (size_t)blockIdx.y * 64;
+	unsigned tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+	for (int t = 0; t < NT; t++) {
+		size_t c0 = ((size_t)blockIdx.x * NT + t) * 64;
+#pragma unroll
+		for (int k = ty; k < 64; k += ROWS) {
+			size_t r = r0 + k, w = c0 / 2 + tx;
+			tile[t][k][tx ^ ((k >> 1) & 31)] = r < rows && w < cw ? __ldcs(&in[r * cw + w]) : 0u;
+		}
+	}
+	__syncthreads();
+#pragma unroll
+	for (int t = 0; t < NT; t++) {
+		size_t c0 = ((size_t)blockIdx.x * NT + t) * 64;
+#pragma unroll
+		for (int j = ty; j < 32; j += ROWS) {
+			unsigned a = tile[t][2 * tx][j ^ tx], b = tile[t][2 * tx + 1][j ^ tx];
+			size_t oc = c0 + 2 * j, ow = r0 / 2 + tx;
+			if (ow < rw && oc < cols) __stcs(&out[oc * rw + ow], (a & 0xFFFFu) | (b << 16));
+			if (ow < rw && oc + 1 < cols) __stcs(&out[(oc + 1) * rw + ow], (a >> 16) | (b & 0xFFFF0000u));
+		}
+	}
+}
+
 template <typename F> static double med_us(F f, int reps = 30)
 {
 	std::vector<float> ms;
@@ -142,5 +173,19 @@ int main()
 	R("sum.gs.plain.u4.1024t.2per", 1.0 * bytes, (sum_gs<false, 4><<<sms * 2, 1024>>>(out, fa, n16)));
 	R("sum.gs.plain.u8.256t.16per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 16, 256>>>(out, fa, n16)));
 	R("sum.gs.plain.u4.256t.32per", 1.0 * bytes, (sum_gs<false, 4><<<sms * 32, 256>>>(out, fa, n16)));
+	{
+		const size_t R = 16384, C = 16384;
+		unsigned *in = (unsigned *)a, *o = (unsigned *)b;
+		R("transpose.bf16.pairs.8rows.1tile", 4.0 * R * C, (tr_pairs<8, 1><<<dim3(C / 64, R / 64), dim3(32, 8)>>>(o, in, R, C)));
+		R("transpose.bf16.pairs.16rows.1tile", 4.0 * R * C, (tr_pairs<16, 1><<<dim3(C / 64, R / 64), dim3(32, 16)>>>(o, in, R, C)));
+		R("transpose.bf16.pairs.4rows.1tile", 4.0 * R * C, (tr_pairs<4, 1><<<dim3(C / 64, R / 64), dim3(32, 4)>>>(o, in, R, C)));
+		R("transpose.bf16.pairs.8rows.2tiles", 4.0 * R * C, (tr_pairs<8, 2><<<dim3(C / 128, R / 64), dim3(32, 8)>>>(o, in, R, C)));
+		R("transpose.bf16.pairs.16rows.2tiles", 4.0 * R * C, (tr_pairs<16, 2><<<dim3(C / 128, R / 64), dim3(32, 16)>>>(o, in, R, C)));
+	}
+	R("sum.gs.plain.u8.256t.24per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 24, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u8.256t.32per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 32, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u4.256t.64per", 1.0 * bytes, (sum_gs<false, 4><<<sms * 64, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u16.256t.16per", 1.0 * bytes, (sum_gs<false, 16><<<sms * 16, 256>>>(out, fa, n16)));
+	R("sum.gs.plain.u8.128t.32per", 1.0 * bytes, (sum_gs<false, 8><<<sms * 32, 128>>>(out, fa, n16)));
 	return 0;
 }

@@ -232,8 +232,8 @@ static __global__ void __launch_bounds__(ROWS_THREADS) quant_rowblock(uint8_t *_
 /* Groups of gc <= 128 columns of one row (1x128, or per token when the row
  * is that short): a warp takes GROUPS_PER_WARP consecutive groups at once,
  * 4 elements per lane each, so several loads are in flight per lane. */
-#define GROUPS_PER_WARP 4
-template <typename T, int FMT>
+#define GROUPS_PER_WARP 8
+template <typename T, int FMT, bool CONTIG>
 static __global__ void __launch_bounds__(ROWS_THREADS) quant_groups(uint8_t *__restrict__ q, float *__restrict__ sinv,
 								     const T *__restrict__ x, size_t cols, size_t gc,
 								     size_t gpr, size_t ngroups, bool vec)
@@ -245,15 +245,24 @@ static __global__ void __launch_bounds__(ROWS_THREADS) quant_groups(uint8_t *__r
 
 	for (size_t g0 = warp * GROUPS_PER_WARP; g0 < ngroups; g0 += nwarps * GROUPS_PER_WARP) {
 		R r[GROUPS_PER_WARP];
+
+
 		size_t off[GROUPS_PER_WARP], len[GROUPS_PER_WARP];
 		float amax[GROUPS_PER_WARP];
 
 #pragma unroll
 		for (int j = 0; j < GROUPS_PER_WARP; j++) {
-			size_t g = g0 + j, row = g / gpr, c0 = (g % gpr) * gc;
+			size_t g = g0 + j;
 
-			off[j] = row * cols + c0;
-			len[j] = g < ngroups ? (cols - c0 < gc ? cols - c0 : gc) : 0;
+			if (CONTIG) { /* cols % gc == 0: group g is elements [g*gc, g*gc + gc) */
+				off[j] = g * gc;
+				len[j] = g < ngroups ? gc : 0;
+			} else {
+				size_t row = g / gpr, c0 = (g % gpr) * gc;
+
+				off[j] = row * cols + c0;
+				len[j] = g < ngroups ? (cols - c0 < gc ? cols - c0 : gc) : 0;
+			}
 			raw_load(r[j], x + off[j], 4 * (size_t)lane, len[j], vec);
 		}
 #pragma unroll
@@ -266,6 +275,39 @@ static __global__ void __launch_bounds__(ROWS_THREADS) quant_groups(uint8_t *__r
 			if (lane == 0)
 				sinv[g0 + j] = scale_inv_of<FMT>(amax[j]);
 			store_raw<FMT>(q + off[j], 4 * (size_t)lane, len[j], vec, r[j], scale_of<FMT>(amax[j]));
+		}
+	}
+}
+
+/* 1x128 when cols % 128 == 0 and the data is aligned: group g is elements
+ * [128g, 128g + 128); a warp loads 8 whole groups (one 8- or 16-byte load
+ * per lane each) before reducing any, with no bounds checks. Handles the
+ * first nsuper * 8 groups; quant_groups does the rest. */
+template <typename T, int FMT>
+static __global__ void __launch_bounds__(ROWS_THREADS) quant_g128(uint8_t *__restrict__ q, float *__restrict__ sinv,
+								   const T *__restrict__ x, size_t nsuper)
+{
+	typedef typename raw_of<T>::type R;
+	unsigned lane = threadIdx.x % 32;
+	size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+	size_t nwarps = (size_t)gridDim.x * blockDim.x / 32;
+
+	for (size_t sg = warp; sg < nsuper; sg += nwarps) {
+		size_t g0 = sg * GROUPS_PER_WARP;
+		const T *xs = x + g0 * 128 + 4 * lane;
+		uint8_t *qs = q + g0 * 128 + 4 * lane;
+		R r[GROUPS_PER_WARP];
+
+#pragma unroll
+		for (int j = 0; j < GROUPS_PER_WARP; j++)
+			r[j] = __ldcs((const R *)(xs + j * 128));
+#pragma unroll
+		for (int j = 0; j < GROUPS_PER_WARP; j++) {
+			float amax = warp_max(absmax_raw(0.0f, r[j]));
+
+			if (lane == 0)
+				sinv[g0 + j] = scale_inv_of<FMT>(amax);
+			store_raw<FMT>(qs + j * 128, 0, 4, true, r[j], scale_of<FMT>(amax));
 		}
 	}
 }
@@ -496,10 +538,28 @@ static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t col
 	/* planted work on short rows: run the whole grid again (idempotent) */
 	int reps = 1 + (extra_pct + 99) / 100;
 
-	for (int k = 0; k < (sc == KPT_FP8_PER_TOKEN && extra_pct > 0 ? reps : 1); k++)
-		KPT_LAUNCH(d, "kpt_fp8_quantize",
-			   (quant_groups<T, FMT><<<kpt_grid_for(ngroups, ROWS_THREADS / 32 * GROUPS_PER_WARP, 8),
-						    ROWS_THREADS, 0, s>>>(q, sinv, x, cols, gc, gpr, ngroups, vec)));
+	unsigned grid = kpt_grid_for(ngroups, ROWS_THREADS / 32 * GROUPS_PER_WARP, 8);
+
+	if (sc == KPT_FP8_BLOCK_1x128 && cols % 128 == 0 && vec && ngroups >= GROUPS_PER_WARP) {
+		size_t nsuper = ngroups / GROUPS_PER_WARP, done = nsuper * GROUPS_PER_WARP;
+
+		KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_g128<T, FMT><<<grid, ROWS_THREADS, 0, s>>>(q, sinv, x, nsuper)));
+		if (done == ngroups)
+			return 0;
+		q += done * 128;
+		x += done * 128;
+		sinv += done;
+		ngroups -= done;
+	}
+
+	for (int k = 0; k < (sc == KPT_FP8_PER_TOKEN && extra_pct > 0 ? reps : 1); k++) {
+		if (cols % gc == 0)
+			KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_groups<T, FMT, true><<<grid, ROWS_THREADS, 0, s>>>(
+								   q, sinv, x, cols, gc, gpr, ngroups, vec)));
+		else
+			KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_groups<T, FMT, false><<<grid, ROWS_THREADS, 0, s>>>(
+								   q, sinv, x, cols, gc, gpr, ngroups, vec)));
+	}
 	return 0;
 }
 

@@ -112,7 +112,7 @@ static int fp8_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	}
 	st->nscale = kpt_fp8_scale_count(f->rows, f->cols, f->sc);
 	foot = n * (esize(f->dt) + 1) + st->nscale * 4;
-	st->nsets = foot >= ROTATE_BYTES ? 1 : (ROTATE_BYTES + foot - 1) / foot;
+	st->nsets = foot == 0 || foot >= ROTATE_BYTES ? 1 : (ROTATE_BYTES + foot - 1) / foot;
 	if (st->nsets > MAX_SETS)
 		st->nsets = MAX_SETS;
 	for (size_t i = 0; i < st->nsets && rc == 0; i++) {
@@ -410,6 +410,9 @@ static const struct kpt_workload fp8_workloads[] = {
 	Q(E4, BF, TOKEN, 0, 0, "check"),
 	Q(E4, BF, TENSOR, 0, 0, "check"),
 	Q(E4, BF, B128, 300, 384, "check"),
+	Q(E4, BF, B1, 300, 384, "check"),
+	Q(E5, F32, B1, 5, 256, "check"),
+	Q(E4, F32, TOKEN, 7, 128, "check"),
 	Q(E4, BF, TOKEN, 3, 100003, "check"),
 	DQ(E4, BF, TOKEN, 257, 1001, "check"),
 	DQ(E4, F32, B128, 300, 384, "check"),
