@@ -284,7 +284,13 @@ static void test_png_written_atomically(void **state)
 	snprintf(path, sizeof path, "%s/t.png", dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	assert_int_equal(kpt_timeline_draw(tl, &c, NULL), 0);
-	assert_int_equal(kpt_canvas_write_png(&c, path, NULL), 0);
+	if (kpt_canvas_write_png(&c, path, NULL) == KPT_E_UNSUPPORTED) {
+		/* built without libpng */
+		kpt_canvas_release(&c);
+		kpt_timeline_destroy(tl);
+		rmdir(dir);
+		skip();
+	}
 	fp = fopen(path, "rb");
 	assert_non_null(fp);
 	assert_int_equal(fread(sig, 1, 8, fp), 8);
