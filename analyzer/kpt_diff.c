@@ -408,6 +408,7 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		uint32_t slot = slots[i];
 		size_t cnt = 0, m = 0;
 		int cyc = 1;
+		uint16_t mhz_lo = 0, mhz_hi = 0;
 		double med;
 
 		for (uint32_t j = 0; j < nk; j++) {
@@ -426,11 +427,16 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 			const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
 
 			for (uint32_t q = 0; q < v->n; q++) {
+				uint16_t f = v->mhz ? v->mhz[q] : 0;
+
 				c->buf[m] = v->ns[q];
-				if (v->mhz && v->mhz[q] > 0)
-					c->cbuf[m] = (double)v->ns[q] * v->mhz[q];
-				else
+				c->cbuf[m] = (double)v->ns[q] * f;
+				if (!f)
 					cyc = 0;
+				if (m == 0)
+					mhz_lo = mhz_hi = f;
+				mhz_lo = f < mhz_lo ? f : mhz_lo;
+				mhz_hi = f > mhz_hi ? f : mhz_hi;
 				m++;
 			}
 		}
@@ -446,7 +452,9 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		st->samples += cnt;
 		sum += log(med);
 		if (cyc) {
-			double cm = kpt_median_f64(c->cbuf, cnt);
+			/* One clock for the whole run (the usual case): the cycle
+			 * median is the time median times it, no second selection. */
+			double cm = mhz_lo == mhz_hi ? med * mhz_lo : kpt_median_f64(c->cbuf, cnt);
 
 			csum += log(cm > 0 ? cm : 0.5);
 		} else {
