@@ -7,14 +7,18 @@
  *   1. kpt_diff_side_load() streams one .kpt file once and keeps, per kernel
  *      key and per run (process.run), the durations of its samples (and the
  *      SM clock at each sample when the file has NVML env samples). Memory:
- *      about 12 bytes per kept kernel record plus one entry per key; the file
- *      itself may be closed afterwards.
+ *      about 6 bytes per kept kernel record (float ns, 16-bit MHz) plus one
+ *      entry per key and 8 bytes per NVTX range while loading; the file
+ *      itself may be closed afterwards. Kernels are assumed in start order
+ *      within each process (as the collector and the merge write them): the
+ *      ordinal of a launch is its rank in file order within its iteration.
  *   2. kpt_diff_compare() matches the keys of two sides, computes per key the
  *      effect, noise, interval and verdict (docs/decision-rule.md), totals
  *      per NVTX range path and per workload, and the environment comparison.
  *      O(samples) for the medians plus O(keys log keys).
  *
- * kpt_diff_paths() does both for two file names. Report writers (terminal
+ * kpt_diff_paths() does both for two file names, loading the two files on
+ * two threads. Report writers (terminal
  * text, Markdown, JUnit XML, JSON) live in analyzer/kpt_diff_report.h.
  *
  * Kernel key (DESIGN.md "Kernel identity"): demangled name + grid + block +
