@@ -1056,6 +1056,69 @@ static void test_copy_into_merges_processes(void **state)
 	tmp_clean(&t);
 }
 
+/* Peak resident set in KiB since the last reset (Linux VmHWM). */
+static long peak_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static int reset_peak(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+
+	if (!f)
+		return -1;
+	fputs("5", f);
+	return fclose(f);
+}
+
+static void test_writer_memory_is_bounded(void **state)
+{
+	struct tmp t;
+	struct kpt_writer *w;
+	struct kpt_diag d = { 0 };
+	struct kpt_device dv = dev0;
+	struct kpt_process p = { .index = 0, .command = KPT_NONE, .rank = KPT_NONE };
+	struct kpt_kernel k[1000];
+	const size_t total = 3000000;  /* 264 MB as structs */
+	uint32_t name;
+	long before = reset_peak() ? -1 : peak_kib();
+
+	if (before < 0)
+		skip();  /* no /proc: nothing to measure with */
+	tmp_make(&t);
+	assert_int_equal(kpt_writer_create(t.path, NULL, &w, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z6kernelPf", &name, &d), 0);
+	assert_int_equal(kpt_writer_device(w, &dv, &d), 0);
+	assert_int_equal(kpt_writer_process(w, &p, &d), 0);
+	for (size_t done = 0; done < total; done += 1000) {
+		for (size_t i = 0; i < 1000; i++) {
+			uint64_t t0 = (done + i) * 4000;
+
+			k[i] = (struct kpt_kernel){ .start_ns = t0, .end_ns = t0 + 1000 + (i * 7919) % 3000,
+						    .name = name, .grid = { 64, 1, 1 },
+						    .block = { 256, 1, 1 }, .correlation = (uint32_t)(done + i),
+						    .range = KPT_NONE, .graph = KPT_NONE };
+		}
+		assert_int_equal(kpt_writer_kernels(w, k, 1000, &d), 0);
+	}
+	assert_int_equal(kpt_writer_commit(w, &d), 0);
+	kpt_writer_destroy(w);
+	/* One 64K-row chunk with its launch table and buffers is about 20 MB. */
+	assert_true(peak_kib() - before < 48 * 1024);
+	tmp_clean(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1084,6 +1147,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_truncated_section_payload),
 		cmocka_unit_test(test_open_mem_matches_open),
 		cmocka_unit_test(test_copy_into_merges_processes),
+		cmocka_unit_test(test_writer_memory_is_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
