@@ -176,6 +176,11 @@ void kpt_diff_cli_release(struct kpt_diff_cli *dc)
 	dc->runs_buf[0] = dc->runs_buf[1] = NULL;
 }
 
+static int is_stdout(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
 typedef int (*report_fn)(const struct kpt_diff *, FILE *, const struct kpt_report_opts *,
 			 struct kpt_diag *);
 
@@ -275,7 +280,9 @@ int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct
 	ro.width = width > 150 ? width - 110 : 0;
 	ro.all = dc->all;
 	ro.suite = dc->suite;
-	if (!dc->quiet && kpt_diff_write_text(df, stdout, &ro, &d) < 0)
+	/* A report on stdout replaces the table there. */
+	if (!dc->quiet && !is_stdout(dc->json) && !is_stdout(dc->markdown) && !is_stdout(dc->junit) &&
+	    kpt_diff_write_text(df, stdout, &ro, &d) < 0)
 		goto fail;
 	ro.color = 0;
 	if (dc->markdown && write_report(dc->markdown, kpt_diff_write_markdown, df, NULL, &ro, &d) < 0)

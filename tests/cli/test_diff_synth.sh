@@ -78,6 +78,10 @@ if command -v gnuplot >/dev/null; then
 	[ -s "$T/plots/diff-change.png" ] || fail "--plots: no picture"
 fi
 
+# --json - puts only the JSON on stdout.
+"$KPTPROF" diff "$T/base.kpt" "$T/base.kpt" --json - | python3 -c 'import json,sys; assert json.load(sys.stdin)["result"]=="ok"' \
+	|| fail "--json - is not pure JSON"
+
 # A/A from disjoint runs of one file: no regression.
 "$KPTPROF" diff "$T/base.kpt" "$T/base.kpt" --base-runs 0-4 --new-runs 5-9 -q
 rc=$?; [ $rc -eq 0 ] || fail "A/A runs 0-4 vs 5-9: exit $rc"
