@@ -41,13 +41,25 @@ static const char *fmt_ns(char *buf, size_t cap, double ns)
 	return buf;
 }
 
-static const char *fmt_pct(char *buf, size_t cap, double p)
+/* v as a percentage with `digits` decimals (a sign when `sign`), or "-"
+ * for NAN. */
+static const char *fmt_pctv(char *buf, size_t cap, double v, int digits, int sign)
 {
-	if (isnan(p))
+	if (isnan(v))
 		snprintf(buf, cap, "-");
 	else
-		snprintf(buf, cap, "%+.1f%%", p);
+		snprintf(buf, cap, sign ? "%+.*f%%" : "%.*f%%", digits, v);
 	return buf;
+}
+
+static const char *fmt_pct(char *buf, size_t cap, double p)
+{
+	return fmt_pctv(buf, cap, p, 1, 1);
+}
+
+static const char *fmt_noise(char *buf, size_t cap, double p)
+{
+	return fmt_pctv(buf, cap, p, 2, 0);
 }
 
 static const char *fmt_ci(char *buf, size_t cap, double lo, double hi)
@@ -56,15 +68,6 @@ static const char *fmt_ci(char *buf, size_t cap, double lo, double hi)
 		snprintf(buf, cap, "-");
 	else
 		snprintf(buf, cap, "[%+.1f, %+.1f]", lo, hi);
-	return buf;
-}
-
-static const char *fmt_noise(char *buf, size_t cap, double p)
-{
-	if (isnan(p))
-		snprintf(buf, cap, "-");
-	else
-		snprintf(buf, cap, "%.2f%%", p);
 	return buf;
 }
 
