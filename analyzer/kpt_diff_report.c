@@ -284,6 +284,10 @@ int kpt_md_escape(FILE *out, const char *str)
 
 /* ---- Markdown ---------------------------------------------------------- */
 
+/* Most rows per Markdown table: GitHub caps a step summary at 1 MiB and a
+ * comment at 64K characters; the JSON report has every key. */
+#define MD_MAX_ROWS 300
+
 static void md_row(FILE *out, const struct kpt_diff_row *r, int with_verdict)
 {
 	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[64], b7[48];
@@ -344,11 +348,17 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 		df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG], df->counts[KPT_V_SAME],
 		df->counts[KPT_V_NEW], df->counts[KPT_V_GONE]);
 	if (slow) {
+		size_t shown = 0;
+
 		fputs("### SLOW\n\n", out);
 		md_header(out, 0);
-		for (size_t i = 0; i < df->nrows; i++)
-			if (df->rows[i].verdict == KPT_V_SLOW)
+		for (size_t i = 0; i < df->nrows && shown < MD_MAX_ROWS; i++)
+			if (df->rows[i].verdict == KPT_V_SLOW) {
 				md_row(out, &df->rows[i], 0);
+				shown++;
+			}
+		if (shown < slow)
+			fprintf(out, "\n(%u more SLOW keys: see the JSON report)\n", slow - (unsigned)shown);
 		fputc('\n', out);
 	}
 	if (df->nnotes) {
@@ -362,10 +372,16 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 	}
 	if (rest) {
 		fprintf(out, "<details><summary>The other %zu key%s</summary>\n\n", rest, rest == 1 ? "" : "s");
+		size_t shown = 0;
+
 		md_header(out, 1);
-		for (size_t i = 0; i < df->nrows; i++)
-			if (df->rows[i].verdict != KPT_V_SLOW)
+		for (size_t i = 0; i < df->nrows && shown < MD_MAX_ROWS; i++)
+			if (df->rows[i].verdict != KPT_V_SLOW) {
 				md_row(out, &df->rows[i], 1);
+				shown++;
+			}
+		if (shown < rest)
+			fprintf(out, "\n(%zu more keys: see the JSON report)\n", rest - shown);
 		fputs("\n</details>\n\n", out);
 	}
 	fputs("<details><summary>Totals per workload</summary>\n\n| Workload | Keys | Base | New | Change | Geomean |\n|---|--:|--:|--:|--:|--:|\n", out);

@@ -207,6 +207,26 @@ static void test_markdown_puts_slow_table_before_details(void **state)
 	free(f);
 }
 
+static void test_markdown_caps_long_tables(void **state)
+{
+	struct fixture *f = fixture();
+	struct kpt_diff_row *rows = calloc(400, sizeof *rows);
+	char *m;
+
+	(void)state;
+	for (int i = 0; i < 400; i++)
+		rows[i] = make_row("same_kernel", KPT_V_SAME, 0.1);
+	f->df.rows = rows;
+	f->df.nrows = 400;
+	f->df.counts[KPT_V_SLOW] = 0;
+	m = render(kpt_diff_write_markdown, &f->df, NULL);
+	assert_non_null(strstr(m, "(100 more keys: see the JSON report)"));
+	assert_int_equal(count(m, "| same\\_kernel |"), 300);
+	free(m);
+	free(rows);
+	free(f);
+}
+
 static void test_json_has_result_and_key_fields(void **state)
 {
 	struct fixture *f = fixture();
@@ -267,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_md_escape_keeps_table_cells_whole),
 		cmocka_unit_test(test_junit_fails_only_slow_keys),
 		cmocka_unit_test(test_markdown_puts_slow_table_before_details),
+		cmocka_unit_test(test_markdown_caps_long_tables),
 		cmocka_unit_test(test_json_has_result_and_key_fields),
 		cmocka_unit_test(test_json_error_document),
 		cmocka_unit_test(test_text_colours_only_when_asked),
