@@ -149,6 +149,36 @@ static int load_runs(struct loader *L)
 	return 0;
 }
 
+struct t_idx {
+	uint64_t t;
+	uint32_t i;
+};
+
+static int cmp_t_idx(const void *a, const void *b)
+{
+	const struct t_idx *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Sorts the env sample indices o[0..n) by time. O(n log n). */
+static int sort_by_time(struct loader *L, uint32_t *o, uint32_t n)
+{
+	struct t_idx *v = malloc((size_t)n * sizeof *v);
+
+	if (!v)
+		return KPT_E_NOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (struct t_idx){ L->env[o[i]].t_ns, o[i] };
+	qsort(v, n, sizeof *v, cmp_t_idx);
+	for (uint32_t i = 0; i < n; i++)
+		o[i] = v[i].i;
+	free(v);
+	return 0;
+}
+
 /* Groups env samples by (process, device), each group by time; the run's
  * median SM clock; the side's env summary. */
 static int load_env(struct loader *L)
@@ -199,31 +229,46 @@ static int load_env(struct loader *L)
 		L->env_order[L->groups[g].off + count[g]++] = (uint32_t)i;
 	}
 	free(count);
-	/* Insertion sort per group: samples arrive nearly in time order. */
+	/* Each group by time (already so when the collector wrote it). */
 	for (size_t g = 0; g < ng; g++) {
 		uint32_t *o = L->env_order + L->groups[g].off;
+		int sorted = 1;
 
-		for (uint32_t i = 1; i < L->groups[g].n; i++) {
-			uint32_t x = o[i], j = i;
-
-			while (j > 0 && L->env[o[j - 1]].t_ns > L->env[x].t_ns) {
-				o[j] = o[j - 1];
-				j--;
-			}
-			o[j] = x;
+		for (uint32_t i = 1; i < L->groups[g].n && sorted; i++)
+			sorted = L->env[o[i - 1]].t_ns <= L->env[o[i]].t_ns;
+		if (!sorted && sort_by_time(L, o, L->groups[g].n) < 0) {
+			free(mhz);
+			free(temp);
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading env samples");
 		}
 	}
-	/* Median SM clock per run slot. */
-	for (uint32_t r = 0; r < s->nruns; r++) {
-		size_t n = 0;
+	/* Median SM clock per run slot: samples bucketed by slot, O(nenv). */
+	{
+		size_t *start = calloc(s->nruns + 1, sizeof *start), *fill = NULL;
 
-		for (size_t i = 0; i < L->nenv; i++) {
-			const struct kpt_env_sample *v = &L->env[i];
-
-			if (v->process < L->nprocs && L->proc_slot[v->process] == r && v->sm_mhz)
-				mhz[n++] = v->sm_mhz;
+		if (start)
+			fill = calloc(s->nruns + 1, sizeof *fill);
+		if (!start || !fill) {
+			free(start);
+			free(mhz);
+			free(temp);
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading env samples");
 		}
-		L->run_mhz[r] = n ? kpt_median_f64(mhz, n) : 0;
+		for (size_t i = 0; i < L->nenv; i++)
+			if (L->env[i].process < L->nprocs && L->env[i].sm_mhz)
+				start[L->proc_slot[L->env[i].process] + 1]++;
+		for (uint32_t r = 0; r < s->nruns; r++)
+			start[r + 1] += start[r];
+		for (size_t i = 0; i < L->nenv; i++)
+			if (L->env[i].process < L->nprocs && L->env[i].sm_mhz) {
+				uint32_t r = L->proc_slot[L->env[i].process];
+
+				mhz[start[r] + fill[r]++] = L->env[i].sm_mhz;
+			}
+		for (uint32_t r = 0; r < s->nruns; r++)
+			L->run_mhz[r] = fill[r] ? kpt_median_f64(mhz + start[r], fill[r]) : 0;
+		free(start);
+		free(fill);
 	}
 	/* Summary over the whole file. */
 	for (size_t i = 0; i < L->nenv; i++) {

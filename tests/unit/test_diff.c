@@ -37,6 +37,7 @@ struct gen {
 	int extra_kernel;
 	int warmup;                       /* copy launches in a kpt:warmup range per run */
 	const char *driver;               /* NVML driver string (default "580.1") */
+	int env_reversed;                 /* write each run's env samples newest first */
 	uint64_t seed;
 };
 
@@ -214,8 +215,10 @@ static void write_rec(const char *path, const struct gen *g)
 		}
 		wr.end_ns = t;
 		assert_int_equal(kpt_writer_ranges(w, &wr, 1, &d), 0);
-		for (uint64_t et = t0; et <= t; et += 500000) {
+		for (uint64_t k = 0; t0 + k * 500000 <= t; k++) {
 			struct kpt_env_sample e = { 0 };
+			uint64_t last = (t - t0) / 500000;
+			uint64_t et = t0 + (g->env_reversed ? last - k : k) * 500000;
 			int second_half = et > t0 + (t - t0) / 2;
 
 			e.t_ns = et;
@@ -466,6 +469,25 @@ static void test_low_clock_samples_are_dropped(void **state)
 	assert_true(df->new_.dropped_clock > 0);
 	assert_int_equal(df->new_.dropped_throttle, 0);
 	assert_int_equal(df->base.dropped_clock, 0);
+	kpt_diff_destroy(df);
+}
+
+static void test_env_samples_out_of_order_are_sorted(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	uint64_t forward;
+
+	gen_defaults(&a);
+	b = a;
+	b.low_clock_run = 2;
+	df = diff2(*state, &a, &b, NULL);
+	forward = df->new_.dropped_clock;
+	kpt_diff_destroy(df);
+	b.env_reversed = 1;
+	df = diff2(*state, &a, &b, NULL);
+	assert_true(forward > 0);
+	assert_int_equal(df->new_.dropped_clock, forward);
 	kpt_diff_destroy(df);
 }
 
@@ -761,6 +783,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_config_change_falls_back_to_name_and_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_throttled_samples_are_dropped_but_idle_is_not, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_low_clock_samples_are_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_env_samples_out_of_order_are_sorted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycle_cross_check_follows_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_iter_ranges_each_process_is_one_iteration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warmup_kernels_are_skipped, setup, teardown),
