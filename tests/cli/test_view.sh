@@ -65,10 +65,16 @@ allowed = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "
 class Page(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.tags, self.text, self.imgs, self.links = set(), [], [], []
+        self.tags, self.text, self.imgs, self.links, self.open = set(), [], [], [], []
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open[-1] == tag, ("unbalanced </%s>" % tag, self.open[-3:], self.getpos())
+        self.open.pop()
 
     def handle_starttag(self, tag, attrs):
         self.tags.add(tag)
+        if tag not in ("meta", "br", "img"):
+            self.open.append(tag)
         a = dict(attrs)
         if tag == "img":
             self.imgs.append(a.get("src"))
@@ -82,6 +88,7 @@ class Page(HTMLParser):
 
 p = Page()
 p.feed(html)
+assert not p.open, ("unclosed tags", p.open)
 assert p.tags <= allowed, p.tags - allowed
 text = "".join(p.text)
 assert "kpt::functor::mul<float>" in text, "no kernel name with template arguments shown as text"
