@@ -982,8 +982,6 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 			atomic_store_explicit(&g.corr[cd->correlationId & ((1u << KPT_CORR_BITS) - 1)], e,
 					      memory_order_relaxed);
 		}
-		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
-			flush_cupti();
 		return;
 	}
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -1310,8 +1308,9 @@ static int start(struct kpt_diag *d)
 			KPT_CUPTI(d, cuptiActivityEnable(api_kinds[i]));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_NVTX));
-	KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
-					 CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020));
+	/* No runtime API callback here: enabling even one makes every launch
+	 * pass through CUPTI's callback dispatch. cudaDeviceReset is seen as
+	 * CONTEXT_DESTROY_STARTING (flush there). */
 	g.enabled = 1;
 	return 0;
 }

@@ -26,7 +26,8 @@
  *   KPT_DEVICE_BUFFER_MB  CUPTI device buffer per context (default 32).
  *
  * Lifecycle: records are flushed into the file at exit (atexit), when a
- * context is destroyed (cudaDeviceReset), and on SIGINT/SIGTERM when the
+ * context is destroyed (cudaDeviceReset: CUPTI's CONTEXT_DESTROY_STARTING
+ * resource callback), and on SIGINT/SIGTERM when the
  * target left the default action in place (the signal is then re-raised
  * with its default action; a handler installed by the target is left alone
  * and the process's normal exit writes the file). A process forked by a

@@ -1,11 +1,11 @@
 """transformer_step.py - wall time of a realistic training step: one
-transformer block (d_model 1024, 16 heads, FFN 4096, batch 8 x seq 1024,
-bf16 autocast) forward + backward + AdamW, for the collector's slowdown
-benchmark.
+transformer block (d_model 2048, 16 heads, FFN 8192, batch 8 x seq 2048,
+bf16 autocast, pre-norm) forward + backward + AdamW, for the collector's
+slowdown benchmark.
 
   python3 transformer_step.py [--steps N] [--warmup W]
 
-Prints "step median_ms=... p10_ms=... p90_ms=... steps=N kernels_per_step~K".
+Prints "step median_ms=... p10_ms=... p90_ms=... steps=N".
 """
 import argparse
 import statistics
@@ -16,14 +16,17 @@ import torch
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--warmup", type=int, default=8)
+    ap.add_argument("--d", type=int, default=2048)
+    ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--batch", type=int, default=8)
     a = ap.parse_args()
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(1024, 16, 4096, dropout=0.0, batch_first=True,
+    layer = torch.nn.TransformerEncoderLayer(a.d, 16, 4 * a.d, dropout=0.0, batch_first=True,
                                              norm_first=True).cuda()
     opt = torch.optim.AdamW(layer.parameters(), lr=1e-4)
-    x = torch.randn(8, 1024, 1024, device="cuda")
+    x = torch.randn(a.batch, a.seq, a.d, device="cuda")
     times = []
     for i in range(a.warmup + a.steps):
         torch.cuda.synchronize()

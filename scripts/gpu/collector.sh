@@ -10,11 +10,14 @@
 #   transformer.txt    (b) transformer block fwd+bwd step, plain vs kptprof
 #   flood.txt          (c) sustained kernel rate with drop counts
 #   summary.txt        medians and differences (what bench/RESULTS.md quotes)
-# Knobs: ROUNDS (default 3), FLOOD_SECONDS (default 30), SKIP_BENCH=1.
+# Knobs: ROUNDS (transformer, default 3), ROUNDS_A (launch, default 7),
+# FLOOD_SECONDS (default 30), FLOOD_STREAMS (default "4"), SKIP_BENCH=1.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-3}
+ROUNDS_A=${ROUNDS_A:-7}
 FLOOD_SECONDS=${FLOOD_SECONDS:-30}
+FLOOD_STREAMS=${FLOOD_STREAMS:-4}
 mkdir -p "$RES"
 cmake --build "$BUILD" -j16 --target kptprof kptinject kpt-collector-app kpt-collector-check \
 	kpt-launch-bench kpt-flood kptlaunch >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
@@ -40,31 +43,41 @@ tail -4 "$RES/test-torch.log"
 [ "${SKIP_BENCH:-0}" = 1 ] && exit 0
 
 echo "== (a) launch overhead"
-for r in $(seq 1 "$ROUNDS"); do
-	"$B/kpt-launch-bench" >>"$RES/launch.txt" 2>&1
-	"$B/kpt-launch-bench" --floor >>"$RES/launch.txt" 2>&1
-	"$K" record -o "$T/launch.kpt" -- "$B/kpt-launch-bench" 2>>"$RES/launch-record.log" \
+# Interleaved rounds, pinned to the same cores, so drift hits every mode alike.
+PIN="taskset -c 2-9"
+command -v taskset >/dev/null || PIN=""
+for r in $(seq 1 "$ROUNDS_A"); do
+	$PIN "$B/kpt-launch-bench" --reps 15 >>"$RES/launch.txt" 2>&1
+	$PIN "$B/kpt-launch-bench" --reps 15 --floor >>"$RES/launch.txt" 2>&1
+	$PIN "$K" record -o "$T/launch.kpt" -- "$B/kpt-launch-bench" --reps 15 2>>"$RES/launch-record.log" \
 		| sed 's/mode=plain/mode=kptprof/' >>"$RES/launch.txt"
-	python3 "$SRC/bench/collector/torch_launch.py" "$B/libkptlaunch.so" >>"$RES/launch.txt" 2>>"$RES/launch-torch.log"
+	$PIN python3 "$SRC/bench/collector/torch_launch.py" "$B/libkptlaunch.so" --reps 15 >>"$RES/launch.txt" \
+		2>>"$RES/launch-torch.log"
 done
 "$CHECK" stats "$T/launch.kpt" >>"$RES/launch-record.log" 2>&1
 cat "$RES/launch.txt"
 
 echo "== (b) transformer step"
+TF="python3 $SRC/bench/collector/transformer_step.py"
 for r in $(seq 1 "$ROUNDS"); do
-	python3 "$SRC/bench/collector/transformer_step.py" 2>&1 | sed 's/^step/step mode=plain/' >>"$RES/transformer.txt"
-	"$K" record -o "$T/tf.kpt" -- python3 "$SRC/bench/collector/transformer_step.py" 2>>"$RES/transformer-record.log" \
-		| sed 's/^step/step mode=kptprof/' >>"$RES/transformer.txt"
+	$TF 2>&1 | sed 's/^step/step mode=plain/' >>"$RES/transformer.txt"
+	"$K" record -o "$T/tf.kpt" -- $TF 2>>"$RES/transformer-record.log" | sed 's/^step/step mode=kptprof/' \
+		>>"$RES/transformer.txt"
 done
 "$CHECK" stats "$T/tf.kpt" >>"$RES/transformer-record.log" 2>&1
 cat "$RES/transformer.txt"
 
 echo "== (c) flood"
-"$B/kpt-flood" --seconds "$FLOOD_SECONDS" 2>&1 | sed 's/^flood/flood mode=plain/' >>"$RES/flood.txt"
-/usr/bin/time -v "$K" record -o "$T/flood.kpt" -- "$B/kpt-flood" --seconds "$FLOOD_SECONDS" \
-	2>"$RES/flood-record.log" | sed 's/^flood/flood mode=kptprof/' >>"$RES/flood.txt"
-"$CHECK" stats "$T/flood.kpt" 2>&1 | sed 's/^/recorded /' >>"$RES/flood.txt"
-ls -l "$T/flood.kpt" >>"$RES/flood.txt" 2>&1
+for st in $FLOOD_STREAMS; do
+	"$B/kpt-flood" --seconds "$FLOOD_SECONDS" --streams "$st" 2>&1 | sed 's/^flood/flood mode=plain/' >>"$RES/flood.txt"
+	"$B/kpt-flood" --seconds "$FLOOD_SECONDS" --streams "$st" --floor 2>&1 | sed 's/^flood/flood mode=floor/' \
+		>>"$RES/flood.txt"
+	/usr/bin/time -v "$K" record -o "$T/flood.kpt" -- "$B/kpt-flood" --seconds "$FLOOD_SECONDS" --streams "$st" \
+		2>>"$RES/flood-record.log" | sed 's/^flood/flood mode=kptprof/' >>"$RES/flood.txt"
+	"$CHECK" stats "$T/flood.kpt" 2>&1 | sed 's/^/recorded /' >>"$RES/flood.txt"
+	ls -l "$T/flood.kpt" >>"$RES/flood.txt" 2>&1
+	rm -f "$T/flood.kpt"
+done
 cat "$RES/flood.txt"
 rm -rf "$T"
 
@@ -78,10 +91,14 @@ def med(path, key, mode):
             m = re.search(key + r"=([0-9.]+)", line)
             if m: v.append(float(m.group(1)))
     return (statistics.median(v), v) if v else (float("nan"), v)
-out = {}
+out, rounds = {}, {}
 for mode in ("plain", "floor", "kptprof", "torch_profiler"):
-    out[mode], vals = med("launch.txt", "median_us", mode)
-    print(f"(a) launch {mode}: median of rounds {out[mode]:.3f} us  rounds={vals}")
+    out[mode], rounds[mode] = med("launch.txt", "median_us", mode)
+    print(f"(a) launch {mode}: median of rounds {out[mode]:.3f} us  rounds={rounds[mode]}")
+for a, b in (("kptprof", "floor"), ("kptprof", "plain"), ("floor", "plain"), ("torch_profiler", "plain"), ("torch_profiler", "kptprof")):
+    d = [x - y for x, y in zip(rounds[a], rounds[b])]
+    if d:
+        print(f"(a) paired per round {a} - {b}: median {statistics.median(d):+.3f} us  {[round(x, 3) for x in d]}")
 print(f"(a) kptprof - floor = {out['kptprof'] - out['floor']:+.3f} us/launch (goal <= 0.3); "
       f"kptprof - plain = {out['kptprof'] - out['plain']:+.3f}; torch_profiler - plain = {out['torch_profiler'] - out['plain']:+.3f}")
 p, pv = med("transformer.txt", "median_ms", "plain")

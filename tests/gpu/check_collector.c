@@ -291,8 +291,9 @@ static int print_stats(const struct rec *x)
 		if (x->k[i].end_ns > last)
 			last = x->k[i].end_ns;
 	}
-	printf("kernels %zu memops %zu ranges %zu processes %zu env %zu dropped %" PRIu64 " span_s %.3f\n", x->nk,
-	       x->nm, x->nr, x->np, x->nenv, x->c.dropped_records, x->nk ? (double)(last - first) / 1e9 : 0.0);
+	printf("kernels %zu memops %zu ranges %zu processes %zu runs %u events %" PRIu64 " env %zu dropped %" PRIu64
+	       " span_s %.3f\n", x->nk, x->nm, x->nr, x->np, x->c.runs, x->c.events, x->nenv, x->c.dropped_records,
+	       x->nk ? (double)(last - first) / 1e9 : 0.0);
 	return 0;
 }
 

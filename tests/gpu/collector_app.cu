@@ -69,6 +69,32 @@ static int child_main()
 	return 0;
 }
 
+/* --reset: 4 kernels, cudaDeviceReset (the collector flushes), 3 more in a
+ * new context. */
+static int reset_main()
+{
+	for (int i = 0; i < 4; i++)
+		kpt_t_empty<<<1, 1>>>();
+	CK(cudaDeviceReset());
+	for (int i = 0; i < 3; i++)
+		kpt_t_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	return 0;
+}
+
+/* --wait: 10 kernels, then "ready" on stdout and sleep until a signal
+ * ends the process (the collector must flush on SIGTERM/SIGINT). */
+static int wait_main()
+{
+	for (int i = 0; i < 10; i++)
+		kpt_t_empty<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	const size_t big = 1 << 20;
@@ -81,6 +107,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "--child") == 0)
 		return child_main();
+	if (argc > 1 && strcmp(argv[1], "--reset") == 0)
+		return reset_main();
+	if (argc > 1 && strcmp(argv[1], "--wait") == 0)
+		return wait_main();
 	CK(cudaMalloc(&d, big));
 	CK(cudaMallocHost(&h_pinned, big));
 	memset(h_pinned, 0, big);
