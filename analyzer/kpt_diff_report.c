@@ -384,14 +384,13 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 			fprintf(out, "\n(%zu more keys: see the JSON report)\n", rest - shown);
 		fputs("\n</details>\n\n", out);
 	}
-	fputs("<details><summary>Totals per workload</summary>\n\n| Workload | Keys | Base | New | Change | Geomean |\n|---|--:|--:|--:|--:|--:|\n", out);
-	for (size_t i = 0; i < df->ntotals; i++) {
+	fputs("<details><summary>Totals per workload and NVTX range</summary>\n\n"
+	      "| | Workload or range | Keys | Base | New | Change | Geomean |\n|---|---|--:|--:|--:|--:|--:|\n", out);
+	for (size_t i = 0; i < df->ntotals && i < MD_MAX_ROWS; i++) {
 		const struct kpt_diff_total *t = &df->totals[i];
 		char b1[32], b2[32], b3[32], b4[32];
 
-		if (t->kind == KPT_TOTAL_RANGE)
-			continue;
-		fputs("| ", out);
+		fprintf(out, "| %s | ", t->kind == KPT_TOTAL_ALL ? "all" : t->kind == KPT_TOTAL_WORKLOAD ? "workload" : "range");
 		kpt_md_escape(out, t->kind == KPT_TOTAL_ALL ? "(all keys)" : t->name[0] ? t->name : "(no range)");
 		fprintf(out, " | %u | %s | %s | %s | %s |\n", t->keys, fmt_ns(b1, sizeof b1, t->base_ns),
 			fmt_ns(b2, sizeof b2, t->new_ns), fmt_pct(b3, sizeof b3, t->change_pct),
