@@ -13,7 +13,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
 	  "kptprof diff BASE NEW [--threshold PCT] [--short-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
-	  "                      [--json F] [--force] [--all] [--quiet] [--welch] [--keep-throttled] [--suite-name S]" },
+	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
+	  "                      [--suite-name S]" },
 	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
 	  "kptprof gate [--suite NAME] [--baselines DIR] [--runs M] [-o FILE | --from FILE] [diff options]" },
 	{ "baseline", cmd_baseline, "list, show, update or locate baselines per GPU model",
