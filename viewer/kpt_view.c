@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "kpt_demangle.h"
 #include "kpt_export.h"
 #include "kpt_format.h"
 #include "kpt_gnuplot.h"
@@ -59,7 +57,7 @@ struct view {
 	uint64_t iter_ns;
 	char notes[VIEW_MAX_NOTES][1100];
 	size_t nnotes;
-	struct view_plot plots[5];
+	struct view_plot plots[4];  /* one per view_plots[] entry */
 	size_t nplots;
 	struct kpt_roof_point *roof;
 	size_t nroof;
@@ -128,7 +126,8 @@ static int check_target(const char *dir, struct kpt_diag *d)
 	closedir(dp);
 	if (entries && !marker) {
 		kpt_diag_set(d, KPT_E_INVAL, "'%s' exists and is not a kptprof view: not replacing it", dir);
-		return kpt_diag_hint(d, "choose another -o folder, or remove this one");
+		kpt_diag_hint(d, "choose another -o folder, or remove this one");
+		return KPT_E_INVAL;
 	}
 	return 1;
 }
@@ -367,9 +366,11 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 		return rc;
 	}
 	for (size_t i = 0; i < kpt_timeline_family_count(tl) && i < KPT_TL_PALETTE; i++) {
-		v->fams[i] = *kpt_timeline_family_at(tl, i);
-		v->fam_names[i] = strdup(v->fams[i].name);
-		v->fams[i].name = v->fam_names[i];
+		v->fams[v->nfams] = *kpt_timeline_family_at(tl, i);
+		v->fam_names[v->nfams] = strdup(v->fams[v->nfams].name);
+		if (!v->fam_names[v->nfams])
+			break;          /* the legend table is a nicety */
+		v->fams[v->nfams].name = v->fam_names[v->nfams];
 		v->nfams++;
 	}
 	if (asprintf(&png, "%s/timeline.png", v->tmp) < 0)
@@ -473,6 +474,9 @@ static const struct {
 	{ "top_kernels", "Kernels by share of GPU time", plot_top, 0 },
 	{ "roofline", "Roofline of the workloads with known FLOPs and bytes", plot_roof, 0 },
 };
+
+_Static_assert(sizeof view_plots / sizeof view_plots[0] == sizeof ((struct view *)0)->plots /
+	       sizeof ((struct view *)0)->plots[0], "one view_plot per view_plots[] entry");
 
 static int make_plots(struct view *v, struct kpt_diag *d)
 {

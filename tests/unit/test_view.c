@@ -176,6 +176,9 @@ static void test_refuses_a_folder_it_did_not_write(void **state)
 	assert_int_equal(kpt_view_write(rec, NULL, dir, NULL, &d), KPT_E_INVAL);
 	assert_non_null(strstr(d.msg, "not a kptprof view"));
 	assert_int_equal(access(file, F_OK), 0);
+	/* the same without a diag to fill */
+	assert_int_equal(kpt_view_write(rec, NULL, dir, NULL, NULL), KPT_E_INVAL);
+	assert_int_equal(access(file, F_OK), 0);
 	/* an empty folder is fine */
 	unlink(file);
 	assert_int_equal(kpt_view_write(rec, &(struct kpt_view_opts){ .no_render = 1 }, dir, NULL, &d), 0);
