@@ -271,8 +271,8 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 
 /* ---- run: top kernels ---------------------------------------------------- */
 
-int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, const char *dir,
-			 const char *stem, struct kpt_diag *d)
+int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, kpt_plot_color_fn color,
+			 void *ctx, const char *dir, const char *stem, struct kpt_diag *d)
 {
 	size_t n = s->n < KPT_PLOT_TOP ? s->n : KPT_PLOT_TOP, rows;
 	double other_pct = 0, other_ns = 0;
@@ -297,9 +297,9 @@ int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, const c
 		char label[160], fam[256];
 
 		kpt_short_name(r->display, 64, label, sizeof label);
-		kpt_kernel_family(r->display, fam, sizeof fam);
+		kpt_kernel_family(r->name, fam, sizeof fam);
 		fprintf(fp, "%zu %.6g %llu %llu 0x%06x ", i, r->time_pct, (unsigned long long)r->total_ns,
-			(unsigned long long)r->instances, kpt_family_color(fam) & 0xffffff);
+			(unsigned long long)r->instances, (color ? color(ctx, fam) : kpt_family_color(fam)) & 0xffffff);
 		kpt_gp_field(fp, label);
 		fputc('\n', fp);
 	}

@@ -48,11 +48,15 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *stem,
 		       struct kpt_diag *d);
 
+/* Colour of a kernel family (kpt_kernel_family text) as a picture drew it. */
+typedef unsigned (*kpt_plot_color_fn)(void *ctx, const char *family);
+
 /* run: the KPT_PLOT_TOP kernels by share of GPU time, then "other" for the
- * rest, bars coloured as the timeline colours their family.
+ * rest, each bar in its family's colour: color(ctx, family) when color is
+ * given (the timeline's colours), else kpt_family_color.
  * Block $data: rank share_pct total_ns instances color label. */
-int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, const char *dir,
-			 const char *stem, struct kpt_diag *d);
+int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, kpt_plot_color_fn color,
+			 void *ctx, const char *dir, const char *stem, struct kpt_diag *d);
 
 /* One roofline point: a workload or kernel whose FLOPs and bytes per
  * iteration are known and its measured GPU time per iteration. */

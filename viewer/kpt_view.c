@@ -321,7 +321,8 @@ static int timeline_window(struct view *v, struct kpt_timeline_opts *to)
 		char fam[256];
 		size_t j;
 
-		kpt_kernel_family(s->rows[i].display, fam, sizeof fam);
+		/* the stored name, as the timeline sees it */
+		kpt_kernel_family(s->rows[i].name, fam, sizeof fam);
 		for (j = 0; j < nf && strcmp((*fams)[j].name, fam) != 0; j++)
 			;
 		if (j == nf)
@@ -443,9 +444,21 @@ static int plot_runs(struct view *v, const char *stem, struct kpt_diag *d)
 	return kpt_plot_diff_runs(v->df, v->tmp, stem, d);
 }
 
+/* The timeline's colour of a family (its 12 largest), else the hash colour. */
+static unsigned timeline_color(void *ctx, const char *family)
+{
+	const struct view *v = ctx;
+
+	for (size_t i = 0; i < v->nfams; i++)
+		if (strcmp(v->fams[i].name, family) == 0)
+			return v->fams[i].color;
+	return kpt_family_color(family);
+}
+
 static int plot_top(struct view *v, const char *stem, struct kpt_diag *d)
 {
-	return kpt_plot_top_kernels(v->by_kernel, "Kernels by share of GPU time", v->tmp, stem, d);
+	return kpt_plot_top_kernels(v->by_kernel, "Kernels by share of GPU time", timeline_color, v, v->tmp,
+				    stem, d);
 }
 
 static int plot_roof(struct view *v, const char *stem, struct kpt_diag *d)

@@ -240,7 +240,7 @@ static void test_top_kernels_block_matches_summary_and_other(void **state)
 	(void)state;
 	memset(r, 0, sizeof r);
 	for (int i = 0; i < KPT_PLOT_TOP + 2; i++) {
-		r[i].name = "k";
+		r[i].name = i == 0 ? "_ZN2ns4gemmIfLi128EEEvPKT_PS1_" : "other_kernel";
 		r[i].display = i == 0 ? "void ns::gemm<float, 128>(float const*, float*)" : "other_kernel";
 		r[i].instances = 10 + (uint64_t)i;
 		r[i].total_ns = 1000 - (uint64_t)i;
@@ -249,7 +249,7 @@ static void test_top_kernels_block_matches_summary_and_other(void **state)
 	memset(&s, 0, sizeof s);
 	s.rows = r;
 	s.n = KPT_PLOT_TOP + 2;
-	assert_int_equal(kpt_plot_top_kernels(&s, "t", tmpdir, "top", NULL), 0);
+	assert_int_equal(kpt_plot_top_kernels(&s, "t", NULL, NULL, tmpdir, "top", NULL), 0);
 	n = read_block("top", "data", out, 32);
 	assert_int_equal(n, KPT_PLOT_TOP + 1);
 	assert_int_equal(sscanf(out[0], "%d %lf %llu %llu", &rank, &share, &total, &inst), 4);
@@ -257,6 +257,13 @@ static void test_top_kernels_block_matches_summary_and_other(void **state)
 	assert_int_equal(total, 1000);
 	assert_int_equal(inst, 10);
 	assert_string_equal(last_field(out[0], buf, sizeof buf), "ns::gemm<float, 128>");
+	{
+		unsigned col;
+
+		/* the bar has its family's colour, as the timeline draws it */
+		assert_int_equal(sscanf(out[0], "%*d %*f %*u %*u %x", &col), 1);
+		assert_int_equal(col, kpt_family_color("gemm"));
+	}
 	/* other = the last two rows */
 	assert_int_equal(sscanf(out[KPT_PLOT_TOP], "%d %lf %llu %llu", &rank, &share, &total, &inst), 4);
 	assert_float_equal(share, (10 - 0.5 * KPT_PLOT_TOP) + (10 - 0.5 * (KPT_PLOT_TOP + 1)), 1e-9);
