@@ -9,9 +9,11 @@
  *      SM clock at each sample when the file has NVML env samples). Memory:
  *      about 6 bytes per kept kernel record (float ns, 16-bit MHz) plus one
  *      entry per key and 8 bytes per NVTX range while loading; the file
- *      itself may be closed afterwards. Kernels are assumed in start order
- *      within each process (as the collector and the merge write them): the
- *      ordinal of a launch is its rank in file order within its iteration.
+ *      itself may be closed afterwards. The ordinal of a launch is its rank
+ *      in start time within its iteration (one iteration per process is
+ *      buffered), so streams finishing out of order do not swap keys; a
+ *      process's iterations are assumed to come one after another in the
+ *      file, as the collector and the merge write them.
  *   2. kpt_diff_compare() matches the keys of two sides, computes per key the
  *      effect, noise, interval and verdict (docs/decision-rule.md), totals
  *      per NVTX range path and per workload, and the environment comparison.

@@ -32,6 +32,26 @@ struct site {
 
 #define SITE_MEMO 1024 /* power of two */
 
+/* A kernel waiting for the end of its iteration: ordinals are given in
+ * start order once the iteration is complete (streams may finish, and so be
+ * recorded, out of launch order). */
+struct pend {
+	uint64_t start;
+	uint32_t site, seq;
+	float ns;
+	uint16_t mhz;
+	uint8_t drop;               /* enum drop_kind */
+};
+
+enum drop_kind { DROP_NONE = 0, DROP_THROTTLE, DROP_CLOCK };
+
+/* The current iteration of one process. */
+struct iterbuf {
+	uint32_t iter;              /* kpt:iter range id */
+	struct pend *v;
+	uint32_t n, cap;
+};
+
 struct env_group {
 	uint32_t off, n, cur;       /* into the sorted index; cur: last hit */
 };
@@ -74,6 +94,8 @@ struct loader {
 	} memo[SITE_MEMO];
 	struct site *sites;
 	uint32_t capsites;
+
+	struct iterbuf *ib;         /* [max(nprocs, 1)] */
 
 	const struct kpt_env_sample *env;
 	size_t nenv;
@@ -547,21 +569,22 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
 	return 0;
 }
 
-/* Key id for kernel k (its site and its ordinal within its iteration). */
-static int kernel_key(struct loader *L, const struct kpt_kernel *k, uint32_t *out)
+/* Site of kernel k (name, config, path) and its kpt:iter range (NO_ID when
+ * outside any); *sid = NO_ID when k is under a skipped range. */
+static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *sid, uint32_t *iter)
 {
-	uint32_t ri = range_index(L, k->range), path = 0, iter = NO_ID, skey[8], sid;
-	uint32_t ord = 0;
+	uint32_t ri = range_index(L, k->range), path = 0, skey[8];
 	struct site *st;
 	int added, rc;
 
+	*iter = NO_ID;
 	if (ri != NO_ID) {
 		if (L->range_path[ri] == NO_ID && (rc = resolve_range(L, ri)) < 0)
 			return rc;
 		path = L->range_path[ri];
-		iter = L->range_iter[ri];
+		*iter = L->range_iter[ri];
 		if (path == SKIP_PATH) {
-			*out = NO_ID;
+			*sid = NO_ID;
 			return 0;
 		}
 	}
@@ -574,42 +597,50 @@ static int kernel_key(struct loader *L, const struct kpt_kernel *k, uint32_t *ou
 						 k->block[0] * 97u) & (SITE_MEMO - 1)];
 
 		if (mm->site != NO_ID && memcmp(mm->key, skey, sizeof skey) == 0) {
-			sid = mm->site;
-			added = 0;
-		} else {
-			if ((rc = kpt_wmap_put(&L->site_map, skey, &sid, &added)) < 0)
-				return kpt_diag_set(L->d, rc, "out of memory indexing kernels");
-			memcpy(mm->key, skey, sizeof skey);
-			mm->site = sid;
+			*sid = mm->site;
+			return 0;
 		}
+		if ((rc = kpt_wmap_put(&L->site_map, skey, sid, &added)) < 0)
+			return kpt_diag_set(L->d, rc, "out of memory indexing kernels");
+		memcpy(mm->key, skey, sizeof skey);
+		mm->site = *sid;
 	}
-	if (added) {
-		if (sid >= L->capsites) {
-			uint32_t cap = L->capsites ? L->capsites * 2 : 64;
-			struct site *t = realloc(L->sites, cap * sizeof *t);
+	if (!added)
+		return 0;
+	if (*sid >= L->capsites) {
+		uint32_t cap = L->capsites ? L->capsites * 2 : 64;
+		struct site *t = realloc(L->sites, cap * sizeof *t);
 
-			if (!t)
-				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-			L->sites = t;
-			L->capsites = cap;
-		}
-		st = &L->sites[sid];
-		memset(st, 0, sizeof *st);
-		if ((rc = name_ids(L, k->name, &st->name, &st->mangled)) < 0)
-			return rc;
-		st->path = L->path_str[path];
-		st->workload = L->path_workload[path];
-		memcpy(st->grid, k->grid, sizeof st->grid);
-		memcpy(st->block, k->block, sizeof st->block);
-		st->last_proc = NO_ID;
-		st->last_iter = NO_ID;
+		if (!t)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+		L->sites = t;
+		L->capsites = cap;
 	}
-	st = &L->sites[sid];
+	st = &L->sites[*sid];
+	memset(st, 0, sizeof *st);
+	st->path = L->path_str[path];
+	st->workload = L->path_workload[path];
+	memcpy(st->grid, k->grid, sizeof st->grid);
+	memcpy(st->block, k->block, sizeof st->block);
+	st->last_proc = NO_ID;
+	st->last_iter = NO_ID;
+	return name_ids(L, k->name, &st->name, &st->mangled);
+}
+
+/* Key of the next launch of site sid in iteration iter of process proc
+ * (calls must come in start order within an iteration); ordinal 0 for
+ * every launch outside kpt:iter. */
+static int site_key(struct loader *L, uint32_t sid, uint32_t proc, uint32_t iter, uint32_t *out)
+{
+	struct site *st = &L->sites[sid];
+	uint32_t ord = 0;
+	int rc;
+
 	if (iter != NO_ID) {
-		if (st->last_proc == k->process && st->last_iter == iter) {
+		if (st->last_proc == proc && st->last_iter == iter) {
 			ord = ++st->count;
 		} else {
-			st->last_proc = k->process;
+			st->last_proc = proc;
 			st->last_iter = iter;
 			st->count = 0;
 		}
@@ -690,13 +721,64 @@ static int vec_push(struct kpt_sample_vec *v, float ns, uint16_t mhz)
 	return 0;
 }
 
+/* Stores one sample (or counts it dropped) under key. */
+static int commit(struct loader *L, uint32_t key, uint32_t proc, const struct pend *p)
+{
+	struct kpt_diff_side *s = L->s;
+	struct kpt_sample_vec *v = &s->keys[key].runs[L->nprocs ? L->proc_slot[proc] : 0];
+
+	if (p->drop == DROP_THROTTLE) {
+		s->env.dropped_throttle++;
+		v->dropped_throttle++;
+	} else if (p->drop == DROP_CLOCK) {
+		s->env.dropped_clock++;
+		v->dropped_clock++;
+	} else {
+		if (vec_push(v, p->ns, p->mhz) < 0)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory storing kernel durations");
+		s->env.samples++;
+	}
+	return 0;
+}
+
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct pend *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Gives the buffered iteration of process proc its ordinals, in start
+ * order, and stores its samples. */
+static int flush_iter(struct loader *L, uint32_t proc)
+{
+	struct iterbuf *b = &L->ib[proc];
+	int sorted = 1, rc;
+
+	for (uint32_t i = 1; i < b->n && sorted; i++)
+		sorted = b->v[i - 1].start <= b->v[i].start;
+	if (!sorted)
+		qsort(b->v, b->n, sizeof *b->v, cmp_pend);
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint32_t key;
+
+		if ((rc = site_key(L, b->v[i].site, proc, b->iter, &key)) < 0 ||
+		    (rc = commit(L, key, proc, &b->v[i])) < 0)
+			return rc;
+	}
+	b->n = 0;
+	return 0;
+}
+
 static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 {
 	struct kpt_diff_side *s = L->s;
-	struct kpt_sample_vec *v;
 	const struct kpt_env_sample *e = NULL;
-	uint32_t key = 0, slot;
-	uint16_t mhz = 0;
+	uint32_t sid = 0, iter, slot, proc = L->nprocs ? k->process : 0, key;
+	struct pend p = { 0 };
+	struct iterbuf *b;
 	int rc;
 
 	if (k->process >= L->nprocs && L->nprocs)
@@ -705,34 +787,46 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	if (k->end_ns < k->start_ns)
 		return kpt_diag_set(L->d, KPT_E_FORMAT, "'%s': kernel ends before it starts",
 				    kpt_file_path(L->f));
-	if ((rc = kernel_key(L, k, &key)) < 0)
+	if ((rc = kernel_site(L, k, &sid, &iter)) < 0)
 		return rc;
-	if (key == NO_ID) {
+	if (sid == NO_ID) {
 		s->env.skipped++;
 		return 0;
 	}
-	slot = L->nprocs ? L->proc_slot[k->process] : 0;
-	v = &s->keys[key].runs[slot];
+	slot = L->nprocs ? L->proc_slot[proc] : 0;
+	p.start = k->start_ns;
+	p.site = sid;
+	p.ns = (float)(k->end_ns - k->start_ns);
 	if (L->env_order && k->device < L->ndev)
-		e = env_at(L, (size_t)k->process * L->ndev + k->device, k->start_ns);
+		e = env_at(L, (size_t)proc * L->ndev + k->device, k->start_ns);
 	if (e) {
-		mhz = e->sm_mhz > UINT16_MAX ? UINT16_MAX : (uint16_t)e->sm_mhz;
-		if (!L->keep_throttled) {
-			if (e->throttle & ~L->throttle_ignore) {
-				s->env.dropped_throttle++;
-				v->dropped_throttle++;
-				return 0;
-			}
-			if (L->run_mhz[slot] > 0 && e->sm_mhz < L->min_clock_frac * L->run_mhz[slot]) {
-				s->env.dropped_clock++;
-				v->dropped_clock++;
-				return 0;
-			}
-		}
+		p.mhz = e->sm_mhz > UINT16_MAX ? UINT16_MAX : (uint16_t)e->sm_mhz;
+		if (!L->keep_throttled && (e->throttle & ~L->throttle_ignore))
+			p.drop = DROP_THROTTLE;
+		else if (!L->keep_throttled && L->run_mhz[slot] > 0 &&
+			 e->sm_mhz < L->min_clock_frac * L->run_mhz[slot])
+			p.drop = DROP_CLOCK;
 	}
-	if (vec_push(v, (float)(k->end_ns - k->start_ns), mhz) < 0)
-		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory storing kernel durations");
-	s->env.samples++;
+	if (iter == NO_ID) {
+		if ((rc = site_key(L, sid, proc, NO_ID, &key)) < 0)
+			return rc;
+		return commit(L, key, proc, &p);
+	}
+	b = &L->ib[proc];
+	if (b->n && b->iter != iter && (rc = flush_iter(L, proc)) < 0)
+		return rc;
+	b->iter = iter;
+	if (b->n == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 64;
+		struct pend *t = cap > b->cap ? realloc(b->v, cap * sizeof *t) : NULL;
+
+		if (!t)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory buffering an iteration");
+		b->v = t;
+		b->cap = cap;
+	}
+	p.seq = b->n;
+	b->v[b->n++] = p;
 	return 0;
 }
 
@@ -787,6 +881,9 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 
 static void loader_release(struct loader *L)
 {
+	for (size_t p = 0; L->ib && p < (L->nprocs ? L->nprocs : 1); p++)
+		free(L->ib[p].v);
+	free(L->ib);
 	for (uint32_t i = 0; i < L->site_map.count; i++)
 		free(L->sites[i].keys);
 	free(L->sites);
@@ -831,6 +928,9 @@ static int side_load(struct loader *L)
 	memset(L->name_cache, 0xff, L->nfile_strings * sizeof(uint32_t));
 	if ((rc = load_runs(L)) < 0 || (rc = load_env(L)) < 0 || (rc = load_ranges(L)) < 0)
 		return rc;
+	L->ib = calloc(L->nprocs ? L->nprocs : 1, sizeof *L->ib);
+	if (!L->ib)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
 	if ((rc = kpt_kernel_cursor_create(f, &cur, d)) < 0)
 		return rc;
 	while ((rc = kpt_kernel_cursor_next(cur, &rows, &n, d)) > 0) {
@@ -845,6 +945,9 @@ static int side_load(struct loader *L)
 			break;
 	}
 	kpt_kernel_cursor_destroy(cur);
+	for (size_t p = 0; rc >= 0 && p < (L->nprocs ? L->nprocs : 1); p++)
+		if (L->ib[p].n)
+			rc = flush_iter(L, (uint32_t)p);
 	if (rc < 0)
 		return rc;
 	if (!s->env.kernels)

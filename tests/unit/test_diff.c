@@ -38,6 +38,7 @@ struct gen {
 	int warmup;                       /* copy launches in a kpt:warmup range per run */
 	const char *driver;               /* NVML driver string (default "580.1") */
 	int env_reversed;                 /* write each run's env samples newest first */
+	int swap_gemm;                    /* write gemm's 2nd launch before its 1st (later start) */
 	uint64_t seed;
 };
 
@@ -162,6 +163,7 @@ static void write_rec(const char *path, const struct gen *g)
 			assert_int_equal(kpt_writer_ranges(w, &wu, 1, &d), 0);
 		}
 		for (uint32_t it = 0; it < g->iters; it++) {
+			struct kpt_kernel held = { 0 };
 			struct kpt_range ir = wr;
 			uint32_t parent = wr.id;
 
@@ -205,7 +207,13 @@ static void write_rec(const char *path, const struct gen *g)
 					k.range = sr.id;
 					assert_int_equal(kpt_writer_ranges(w, &sr, 1, &d), 0);
 				}
-				assert_int_equal(kpt_writer_kernels(w, &k, 1, &d), 0);
+				if (g->swap_gemm && s == 2) {
+					held = k;
+				} else {
+					assert_int_equal(kpt_writer_kernels(w, &k, 1, &d), 0);
+					if (g->swap_gemm && s == 3)
+						assert_int_equal(kpt_writer_kernels(w, &held, 1, &d), 0);
+				}
 				t = k.end_ns + 1000;
 			}
 			if (!g->no_iter) {
@@ -368,6 +376,22 @@ static void test_repeated_launches_get_ordinals(void **state)
 	assert_true(r0->base_ns > 45000 && r0->base_ns < 55000);
 	assert_true(r1->base_ns > 75000 && r1->base_ns < 85000); /* the 1.6x launch */
 	assert_int_equal(r0->base_samples, 5 * 20);
+	kpt_diff_destroy(df);
+}
+
+static void test_ordinals_follow_start_time_not_file_order(void **state)
+{
+	struct gen g;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r0, *r1;
+
+	gen_defaults(&g);
+	g.swap_gemm = 1; /* the 80 us launch is written first, but starts later */
+	df = diff2(*state, &g, &g, NULL);
+	r0 = find_row(df, "void gemm<128>(float const*, float const*, float*)", 0);
+	r1 = find_row(df, "void gemm<128>(float const*, float const*, float*)", 1);
+	assert_true(r0->base_ns > 45000 && r0->base_ns < 55000);
+	assert_true(r1->base_ns > 75000 && r1->base_ns < 85000);
 	kpt_diff_destroy(df);
 }
 
@@ -778,6 +802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_planted_slowdown_is_slow_on_that_kernel_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faster_kernel_is_fast_and_not_a_regression, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_launches_get_ordinals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ordinals_follow_start_time_not_file_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_different_gpu_is_refused_unless_forced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_and_gone_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_change_falls_back_to_name_and_path, setup, teardown),
