@@ -182,6 +182,30 @@ expect_err "gnuplot not found"
 [ -e "$T/nognu/top_kernels.png" ] && fail "a plot PNG without gnuplot"
 grep -q "gnuplot is not installed" "$T/nognu/index.html" || fail "report does not say gnuplot is missing"
 
+# ---- options: --no-gnuplot, --width, --top --------------------------------------------
+run "$KPTPROF" view "$T/base.kpt" -o "$T/opts" --no-gnuplot --width 800 --top 3
+expect_rc 0 "view with options"
+[ -s "$T/opts/top_kernels.gp" ] || fail "--no-gnuplot: script missing"
+[ -e "$T/opts/top_kernels.png" ] && fail "--no-gnuplot drew a plot"
+grep -q "not drawn (gnuplot was not run: --no-gnuplot)" "$T/opts/index.html" || fail "--no-gnuplot not said in the page"
+python3 - "$T/opts" <<'PY' || fail "--width/--top"
+import os, struct, sys
+d = sys.argv[1]
+for png in ("timeline.png", "timeline-iteration.png"):
+    with open(os.path.join(d, png), "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", png
+    w, h = struct.unpack(">II", head[16:24])
+    assert w == 800, (png, w)
+html = open(os.path.join(d, "index.html")).read()
+kern = html[html.index('<th class="n">Instances</th><th class="n">Avg</th>'):]
+kern = kern[:kern.index("</table>")]
+assert kern.count("<tr>") == 3, kern.count("<tr>")     # header row has no <tr> here: 3 kernels
+assert "more kernels not listed" in html
+PY
+run "$KPTPROF" view "$T/base.kpt" -o "$T/x" --width 100
+expect_error "bad --width" "--width"
+
 # ---- bad input --------------------------------------------------------------------
 run "$KPTPROF" view "$T/base.kpt"
 expect_error "no -o" "missing -o DIR"
