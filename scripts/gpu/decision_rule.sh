@@ -5,8 +5,9 @@
 #
 # Records once a POOL of independent runs (processes) of three copy kernels
 # (memory.copy.4MiB ~3 us, memory.copy.64MiB ~45 us, memory.copy.512MiB
-# ~350 us), unchanged, and 15 runs each with all three planted 2%, 5% and
-# 10% slower (kpt-workloads --plant: real extra work inside the kernel).
+# ~350 us) and two never-planted controls (a reduction and a triad),
+# unchanged, and 15 runs each with the three copies planted 2%, 5% and 10%
+# slower (kpt-workloads --plant: real extra work inside the kernel).
 # Then, offline (bench/analyzer/rule_eval_gpu.sh, which can be rerun later
 # on the returned files), kpt-rule-eval draws A/A gates (M + M
 # distinct runs of the pool) and power gates (M pool runs vs M planted runs)
@@ -31,6 +32,9 @@ K=$BUILD/cli/kptprof
 KW=$BUILD/cli/kpt-workloads
 EVAL=$BUILD/kpt-rule-eval
 WL="memory.copy.4MiB memory.copy.64MiB memory.copy.512MiB"
+# Never planted: flags on them in power gates are false alarms (drift between
+# the pool and the planted recordings, for instance).
+CONTROL="memory.reduce.f32.1M memory.triad.f32.64M"
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 
@@ -42,7 +46,7 @@ if [ ! -x "$K" ] || [ ! -x "$KW" ] || [ ! -x "$EVAL" ]; then
 		&& cmake --build "$BUILD" -j16; } \
 		>"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 2; }
 fi
-for w in $WL; do
+for w in $WL $CONTROL; do
 	"$KW" --list 2>/dev/null | grep -q "$w" || { echo "workload $w missing from kpt-workloads --list"; exit 2; }
 done
 
@@ -53,7 +57,7 @@ record() {
 		for w in $WL; do plant+=(--plant "$w=$pct"); done
 	fi
 	timeout 150 "$K" record --runs "$runs" -o "$RES/$name.kpt" -- \
-		"$KW" --iterations "$ITERS" --warmup 5 "${plant[@]}" $WL >"$RES/record-$name.log" 2>&1
+		"$KW" --iterations "$ITERS" --warmup 5 "${plant[@]}" $WL $CONTROL >"$RES/record-$name.log" 2>&1
 	local rc=$?
 	echo "record $name runs=$runs plant=${pct:-0} rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
 	return $rc
