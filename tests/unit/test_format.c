@@ -725,6 +725,88 @@ static void test_higher_minor_version_reads(void **state)
 	tmp_clean(&t);
 }
 
+/* A later minor may lengthen the header and TOC entries: readers skip the
+ * bytes they do not know. */
+static void test_longer_header_and_toc_entries_read(void **state)
+{
+	struct tmp t;
+	struct image im;
+	struct kpt_file *f;
+	struct kpt_diag d = { 0 };
+	struct kpt_counts cn;
+	struct kpt_kernel_cursor *c;
+	const struct kpt_kernel *rows;
+	const size_t extra_h = 16, extra_e = 8;
+	uint8_t *nb;
+	size_t ntoc, data_len, len, n;
+	struct kpt_disk_header h;
+
+	tmp_make(&t);
+	small_file(t.path);
+	image_load(&im, t.path);
+	h = *im.h;
+	ntoc = h.toc_count;
+	data_len = h.toc_offset - sizeof h;
+	len = sizeof h + extra_h + data_len + ntoc * (sizeof(struct kpt_disk_toc) + extra_e);
+	nb = calloc(1, len);
+	memcpy(nb + sizeof h + extra_h, im.buf + sizeof h, data_len);
+	for (size_t i = 0; i < ntoc; i++) {
+		struct kpt_disk_toc e = *image_toc(&im, (uint32_t)i);
+
+		e.offset += extra_h;
+		memcpy(nb + sizeof h + extra_h + data_len + i * (sizeof e + extra_e), &e, sizeof e);
+		memset(nb + sizeof h + extra_h + data_len + i * (sizeof e + extra_e) + sizeof e, 0xee, extra_e);
+	}
+	memset(nb + sizeof h, 0xdd, extra_h);  /* future header fields */
+	h.header_size = (uint32_t)(sizeof h + extra_h);
+	h.toc_offset = sizeof h + extra_h + data_len;
+	h.toc_entry_size = (uint32_t)(sizeof(struct kpt_disk_toc) + extra_e);
+	h.file_size = len;
+	h.minor = KPT_FORMAT_MINOR + 1;
+	memcpy(nb, &h, sizeof h);
+	spit(t.path, nb, len);
+	open_ok(t.path, &f);
+	assert_int_equal(kpt_file_counts(f, &cn, &d), 0);
+	assert_int_equal(cn.kernels, 3);
+	assert_string_equal(kpt_file_meta_get(f, "suite"), "quick");
+	assert_int_equal(kpt_kernel_cursor_create(f, &c, &d), 0);
+	assert_int_equal(kpt_kernel_cursor_next(c, &rows, &n, &d), 1);
+	assert_int_equal(rows[2].end_ns, 250);
+	kpt_kernel_cursor_destroy(c);
+	kpt_file_close(f);
+	free(nb);
+	free(im.buf);
+	tmp_clean(&t);
+}
+
+/* A later minor may append columns to a section: readers ignore them. */
+static void test_appended_columns_are_ignored(void **state)
+{
+	struct tmp t;
+	struct image im;
+	struct kpt_file *f;
+	struct kpt_buf raw = { 0 };
+	struct kpt_meta_kv kv = { "label.x", "y" };
+	static const uint8_t future[] = { 3, 'a', 'b', 'c' };
+
+	tmp_make(&t);
+	small_file(t.path);
+	image_load(&im, t.path);
+	assert_int_equal(kpt_cols_encode(kpt_sections[KPT_SEC_META].tab, &kv, 1, &raw), 0);
+	assert_int_equal(kpt_buf_reserve(&raw, sizeof future), 0);
+	memcpy(raw.p + raw.len, future, sizeof future);
+	raw.len += sizeof future;
+	image_add_section(&im, KPT_SEC_META, raw.p, raw.len, 1);
+	spit(t.path, im.buf, im.len);
+	open_ok(t.path, &f);
+	assert_string_equal(kpt_file_meta_get(f, "label.x"), "y");
+	assert_string_equal(kpt_file_meta_get(f, "suite"), "quick");
+	kpt_file_close(f);
+	kpt_buf_free(&raw);
+	free(im.buf);
+	tmp_clean(&t);
+}
+
 static void test_rejects_newer_major_version(void **state)
 {
 	struct tmp t;
@@ -1133,6 +1215,8 @@ int main(void)
 		cmocka_unit_test(test_writer_create_fails_in_missing_dir),
 		cmocka_unit_test(test_unknown_section_is_skipped),
 		cmocka_unit_test(test_higher_minor_version_reads),
+		cmocka_unit_test(test_longer_header_and_toc_entries_read),
+		cmocka_unit_test(test_appended_columns_are_ignored),
 		cmocka_unit_test(test_rejects_newer_major_version),
 		cmocka_unit_test(test_rejects_missing_file),
 		cmocka_unit_test(test_rejects_directory),
