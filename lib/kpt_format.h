@@ -96,6 +96,12 @@ struct kpt_counts {
 	uint64_t dropped_records;          /* sum over the drops table */
 };
 
+/* Errors (each a one-line diag "cannot read 'PATH': <problem>"):
+ * KPT_E_NOTFOUND no such file; KPT_E_IO cannot open/read, not a regular
+ * file; KPT_E_FORMAT empty, truncated, bad magic, bad header/TOC, or (from
+ * the loaders) a corrupt section; KPT_E_VERSION newer major version (hint:
+ * upgrade); KPT_E_NOMEM. *out is NULL on failure.
+ * Not thread-safe: one thread per kpt_file (cursors included). */
 int kpt_file_open(const char *path, struct kpt_file **out, struct kpt_diag *d);
 /* As kpt_file_open for a file image in memory (len bytes at data, which the
  * caller keeps alive and unchanged until close). name is used in messages.
