@@ -846,6 +846,23 @@ static void env_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 			note(c, N, "runs", 1, afmt(c, "%s has %u run(s): the rule needs >= 2 runs per side to measure run-to-run noise (record with --runs 5)",
 						    names[i], e->runs));
 	}
+	{
+		/* Cycle-space cross-check: a change in time that is not one in
+		 * cycles (time x SM clock) points at clocks rather than code. */
+		uint32_t disagree = 0;
+
+		for (size_t i = 0; i < df->nrows; i++) {
+			const struct kpt_diff_row *r = &df->rows[i];
+
+			if ((r->verdict == KPT_V_SLOW || r->verdict == KPT_V_FAST) &&
+			    !isnan(r->cycles_change_pct) &&
+			    fabs(r->cycles_change_pct - r->change_pct) > r->threshold_pct / 2)
+				disagree++;
+		}
+		if (disagree)
+			note(c, N, "cycles", 1, afmt(c, "%u SLOW/FAST key(s) changed in time but much less in cycles (time x SM clock): clocks, not code, may explain them",
+						      disagree));
+	}
 	if (df->n_loose)
 		note(c, N, "config", 0, afmt(c, "%u key(s) matched by kernel name and NVTX path only: their launch configs differ between the files",
 					      df->n_loose));

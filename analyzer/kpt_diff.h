@@ -150,7 +150,8 @@ struct kpt_diff_env {
 /* A difference between the environments worth printing beside verdicts. */
 struct kpt_diff_note {
 	const char *what;           /* "gpu", "driver", "cuda", "sm_clock", "temperature",
-	                               "throttle", "dropped", "config", "runs" */
+	                               "throttle", "dropped", "runs", "cycles", "config",
+	                               "iterations" */
 	const char *text;           /* one line for humans */
 	int severe;                 /* 1: may explain changes (clocks, throttling) */
 };

@@ -39,6 +39,7 @@ struct gen {
 	const char *driver;               /* NVML driver string (default "580.1") */
 	int env_reversed;                 /* write each run's env samples newest first */
 	int swap_gemm;                    /* write gemm's 2nd launch before its 1st (later start) */
+	uint32_t sm_mhz;                  /* SM clock of the env samples (default 1980) */
 	uint64_t seed;
 };
 
@@ -231,7 +232,7 @@ static void write_rec(const char *path, const struct gen *g)
 
 			e.t_ns = et;
 			e.process = r;
-			e.sm_mhz = 1980;
+			e.sm_mhz = g->sm_mhz ? g->sm_mhz : 1980;
 			e.mem_mhz = 2619;
 			e.temp_c = 40;
 			e.power_mw = 300000;
@@ -493,6 +494,32 @@ static void test_low_clock_samples_are_dropped(void **state)
 	assert_true(df->new_.dropped_clock > 0);
 	assert_int_equal(df->new_.dropped_throttle, 0);
 	assert_int_equal(df->base.dropped_clock, 0);
+	kpt_diff_destroy(df);
+}
+
+static void test_clock_change_shows_in_cycles_note(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+	int cycles = 0, clock = 0;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 6;
+	b.sm_mhz = 1800;     /* 9% lower clock ... */
+	b.slow = "";         /* ... and every kernel 10% longer: same cycles */
+	b.slow_pct = 10;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->verdict, KPT_V_SLOW);
+	assert_true(fabs(r->cycles_change_pct) < 1);
+	for (size_t i = 0; i < df->nnotes; i++) {
+		cycles |= strcmp(df->notes[i].what, "cycles") == 0;
+		clock |= strcmp(df->notes[i].what, "sm_clock") == 0;
+	}
+	assert_true(cycles);
+	assert_true(clock);
 	kpt_diff_destroy(df);
 }
 
@@ -808,6 +835,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_config_change_falls_back_to_name_and_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_throttled_samples_are_dropped_but_idle_is_not, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_low_clock_samples_are_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clock_change_shows_in_cycles_note, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_samples_out_of_order_are_sorted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycle_cross_check_follows_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_iter_ranges_each_process_is_one_iteration, setup, teardown),
