@@ -2,7 +2,9 @@
  *   fuzz_make_corpus DIR
  * A small recording with every record kind, a kpt-synth recording, and
  * damaged copies (truncated, bad magic, newer major, flipped bytes).
- * Deterministic: the committed tests/fuzz/corpus/ came from it. */
+ * Deterministic: the committed tests/fuzz/corpus/ came from it.
+ * all-kinds.kpt doubles as the format-1.0 golden file of test_format
+ * (test_reads_committed_1_0_file): keep it when re-minimizing the corpus. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

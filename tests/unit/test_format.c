@@ -1138,6 +1138,49 @@ static void test_copy_into_merges_processes(void **state)
 	tmp_clean(&t);
 }
 
+/* A file written by format 1.0 (committed; made by tests/fuzz/make_corpus.c)
+ * must stay readable: a writer change that breaks it is a major version. */
+static void test_reads_committed_1_0_file(void **state)
+{
+	struct kpt_file *f;
+	struct kpt_diag d = { 0 };
+	struct kpt_counts cn;
+	struct kpt_kernel_cursor *c;
+	const struct kpt_kernel *rows;
+	const struct kpt_device *dv;
+	const struct kpt_counter *ct;
+	size_t n;
+
+	open_ok(KPT_SRC_DIR "/tests/fuzz/corpus/all-kinds.kpt", &f);
+	assert_int_equal(kpt_file_counts(f, &cn, &d), 0);
+	assert_int_equal(cn.kernels, 4);
+	assert_int_equal(cn.memops, 1);
+	assert_int_equal(cn.ranges, 1);
+	assert_int_equal(cn.events, 1);
+	assert_int_equal(cn.env_samples, 1);
+	assert_int_equal(cn.counters, 1);
+	assert_int_equal(cn.dropped_records, 3);
+	assert_string_equal(kpt_file_meta_get(f, "suite"), "quick");
+	assert_int_equal(kpt_file_devices(f, &dv, &n, &d), 0);
+	assert_string_equal(dv[0].slug, "nvidia-h100-80gb-hbm3");
+	assert_true(dv[0].copy_gbps == 3000);
+	assert_int_equal(kpt_file_load_strings(f, &d), 0);
+	assert_int_equal(kpt_file_counters(f, &ct, &n, &d), 0);
+	assert_string_equal(kpt_file_string(f, ct[0].metric), "dram__bytes_read.sum");
+	assert_true(ct[0].value == 1.5);
+	assert_int_equal(kpt_kernel_cursor_create(f, &c, &d), 0);
+	assert_int_equal(kpt_kernel_cursor_next(c, &rows, &n, &d), 1);
+	assert_int_equal(n, 4);
+	assert_string_equal(kpt_file_string(f, rows[3].name), "_ZN3kpt4gemmILi128EEEvPKfPfRKi");
+	assert_int_equal(rows[3].start_ns, 300);
+	assert_int_equal(rows[3].end_ns, 340);
+	assert_int_equal(rows[3].range, 1);
+	assert_int_equal(rows[2].range, KPT_NONE);
+	assert_int_equal(rows[3].block[0], 128);
+	kpt_kernel_cursor_destroy(c);
+	kpt_file_close(f);
+}
+
 /* Peak resident set in KiB since the last reset (Linux VmHWM). */
 static long peak_kib(void)
 {
@@ -1231,6 +1274,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_truncated_section_payload),
 		cmocka_unit_test(test_open_mem_matches_open),
 		cmocka_unit_test(test_copy_into_merges_processes),
+		cmocka_unit_test(test_reads_committed_1_0_file),
 		cmocka_unit_test(test_writer_memory_is_bounded),
 	};
 
