@@ -90,16 +90,22 @@ static const char *cuda_version(uint32_t v, char *buf, size_t cap)
 
 /* Shortens name to at most width bytes for a terminal: first the template
  * arguments and parameter lists (outermost <...> and (...) become <...> and
- * (...)), then a cut ending in "...". Writes into buf (>= width + 1). */
+ * (...); "(anonymous namespace)" becomes "(anon)"), then a cut ending in
+ * "...". Writes into buf (>= width + 1). */
 static const char *shorten(const char *name, int width, char *buf, size_t cap)
 {
+	static const char anon[] = "(anonymous namespace)";
 	size_t len = strlen(name), o = 0;
 	int depth = 0;
 
 	if (width <= 0 || len <= (size_t)width || cap < 8)
 		return name;
-	for (const char *p = name; *p && o + 4 < cap; p++) {
-		if ((*p == '<' || *p == '(') && depth++ == 0) {
+	for (const char *p = name; *p && o + 7 < cap; p++) {
+		if (depth == 0 && strncmp(p, anon, sizeof anon - 1) == 0) {
+			memcpy(buf + o, "(anon)", 6);
+			o += 6;
+			p += sizeof anon - 2;
+		} else if ((*p == '<' || *p == '(') && depth++ == 0) {
 			buf[o++] = *p;
 			memcpy(buf + o, "...", 3);
 			o += 3;
@@ -142,13 +148,14 @@ static void text_header(const struct report *r)
 	for (size_t i = 0; i < r->ndev; i++) {
 		const struct kpt_device *d = &r->dev[i];
 
-		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s), runtime %s\n",
+		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s)%s%s\n",
 		       d->index, d->name, d->slug, d->sm_count, d->cc_major, d->cc_minor,
 		       kpt_cli_fmt_bytes((double)d->mem_bytes, b1, sizeof b1),
 		       kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2),
 		       d->driver_string[0] ? d->driver_string : "?",
 		       cuda_version(d->driver_version, b3, sizeof b3),
-		       cuda_version(d->runtime_version, b4, sizeof b4));
+		       d->runtime_version ? ", runtime " : "",
+		       d->runtime_version ? cuda_version(d->runtime_version, b4, sizeof b4) : "");
 	}
 	for (size_t i = 0; i < r->nenv; i++) {
 		const struct kpt_env_summary *e = &r->env[i];

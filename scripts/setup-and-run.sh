@@ -4,8 +4,9 @@
 #
 #   scripts/setup-and-run.sh [CMAKE_ARGS...]     (BUILD=folder, default build/)
 #
-# The main job, for now: `kptprof report` on a recording (the first
-# tests/data/*.kpt, or a synthetic one made by kpt-synth when there is none).
+# The main job, for now: `kptprof report` on a recording: $SAMPLE, else the
+# largest tests/data/*.kpt (real GPU recordings), else a synthetic one made
+# by kpt-synth.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$SRC/build}
@@ -19,7 +20,7 @@ cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >"$BUILD/configure.l
 cmake --build "$BUILD" -j"$(nproc)" --target kptprof kpt-synth >"$BUILD/build.log" 2>&1 \
 	|| { tail -50 "$BUILD/build.log"; exit 2; }
 
-sample=$(ls "$SRC"/tests/data/*.kpt 2>/dev/null | head -n1 || true)
+sample=${SAMPLE:-$(ls -S "$SRC"/tests/data/*.kpt 2>/dev/null | head -n1 || true)}
 if [ -z "$sample" ]; then
 	sample=$BUILD/sample.kpt
 	"$BUILD/kpt-synth" -o "$sample" --runs 3 --iterations 20

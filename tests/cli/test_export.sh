@@ -82,6 +82,21 @@ fi
 [ "$RC" = 0 ] || [ "$(cat "$T/keep.json")" = "old content" ] || fail "failed export clobbered the output"
 ! ls "$T"/keep.json.tmp.* >/dev/null 2>&1 || fail "temporary file left behind"
 
+# every committed recording (tests/data/*.kpt) exports to a trace with one
+# slice per kernel
+for f in "$KPT_DATA"/*.kpt; do
+	[ -e "$f" ] || continue
+	"$KPTPROF" report "$f" --format json >"$T/d.report.json" || fail "report $f failed"
+	run "$KPTPROF" export "$f" --format chrome -o "$T/d.trace.json"
+	expect_rc 0 "export $f"
+	python3 - "$T/d.trace.json" "$T/d.report.json" <<'PY' || fail "Chrome trace of $f is wrong"
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = json.load(open(sys.argv[2]))["counts"]
+assert len([e for e in t["traceEvents"] if e.get("cat") == "kernel"]) == c["kernels"]
+PY
+done
+
 # errors
 run "$KPTPROF" export "$T/s.kpt" --format chrome -o "$T/no/such/dir/t.json"
 expect_error "unwritable output" "cannot write '$T/no/such/dir/t.json'"

@@ -91,6 +91,28 @@ if r["meta"].get("command") == "app --x":   # the hand-made file
 PY
 done
 
+# every committed recording (tests/data/*.kpt, real GPU runs) reports in
+# every format with consistent numbers
+for f in "$KPT_DATA"/*.kpt; do
+	[ -e "$f" ] || continue
+	for fmt in text md csv; do
+		run "$KPTPROF" report "$f" --format $fmt
+		expect_rc 0 "report $f --format $fmt"
+	done
+	run "$KPTPROF" report "$f" --format json --by range
+	expect_rc 0 "report $f --format json"
+	python3 - "$T/out" <<'PY' || fail "report JSON of $f is inconsistent"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ks = r["kernels"]
+assert sum(k["instances"] for k in ks) == r["counts"]["kernels"]
+assert sum(k["total_ns"] for k in ks) == r["gpu_time_ns"]
+assert sum(x["instances"] for x in r["ranges"]) == r["counts"]["kernels"]
+assert all(k["min_ns"] <= k["median_ns"] <= k["max_ns"] for k in ks)
+assert all(d["slug"] and d["sm_count"] > 0 for d in r["devices"])
+PY
+done
+
 # colour only on a terminal, and never with NO_COLOR
 if command -v script >/dev/null; then
 	script -qec "$KPTPROF report $T/h.kpt" /dev/null >"$T/tty" 2>&1 </dev/null
