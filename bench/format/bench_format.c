@@ -132,7 +132,8 @@ int main(int argc, char **argv)
 	}
 	t0 = now();
 	c0 = cpu();
-	if (kpt_writer_kernels(w, buf, nbuf, &d) || kpt_writer_commit(w, &d))
+	if (kpt_writer_kernels(w, buf, nbuf, &d) || kpt_synth_end(s, w, &d) ||
+	    kpt_writer_commit(w, &d))
 		return die(&d);
 	tw += now() - t0;
 	cw += cpu() - c0;

@@ -49,8 +49,9 @@ struct kpt_synth_opts {
 /* Fills o with the defaults above. */
 void kpt_synth_defaults(struct kpt_synth_opts *o);
 
-/* Streaming use: create, begin (writes meta, device, processes and interns
- * names into w), then step until it returns 0, writing each batch. */
+/* Streaming use: create, begin (writes meta and the device, interns names),
+ * step until it returns 0 (writing each batch), end (writes the processes,
+ * whose lifetimes are known only then), commit. */
 struct kpt_synth;
 
 struct kpt_synth_batch {
@@ -71,6 +72,7 @@ int kpt_synth_begin(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *
 /* Next batch (one iteration of one run); 1 while there is one, 0 at the end.
  * The arrays belong to s and are overwritten by the next call. */
 int kpt_synth_step(struct kpt_synth *s, struct kpt_synth_batch *b);
+int kpt_synth_end(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *d);
 
 /* Writes a whole recording to path. */
 int kpt_synth_write(const struct kpt_synth_opts *o, const char *path, struct kpt_diag *d);

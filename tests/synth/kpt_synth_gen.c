@@ -56,6 +56,8 @@ struct kpt_synth {
 	uint32_t iter_name, workload_name, domain;
 	uint64_t rng[4];
 	double *run_factor;         /* per site, for the current run */
+	uint64_t *proc_start, *proc_end; /* per run: the process's lifetime */
+	uint32_t cmd;               /* string id of the command */
 	uint32_t run, iter;
 	uint64_t emitted;
 	uint64_t t;                 /* current time, ns */
@@ -176,6 +178,8 @@ void kpt_synth_destroy(struct kpt_synth *s)
 	free(s->sites);
 	free(s->name_ids);
 	free(s->run_factor);
+	free(s->proc_start);
+	free(s->proc_end);
 	free(s->kbuf);
 	free(s->rbuf);
 	free(s->ebuf);
@@ -225,7 +229,10 @@ int kpt_synth_create(const struct kpt_synth_opts *o, struct kpt_synth **out,
 	s->run_factor = calloc(k, sizeof *s->run_factor);
 	s->kbuf = calloc(k, sizeof *s->kbuf);
 	s->rbuf = calloc(k + 2, sizeof *s->rbuf);
-	if (!s->names || !s->name_ids || !s->sites || !s->run_factor || !s->kbuf || !s->rbuf)
+	s->proc_start = calloc(o->runs, sizeof *s->proc_start);
+	s->proc_end = calloc(o->runs, sizeof *s->proc_end);
+	if (!s->names || !s->name_ids || !s->sites || !s->run_factor || !s->kbuf || !s->rbuf ||
+	    !s->proc_start || !s->proc_end)
 		goto nomem;
 	for (uint32_t i = 0; i < o->names; i++)
 		if (!(s->names[i] = make_name(i)))
@@ -269,7 +276,6 @@ int kpt_synth_begin(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *
 	const struct kpt_synth_opts *o = &s->o;
 	char slug[256], uuid[64], num[32];
 	struct kpt_device dev = { 0 };
-	uint32_t cmd;
 	int rc;
 
 	for (uint32_t i = 0; i < o->names; i++)
@@ -282,7 +288,7 @@ int kpt_synth_begin(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *
 			return rc;
 	if ((rc = intern(w, "kpt:iter", &s->iter_name, d)) ||
 	    (rc = intern(w, "synth.workload", &s->workload_name, d)) ||
-	    (rc = intern(w, "kpt", &s->domain, d)) || (rc = intern(w, o->command, &cmd, d)))
+	    (rc = intern(w, "kpt", &s->domain, d)) || (rc = intern(w, o->command, &s->cmd, d)))
 		return rc;
 	kpt_slug(o->gpu, slug, sizeof slug);
 	snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx",
@@ -307,15 +313,6 @@ int kpt_synth_begin(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *
 	dev.bf16_tflops = s->gpu->bf16_tflops;
 	if ((rc = kpt_writer_device(w, &dev, d)))
 		return rc;
-	for (uint32_t r = 0; r < o->runs; r++) {
-		struct kpt_process p = {
-			.index = r, .run = r, .pid = 40000 + 17 * r, .ppid = 39999,
-			.rank = KPT_NONE, .exit_status = 0, .command = cmd,
-		};
-
-		if ((rc = kpt_writer_process(w, &p, d)))
-			return rc;
-	}
 	if ((rc = kpt_writer_meta(w, "tool_version", "kpt-synth 0.1.0", d)) ||
 	    (rc = kpt_writer_meta(w, "command", o->command, d)) ||
 	    (rc = kpt_writer_meta(w, "host", "synth-host", d)) ||
@@ -339,12 +336,29 @@ int kpt_synth_begin(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *
 	return 0;
 }
 
+int kpt_synth_end(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *d)
+{
+	for (uint32_t r = 0; r < s->o.runs; r++) {
+		struct kpt_process p = {
+			.index = r, .run = r, .pid = 40000 + 17 * r, .ppid = 39999,
+			.rank = KPT_NONE, .exit_status = 0, .command = s->cmd,
+			.start_ns = s->proc_start[r], .end_ns = s->proc_end[r],
+		};
+		int rc = kpt_writer_process(w, &p, d);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static void start_run(struct kpt_synth *s)
 {
 	double sigma = s->o.noise_pct / 100.0;
 
 	for (uint32_t i = 0; i < s->o.kernels_per_iter; i++)
 		s->run_factor[i] = exp(sigma * normal(s));
+	s->proc_start[s->run] = s->t;
 	s->t += 50000000;            /* process start-up */
 	s->run_start = s->t;
 	s->next_env = s->t;
@@ -475,6 +489,8 @@ int kpt_synth_step(struct kpt_synth *s, struct kpt_synth_batch *b)
 			.thread = 40000 + 17 * s->run, .start_ns = s->run_start, .end_ns = s->t,
 		};
 		s->iter = 0;
+		s->proc_end[s->run] = s->t + 1000000;
+		s->t += 1000000;
 		if (++s->run == o->runs || (o->total_kernels && s->emitted >= o->total_kernels))
 			s->done = 1;
 	}
@@ -506,7 +522,8 @@ int kpt_synth_write(const struct kpt_synth_opts *o, const char *path, struct kpt
 		    (rc = kpt_writer_env(w, b.env, b.nenv, d)))
 			goto out;
 	}
-	rc = kpt_writer_commit(w, d);
+	if (!(rc = kpt_synth_end(s, w, d)))
+		rc = kpt_writer_commit(w, d);
 out:
 	kpt_writer_destroy(w);
 	kpt_synth_destroy(s);

@@ -100,8 +100,11 @@ static void test_structure_matches_options(void **state)
 	assert_true(cn.env_samples > 4);
 	assert_true(cn.ranges >= 4 * (1 + 7 * (1 + 30 / 4)));
 	assert_int_equal(kpt_file_processes(f, &p, &n, &d), 0);
-	for (uint32_t r = 0; r < 4; r++)
+	for (uint32_t r = 0; r < 4; r++) {
 		assert_int_equal(p[r].run, r);
+		assert_true(p[r].end_ns > p[r].start_ns);
+		assert_true(r == 0 || p[r].start_ns >= p[r - 1].end_ns);
+	}
 	assert_int_equal(kpt_file_devices(f, &dev, &n, &d), 0);
 	assert_string_equal(dev[0].name, "NVIDIA H200");
 	assert_string_equal(dev[0].slug, "nvidia-h200");
@@ -115,6 +118,8 @@ static void test_structure_matches_options(void **state)
 
 			/* timestamps increase within a process */
 			assert_true(rows[i].start_ns > last_start[rows[i].process]);
+			assert_true(rows[i].start_ns > p[rows[i].process].start_ns);
+			assert_true(rows[i].end_ns < p[rows[i].process].end_ns);
 			assert_true(rows[i].end_ns > rows[i].start_ns);
 			assert_int_not_equal(rows[i].range, KPT_NONE);
 			last_start[rows[i].process] = rows[i].start_ns;
