@@ -254,8 +254,9 @@ static void print_md(const struct report *r)
 		       " samples\n", r->env[i].device, r->env[i].sm_mhz_median, r->env[i].sm_mhz_min,
 		       r->env[i].sm_mhz_max, r->env[i].temp_c_min, r->env[i].temp_c_max,
 		       r->env[i].slowdown_samples, r->env[i].samples);
-	printf("- %u processes in %u runs, %" PRIu64 " kernels, %" PRIu64 " dropped records\n\n",
-	       r->c.processes, r->c.runs, r->c.kernels, r->c.dropped_records);
+	printf("- %u process%s in %u run%s, %" PRIu64 " kernels, %" PRIu64 " dropped records\n\n",
+	       r->c.processes, r->c.processes == 1 ? "" : "es", r->c.runs, r->c.runs == 1 ? "" : "s",
+	       r->c.kernels, r->c.dropped_records);
 	printf("|");
 	for (int c = 0; c < 8; c++)
 		printf(" %s |", text_titles[c]);
