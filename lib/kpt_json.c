@@ -19,7 +19,16 @@ static void fail(struct kpt_json *j, int err)
  * stdio's per-call locking is skipped: it was a third of export time. */
 static size_t write_bytes(const void *s, size_t n, FILE *out)
 {
-	return fwrite_unlocked(s, 1, n, out);
+	const char *c = s;
+
+	if (n > 16)
+		return fwrite_unlocked(s, 1, n, out);
+	/* short pieces (punctuation, keys, numbers) are most of the calls:
+	 * putc_unlocked stores straight into the stdio buffer */
+	for (size_t i = 0; i < n; i++)
+		if (putc_unlocked(c[i], out) == EOF)
+			return i;
+	return n;
 }
 
 static void put(struct kpt_json *j, const char *s, size_t n)
@@ -209,8 +218,10 @@ int kpt_json_write_string(FILE *out, const char *str, size_t len)
 			}
 		}
 		if (e) {
+			size_t elen = strlen(e);
+
 			ok = write_bytes(s + run, i - run, out) == i - run &&
-			     write_bytes(e, strlen(e), out) == strlen(e);
+			     write_bytes(e, elen, out) == elen;
 			run = i + step;
 		}
 		i += step;
