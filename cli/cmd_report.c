@@ -1,6 +1,7 @@
 /* cmd_report.c - kptprof report: a per-kernel (or per-NVTX-range) summary of
  * one recording, like Nsight Systems' cuda_gpu_kern_sum, with the device and
  * environment it was recorded on. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,7 +426,8 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	if (rc >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
-		rc = kpt_diag_set(&d, KPT_E_IO, "cannot write the report to standard output");
+		rc = kpt_diag_set(&d, KPT_E_IO, "cannot write the report to standard output: %s",
+				  strerror(errno ? errno : EIO));
 	kpt_summary_destroy(r.s);
 	free(r.env);
 	kpt_file_close(r.f);

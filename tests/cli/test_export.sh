@@ -101,6 +101,12 @@ done
 run "$KPTPROF" export "$T/s.kpt" --format chrome -o "$T/no/such/dir/t.json"
 expect_error "unwritable output" "cannot write '$T/no/such/dir/t.json'"
 [ ! -e "$T/no" ] || fail "output folder appeared"
+if [ -w /dev/full ]; then
+	"$KPTPROF" export "$T/s.kpt" --format csv -o - >/dev/full 2>"$T/err"
+	RC=$?
+	expect_rc 2 "export to a full disk"
+	expect_err "No space left on device"
+fi
 run "$KPTPROF" export "$T/s.kpt" --format perfetto -o "$T/x"
 expect_error "bad format" "bad value 'perfetto' for --format"
 run "$KPTPROF" export "$T/s.kpt" -o "$T/x"

@@ -155,4 +155,12 @@ run "$KPTPROF" report "$T/h.kpt" --frobnicate
 expect_error "unknown option" "unknown option '--frobnicate'"
 run "$KPTPROF" report "$T/h.kpt" "$T/s.kpt"
 expect_error "two files" "one FILE only"
+if [ -w /dev/full ]; then
+	for fmt in text json; do
+		"$KPTPROF" report "$T/s.kpt" --format $fmt >/dev/full 2>"$T/err"
+		RC=$?
+		expect_rc 2 "report --format $fmt to a full disk"
+		expect_err "No space left on device"
+	done
+fi
 exit 0
