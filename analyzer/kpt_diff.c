@@ -407,9 +407,8 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 	for (uint32_t i = 0; i < nslots; i++) {
 		uint32_t slot = slots[i];
 		size_t cnt = 0, m = 0;
-		int cyc = 1;
-		uint16_t mhz_lo = 0, mhz_hi = 0;
-		double med;
+		int cyc;
+		double med, cmed;
 
 		for (uint32_t j = 0; j < nk; j++) {
 			const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
@@ -419,31 +418,37 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		}
 		if (!cnt)
 			continue;
-		if (grow_buf(c, cnt) < 0)
-			return KPT_E_NOMEM;
-		if (pool && grow_pool(pool, capp, npool + cnt) < 0)
-			return KPT_E_NOMEM;
-		for (uint32_t j = 0; j < nk; j++) {
-			const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
+		if (nk == 1 && !pool) {
+			/* One key: its medians were taken while loading. */
+			const struct kpt_sample_vec *v = &s->keys[keys[0]].runs[slot];
 
-			for (uint32_t q = 0; q < v->n; q++) {
-				uint16_t f = v->mhz ? v->mhz[q] : 0;
+			med = v->med_ns;
+			cmed = v->med_cyc;
+		} else {
+			if (grow_buf(c, cnt) < 0)
+				return KPT_E_NOMEM;
+			if (pool && grow_pool(pool, capp, npool + cnt) < 0)
+				return KPT_E_NOMEM;
+			for (uint32_t j = 0; j < nk; j++) {
+				const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
 
-				c->buf[m] = v->ns[q];
-				c->cbuf[m] = (double)v->ns[q] * f;
-				if (!f)
-					cyc = 0;
-				if (m == 0)
-					mhz_lo = mhz_hi = f;
-				mhz_lo = f < mhz_lo ? f : mhz_lo;
-				mhz_hi = f > mhz_hi ? f : mhz_hi;
-				m++;
+				for (uint32_t q = 0; q < v->n; q++) {
+					uint16_t f = v->mhz ? v->mhz[q] : 0;
+
+					c->buf[m] = v->ns[q];
+					c->cbuf[m] = f ? (double)v->ns[q] * f : NAN;
+					m++;
+				}
 			}
+			if (pool)
+				memcpy(*pool + npool, c->buf, cnt * sizeof **pool);
+			npool += cnt;
+			cyc = 1;
+			for (size_t q = 0; q < cnt && cyc; q++)
+				cyc = !isnan(c->cbuf[q]);
+			med = kpt_median_f64(c->buf, cnt);
+			cmed = cyc ? kpt_median_f64(c->cbuf, cnt) : NAN;
 		}
-		if (pool)
-			memcpy(*pool + npool, c->buf, cnt * sizeof **pool);
-		npool += cnt;
-		med = kpt_median_f64(c->buf, cnt);
 		if (!(med > 0))
 			med = 0.5; /* a zero-length kernel: keep logs finite */
 		st->run_ns[st->runs] = med;
@@ -451,15 +456,10 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 		st->runs++;
 		st->samples += cnt;
 		sum += log(med);
-		if (cyc) {
-			/* One clock for the whole run (the usual case): the cycle
-			 * median is the time median times it, no second selection. */
-			double cm = mhz_lo == mhz_hi ? med * mhz_lo : kpt_median_f64(c->cbuf, cnt);
-
-			csum += log(cm > 0 ? cm : 0.5);
-		} else {
+		if (!isnan(cmed))
+			csum += log(cmed > 0 ? cmed : 0.5);
+		else
 			have_cyc = 0;
-		}
 	}
 	if (!st->runs) {
 		st->mean_log = st->sd_log = st->cyc_mean_log = NAN;

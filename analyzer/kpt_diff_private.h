@@ -42,7 +42,12 @@ struct kpt_sample_vec {
 	uint32_t n, cap;
 	uint32_t dropped_throttle;  /* samples dropped: throttle reason */
 	uint32_t dropped_clock;     /* samples dropped: SM clock too low */
+	/* Filled at the end of loading (on the loading thread): the median
+	 * duration and the median of duration x SM clock (NAN when a sample
+	 * has no clock), so a comparison needs no selection per key and run. */
+	double med_ns, med_cyc;
 };
+
 
 struct kpt_side_key {
 	uint32_t name, mangled;     /* ids in side->strs */

@@ -879,6 +879,63 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 	return 0;
 }
 
+/* Median of n durations and of their products with the clocks (NAN when a
+ * clock is 0) into *med_ns and *med_cyc; buf and cbuf: n doubles of scratch. */
+static void kpt_dx_medians(const float *ns, const uint16_t *mhz, size_t n, double *buf, double *cbuf,
+		    double *med_ns, double *med_cyc)
+{
+	uint16_t lo = UINT16_MAX, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint16_t f = mhz ? mhz[i] : 0;
+
+		buf[i] = ns[i];
+		cbuf[i] = (double)ns[i] * f;
+		lo = f < lo ? f : lo;
+		hi = f > hi ? f : hi;
+	}
+	*med_ns = kpt_median_f64(buf, n);
+	if (!n || lo == 0)
+		*med_cyc = NAN;
+	else if (lo == hi) /* one clock for the whole run: no second selection */
+		*med_cyc = *med_ns * lo;
+	else
+		*med_cyc = kpt_median_f64(cbuf, n);
+}
+
+/* The per-key, per-run medians (kpt_sample_vec.med_*). O(samples). */
+static int take_medians(struct loader *L)
+{
+	struct kpt_diff_side *s = L->s;
+	double *buf = NULL, *cbuf = NULL;
+	size_t cap = 0;
+
+	for (uint32_t k = 0; k < s->nkeys; k++)
+		for (uint32_t r = 0; r < s->nruns; r++) {
+			struct kpt_sample_vec *v = &s->keys[k].runs[r];
+
+			v->med_ns = v->med_cyc = NAN;
+			if (!v->n)
+				continue;
+			if (v->n > cap) {
+				free(buf);
+				free(cbuf);
+				cap = v->n;
+				buf = malloc(cap * sizeof *buf);
+				cbuf = malloc(cap * sizeof *cbuf);
+				if (!buf || !cbuf) {
+					free(buf);
+					free(cbuf);
+					return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory taking medians");
+				}
+			}
+			kpt_dx_medians(v->ns, v->mhz, v->n, buf, cbuf, &v->med_ns, &v->med_cyc);
+		}
+	free(buf);
+	free(cbuf);
+	return 0;
+}
+
 static void loader_release(struct loader *L)
 {
 	for (size_t p = 0; L->ib && p < (L->nprocs ? L->nprocs : 1); p++)
@@ -952,6 +1009,8 @@ static int side_load(struct loader *L)
 		return rc;
 	if (!s->env.kernels)
 		return kpt_diag_set(d, KPT_E_INVAL, "'%s' holds no kernels", kpt_file_path(f));
+	if ((rc = take_medians(L)) < 0)
+		return rc;
 	return load_env_strings(L, devs, ndev, first_dev);
 }
 
