@@ -13,13 +13,6 @@
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "kptprof writes on-disk structs as they are in memory: little-endian hosts only"
-/* ---- writer internals for kpt_file_copy_into ------------------------- */
-struct kpt_writer;
-uint32_t kpt_writer_ndevices_(const struct kpt_writer *w);
-const struct kpt_device *kpt_writer_device_at_(const struct kpt_writer *w, uint32_t i);
-uint32_t kpt_writer_nprocesses_(const struct kpt_writer *w);
-uint32_t kpt_writer_next_range_(const struct kpt_writer *w);
-
 #endif
 
 #define KPT_MAGIC "KPTPROF\x1a"
