@@ -48,8 +48,11 @@ __device__ __forceinline__ void load_tile(T *s, const T *g, int r0, int seq, lon
 /* MT: m16 row tiles per warp (rows per warp = 16 * MT; with MT = 2 every K
  * and V fragment read from shared memory feeds two mma, halving shared-memory
  * traffic per FLOP). QREG: Q fragments stay in registers for the whole loop
- * (else they are re-read from shared memory for each key tile). */
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG>
+ * (else they are re-read from shared memory for each key tile). DB: K and V
+ * double-buffered, one barrier per key tile, K(j+1) and V(j+1) loading during
+ * all of tile j (else one buffer each, V(j) loads during S(j) and K(j+1)
+ * during P(j) V(j), two barriers per tile). */
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false>
 __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd_params p)
 {
 	constexpr int NW = BR / (16 * MT);
@@ -59,8 +62,9 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 	using M = kpt::mma_t<T>;
 	extern __shared__ __align__(128) unsigned char smem[];
 	T *sQ = reinterpret_cast<T *>(smem);
-	T *sK = sQ + BR * D;
-	T *sV = sK + BC * D;
+	constexpr int NB = DB ? 2 : 1;
+	T *const sK0 = sQ + BR * D;
+	T *const sV0 = sK0 + NB * BC * D;
 
 	const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
 	/* Causal: the heaviest query blocks first, for a better tail. */
@@ -79,7 +83,9 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 
 	load_tile<T, D, BR, NT>(sQ, gq, m0, seq, p.ss, tid);
 	kpt::cp_async_commit();
-	load_tile<T, D, BC, NT>(sK, gk, 0, seq, p.ss, tid);
+	load_tile<T, D, BC, NT>(sK0, gk, 0, seq, p.ss, tid);
+	if (DB)
+		load_tile<T, D, BC, NT>(sV0, gv, 0, seq, p.ss, tid);
 	kpt::cp_async_commit();
 	kpt::cp_async_wait<1>();
 	__syncthreads();
@@ -110,10 +116,23 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 
 	for (int j = 0; j < n_tiles; j++) {
 		const int kv0 = j * BC;
+		T *const sK = sK0 + (j % NB) * BC * D;
+		T *const sV = sV0 + (j % NB) * BC * D;
 		kpt::cp_async_wait<0>();
-		__syncthreads(); /* K(j) landed; every warp is done with V(j-1) */
-		load_tile<T, D, BC, NT>(sV, gv, kv0, seq, p.ss, tid);
-		kpt::cp_async_commit();
+		/* K(j) (and with DB V(j)) landed; every warp is done with V(j-1), so
+		 * with DB the other buffers are free. */
+		__syncthreads();
+		if (DB) {
+			if (j + 1 < n_tiles) {
+				T *const nK = sK0 + ((j + 1) % NB) * BC * D, *const nV = sV0 + ((j + 1) % NB) * BC * D;
+				load_tile<T, D, BC, NT>(nK, gk, kv0 + BC, seq, p.ss, tid);
+				load_tile<T, D, BC, NT>(nV, gv, kv0 + BC, seq, p.ss, tid);
+				kpt::cp_async_commit();
+			}
+		} else {
+			load_tile<T, D, BC, NT>(sV, gv, kv0, seq, p.ss, tid);
+			kpt::cp_async_commit();
+		}
 
 		/* Warps whose rows all precede this tile have nothing to add. */
 		const bool active = !CAUSAL || kv0 <= m0 + wrow0 + RW - 1;
@@ -211,11 +230,13 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 			}
 		}
 
-		kpt::cp_async_wait<0>();
-		__syncthreads(); /* V(j) landed; every warp is done with K(j) */
-		if (j + 1 < n_tiles) {
-			load_tile<T, D, BC, NT>(sK, gk, kv0 + BC, seq, p.ss, tid);
-			kpt::cp_async_commit();
+		if (!DB) {
+			kpt::cp_async_wait<0>();
+			__syncthreads(); /* V(j) landed; every warp is done with K(j) */
+			if (j + 1 < n_tiles) {
+				load_tile<T, D, BC, NT>(sK, gk, kv0 + BC, seq, p.ss, tid);
+				kpt::cp_async_commit();
+			}
 		}
 		if (active) {
 #pragma unroll
@@ -279,11 +300,11 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 
 typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, int batch, int heads, cudaStream_t s);
 
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG>
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false>
 cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s)
 {
-	constexpr int smem = (BR + 2 * BC) * D * (int)sizeof(T);
-	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG>;
+	constexpr int smem = (BR + (DB ? 4 : 2) * BC) * D * (int)sizeof(T);
+	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
 	if (e != cudaSuccess)
 		return e;
@@ -300,13 +321,17 @@ cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s
 			launch_fwd<T, D, 128, 32, C, 1, 1, true>, launch_fwd<T, D, 64, 128, C, 1, 1, true>, \
 			launch_fwd<T, D, 128, 64, C, 1, 2, false>, launch_fwd<T, D, 128, 32, C, 1, 2, false>, \
 			launch_fwd<T, D, 128, 128, C, 1, 2, false>, launch_fwd<T, D, 64, 64, C, 2, 2, true>, \
-			launch_fwd<T, D, 256, 64, C, 1, 2, false>                                      \
+			launch_fwd<T, D, 256, 64, C, 1, 2, false>, launch_fwd<T, D, 64, 64, C, 4, 2, false>, \
+			launch_fwd<T, D, 128, 64, C, 2, 2, false, true>,                               \
+			launch_fwd<T, D, 128, 128, C, 1, 2, false, true>                               \
 	}
 /* fp16 builds only the AUTO tiles (compile time; bf16 carries the variants). */
 #define KPT_FWD_ROW16(T, D, C)                                                                         \
 	{                                                                                              \
 		NULL, NULL, NULL, NULL, NULL, launch_fwd<T, D, 128, 64, C, 1, 2, false>, NULL,           \
-			launch_fwd<T, D, 128, 128, C, 1, 2, false>, NULL, NULL                          \
+			launch_fwd<T, D, 128, 128, C, 1, 2, false>, NULL, NULL, NULL,                   \
+			launch_fwd<T, D, 128, 64, C, 2, 2, false, true>,                               \
+			launch_fwd<T, D, 128, 128, C, 1, 2, false, true>                               \
 	}
 static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
 	{ { KPT_FWD_ROW(__nv_bfloat16, 64, false), KPT_FWD_ROW(__nv_bfloat16, 64, true) },

@@ -45,6 +45,9 @@ enum kpt_attn_tiles {
 	KPT_ATTN_TILES_128x128_R32 = 7,/* 4 warps x 32 rows */
 	KPT_ATTN_TILES_64x64_R32Q = 8, /* 2 warps x 32 rows, Q in registers, 2 blocks per SM */
 	KPT_ATTN_TILES_256x64_R32 = 9, /* 8 warps x 32 rows */
+	KPT_ATTN_TILES_64x64_R32 = 10, /* 2 warps x 32 rows, 4 blocks per SM */
+	KPT_ATTN_TILES_128x64_R32_DB = 11,  /* 4 warps x 32 rows, K/V double-buffered, 2 blocks per SM */
+	KPT_ATTN_TILES_128x128_R32_DB = 12, /* 4 warps x 32 rows, K/V double-buffered */
 	KPT_ATTN_TILES_COUNT
 };
 
