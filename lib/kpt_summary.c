@@ -336,6 +336,7 @@ static int collect(struct builder *b, const struct kpt_summary_opts *o, struct k
 	struct kpt_kernel_cursor *cur = NULL;
 	const struct kpt_kernel *k;
 	size_t n;
+	uint32_t nstrings = kpt_file_string_count(b->f);
 	int rc;
 
 	rc = kpt_kernel_cursor_create(b->f, &cur, d);
@@ -346,6 +347,12 @@ static int collect(struct builder *b, const struct kpt_summary_opts *o, struct k
 
 			if (o->device != KPT_NONE && k[i].device != o->device)
 				continue;
+			/* the key indexes a table: never size it from a corrupt id */
+			if (key >= nstrings) {
+				rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot read '%s': kernel name id %u out of range",
+						  kpt_file_path(b->f), key);
+				break;
+			}
 			if (b->by == KPT_SUMMARY_BY_RANGE && range_node(b, k[i].range, &key) < 0)
 				rc = nomem(d);
 			else if (add_sample(b, key, dur) < 0)
