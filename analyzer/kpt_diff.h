@@ -17,7 +17,9 @@
  *   2. kpt_diff_compare() matches the keys of two sides, computes per key the
  *      effect, noise, interval and verdict (docs/decision-rule.md), totals
  *      per NVTX range path and per workload, and the environment comparison.
- *      O(samples) for the medians plus O(keys log keys).
+ *      The per-key, per-run medians are taken once at load, so a comparison
+ *      costs O(keys x runs + keys log keys); loose keys and the pooled U
+ *      method go back to the samples (O(samples)).
  *
  * kpt_diff_paths() does both for two file names, loading the two files on
  * two threads. Report writers (terminal
