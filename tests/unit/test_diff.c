@@ -779,6 +779,53 @@ static void test_totals_per_workload(void **state)
 	kpt_diff_destroy(df);
 }
 
+static void test_range_cycle_is_a_format_error(void **state)
+{
+	struct paths *p = *state;
+	struct kpt_writer *w = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_device dev = { 0 };
+	struct kpt_process pr = { 0 };
+	struct kpt_range r[2] = { { 0 } };
+	struct kpt_kernel k = { 0 };
+	struct kpt_diff *df = NULL;
+	uint32_t nm, ra;
+
+	assert_int_equal(kpt_writer_create(p->a, NULL, &w, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "k", &nm, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "a", &ra, &d), 0);
+	dev.name = "NVIDIA H100 80GB HBM3";
+	dev.slug = "nvidia-h100-80gb-hbm3";
+	dev.uuid = dev.driver_string = "";
+	assert_int_equal(kpt_writer_device(w, &dev, &d), 0);
+	pr.rank = pr.command = KPT_NONE;
+	assert_int_equal(kpt_writer_process(w, &pr, &d), 0);
+	for (int i = 0; i < 2; i++) {
+		r[i].id = (uint32_t)i;
+		r[i].parent = (uint32_t)(1 - i); /* 0 -> 1 -> 0 */
+		r[i].name = ra;
+		r[i].domain = KPT_NONE;
+		r[i].kind = KPT_RANGE_PUSHPOP;
+		r[i].start_ns = 1;
+		r[i].end_ns = 100;
+	}
+	assert_int_equal(kpt_writer_ranges(w, r, 2, &d), 0);
+	k.start_ns = 10;
+	k.end_ns = 20;
+	k.name = nm;
+	k.range = 0;
+	k.graph = KPT_NONE;
+	assert_int_equal(kpt_writer_kernels(w, &k, 1, &d), 0);
+	if (kpt_writer_commit(w, &d) < 0) { /* the writer may refuse the cycle itself */
+		kpt_writer_destroy(w);
+		return;
+	}
+	kpt_writer_destroy(w);
+	assert_int_equal(kpt_diff_paths(p->a, p->a, NULL, &df, &d), KPT_E_FORMAT);
+	assert_null(df);
+	assert_non_null(strstr(d.msg, "ancestor"));
+}
+
 static void test_t_distribution_matches_tables(void **state)
 {
 	(void)state;
@@ -847,6 +894,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_subsets_select_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pooled_u_flags_identical_code_with_run_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_totals_per_workload, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_range_cycle_is_a_format_error, setup, teardown),
 		cmocka_unit_test(test_t_distribution_matches_tables),
 		cmocka_unit_test(test_holm_step_down),
 		cmocka_unit_test(test_mann_whitney_known_value),
