@@ -118,7 +118,11 @@ int cmd_gate(int argc, char **argv)
 		rc = KPT_EXIT_ERROR;
 		goto out;
 	}
-	if (!strchr(suite, '/') && (!dc.suite))
+	if (!suite[0] || strchr(suite, '/')) {
+		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s'", suite);
+		goto out;
+	}
+	if (!dc.suite)
 		dc.suite = suite;
 	if (from) {
 		snprintf(rec, sizeof rec, "%s", from);
