@@ -1,0 +1,13 @@
+# test_cli_common: the shared helpers of cli/cli_common.c (option scanning,
+# value parsing, human units), compiled into the test with a stub command
+# table (kptprof's own table lives in cli/main.c).
+if(CMOCKA_FOUND)
+  list(APPEND KPT_UNIT_CUSTOM test_cli_common)
+  add_executable(test_cli_common ${CMAKE_CURRENT_LIST_DIR}/test_cli_common.c
+                 ${PROJECT_SOURCE_DIR}/cli/cli_common.c)
+  target_include_directories(test_cli_common PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+  target_compile_definitions(test_cli_common PRIVATE KPT_VERSION="${PROJECT_VERSION}")
+  target_link_libraries(test_cli_common PRIVATE kpt PkgConfig::CMOCKA)
+  add_test(NAME unit.test_cli_common COMMAND test_cli_common)
+  set_tests_properties(unit.test_cli_common PROPERTIES LABELS unit TIMEOUT 60)
+endif()
