@@ -385,36 +385,6 @@ static void test_chrome_kernel_args_use_kineto_names(void **state) { skip(); }
 static void test_chrome_names_a_track_per_device_and_stream(void **state) { skip(); }
 static void test_chrome_nvtx_ranges_sit_on_their_host_thread(void **state) { skip(); }
 static void test_chrome_memcpy_has_bytes_and_bandwidth(void **state) { skip(); }
-static void test_chrome_links_launch_calls_to_kernels(void **state)
-{
-	json_t *root = export_json(state, KPT_EXPORT_CHROME);
-	json_t *ev = json_object_get(root, "traceEvents");
-	json_t *launch = find_event(ev, "cuda_runtime", 40), *k = find_event(ev, "kernel", 40);
-	json_t *e, *s = NULL, *f = NULL;
-	size_t i;
-
-	assert_non_null(launch);
-	assert_string_equal(json_string_value(json_object_get(launch, "name")), "cudaLaunchKernel");
-	assert_int_equal(json_integer_value(json_object_get(launch, "tid")), 11);
-	assert_int_equal(count_events(ev, "X", "cuda_sync"), 1);
-	assert_int_equal(count_events(ev, "s", "ac2g"), 1);   /* the sync has no flow */
-	json_array_foreach(ev, i, e) {
-		const char *ph = json_string_value(json_object_get(e, "ph"));
-
-		if (strcmp(ph, "s") == 0)
-			s = e;
-		if (strcmp(ph, "f") == 0 && json_integer_value(json_object_get(e, "id")) ==
-		    json_integer_value(json_object_get(s ? s : e, "id")))
-			f = e;
-	}
-	assert_non_null(s);
-	assert_non_null(f);
-	assert_int_equal(json_integer_value(json_object_get(f, "pid")), json_integer_value(json_object_get(k, "pid")));
-	assert_float_equal(json_number_value(json_object_get(f, "ts")), json_number_value(json_object_get(k, "ts")), 1e-9);
-	assert_string_equal(json_string_value(json_object_get(f, "bp")), "e");
-	json_decref(root);
-}
-
 static void test_chrome_links_launch_calls_to_kernels(void **state) { skip(); }
 static void test_json_export_has_every_record(void **state) { skip(); }
 #endif
