@@ -507,7 +507,7 @@ static void bench_decode(void)
 	printf("\n%-44s %10s %10s\n", "decode bf16 d128 B8 H32 (cache rotated)", "us", "GB/s");
 	const int B = 8, H = 32, D = 128;
 	const int ctxs[] = { 128, 256, 512, 1024, 4096, 16384, 32768 };
-	const int chunks[] = { 0, 256, 512, 1024, 2048, 4096 };
+	const int chunks[] = { 0, 64, 128, 256, 512, 1024, 2048, 4096 };
 	for (int L : ctxs) {
 		size_t nkv = (size_t)B * H * L * D;
 		int sets = (int)std::max<size_t>(1, (size_t)(256u << 20) / (nkv * 4) + 1);
@@ -520,7 +520,7 @@ static void bench_decode(void)
 		size_t wsb = kpt_attn_decode_ws_bytes(B, H, L, D);
 		CK(cudaMalloc(&ws, wsb));
 		for (int ch : chunks) {
-			if (ch && ch > L * 2)
+			if (ch && (ch > L * 2 || (ch < 256 && L > 4096)))
 				continue;
 			struct kpt_attn_decode_args a;
 			memset(&a, 0, sizeof a);

@@ -4,7 +4,8 @@
  * the chunk's keys (each key row read as 16-byte vectors by D/8 threads, dot
  * products finished with shuffles), the chunk's max and exp-sum, then the
  * exp-weighted sum of its value rows; writes an unnormalised fp32 partial
- * output and (max, sum) to ws. Kernel 2, one block per (head, batch): merges
+ * output and (max, sum) to ws, or the final output when there is only one
+ * chunk. Kernel 2 (more than one chunk), one block per (head, batch): merges
  * the chunks' partials with the usual log-sum-exp rescaling. The cache is
  * read exactly once; the workspace traffic is 4 * (D + 2) bytes per chunk.
  */
@@ -30,6 +31,16 @@ struct dec_params {
 	int heads, group, ctx, chunk, nchunks;
 	float scale_log2;
 };
+
+template <typename T> __device__ __forceinline__ T to16(float f);
+template <> __device__ __forceinline__ __nv_bfloat16 to16<__nv_bfloat16>(float f)
+{
+	return __float2bfloat16_rn(f);
+}
+template <> __device__ __forceinline__ __half to16<__half>(float f)
+{
+	return __float2half_rn(f);
+}
 
 template <typename T> __device__ __forceinline__ void unpack8(const uint4 &u, float f[8])
 {
@@ -143,21 +154,23 @@ template <typename T, int D> __global__ void __launch_bounds__(DEC_THREADS) attn
 	if (lane == 0)
 		red[warp] = lsum;
 	__syncthreads();
+	float l = 0.f;
+#pragma unroll
+	for (int w = 0; w < DEC_THREADS / 32; w++)
+		l += red[w];
 	const long long wsi = ((long long)b * p.heads + h) * p.nchunks + split;
 	for (int c = tid; c < D; c += DEC_THREADS) {
 		float s = 0.f;
 #pragma unroll
 		for (int g = 0; g < RPB; g++)
 			s += part[g][c];
-		p.ws_o[wsi * D + c] = s;
+		if (p.nchunks == 1) /* the whole cache in one chunk: final output, no combine */
+			reinterpret_cast<T *>(p.o)[qo + c] = to16<T>(s / l);
+		else
+			p.ws_o[wsi * D + c] = s;
 	}
-	if (tid == 0) {
-		float l = 0.f;
-#pragma unroll
-		for (int w = 0; w < DEC_THREADS / 32; w++)
-			l += red[w];
+	if (tid == 0 && p.nchunks > 1)
 		p.ws_ml[wsi] = make_float2(mx, l);
-	}
 }
 
 template <typename T, int D> __global__ void __launch_bounds__(D) attn_decode_combine(dec_params p)
@@ -174,12 +187,7 @@ template <typename T, int D> __global__ void __launch_bounds__(D) attn_decode_co
 		l = fmaf(w, ml[i].y, l);
 		acc = fmaf(w, p.ws_o[(bh * p.nchunks + i) * D + c], acc);
 	}
-	float r = acc / l;
-	T *o = reinterpret_cast<T *>(p.o) + bh * D + c;
-	if constexpr (sizeof(T) == 2 && __is_same(T, __half))
-		*o = __float2half_rn(r);
-	else
-		*o = __float2bfloat16_rn(r);
+	reinterpret_cast<T *>(p.o)[bh * D + c] = to16<T>(acc / l);
 }
 
 int decode_chunk(int batch, int heads, int ctx)
@@ -201,7 +209,8 @@ typedef void (*dec_fn)(const dec_params &p, int batch, cudaStream_t s);
 template <typename T, int D> void launch_decode(const dec_params &p, int batch, cudaStream_t s)
 {
 	attn_decode_chunk<T, D><<<dim3(p.nchunks, p.heads, batch), DEC_THREADS, 0, s>>>(p);
-	attn_decode_combine<T, D><<<dim3(p.heads, batch), D, 0, s>>>(p);
+	if (p.nchunks > 1)
+		attn_decode_combine<T, D><<<dim3(p.heads, batch), D, 0, s>>>(p);
 }
 
 static const dec_fn dec_table[2][2] = {

@@ -70,7 +70,7 @@ int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_d
  * by kv strides (elements); kv_heads divides heads (grouped-query attention:
  * query head h reads cache head h / (heads / kv_heads)). The cache is split
  * into chunks of chunk rows (0 = choose) scored by one block each; a second
- * kernel combines the chunks. ws is device memory of at least
+ * kernel combines the chunks (skipped when the cache fits one chunk). ws is device memory of at least
  * kpt_attn_decode_ws_bytes() bytes; nothing in it must survive between calls. */
 struct kpt_attn_decode_args {
 	const void *q;
