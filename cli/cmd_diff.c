@@ -259,6 +259,15 @@ static int write_plots(const char *dir, const struct kpt_diff *df, struct kpt_di
 	return 0;
 }
 
+int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err)
+{
+	struct kpt_diag d2 = { 0 };
+
+	if (dc->json && write_report(dc->json, NULL, NULL, err, NULL, &d2) < 0)
+		kpt_cli_fail(&d2);
+	return kpt_cli_fail(err);
+}
+
 int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc)
 {
 	struct kpt_diff *df = NULL;
@@ -268,13 +277,8 @@ int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct
 
 	(void)cmd;
 	rc = kpt_diff_paths(base, new_, &dc->o, &df, &d);
-	if (rc < 0) {
-		struct kpt_diag d2 = { 0 };
-
-		if (dc->json && write_report(dc->json, NULL, NULL, &d, NULL, &d2) < 0)
-			kpt_cli_fail(&d2);
-		return kpt_cli_fail(&d);
-	}
+	if (rc < 0)
+		return kpt_diff_cli_fail(dc, &d);
 	ro.color = kpt_cli_color(1);
 	width = kpt_cli_term_width(1);
 	ro.width = width > 150 ? width - 110 : 0;

@@ -23,6 +23,9 @@ int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc);
  * and returns the exit status: 0 ok, 1 SLOW, 2 error (a --json file then
  * holds {"result": "error"}). */
 int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc);
+/* Prints err (kpt_cli_fail), also writes {"result": "error"} to the --json
+ * file when one was asked for, and returns KPT_EXIT_ERROR. */
+int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err);
 void kpt_diff_cli_release(struct kpt_diff_cli *dc);
 
 #endif

@@ -151,23 +151,23 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 		}
 		if (rc != 0) {
-			fprintf(stderr, "kptprof: recording suite '%s' failed (kptprof record exit status %d)\n",
-				suite, rc);
-			rc = KPT_EXIT_ERROR;
+			kpt_diag_set(&d, KPT_E_UNSUPPORTED, "recording suite '%s' failed (kptprof record exit status %d)",
+				     suite, rc);
+			rc = kpt_diff_cli_fail(&dc, &d);
 			goto out;
 		}
 	}
 	if (file_slug(rec, slug, sizeof slug, &d) < 0) {
-		rc = kpt_cli_fail(&d);
+		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}
 	snprintf(base, sizeof base, "%s/%s/%s.kpt", dir, slug, suite);
 	if (stat(base, &sb) != 0) {
-		fprintf(stderr, "kptprof: no baseline for GPU '%s' and suite '%s' (looked for '%s')\n"
-				"hint: make one on this GPU with 'kptprof record --suite %s --runs 5 -o rec.kpt' "
-				"and 'kptprof baseline update rec.kpt --baselines %s', then commit it\n",
-			slug, suite, base, suite, dir);
-		rc = KPT_EXIT_ERROR;
+		kpt_diag_set(&d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s')",
+			     slug, suite, base);
+		kpt_diag_hint(&d, "make one on this GPU with 'kptprof record --suite %s --runs 5 -o rec.kpt' "
+			      "and 'kptprof baseline update rec.kpt --baselines %s', then commit it", suite, dir);
+		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}
 	fprintf(stderr, "kptprof gate: %s vs baseline %s\n", rec, base);

@@ -40,6 +40,9 @@ grep -q "classname=\"$SLUG/quick\"" "$T/g.xml" || fail "gate JUnit classname"
 "$KPTPROF" gate --suite default --baselines "$BL" --from "$T/rec.kpt" 2>"$T/err"
 rc=$?; [ $rc -eq 2 ] || fail "gate without baseline: exit $rc"
 grep -q "kptprof baseline update" "$T/err" || fail "gate without baseline hint: $(cat "$T/err")"
+"$KPTPROF" gate --suite default --baselines "$BL" --from "$T/rec.kpt" --json "$T/e.json" 2>/dev/null
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="error" and "no baseline" in d["error"]' \
+	"$T/e.json" || fail "gate without baseline: no error JSON"
 # No GPU here: gate that must record skips.
 if [ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia/version ]; then
 	"$KPTPROF" gate --suite quick --baselines "$BL" 2>"$T/err"
