@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_arena.h"
 #include "kpt_demangle.h"
 
 /* Deeper NVTX nesting (or a parent cycle in corrupt data) is cut here: the
@@ -258,8 +259,15 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The path of node as "outer/inner" in a new string ("" for node 0). */
-static char *path_string(const struct builder *b, uint32_t node)
+/* A summary and everything it points to: the rows, their names and
+ * durations live in one arena, freed by kpt_summary_destroy in one call. */
+struct summary_alloc {
+	struct kpt_summary pub;
+	struct kpt_arena arena;
+};
+
+/* The path of node as "outer/inner" ("" for node 0), in the arena. */
+static char *path_string(const struct builder *b, uint32_t node, struct kpt_arena *a)
 {
 	size_t len = 0;
 	char *s, *p;
@@ -269,7 +277,7 @@ static char *path_string(const struct builder *b, uint32_t node)
 
 		len += strlen(name ? name : "?") + 1;
 	}
-	s = malloc(len + 1);
+	s = kpt_arena_alloc(a, len + 1);
 	if (!s)
 		return NULL;
 	p = s + (len ? len - 1 : 0);
@@ -288,32 +296,45 @@ static char *path_string(const struct builder *b, uint32_t node)
 	return s;
 }
 
-static int row_names(const struct builder *b, const struct group *g, struct kpt_summary_row *row)
+static char *arena_str(struct kpt_arena *a, const char *s)
 {
-	char *name, *display;
+	return kpt_arena_strndup(a, s, strlen(s));
+}
+
+static int row_names(const struct builder *b, const struct group *g, struct kpt_summary_row *row,
+		     struct kpt_arena *a)
+{
+	const char *name, *display;
 
 	if (b->by == KPT_SUMMARY_BY_KERNEL) {
 		const char *s = kpt_file_string(b->f, g->key);
+		char *dem;
 
-		name = strdup(s ? s : "?");
-		display = name ? kpt_demangle(name) : NULL;
-		if (name && !display)
-			display = strdup(name);
+		name = arena_str(a, s ? s : "?");
+		dem = name ? kpt_demangle(name) : NULL;
+		display = dem ? arena_str(a, dem) : name;
+		free(dem);
 	} else {
-		name = path_string(b, g->key);
-		display = strdup(name && name[0] ? name : "(no range)");
+		name = path_string(b, g->key, a);
+		display = name && name[0] ? name : "(no range)";
 	}
 	row->name = name;
 	row->display = display;
 	return name && display ? 0 : KPT_E_NOMEM;
 }
 
-static void row_stats(struct kpt_summary_row *row, uint64_t *dur, size_t n, uint64_t total_all)
+/* Fills row from the group's durations (sorted in place), copied into the
+ * arena. */
+static int row_stats(struct kpt_summary_row *row, uint64_t *dur, size_t n, uint64_t total_all,
+		     struct kpt_arena *a)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, *kept = kpt_arena_alloc(a, n * sizeof *dur);
 	double mean, ss = 0;
 
+	if (!kept)
+		return KPT_E_NOMEM;
 	qsort(dur, n, sizeof *dur, cmp_u64);
+	memcpy(kept, dur, n * sizeof *dur);
 	for (size_t i = 0; i < n; i++)
 		total += dur[i];
 	mean = (double)total / (double)n;
@@ -327,7 +348,8 @@ static void row_stats(struct kpt_summary_row *row, uint64_t *dur, size_t n, uint
 	row->avg_ns = mean;
 	row->stddev_ns = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	row->time_pct = total_all ? 100.0 * (double)total / (double)total_all : 0;
-	row->durations = dur;
+	row->durations = kept;
+	return 0;
 }
 
 static int collect(struct builder *b, const struct kpt_summary_opts *o, struct kpt_summary *s,
@@ -388,15 +410,18 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 	static const struct kpt_summary_opts defaults = { .by = KPT_SUMMARY_BY_KERNEL, .device = KPT_NONE };
 	const struct kpt_summary_opts *o = opts ? opts : &defaults;
 	struct builder b = { .f = f, .by = o->by };
+	struct summary_alloc *sa;
 	struct kpt_summary *s;
 	int rc;
 
 	*out = NULL;
 	if (o->by != KPT_SUMMARY_BY_KERNEL && o->by != KPT_SUMMARY_BY_RANGE)
 		return kpt_diag_set(d, KPT_E_INVAL, "unknown summary grouping %d", (int)o->by);
-	s = calloc(1, sizeof *s);
-	if (!s)
+	sa = calloc(1, sizeof *sa);
+	if (!sa)
 		return nomem(d);
+	kpt_arena_init(&sa->arena);
+	s = &sa->pub;
 	s->by = o->by;
 	rc = kpt_file_load_strings(f, d);
 	if (rc >= 0 && o->by == KPT_SUMMARY_BY_RANGE)
@@ -404,16 +429,18 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 	if (rc >= 0)
 		rc = collect(&b, o, s, d);
 	if (rc >= 0 && b.ngroups) {
-		s->rows = calloc(b.ngroups, sizeof *s->rows);
+		s->rows = kpt_arena_calloc(&sa->arena, b.ngroups, sizeof *s->rows);
 		rc = s->rows ? 0 : nomem(d);
 	}
 	for (size_t i = 0; rc >= 0 && i < b.ngroups; i++) {
 		struct group *g = &b.groups[i];
 
+		if (row_names(&b, g, &s->rows[i], &sa->arena) < 0 ||
+		    row_stats(&s->rows[i], g->dur, g->n, s->total_ns, &sa->arena) < 0)
+			rc = nomem(d);
+		free(g->dur);           /* copied into the arena */
+		g->dur = NULL;
 		s->n++;
-		rc = row_names(&b, g, &s->rows[i]) < 0 ? nomem(d) : 0;
-		row_stats(&s->rows[i], g->dur, g->n, s->total_ns);
-		g->dur = NULL;          /* the row owns it now */
 	}
 	builder_release(&b);
 	if (rc < 0) {
@@ -428,15 +455,12 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 
 void kpt_summary_destroy(struct kpt_summary *s)
 {
-	if (!s)
+	struct summary_alloc *sa = (struct summary_alloc *)s;   /* pub is first */
+
+	if (!sa)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
-		free((char *)s->rows[i].name);
-		free((char *)s->rows[i].display);
-		free((uint64_t *)s->rows[i].durations);
-	}
-	free(s->rows);
-	free(s);
+	kpt_arena_release(&sa->arena);
+	free(sa);
 }
 
 /* ---- environment ---------------------------------------------------------- */

@@ -27,7 +27,8 @@
  *
  * Cost: one pass over the kernel chunks; memory 8 bytes per kernel (the
  * durations, kept for exact medians and handed to the caller sorted) plus
- * the range table; O(K log K) time for K kernels.
+ * the range table; O(K log K) time for K kernels. A summary owns its rows,
+ * names and durations in one arena, freed by kpt_summary_destroy.
  */
 #ifndef KPT_SUMMARY_H
 #define KPT_SUMMARY_H
