@@ -202,14 +202,18 @@ static uint32_t to_base(const struct kpt_diff_side *b, const struct kpt_diff_sid
 	return s && kpt_strtab_find(&b->strs, s, len, &id) ? id : NO_ID;
 }
 
-/* Pairs keys: by full key, except name/path groups whose launch configs
- * differ between the sides, which become one loose unit each. */
+/* Pairs keys. Keys of the same name and NVTX path ("group") whose launch
+ * config is on both sides match by config and ordinal. When a group has
+ * configs only in BASE and configs only in NEW (the launch config changed),
+ * those keys become one loose unit matched by name + path; a config only on
+ * one side of an otherwise unchanged group is GONE or NEW. */
 static int match_keys(struct ctx *c, struct units *U)
 {
 	const struct kpt_diff_side *b = c->b, *n = c->n;
 	struct kpt_wmap gmap, cfg_b, cfg_n, full_n;
-	uint32_t *ngroup = NULL, *gunit = NULL, *nmatched = NULL;
-	unsigned char *gin_new = NULL, *gloose = NULL;
+	uint32_t *ngroup = NULL, *bgroup = NULL, *gunit = NULL, *byid = NULL;
+	unsigned char *nknown = NULL, *bknown = NULL, *nmatched = NULL, *bunm = NULL, *nunm = NULL;
+	uint32_t key[9], g, id, u;
 	int rc = KPT_E_NOMEM;
 
 	kpt_wmap_init(&gmap, 2);
@@ -217,125 +221,105 @@ static int match_keys(struct ctx *c, struct units *U)
 	kpt_wmap_init(&cfg_n, 7);
 	kpt_wmap_init(&full_n, 9);
 	ngroup = malloc((n->nkeys + 1) * sizeof *ngroup);
-	nmatched = calloc(n->nkeys + 1, sizeof *nmatched);
-	if (!ngroup || !nmatched)
+	bgroup = malloc((b->nkeys + 1) * sizeof *bgroup);
+	byid = malloc((n->nkeys + 1) * sizeof *byid);
+	nknown = calloc(n->nkeys + 1, 1);
+	nmatched = calloc(n->nkeys + 1, 1);
+	bknown = calloc(b->nkeys + 1, 1);
+	if (!ngroup || !bgroup || !byid || !nknown || !nmatched || !bknown)
 		goto out;
+	/* BASE: groups and their configs. */
 	for (uint32_t k = 0; k < b->nkeys; k++) {
 		const struct kpt_side_key *K = &b->keys[k];
-		uint32_t g, key[7];
 
 		key[0] = K->name;
 		key[1] = K->path;
-		if (kpt_wmap_put(&gmap, key, &g, NULL) < 0)
+		if (kpt_wmap_put(&gmap, key, &bgroup[k], NULL) < 0)
 			goto out;
-		key[0] = g;
+		key[0] = bgroup[k];
 		memcpy(key + 1, K->grid, 12);
 		memcpy(key + 4, K->block, 12);
-		if (kpt_wmap_put(&cfg_b, key, &g, NULL) < 0)
+		if (kpt_wmap_put(&cfg_b, key, &id, NULL) < 0)
 			goto out;
 	}
-	gin_new = calloc(gmap.count + 1, 1);
-	gloose = calloc(gmap.count + 1, 1);
+	bunm = calloc(gmap.count + 1, 1);
+	nunm = calloc(gmap.count + 1, 1);
 	gunit = malloc((gmap.count + 1) * sizeof *gunit);
-	if (!gin_new || !gloose || !gunit)
+	if (!bunm || !nunm || !gunit)
 		goto out;
 	memset(gunit, 0xff, (gmap.count + 1) * sizeof *gunit);
+	/* NEW: group (in BASE ids), config known to BASE?, full key index. */
 	for (uint32_t k = 0; k < n->nkeys; k++) {
 		const struct kpt_side_key *K = &n->keys[k];
-		uint32_t key[9], g, id;
+		uint32_t nm = to_base(b, n, K->name), path = to_base(b, n, K->path);
 
-		key[0] = to_base(b, n, K->name);
-		key[1] = to_base(b, n, K->path);
 		ngroup[k] = NO_ID;
-		if (key[0] == NO_ID || key[1] == NO_ID || !kpt_wmap_get(&gmap, key, &g))
+		key[0] = nm;
+		key[1] = path;
+		if (nm == NO_ID || path == NO_ID || !kpt_wmap_get(&gmap, key, &g))
 			continue;
 		ngroup[k] = g;
-		gin_new[g] = 1;
 		key[0] = g;
 		memcpy(key + 1, K->grid, 12);
 		memcpy(key + 4, K->block, 12);
-		if (!kpt_wmap_get(&cfg_b, key, &id))
-			gloose[g] = 1;
+		nknown[k] = (unsigned char)kpt_wmap_get(&cfg_b, key, &id);
+		if (!nknown[k])
+			nunm[g] = 1;
 		if (kpt_wmap_put(&cfg_n, key, &id, NULL) < 0)
 			goto out;
-		key[0] = to_base(b, n, K->name);
-		key[7] = to_base(b, n, K->path);
-		key[8] = K->ordinal;
+		key[0] = nm;
 		memcpy(key + 1, K->grid, 12);
 		memcpy(key + 4, K->block, 12);
+		key[7] = path;
+		key[8] = K->ordinal;
 		if (kpt_wmap_put(&full_n, key, &id, NULL) < 0)
 			goto out;
-		/* full_n ids follow insertion; remember which new key each is. */
-		ngroup[k] = g;
-		nmatched[k] = id + 1;
+		byid[id] = k;
+	}
+	/* BASE configs NEW lacks. */
+	for (uint32_t k = 0; k < b->nkeys; k++) {
+		const struct kpt_side_key *K = &b->keys[k];
+
+		key[0] = bgroup[k];
+		memcpy(key + 1, K->grid, 12);
+		memcpy(key + 4, K->block, 12);
+		bknown[k] = (unsigned char)kpt_wmap_get(&cfg_n, key, &id);
+		if (!bknown[k])
+			bunm[bgroup[k]] = 1;
 	}
 	for (uint32_t k = 0; k < b->nkeys; k++) {
 		const struct kpt_side_key *K = &b->keys[k];
-		uint32_t key[9], g, id;
 
-		key[0] = K->name;
-		key[1] = K->path;
-		kpt_wmap_get(&gmap, key, &g);
-		if (!gin_new[g])
+		g = bgroup[k];
+		if (!bknown[k] && bunm[g] && nunm[g]) {
+			if (gunit[g] == NO_ID) {
+				if (units_new(U, &gunit[g]) < 0)
+					goto out;
+				U->u[gunit[g]].loose = 1;
+			}
+			u = gunit[g];
+			if (unit_add(&U->u[u].b, &U->u[u].nb, &U->u[u].capb, k) < 0)
+				goto out;
 			continue;
-		key[0] = g;
+		}
+		if (units_new(U, &u) < 0 || unit_add(&U->u[u].b, &U->u[u].nb, &U->u[u].capb, k) < 0)
+			goto out;
+		key[0] = K->name;
 		memcpy(key + 1, K->grid, 12);
 		memcpy(key + 4, K->block, 12);
-		if (!kpt_wmap_get(&cfg_n, key, &id))
-			gloose[g] = 1;
-	}
-	/* full_n id -> new key index */
-	{
-		uint32_t *byid = malloc((full_n.count + 1) * sizeof *byid);
-
-		if (!byid)
-			goto out;
-		for (uint32_t k = 0; k < n->nkeys; k++)
-			if (nmatched[k])
-				byid[nmatched[k] - 1] = k;
-		memset(nmatched, 0, (n->nkeys + 1) * sizeof *nmatched);
-		for (uint32_t k = 0; k < b->nkeys; k++) {
-			const struct kpt_side_key *K = &b->keys[k];
-			uint32_t key[9], g, id, u;
-
-			key[0] = K->name;
-			key[1] = K->path;
-			kpt_wmap_get(&gmap, key, &g);
-			if (gloose[g]) {
-				if (gunit[g] == NO_ID) {
-					if (units_new(U, &gunit[g]) < 0)
-						break;
-					U->u[gunit[g]].loose = 1;
-				}
-				u = gunit[g];
-				if (unit_add(&U->u[u].b, &U->u[u].nb, &U->u[u].capb, k) < 0)
-					break;
-				continue;
-			}
-			if (units_new(U, &u) < 0 ||
-			    unit_add(&U->u[u].b, &U->u[u].nb, &U->u[u].capb, k) < 0)
-				break;
-			key[0] = K->name;
-			memcpy(key + 1, K->grid, 12);
-			memcpy(key + 4, K->block, 12);
-			key[7] = K->path;
-			key[8] = K->ordinal;
-			if (kpt_wmap_get(&full_n, key, &id)) {
-				uint32_t nk = byid[id];
-
-				nmatched[nk] = 1;
-				if (unit_add(&U->u[u].n, &U->u[u].nn, &U->u[u].capn, nk) < 0)
-					break;
-			}
+		key[7] = K->path;
+		key[8] = K->ordinal;
+		if (bknown[k] && kpt_wmap_get(&full_n, key, &id)) {
+			nmatched[byid[id]] = 1;
+			if (unit_add(&U->u[u].n, &U->u[u].nn, &U->u[u].capn, byid[id]) < 0)
+				goto out;
 		}
-		free(byid);
 	}
 	for (uint32_t k = 0; k < n->nkeys; k++) {
-		uint32_t g = ngroup[k], u;
-
+		g = ngroup[k];
 		if (nmatched[k])
 			continue;
-		if (g != NO_ID && gloose[g]) {
+		if (g != NO_ID && !nknown[k] && bunm[g] && nunm[g]) {
 			if (gunit[g] == NO_ID) {
 				if (units_new(U, &gunit[g]) < 0)
 					goto out;
@@ -355,9 +339,13 @@ out:
 	kpt_wmap_release(&cfg_n);
 	kpt_wmap_release(&full_n);
 	free(ngroup);
+	free(bgroup);
+	free(byid);
+	free(nknown);
 	free(nmatched);
-	free(gin_new);
-	free(gloose);
+	free(bknown);
+	free(bunm);
+	free(nunm);
 	free(gunit);
 	return rc < 0 ? kpt_diag_set(c->d, rc, "out of memory matching kernels") : 0;
 }

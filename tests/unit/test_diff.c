@@ -40,6 +40,7 @@ struct gen {
 	int env_reversed;                 /* write each run's env samples newest first */
 	int swap_gemm;                    /* write gemm's 2nd launch before its 1st (later start) */
 	uint32_t sm_mhz;                  /* SM clock of the env samples (default 1980) */
+	uint32_t copy2_grid;              /* when set: a second copy launch with this grid */
 	uint64_t seed;
 };
 
@@ -208,6 +209,15 @@ static void write_rec(const char *path, const struct gen *g)
 					k.range = sr.id;
 					assert_int_equal(kpt_writer_ranges(w, &sr, 1, &d), 0);
 				}
+				if (sd == 0 && g->copy2_grid) {
+					struct kpt_kernel k2 = k;
+
+					k2.grid[0] = g->copy2_grid;
+					k2.start_ns = k.end_ns + 500;
+					k2.end_ns = k2.start_ns + 150000;
+					assert_int_equal(kpt_writer_kernels(w, &k2, 1, &d), 0);
+					t = k2.end_ns;
+				}
 				if (g->swap_gemm && s == 2) {
 					held = k;
 				} else {
@@ -215,7 +225,7 @@ static void write_rec(const char *path, const struct gen *g)
 					if (g->swap_gemm && s == 3)
 						assert_int_equal(kpt_writer_kernels(w, &held, 1, &d), 0);
 				}
-				t = k.end_ns + 1000;
+				t = (t > k.end_ns ? t : k.end_ns) + 1000;
 			}
 			if (!g->no_iter) {
 				ir.end_ns = t;
@@ -458,6 +468,32 @@ static void test_config_change_falls_back_to_name_and_path(void **state)
 		if (strcmp(df->notes[i].what, "config") == 0)
 			r = NULL;
 	assert_null(r); /* the note was found */
+	kpt_diff_destroy(df);
+}
+
+static void test_added_config_is_new_not_loose(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	int same_copy = 0, new_copy = 0;
+
+	gen_defaults(&a);
+	b = a;
+	b.copy2_grid = 2048; /* NEW launches copy once more, with another grid */
+	df = diff2(*state, &a, &b, NULL);
+	assert_int_equal(df->n_loose, 0);
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+
+		if (strcmp(r->name, "copy(float*, float const*, unsigned long)") != 0)
+			continue;
+		if (r->grid[0] == 1024 && r->verdict != KPT_V_NEW && r->verdict != KPT_V_SLOW)
+			same_copy = 1;
+		if (r->grid[0] == 2048 && r->verdict == KPT_V_NEW)
+			new_copy = 1;
+	}
+	assert_true(same_copy);
+	assert_true(new_copy);
 	kpt_diff_destroy(df);
 }
 
@@ -880,6 +916,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_different_gpu_is_refused_unless_forced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_new_and_gone_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_config_change_falls_back_to_name_and_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_added_config_is_new_not_loose, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_throttled_samples_are_dropped_but_idle_is_not, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_low_clock_samples_are_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clock_change_shows_in_cycles_note, setup, teardown),
