@@ -32,9 +32,12 @@
  * iterations: the k-th launch of the same name/config/path within one
  * iteration gets ordinal k. A process without `kpt:iter` ranges (an
  * arbitrary program) counts as one iteration and all launches of one
- * name/config/path are pooled into ordinal 0. When a name/path is launched
- * with other configs in NEW than in BASE, its keys are matched by name + path
- * alone (row.loose, diff.n_loose) and the report says so.
+ * name/config/path are pooled into ordinal 0. Keys of one name and path
+ * whose config is on both sides match by config and ordinal; when the group
+ * also has configs only in BASE and configs only in NEW (the launch config
+ * changed), those keys are matched by name + path alone, pooled per run
+ * (row.loose, diff.n_loose) and the report says so; a config on one side
+ * only of an otherwise matched group is NEW or GONE.
  *
  * Ownership: a struct kpt_diff owns every string and array it points to
  * (one arena); all pointers stay valid until kpt_diff_destroy(). A diff does
