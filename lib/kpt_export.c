@@ -362,6 +362,13 @@ static int name_process(struct chrome *c, uint64_t pid, uint32_t proc, uint32_t 
 	return 0;
 }
 
+/* Perfetto reads pid and tid as 32-bit numbers: a 64-bit thread id (a
+ * pthread_t rather than an OS tid) is folded into 32 bits. */
+static uint64_t host_tid(uint64_t thread)
+{
+	return thread > UINT32_MAX ? (uint32_t)(thread ^ thread >> 32) : thread;
+}
+
 /* Names the thread track (pid, tid) the first time it is used. */
 static int name_thread(struct chrome *c, uint64_t pid, uint64_t tid, uint32_t proc, uint32_t dev)
 {
@@ -487,7 +494,7 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 
 	if (r->kind != KPT_RANGE_MARK && r->end_ns == 0)
 		return 0;               /* never closed: no extent to draw */
-	if (name_thread(c, pid, r->thread, r->process, KPT_NONE) < 0)
+	if (name_thread(c, pid, host_tid(r->thread), r->process, KPT_NONE) < 0)
 		return KPT_E_NOMEM;
 	if (r->kind == KPT_RANGE_MARK) {
 		kpt_json_begin_object(j);
@@ -496,11 +503,11 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 		kpt_json_kv_str(j, "cat", "nvtx");
 		kpt_json_kv_str(j, "name", name);
 		kpt_json_kv_u64(j, "pid", pid);
-		kpt_json_kv_u64(j, "tid", r->thread);
+		kpt_json_kv_u64(j, "tid", host_tid(r->thread));
 		kpt_json_key(j, "ts");
 		kpt_json_ns_as_us(j, (int64_t)(r->start_ns - c->base_ns));
 	} else
-		slice_head(c, "nvtx", name, pid, r->thread, r->start_ns, r->end_ns);
+		slice_head(c, "nvtx", name, pid, host_tid(r->thread), r->start_ns, r->end_ns);
 	if (r->domain != KPT_NONE) {
 		kpt_json_key(j, "args");
 		kpt_json_begin_object(j);
@@ -524,9 +531,9 @@ static int chrome_event(struct chrome *c, const struct kpt_event *e)
 	const char *cat = e->kind < sizeof event_cats / sizeof event_cats[0] && event_cats[e->kind]
 			  ? event_cats[e->kind] : "cuda";
 
-	if (name_thread(c, pid, e->thread, e->process, KPT_NONE) < 0)
+	if (name_thread(c, pid, host_tid(e->thread), e->process, KPT_NONE) < 0)
 		return KPT_E_NOMEM;
-	slice_head(c, cat, e->name != KPT_NONE ? raw_name(&c->nm, e->name) : cat, pid, e->thread,
+	slice_head(c, cat, e->name != KPT_NONE ? raw_name(&c->nm, e->name) : cat, pid, host_tid(e->thread),
 		   e->start_ns, e->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
@@ -538,7 +545,7 @@ static int chrome_event(struct chrome *c, const struct kpt_event *e)
 	kpt_json_end_object(j);
 	kpt_json_end_object(j);
 	if (e->kind != KPT_EVENT_SYNC && e->correlation)
-		flow_event(c, "s", e->process, e->correlation, pid, e->thread, e->start_ns);
+		flow_event(c, "s", e->process, e->correlation, pid, host_tid(e->thread), e->start_ns);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
  *   plain_kernel: 1000, 2000 in range 1 ("work"), 3000 outside any range
  *   _Z5otherv ("other()"): 500 on device 1
  * Ranges: 1 "work" > 2 "kpt:iter" > 3 "launch"; 1 > 4 "kpt:iter" > 5 "launch";
- *   6 a mark "note"; 7 "open" never closed.
+ *   6 a mark "note" on a thread with a 64-bit id; 7 "open" never closed.
  * Memops: one 1 MiB pinned HtoD copy of 1000 ns; one memset.
  * Env: device 0: SM 1980/1755/1980 MHz, 40/45/50 C, 100/200/300 W,
  *   throttle 0, sw_power_cap, gpu_idle; device 1: one sample.
@@ -104,7 +104,7 @@ static inline int write_test_recording(const char *path)
 			{ 3, 2, id[2], KPT_NONE, KPT_RANGE_PUSHPOP, 0, 11, T0 + 950, T0 + 4300 },
 			{ 4, 1, id[1], KPT_NONE, KPT_RANGE_PUSHPOP, 1, 12, T0 + 1200000, T0 + 1450000 },
 			{ 5, 4, id[2], KPT_NONE, KPT_RANGE_PUSHPOP, 1, 12, T0 + 1230000, T0 + 1440000 },
-			{ 6, KPT_NONE, id[3], KPT_NONE, KPT_RANGE_MARK, 0, 11, T0 + 600, T0 + 600 },
+			{ 6, KPT_NONE, id[3], KPT_NONE, KPT_RANGE_MARK, 0, UINT64_C(0x7f1234567890), T0 + 600, T0 + 600 },
 			{ 7, KPT_NONE, id[4], KPT_NONE, KPT_RANGE_PUSHPOP, 0, 11, T0 + 700, 0 },
 		};
 		rc = kpt_writer_ranges(w, r, sizeof r / sizeof r[0], &d);

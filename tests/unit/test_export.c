@@ -279,10 +279,14 @@ static void test_chrome_names_a_track_per_device_and_stream(void **state)
 	assert_non_null(pn);
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(pn, "args"), "name")),
 			       "GPU 0: NVIDIA H100 80GB HBM3"));
-	/* every slice sits on a named thread of a named process */
+	/* every slice sits on a named thread of a named process; pid and tid
+	 * fit the 32 bits Perfetto reads */
 	json_array_foreach(ev, i, e) {
 		const char *ph = json_string_value(json_object_get(e, "ph"));
 		json_int_t epid = json_integer_value(json_object_get(e, "pid"));
+
+		assert_true(epid >= 0 && epid <= UINT32_MAX);
+		assert_true(json_integer_value(json_object_get(e, "tid")) <= UINT32_MAX);
 
 		if (strcmp(ph, "X") != 0 && strcmp(ph, "i") != 0)
 			continue;
