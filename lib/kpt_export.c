@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "kpt_demangle.h"
+#include "kpt_summary.h"
 
 static const char *const format_names[] = {
 	[KPT_EXPORT_CHROME] = "chrome",
@@ -46,13 +47,15 @@ static int write_failed(struct kpt_diag *d)
 
 /* ---- shared state ------------------------------------------------------- */
 
-/* Demangled names, computed once per string id on first use. */
 static char not_cxx[1];
 
+/* Demangled names, computed once per string id on first use, and the NVTX
+ * range paths. */
 struct names {
 	struct kpt_file *f;
 	char **dem;                 /* NULL: not yet; not_cxx: use the raw name */
 	uint32_t n;
+	struct kpt_range_paths *rp;
 };
 
 static int names_init(struct names *nm, struct kpt_file *f, struct kpt_diag *d)
@@ -60,19 +63,31 @@ static int names_init(struct names *nm, struct kpt_file *f, struct kpt_diag *d)
 	int rc = kpt_file_load_strings(f, d);
 
 	nm->f = f;
+	nm->rp = NULL;
 	nm->n = rc < 0 ? 0 : kpt_file_string_count(f);
 	nm->dem = calloc(nm->n ? nm->n : 1, sizeof *nm->dem);
 	if (rc < 0)
 		return rc;
-	return nm->dem ? 0 : nomem(d);
+	if (!nm->dem)
+		return nomem(d);
+	return kpt_range_paths_create(f, &nm->rp, d);
 }
 
 static void names_release(struct names *nm)
 {
-	for (uint32_t i = 0; i < nm->n; i++)
+	for (uint32_t i = 0; nm->dem && i < nm->n; i++)
 		if (nm->dem[i] != not_cxx)
 			free(nm->dem[i]);
 	free(nm->dem);
+	kpt_range_paths_destroy(nm->rp);
+}
+
+/* "outer/inner" for a range id; "" outside any range (or out of memory). */
+static const char *range_path(struct names *nm, uint32_t range)
+{
+	const char *p = range == KPT_NONE ? "" : kpt_range_paths_get(nm->rp, range);
+
+	return p ? p : "";
 }
 
 static const char *raw_name(const struct names *nm, uint32_t id)
@@ -445,6 +460,8 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 	kpt_json_kv_u64(j, "stream", k->stream);
 	kpt_json_kv_u64(j, "correlation", k->correlation);
 	kpt_json_kv_u64(j, "device", k->device);
+	if (k->range != KPT_NONE)
+		kpt_json_kv_str(j, "nvtx range", range_path(&c->nm, k->range));
 	if (k->graph != KPT_NONE) {
 		kpt_json_kv_u64(j, "graph", k->graph);
 		kpt_json_kv_u64(j, "graph node", k->graph_node);
@@ -723,7 +740,7 @@ int kpt_csv_field(FILE *out, const char *s)
 static const char csv_columns[] =
 	"kind,start_ns,end_ns,duration_ns,process,run,device,stream,correlation,"
 	"grid_x,grid_y,grid_z,block_x,block_y,block_z,registers,shared_static,shared_dynamic,"
-	"bytes,range_id,name\n";
+	"bytes,range_id,range,name\n";
 
 static uint32_t run_of(const struct tables *t, uint32_t proc)
 {
@@ -738,12 +755,16 @@ static void csv_head(FILE *out, const struct tables *t, const char *kind, uint64
 		span_ns(start, end), proc, run_of(t, proc), dev, stream, corr);
 }
 
-static void csv_range(FILE *out, uint32_t range)
+/* The range_id and range (path) columns. */
+static void csv_range(FILE *out, struct names *nm, uint32_t range)
 {
-	if (range == KPT_NONE)
-		fputs(",", out);
-	else
-		fprintf(out, "%u,", range);
+	if (range == KPT_NONE) {
+		fputs(",,", out);
+		return;
+	}
+	fprintf(out, "%u,", range);
+	kpt_csv_field(out, range_path(nm, range));
+	putc(',', out);
 }
 
 static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
@@ -768,7 +789,7 @@ static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 			fprintf(out, "%u,%u,%u,%u,%u,%u,%u,%u,%u,,", k[i].grid[0], k[i].grid[1], k[i].grid[2],
 				k[i].block[0], k[i].block[1], k[i].block[2], k[i].registers,
 				k[i].shared_static, k[i].shared_dynamic);
-			csv_range(out, k[i].range);
+			csv_range(out, &nm, k[i].range);
 			kpt_csv_field(out, display_name(&nm, k[i].name));
 			putc('\n', out);
 		}
@@ -780,7 +801,7 @@ static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 		csv_head(out, &t, m->kind == KPT_MEMSET ? "memset" : "memcpy", m->start_ns, m->end_ns,
 			 m->process, m->device, m->stream, m->correlation);
 		fprintf(out, ",,,,,,,,,%" PRIu64 ",", m->bytes);
-		csv_range(out, m->range);
+		csv_range(out, &nm, m->range);
 		kpt_csv_field(out, memop_name(m->kind));
 		putc('\n', out);
 	}
@@ -808,8 +829,10 @@ static void json_kernel(struct kpt_json *j, struct names *nm, const struct kpt_k
 	kpt_json_kv_u64(j, "shared_static", k->shared_static);
 	kpt_json_kv_u64(j, "shared_dynamic", k->shared_dynamic);
 	kpt_json_kv_u64(j, "correlation", k->correlation);
-	if (k->range != KPT_NONE)
+	if (k->range != KPT_NONE) {
 		kpt_json_kv_u64(j, "range", k->range);
+		kpt_json_kv_str(j, "range_path", range_path(nm, k->range));
+	}
 	if (k->graph != KPT_NONE) {
 		kpt_json_kv_u64(j, "graph", k->graph);
 		kpt_json_kv_u64(j, "graph_node", k->graph_node);

@@ -14,7 +14,8 @@
  * - kernels as complete ("X") slices, category "kernel", args named as
  *   Kineto (PyTorch profiler) names them: "grid", "block", "registers per
  *   thread", "shared memory" (static + dynamic bytes), "stream",
- *   "correlation", "device";
+ *   "correlation", "device", plus "nvtx range" (the range path, as
+ *   kpt_range_paths gives it);
  * - memcpy/memset slices (categories "gpu_memcpy", "gpu_memset") with
  *   "bytes" and "memory bandwidth (GB/s)";
  * - NVTX ranges as slices (category "nvtx") on their host thread's track,

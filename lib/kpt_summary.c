@@ -29,15 +29,9 @@ struct path_node {
 	uint32_t name;
 };
 
-struct builder {
+struct kpt_range_paths {
 	struct kpt_file *f;
-	enum kpt_summary_by by;
-	struct group *groups;
-	size_t ngroups, capgroups;
-	uint32_t *group_of;         /* key -> group index + 1, 0: none yet */
-	size_t nkeys;
-
-	const struct kpt_range *ranges;
+	const struct kpt_range *ranges; /* owned by f */
 	size_t nranges;
 	uint32_t *by_id;            /* range indices sorted by range id */
 	uint32_t *node_of;          /* range index -> path node, UNRESOLVED */
@@ -46,6 +40,19 @@ struct builder {
 	uint64_t *hkeys;            /* (parent << 32 | name) + 1, 0: empty slot */
 	uint32_t *hvals;
 	size_t hcap;
+	const char **path_of;       /* node -> its path string, NULL until asked */
+	size_t cappath;
+	struct kpt_arena arena;     /* the path strings */
+};
+
+struct builder {
+	struct kpt_file *f;
+	enum kpt_summary_by by;
+	struct group *groups;
+	size_t ngroups, capgroups;
+	uint32_t *group_of;         /* key -> group index + 1, 0: none yet */
+	size_t nkeys;
+	struct kpt_range_paths *rp; /* by range only */
 };
 
 static int nomem(struct kpt_diag *d)
@@ -81,7 +88,7 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-static int hash_grow(struct builder *b)
+static int hash_grow(struct kpt_range_paths *b)
 {
 	size_t ncap = b->hcap ? 2 * b->hcap : 1024;
 	uint64_t *k = calloc(ncap, sizeof *k);
@@ -111,7 +118,7 @@ static int hash_grow(struct builder *b)
 }
 
 /* Node for the path (parent node)/(name), created on first use. */
-static int path_intern(struct builder *b, uint32_t parent, uint32_t name, uint32_t *node)
+static int path_intern(struct kpt_range_paths *b, uint32_t parent, uint32_t name, uint32_t *node)
 {
 	uint64_t key = ((uint64_t)parent << 32 | name) + 1;
 	size_t s;
@@ -142,7 +149,7 @@ static int cmp_range_id(const void *a, const void *b, void *ranges)
 }
 
 /* Index of the range with this id, -1 if none. O(log R). */
-static long range_find(const struct builder *b, uint32_t id)
+static long range_find(const struct kpt_range_paths *b, uint32_t id)
 {
 	size_t lo = 0, hi = b->nranges;
 
@@ -160,7 +167,7 @@ static long range_find(const struct builder *b, uint32_t id)
 	return -1;
 }
 
-static int ranges_load(struct builder *b, struct kpt_diag *d)
+static int ranges_load(struct kpt_range_paths *b, struct kpt_diag *d)
 {
 	int rc = kpt_file_ranges(b->f, &b->ranges, &b->nranges, d);
 
@@ -183,7 +190,7 @@ static int ranges_load(struct builder *b, struct kpt_diag *d)
 	return 0;
 }
 
-static int is_iter_range(const struct builder *b, uint32_t name)
+static int is_iter_range(const struct kpt_range_paths *b, uint32_t name)
 {
 	const char *s = kpt_file_string(b->f, name);
 
@@ -192,7 +199,7 @@ static int is_iter_range(const struct builder *b, uint32_t name)
 
 /* Path node of the range with id rid (node 0 for KPT_NONE or an unknown id).
  * Resolves the chain of parents once; later calls are O(log R). */
-static int range_node(struct builder *b, uint32_t rid, uint32_t *node)
+static int range_node(struct kpt_range_paths *b, uint32_t rid, uint32_t *node)
 {
 	uint32_t stack[MAX_RANGE_DEPTH];
 	int depth = 0;
@@ -267,7 +274,7 @@ struct summary_alloc {
 };
 
 /* The path of node as "outer/inner" ("" for node 0), in the arena. */
-static char *path_string(const struct builder *b, uint32_t node, struct kpt_arena *a)
+static char *path_string(const struct kpt_range_paths *b, uint32_t node, struct kpt_arena *a)
 {
 	size_t len = 0;
 	char *s, *p;
@@ -296,6 +303,54 @@ static char *path_string(const struct builder *b, uint32_t node, struct kpt_aren
 	return s;
 }
 
+int kpt_range_paths_create(struct kpt_file *f, struct kpt_range_paths **out, struct kpt_diag *d)
+{
+	struct kpt_range_paths *p = calloc(1, sizeof *p);
+	int rc;
+
+	*out = NULL;
+	if (!p)
+		return nomem(d);
+	kpt_arena_init(&p->arena);
+	p->f = f;
+	rc = kpt_file_load_strings(f, d);
+	if (rc >= 0)
+		rc = ranges_load(p, d);
+	if (rc < 0) {
+		kpt_range_paths_destroy(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+const char *kpt_range_paths_get(struct kpt_range_paths *p, uint32_t range_id)
+{
+	uint32_t node;
+
+	if (range_node(p, range_id, &node) < 0)
+		return NULL;
+	if (node >= p->cappath && grow(&p->path_of, &p->cappath, p->nnodes, sizeof *p->path_of) < 0)
+		return NULL;
+	if (!p->path_of[node])
+		p->path_of[node] = path_string(p, node, &p->arena);
+	return p->path_of[node];
+}
+
+void kpt_range_paths_destroy(struct kpt_range_paths *p)
+{
+	if (!p)
+		return;
+	free(p->by_id);
+	free(p->node_of);
+	free(p->nodes);
+	free(p->hkeys);
+	free(p->hvals);
+	free(p->path_of);
+	kpt_arena_release(&p->arena);
+	free(p);
+}
+
 static char *arena_str(struct kpt_arena *a, const char *s)
 {
 	return kpt_arena_strndup(a, s, strlen(s));
@@ -315,7 +370,7 @@ static int row_names(const struct builder *b, const struct group *g, struct kpt_
 		display = dem ? arena_str(a, dem) : name;
 		free(dem);
 	} else {
-		name = path_string(b, g->key, a);
+		name = path_string(b->rp, g->key, a);
 		display = name && name[0] ? name : "(no range)";
 	}
 	row->name = name;
@@ -375,7 +430,7 @@ static int collect(struct builder *b, const struct kpt_summary_opts *o, struct k
 						  kpt_file_path(b->f), key);
 				break;
 			}
-			if (b->by == KPT_SUMMARY_BY_RANGE && range_node(b, k[i].range, &key) < 0)
+			if (b->by == KPT_SUMMARY_BY_RANGE && range_node(b->rp, k[i].range, &key) < 0)
 				rc = nomem(d);
 			else if (add_sample(b, key, dur) < 0)
 				rc = nomem(d);
@@ -397,11 +452,7 @@ static void builder_release(struct builder *b)
 		free(b->groups[i].dur);
 	free(b->groups);
 	free(b->group_of);
-	free(b->by_id);
-	free(b->node_of);
-	free(b->nodes);
-	free(b->hkeys);
-	free(b->hvals);
+	kpt_range_paths_destroy(b->rp);
 }
 
 int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
@@ -425,7 +476,7 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 	s->by = o->by;
 	rc = kpt_file_load_strings(f, d);
 	if (rc >= 0 && o->by == KPT_SUMMARY_BY_RANGE)
-		rc = ranges_load(&b, d);
+		rc = kpt_range_paths_create(f, &b.rp, d);
 	if (rc >= 0)
 		rc = collect(&b, o, s, d);
 	if (rc >= 0 && b.ngroups) {

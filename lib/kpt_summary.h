@@ -83,6 +83,25 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 		       struct kpt_summary **out, struct kpt_diag *d);
 void kpt_summary_destroy(struct kpt_summary *s); /* accepts NULL */
 
+/* NVTX range paths of a file, as the summary groups them: the names of the
+ * enclosing ranges, outermost first, joined by '/', without "kpt:iter".
+ * For exports and viewers that label each kernel with its path.
+ *
+ *	struct kpt_range_paths *rp;
+ *	kpt_range_paths_create(f, &rp, &d);
+ *	path = kpt_range_paths_get(rp, kernel.range);   // "" outside any range
+ *
+ * create loads the ranges (memory: the range table plus 8 bytes per range);
+ * get is O(log R) after the first call for a range; the strings it returns
+ * are owned by rp (valid until destroy) and shared by equal paths. get
+ * returns "" for KPT_NONE or an id that is not in the file, NULL only when
+ * out of memory. */
+struct kpt_range_paths;
+int kpt_range_paths_create(struct kpt_file *f, struct kpt_range_paths **out,
+			   struct kpt_diag *d);
+const char *kpt_range_paths_get(struct kpt_range_paths *p, uint32_t range_id);
+void kpt_range_paths_destroy(struct kpt_range_paths *p); /* accepts NULL */
+
 /* NVML clock-event ("throttle") reason bits, as nvml.h numbers them. */
 enum kpt_throttle_bit {
 	KPT_THROTTLE_GPU_IDLE = 0x1,

@@ -43,7 +43,7 @@ run "$KPTPROF" export "$T/h.kpt" --format=chrome -o -
 expect_rc 0 "export chrome to stdout"
 expect_out '"ts":1234.557,"dur":0.300'
 expect_out '"name":"axpy(float*, float*, float)"'
-expect_out '"args":{"grid":[108,2,1],"block":[256,1,1],"registers per thread":32,"shared memory":5120,"stream":7,"correlation":40,"device":0}'
+expect_out '"args":{"grid":[108,2,1],"block":[256,1,1],"registers per thread":32,"shared memory":5120,"stream":7,"correlation":40,"device":0,"nvtx range":"work/launch"}'
 
 # CSV: header + one row per kernel and memop, parseable
 run "$KPTPROF" export "$T/s.kpt" --format csv -o "$T/s.csv"

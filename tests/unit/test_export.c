@@ -93,10 +93,10 @@ static void test_csv_has_one_row_per_kernel_and_memop(void **state)
 	assert_int_equal(count_lines(text), 1 + N_TEST_KERNELS + 2);
 	assert_true(strncmp(text, "kind,start_ns,end_ns,duration_ns,", 33) == 0);
 	assert_non_null(strstr(text, "kernel,1700000000000001000,1700000000000001100,100,0,0,0,7,40,"
-				     "108,2,1,256,1,1,32,1024,4096,,3,\"axpy(float*, float*, float)\"\n"));
+				     "108,2,1,256,1,1,32,1024,4096,,3,work/launch,\"axpy(float*, float*, float)\"\n"));
 	assert_non_null(strstr(text, "kernel,1700000000001300000,1700000000001303000,3000,1,1,0,7,45,"));
 	assert_non_null(strstr(text, "memcpy,1700000000000000100,1700000000000001100,1000,0,0,0,7,30,"
-				     ",,,,,,,,,1048576,,Memcpy HtoD\n"));
+				     ",,,,,,,,,1048576,,,Memcpy HtoD\n"));
 	free(text);
 }
 
@@ -250,6 +250,7 @@ static void test_chrome_kernel_args_use_kineto_names(void **state)
 	assert_int_equal(json_integer_value(json_object_get(args, "shared memory")), 1024 + 4096);
 	assert_int_equal(json_integer_value(json_object_get(args, "stream")), 7);
 	assert_int_equal(json_integer_value(json_object_get(args, "device")), 0);
+	assert_string_equal(json_string_value(json_object_get(args, "nvtx range")), "work/launch");
 	assert_float_equal(json_number_value(json_object_get(k, "ts")), 0.990, 1e-9);
 	assert_float_equal(json_number_value(json_object_get(k, "dur")), 0.100, 1e-9);
 	json_decref(root);
@@ -381,6 +382,7 @@ static void test_json_export_has_every_record(void **state)
 	assert_string_equal(json_string_value(json_object_get(k0, "mangled")), "_Z4axpyPfS_f");
 	assert_int_equal(json_integer_value(json_object_get(k0, "start_ns")), (json_int_t)(T0 + 1000));
 	assert_int_equal(json_integer_value(json_object_get(k0, "range")), 3);
+	assert_string_equal(json_string_value(json_object_get(k0, "range_path")), "work/launch");
 	json_decref(root);
 }
 #else

@@ -159,6 +159,23 @@ static void test_empty_recording_has_no_rows(void **state)
 	unlink(path);
 }
 
+static void test_range_paths_name_each_range(void **state)
+{
+	struct rec_fixture *fx = *state;
+	struct kpt_range_paths *rp;
+	struct kpt_diag d;
+
+	assert_int_equal(kpt_range_paths_create(fx->f, &rp, &d), 0);
+	assert_string_equal(kpt_range_paths_get(rp, 3), "work/launch");
+	assert_ptr_equal(kpt_range_paths_get(rp, 5), kpt_range_paths_get(rp, 3)); /* shared */
+	assert_string_equal(kpt_range_paths_get(rp, 1), "work");
+	assert_string_equal(kpt_range_paths_get(rp, 2), "work");   /* kpt:iter is not a path part */
+	assert_string_equal(kpt_range_paths_get(rp, 6), "note");
+	assert_string_equal(kpt_range_paths_get(rp, KPT_NONE), "");
+	assert_string_equal(kpt_range_paths_get(rp, 99), "");
+	kpt_range_paths_destroy(rp);
+}
+
 static void test_env_summary_per_device(void **state)
 {
 	struct rec_fixture *fx = *state;
@@ -211,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_by_range_groups_paths_across_iterations),
 		cmocka_unit_test(test_rejects_unknown_grouping),
 		cmocka_unit_test(test_empty_recording_has_no_rows),
+		cmocka_unit_test(test_range_paths_name_each_range),
 		cmocka_unit_test(test_env_summary_per_device),
 		cmocka_unit_test(test_throttle_format_names_bits),
 	};
