@@ -879,38 +879,102 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 	return 0;
 }
 
+#define RADIX_MIN 4096 /* below this, copying and quickselect is cheaper */
+
+/* The k-th smallest of n non-negative floats by radix selection on their
+ * bits (for those, bit order is numeric order): a histogram of the top 16
+ * bits, then of the low 16 bits of the bucket holding k. O(n), exact.
+ * hist: 65536 counters; tmp: n floats of scratch. */
+static float select_f32(const float *x, size_t n, size_t k, uint32_t *hist, float *tmp)
+{
+	uint32_t bits, top = 0, low = 0;
+	size_t before = 0, m = 0;
+
+	memset(hist, 0, 65536 * sizeof *hist);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&bits, &x[i], sizeof bits);
+		hist[bits >> 16]++;
+	}
+	while (before + hist[top] <= k)
+		before += hist[top++];
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&bits, &x[i], sizeof bits);
+		if (bits >> 16 == top)
+			tmp[m++] = x[i];
+	}
+	k -= before;
+	before = 0;
+	memset(hist, 0, 65536 * sizeof *hist);
+	for (size_t i = 0; i < m; i++) {
+		memcpy(&bits, &tmp[i], sizeof bits);
+		hist[bits & 0xffff]++;
+	}
+	while (before + hist[low] <= k)
+		before += hist[low++];
+	bits = top << 16 | low;
+	{
+		float f;
+
+		memcpy(&f, &bits, sizeof f);
+		return f;
+	}
+}
+
+/* Median of n non-negative floats: radix selection from RADIX_MIN on,
+ * else a copy to doubles and quickselect (kpt_stats.h). Scratch: buf (n
+ * doubles), hist (65536 counters), tmp (n floats). */
+static double median_f32(const float *x, size_t n, double *buf, uint32_t *hist, float *tmp)
+{
+	if (n >= RADIX_MIN) {
+		double a = select_f32(x, n, (n - 1) / 2, hist, tmp);
+
+		return n % 2 ? a : (a + select_f32(x, n, n / 2, hist, tmp)) / 2;
+	}
+	for (size_t i = 0; i < n; i++)
+		buf[i] = x[i];
+	return kpt_median_f64(buf, n);
+}
+
 /* Median of n durations and of their products with the clocks (NAN when a
- * clock is 0) into *med_ns and *med_cyc; buf and cbuf: n doubles of scratch. */
-static void kpt_dx_medians(const float *ns, const uint16_t *mhz, size_t n, double *buf, double *cbuf,
-		    double *med_ns, double *med_cyc)
+ * clock is 0) into *med_ns and *med_cyc. Cycles are taken in float (6e-8
+ * relative), far below any timing noise. Scratch: buf (n doubles), hist
+ * (65536 counters), tmp and cyc (n floats each). */
+static void kpt_dx_medians(const float *ns, const uint16_t *mhz, size_t n, double *buf,
+			   uint32_t *hist, float *tmp, float *cyc, double *med_ns, double *med_cyc)
 {
 	uint16_t lo = UINT16_MAX, hi = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		uint16_t f = mhz ? mhz[i] : 0;
 
-		buf[i] = ns[i];
-		cbuf[i] = (double)ns[i] * f;
 		lo = f < lo ? f : lo;
 		hi = f > hi ? f : hi;
 	}
-	*med_ns = kpt_median_f64(buf, n);
-	if (!n || lo == 0)
+	*med_ns = median_f32(ns, n, buf, hist, tmp);
+	if (!n || lo == 0) {
 		*med_cyc = NAN;
-	else if (lo == hi) /* one clock for the whole run: no second selection */
+	} else if (lo == hi) { /* one clock for the whole run: no second selection */
 		*med_cyc = *med_ns * lo;
-	else
-		*med_cyc = kpt_median_f64(cbuf, n);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			cyc[i] = ns[i] * (float)mhz[i];
+		*med_cyc = median_f32(cyc, n, buf, hist, tmp);
+	}
 }
 
 /* The per-key, per-run medians (kpt_sample_vec.med_*). O(samples). */
 static int take_medians(struct loader *L)
 {
 	struct kpt_diff_side *s = L->s;
-	double *buf = NULL, *cbuf = NULL;
+	double *buf = NULL;
+	float *ftmp = NULL, *cyc = NULL;
+	uint32_t *hist = malloc(65536 * sizeof *hist);
 	size_t cap = 0;
+	int rc = 0;
 
-	for (uint32_t k = 0; k < s->nkeys; k++)
+	if (!hist)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory taking medians");
+	for (uint32_t k = 0; k < s->nkeys && rc == 0; k++)
 		for (uint32_t r = 0; r < s->nruns; r++) {
 			struct kpt_sample_vec *v = &s->keys[k].runs[r];
 
@@ -919,21 +983,24 @@ static int take_medians(struct loader *L)
 				continue;
 			if (v->n > cap) {
 				free(buf);
-				free(cbuf);
+				free(ftmp);
+				free(cyc);
 				cap = v->n;
 				buf = malloc(cap * sizeof *buf);
-				cbuf = malloc(cap * sizeof *cbuf);
-				if (!buf || !cbuf) {
-					free(buf);
-					free(cbuf);
-					return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory taking medians");
+				ftmp = malloc(cap * sizeof *ftmp);
+				cyc = malloc(cap * sizeof *cyc);
+				if (!buf || !ftmp || !cyc) {
+					rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory taking medians");
+					break;
 				}
 			}
-			kpt_dx_medians(v->ns, v->mhz, v->n, buf, cbuf, &v->med_ns, &v->med_cyc);
+			kpt_dx_medians(v->ns, v->mhz, v->n, buf, hist, ftmp, cyc, &v->med_ns, &v->med_cyc);
 		}
 	free(buf);
-	free(cbuf);
-	return 0;
+	free(ftmp);
+	free(cyc);
+	free(hist);
+	return rc;
 }
 
 static void loader_release(struct loader *L)

@@ -41,6 +41,7 @@ struct gen {
 	int swap_gemm;                    /* write gemm's 2nd launch before its 1st (later start) */
 	uint32_t sm_mhz;                  /* SM clock of the env samples (default 1980) */
 	uint32_t copy2_grid;              /* when set: a second copy launch with this grid */
+	int clock_wobble;                 /* env samples alternate 1980 and 1900 MHz */
 	uint64_t seed;
 };
 
@@ -243,6 +244,8 @@ static void write_rec(const char *path, const struct gen *g)
 			e.t_ns = et;
 			e.process = r;
 			e.sm_mhz = g->sm_mhz ? g->sm_mhz : 1980;
+			if (g->clock_wobble && k % 2)
+				e.sm_mhz = 1900;
 			e.mem_mhz = 2619;
 			e.temp_c = 40;
 			e.power_mw = 300000;
@@ -862,6 +865,42 @@ static void test_range_cycle_is_a_format_error(void **state)
 	assert_non_null(strstr(d.msg, "ancestor"));
 }
 
+static void test_large_run_medians_match_the_sample_path(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *rule, *pooled;
+	struct kpt_diff_opts o = { 0 };
+
+	/* 4500 samples per key and run: medians taken at load by radix
+	 * selection must equal those the pooled method takes from the samples. */
+	gen_defaults(&a);
+	a.runs = 3;
+	a.iters = 4500;
+	a.clock_wobble = 1; /* two clocks in a run: the cycle median is selected too */
+	b = a;
+	b.seed = 12;
+	rule = diff2(*state, &a, &b, NULL);
+	o.method = KPT_DIFF_POOLED_U;
+	pooled = diff2(*state, &a, &b, &o);
+	assert_int_equal(rule->nrows, pooled->nrows);
+	for (size_t i = 0; i < rule->nrows; i++) {
+		const struct kpt_diff_row *r = &rule->rows[i], *q = NULL;
+
+		for (size_t j = 0; j < pooled->nrows; j++)
+			if (strcmp(pooled->rows[j].name, r->name) == 0 && pooled->rows[j].ordinal == r->ordinal)
+				q = &pooled->rows[j];
+		assert_non_null(q);
+		assert_int_equal(r->base_runs, q->base_runs);
+		for (uint32_t k = 0; k < r->base_runs; k++)
+			assert_true(r->base_run_ns[k] == q->base_run_ns[k]);
+		for (uint32_t k = 0; k < r->new_runs; k++)
+			assert_true(r->new_run_ns[k] == q->new_run_ns[k]);
+		assert_true(fabs(r->cycles_change_pct - q->cycles_change_pct) < 1e-4);
+	}
+	kpt_diff_destroy(rule);
+	kpt_diff_destroy(pooled);
+}
+
 static void test_t_distribution_matches_tables(void **state)
 {
 	(void)state;
@@ -932,6 +971,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pooled_u_flags_identical_code_with_run_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_totals_per_workload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range_cycle_is_a_format_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_run_medians_match_the_sample_path, setup, teardown),
 		cmocka_unit_test(test_t_distribution_matches_tables),
 		cmocka_unit_test(test_holm_step_down),
 		cmocka_unit_test(test_mann_whitney_known_value),
