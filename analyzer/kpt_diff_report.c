@@ -220,7 +220,29 @@ static int utf8_len(const unsigned char *s)
 	return 0;
 }
 
-int kpt_xml_escape(FILE *out, const char *str)
+/* Replacements per ASCII byte for one output format; other bytes below
+ * 0x20 become ctrl, invalid UTF-8 bytes U+FFFD each, the rest is copied. */
+struct escaper {
+	const char *rep[128];
+	const char *ctrl;
+};
+
+static const struct escaper xml_escaper = {
+	.rep = { ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;",
+		 ['\''] = "&apos;", ['\t'] = "\t", ['\n'] = "\n", ['\r'] = "\r" },
+	.ctrl = "\xef\xbf\xbd", /* not allowed in XML 1.0 */
+};
+
+/* Inside a Markdown table cell: HTML specials as entities, Markdown
+ * punctuation backslashed, '|' and newlines must not end the cell. */
+static const struct escaper md_escaper = {
+	.rep = { ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['|'] = "\\|",
+		 ['\\'] = "\\\\", ['`'] = "\\`", ['*'] = "\\*", ['_'] = "\\_",
+		 ['['] = "\\[", [']'] = "\\]", ['~'] = "\\~", ['#'] = "\\#" },
+	.ctrl = " ",
+};
+
+static int escape(FILE *out, const char *str, const struct escaper *e)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 
@@ -232,54 +254,25 @@ int kpt_xml_escape(FILE *out, const char *str)
 			s++;
 			continue;
 		}
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		case '\t': case '\n': case '\r': fputc(*s, out); break;
-		default:
-			if (*s < 0x20)
-				fputs("\xef\xbf\xbd", out); /* not allowed in XML 1.0 */
-			else
-				fwrite(s, 1, (size_t)n, out);
-		}
+		if (*s < 128 && e->rep[*s])
+			fputs(e->rep[*s], out);
+		else if (*s < 0x20)
+			fputs(e->ctrl, out);
+		else
+			fwrite(s, 1, (size_t)n, out);
 		s += n;
 	}
 	return ferror(out) ? KPT_E_IO : 0;
 }
 
+int kpt_xml_escape(FILE *out, const char *str)
+{
+	return escape(out, str, &xml_escaper);
+}
+
 int kpt_md_escape(FILE *out, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	while (*s) {
-		int n = utf8_len(s);
-
-		if (n == 0) {
-			fputs("\xef\xbf\xbd", out);
-			s++;
-			continue;
-		}
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '|': fputs("\\|", out); break;
-		case '\\': case '`': case '*': case '_': case '[': case ']': case '~': case '#':
-			fputc('\\', out);
-			fputc(*s, out);
-			break;
-		default:
-			if (*s < 0x20)
-				fputc(' ', out); /* newlines would end the table row */
-			else
-				fwrite(s, 1, (size_t)n, out);
-		}
-		s += n;
-	}
-	return ferror(out) ? KPT_E_IO : 0;
+	return escape(out, str, &md_escaper);
 }
 
 /* ---- Markdown ---------------------------------------------------------- */
