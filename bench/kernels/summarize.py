@@ -47,13 +47,13 @@ def main():
                 tor.get("torch.copy_.1GiB", {}).get("gbps", 0) * 1e9]) or PEAK
     print(f"Measured ceiling (1 GiB device copy, read + write): {ceil / 1e12:.3f} TB/s "
           f"({ceil / PEAK * 100:.1f}% of 3.35 TB/s)\n")
-    print("| workload | bytes | median us | GB/s or TFLOP/s | % of 3.35 TB/s | % of ceiling | goal | met | torch equivalent | torch |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: |")
+    print("| workload | bytes | median us | GB/s or TFLOP/s | % of 3.35 TB/s | % of ceiling | goal | met | torch equivalent | torch | torch.compile |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |")
     for name, goal, tname in ROWS:
         r = kpt.get(name)
         t = tor.get(tname, {}) if tname else {}
         if not r:
-            print(f"| {name} | | | not measured | | | | | {tname or ''} | |")
+            print(f"| {name} | | | not measured | | | | | {tname or ''} | | |")
             continue
         if r["flops"] > 0 and "gemm" in name:
             val = f"{r['tflops']:.0f} TFLOP/s"
@@ -68,7 +68,9 @@ def main():
             goal_s = "" if goal is None else f">= {goal * 100:.0f}%"
             met = "" if goal is None else ("yes" if bw >= goal * PEAK else f"no ({bw / (goal * PEAK) * 100 - 100:+.1f}%)")
             tv = f"{t['gbps']:.0f} GB/s" if "gbps" in t else t.get("error", "")
-        print(f"| {name} | {r['bytes']:.4g} | {r['median_s'] * 1e6:.1f} | {val} | {pct} | {pc} | {goal_s} | {met} | {tname or ''} | {tv} |")
+        tc = tor.get("torch.compile." + tname[len("torch."):], {}) if tname else {}
+        tcv = f"{tc['gbps']:.0f} GB/s" if "gbps" in tc else ""
+        print(f"| {name} | {r['bytes']:.4g} | {r['median_s'] * 1e6:.1f} | {val} | {pct} | {pc} | {goal_s} | {met} | {tname or ''} | {tv} | {tcv} |")
 
 
 if __name__ == "__main__":
