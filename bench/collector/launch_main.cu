@@ -1,6 +1,7 @@
 // launch_main.cu - kpt-launch-bench: runs kpt_launch_us() reps times.
-//   kpt-launch-bench [--floor] [--n N] [--reps R]
-// Prints one line: "launch mode=plain|floor n=N reps=R median_us=... p10_us=... p90_us=..."
+//   kpt-launch-bench [--floor] [--subscribe-first] [--n N] [--reps R]
+// Prints one line: "launch mode=plain|floor n=N reps=R median_us=... p10_us=... p90_us=...
+// wall_us=...": host us per launch (median, p10, p90 of reps), wall us incl. sync
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -8,19 +9,30 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include <cupti.h>
+
+static void CUPTIAPI no_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *) {}
 
 extern "C" double kpt_launch_us(int n);
 extern "C" int kpt_launch_cupti_floor(void);
 extern "C" unsigned long long kpt_launch_cupti_records(void);
+extern "C" double kpt_launch_last_wall_us(void);
 
 int main(int argc, char **argv)
 {
 	int n = 20000, reps = 31, floor_mode = 0;
-	std::vector<double> v;
+	std::vector<double> v, w;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--floor"))
 			floor_mode = 1;
+		else if (!strcmp(argv[i], "--subscribe-first")) {
+			/* Another CUPTI tool in the process before CUDA starts: the
+			 * collector must report "busy" and let the program run. */
+			CUpti_SubscriberHandle sub;
+			if (cuptiSubscribe(&sub, no_callback, nullptr) != CUPTI_SUCCESS)
+				return 1;
+		}
 		else if (!strcmp(argv[i], "--n") && i + 1 < argc)
 			n = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -36,11 +48,15 @@ int main(int argc, char **argv)
 	}
 	cudaFree(0);
 	kpt_launch_us(2000); /* warm-up */
-	for (int r = 0; r < reps; r++)
+	for (int r = 0; r < reps; r++) {
 		v.push_back(kpt_launch_us(n));
+		w.push_back(kpt_launch_last_wall_us());
+	}
 	std::sort(v.begin(), v.end());
+	std::sort(w.begin(), w.end());
 	printf("launch mode=%s n=%d reps=%d median_us=%.4f p10_us=%.4f p90_us=%.4f", floor_mode ? "floor" : "plain",
 	       n, reps, v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]);
+	printf(" wall_us=%.4f", w[w.size() / 2]);
 	if (floor_mode)
 		printf(" records=%llu", kpt_launch_cupti_records());
 	printf("\n");

@@ -26,13 +26,15 @@ def main():
     lib = ctypes.CDLL(a.lib)
     lib.kpt_launch_us.restype = ctypes.c_double
     lib.kpt_launch_us.argtypes = [ctypes.c_int]
+    lib.kpt_launch_last_wall_us.restype = ctypes.c_double
     torch.zeros(1, device="cuda")
-    v = []
+    v, w = [], []
 
     def run():
         lib.kpt_launch_us(2000)
         for _ in range(a.reps):
             v.append(lib.kpt_launch_us(a.n))
+            w.append(lib.kpt_launch_last_wall_us())
 
     if a.plain:
         run()
@@ -44,7 +46,7 @@ def main():
     v.sort()
     mode = "torch_plain" if a.plain else "torch_profiler"
     print(f"launch mode={mode} n={a.n} reps={a.reps} median_us={statistics.median(v):.4f} "
-          f"p10_us={v[len(v) // 10]:.4f} p90_us={v[len(v) * 9 // 10]:.4f}")
+          f"p10_us={v[len(v) // 10]:.4f} p90_us={v[len(v) * 9 // 10]:.4f} wall_us={statistics.median(w):.4f}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 #  3. cudaDeviceReset mid-program: kernels of both contexts are kept
 #  4. SIGTERM to a sleeping target (through kptprof): the file is written and
 #     kptprof exits 128+15
-# Env: KPTPROF, APP, CHECK. Exit 77 without a GPU. KEEP=DIR keeps the main
+#  5. another CUPTI subscriber first (LAUNCH=kpt-launch-bench): exit 2, no file
+# Env: KPTPROF, APP, CHECK, LAUNCH (optional). Exit 77 without a GPU. KEEP=DIR keeps the main
 # recording there (scripts/gpu/collector.sh commits it as test data).
 set -u
 nvidia-smi -L >/dev/null 2>&1 || { echo "no GPU: skipped"; exit 77; }
@@ -41,5 +42,15 @@ rc=$?
 [ $rc -eq 143 ] || { echo "FAIL: SIGTERM: kptprof exited $rc, want 143"; cat "$tmp/wait.err"; fail=1; }
 n=$("$CHECK" names "$tmp/term.kpt" 2>/dev/null | grep -c kpt_t_empty)
 [ "$n" = 10 ] || { echo "FAIL: SIGTERM: $n kernels recorded, want 10"; fail=1; }
+# Another CUPTI subscriber before CUDA starts: the target runs to the end,
+# kptprof says why nothing was recorded and exits 2, leaving no file.
+if [ -x "${LAUNCH:-}" ]; then
+	"$KPTPROF" record -o "$tmp/busy.kpt" -- "$LAUNCH" --subscribe-first --n 100 --reps 3 >"$tmp/busy.out" 2>"$tmp/busy.err"
+	rc=$?
+	if [ $rc -ne 2 ] || ! grep -q "another profiler is already attached" "$tmp/busy.err" || \
+	   ! grep -q "^launch " "$tmp/busy.out" || [ -e "$tmp/busy.kpt" ]; then
+		echo "FAIL: busy CUPTI: rc $rc"; cat "$tmp/busy.err"; fail=1
+	fi
+fi
 [ $fail -eq 0 ] && echo "collector_test: ok"
 exit $fail
