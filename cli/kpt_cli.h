@@ -82,5 +82,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_workloads(int argc, char **argv);
 
 #endif
