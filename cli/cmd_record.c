@@ -380,7 +380,8 @@ static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag
 		n++;
 	}
 	closedir(dir);
-	qsort(v, (size_t)n, sizeof *v, by_name);
+	if (n > 1)
+		qsort(v, (size_t)n, sizeof *v, by_name);
 	*files = v;
 	return n;
 }

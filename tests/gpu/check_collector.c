@@ -297,24 +297,35 @@ static int print_stats(const struct rec *x)
 	return 0;
 }
 
+static void unload(struct rec *x)
+{
+	free(x->k);
+	kpt_file_close(x->f);
+}
+
 int main(int argc, char **argv)
 {
 	struct rec x;
+	int rc = 2;
 
 	if (argc < 3 || (strcmp(argv[1], "range") == 0 && argc < 4)) {
 		fprintf(stderr, "usage: kpt-collector-check app|names|stats FILE | range FILE NAME\n");
 		return 2;
 	}
-	if (load(argv[2], &x) < 0)
+	if (load(argv[2], &x) < 0) {
+		unload(&x);
 		return 2;
+	}
 	if (strcmp(argv[1], "app") == 0)
-		return check_app(&x);
-	if (strcmp(argv[1], "names") == 0)
-		return print_names(&x);
-	if (strcmp(argv[1], "range") == 0)
-		return print_range(&x, argv[3]);
-	if (strcmp(argv[1], "stats") == 0)
-		return print_stats(&x);
-	fprintf(stderr, "kpt-collector-check: unknown mode '%s'\n", argv[1]);
-	return 2;
+		rc = check_app(&x);
+	else if (strcmp(argv[1], "names") == 0)
+		rc = print_names(&x);
+	else if (strcmp(argv[1], "range") == 0)
+		rc = print_range(&x, argv[3]);
+	else if (strcmp(argv[1], "stats") == 0)
+		rc = print_stats(&x);
+	else
+		fprintf(stderr, "kpt-collector-check: unknown mode '%s'\n", argv[1]);
+	unload(&x);
+	return rc;
 }
