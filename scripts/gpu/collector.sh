@@ -10,15 +10,17 @@
 #   transformer.txt    (b) transformer block fwd+bwd step, plain vs kptprof
 #   flood.txt          (c) sustained kernel rate with drop counts
 #   summary.txt        medians and differences (what bench/RESULTS.md quotes)
-# Knobs: ROUNDS (transformer, default 3), ROUNDS_A (launch, default 7),
-# FLOOD_SECONDS (default 30), FLOOD_STREAMS (default "4"), SKIP_BENCH=1,
+# Knobs: ROUNDS (transformer, default 3), ROUNDS_A (launch, default 3: each
+# round takes about a minute, most of it PyTorch start-up; bench/RESULTS.md
+# pools 25 rounds from three sessions), FLOOD_SECONDS (default 30),
+# FLOOD_STREAMS (default "8"), SKIP_BENCH=1,
 # SKIP_TESTS=1, SKIP_TF=1, NOSAMPLE=1 (adds kptprof with KPT_SAMPLE_MS=0 to (a)).
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-3}
-ROUNDS_A=${ROUNDS_A:-7}
+ROUNDS_A=${ROUNDS_A:-3}
 FLOOD_SECONDS=${FLOOD_SECONDS:-30}
-FLOOD_STREAMS=${FLOOD_STREAMS:-4}
+FLOOD_STREAMS=${FLOOD_STREAMS:-8}
 mkdir -p "$RES"
 cmake --build "$BUILD" -j16 --target kptprof kptinject kpt-collector-app kpt-collector-check \
 	kpt-launch-bench kpt-flood kptlaunch >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
