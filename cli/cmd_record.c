@@ -395,8 +395,10 @@ static void meta_time(char *buf, size_t cap)
 	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Writes the run file at o->out: every per-process file, then meta.
+ * exits: the target's exit status per run, "0,0,3" (meta "exit_status"). */
 static int merge(const struct record_opts *o, const char *tmp, const struct proc_file *files, int n,
-		 const char *command, struct kpt_diag *d)
+		 const char *command, const char *exits, struct kpt_diag *d)
 {
 	struct kpt_writer *w = NULL;
 	char buf[PATH_MAX + 300], host[256] = "";
@@ -423,6 +425,7 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 	kpt_writer_meta(w, "time", buf, d);
 	snprintf(buf, sizeof buf, "%ld", o->runs);
 	kpt_writer_meta(w, "runs", buf, d);
+	kpt_writer_meta(w, "exit_status", exits, d);
 	if (o->suite)
 		kpt_writer_meta(w, "suite", o->suite, d);
 	if (o->iterations >= 0) {
@@ -605,7 +608,8 @@ int cmd_record(int argc, char **argv)
 	struct launch l;
 	struct proc_file *files = NULL;
 	char inject[PATH_MAX], runner[PATH_MAX], tmp[PATH_MAX];
-	char **cmd, **owned = NULL, *command = NULL;
+	char **cmd, **owned = NULL, *command = NULL, *exits = NULL;
+	size_t nexits = 0;
 	struct sigaction sa, old_int, old_term;
 	int rc, status = 0, n;
 
@@ -647,7 +651,15 @@ int cmd_record(int argc, char **argv)
 		free(owned);
 		return kpt_cli_fail(&d);
 	}
+	/* The fail path restores these: read them before any goto. */
+	sigaction(SIGINT, NULL, &old_int);
+	sigaction(SIGTERM, NULL, &old_term);
 	command = join_argv(cmd);
+	if (!(exits = malloc((size_t)o.runs * 12 + 1))) {
+		kpt_diag_set(&d, KPT_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	exits[0] = '\0';
 	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api };
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
@@ -663,6 +675,7 @@ int cmd_record(int argc, char **argv)
 		}
 		if (s != 0 && status == 0)
 			status = s;
+		nexits += (size_t)sprintf(exits + nexits, "%s%d", r ? "," : "", s);
 	}
 	n = list_files(tmp, &files, &perr);
 	if (n < 0) {
@@ -682,7 +695,7 @@ int cmd_record(int argc, char **argv)
 		if (perr.hint[0])
 			fprintf(stderr, "hint: %s\n", perr.hint);
 	}
-	if (merge(&o, tmp, files, n, command ? command : cmd[0], &d) < 0)
+	if (merge(&o, tmp, files, n, command ? command : cmd[0], exits, &d) < 0)
 		goto fail;
 	remove_tmpdir(tmp);
 	if (summary(o.out, &d) < 0)
@@ -692,6 +705,7 @@ int cmd_record(int argc, char **argv)
 	free(files);
 	free(owned);
 	free(command);
+	free(exits);
 	return status;
 fail:
 	sigaction(SIGINT, &old_int, NULL);
@@ -700,5 +714,6 @@ fail:
 	free(files);
 	free(owned);
 	free(command);
+	free(exits);
 	return kpt_cli_fail(&d);
 }

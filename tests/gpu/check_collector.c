@@ -6,6 +6,7 @@
  *   kpt-collector-check range FILE NAME ranges named NAME and the kernels
  *                                       whose innermost range is one of them
  *   kpt-collector-check stats FILE      kernels, memops, ranges, drops, env
+ *   kpt-collector-check meta FILE KEY   the value of a meta key ("" if absent)
  *
  * Exit status: 0 all checks passed, 1 a check failed (each failure printed
  * as "FAIL: ..."), 2 the file cannot be read.
@@ -308,8 +309,8 @@ int main(int argc, char **argv)
 	struct rec x;
 	int rc = 2;
 
-	if (argc < 3 || (strcmp(argv[1], "range") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: kpt-collector-check app|names|stats FILE | range FILE NAME\n");
+	if (argc < 3 || ((strcmp(argv[1], "range") == 0 || strcmp(argv[1], "meta") == 0) && argc < 4)) {
+		fprintf(stderr, "usage: kpt-collector-check app|names|stats FILE | range|meta FILE NAME\n");
 		return 2;
 	}
 	if (load(argv[2], &x) < 0) {
@@ -324,6 +325,12 @@ int main(int argc, char **argv)
 		rc = print_range(&x, argv[3]);
 	else if (strcmp(argv[1], "stats") == 0)
 		rc = print_stats(&x);
+	else if (strcmp(argv[1], "meta") == 0) {
+		const char *v = kpt_file_meta_get(x.f, argv[3]);
+
+		printf("%s\n", v ? v : "");
+		rc = 0;
+	}
 	else
 		fprintf(stderr, "kpt-collector-check: unknown mode '%s'\n", argv[1]);
 	unload(&x);

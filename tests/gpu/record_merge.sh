@@ -34,6 +34,11 @@ rc=$?
 [ "$(field m.kpt runs)" = 2 ] || { echo "FAIL: want 2 runs"; fail=1; }
 [ "$(field m.kpt processes)" = 6 ] || { echo "FAIL: want 6 processes"; fail=1; }
 [ "$(field m.kpt kernels)" = 34 ] || { echo "FAIL: want 34 kernels"; fail=1; }
+[ "$("$CHECK" meta m.kpt exit_status)" = "3,3" ] || { echo "FAIL: meta exit_status '$("$CHECK" meta m.kpt exit_status)', want 3,3"; fail=1; }
+[ "$("$CHECK" meta m.kpt runs)" = 2 ] || { echo "FAIL: meta runs"; fail=1; }
+[ "$("$CHECK" meta m.kpt command)" = "./fake.sh" ] || { echo "FAIL: meta command '$("$CHECK" meta m.kpt command)'"; fail=1; }
+[ -n "$("$CHECK" meta m.kpt host)" ] && [ -n "$("$CHECK" meta m.kpt time)" ] && [ -n "$("$CHECK" meta m.kpt tool_version)" ] \
+	|| { echo "FAIL: meta host/time/tool_version missing"; fail=1; }
 grep -q "recorded 34 kernels" err.txt || { echo "FAIL: no summary line"; cat err.txt; fail=1; }
 grep -q "kpt_t_add" err.txt || { echo "FAIL: summary lacks the top kernels"; fail=1; }
 left=$(ls -A | grep -v -E '^(libkptinject\.so|fake\.sh|m\.kpt|err\.txt|env\.txt)$')
