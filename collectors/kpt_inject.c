@@ -139,7 +139,7 @@ static struct {
 	struct handle_tab domains, strings, startend;
 
 	/* writer-side caches (under lock) */
-	struct { const char *p; uint32_t id; } name_cache[KPT_NAME_CACHE];
+	struct { const char *p; char *copy; uint32_t id; } name_cache[KPT_NAME_CACHE];
 	uint32_t api_names[2][KPT_API_CBIDS];
 	uint32_t sync_names[8];
 
@@ -541,6 +541,9 @@ static uint32_t corr_range(uint32_t corr)
 	return (uint32_t)(e >> 32) == corr ? (uint32_t)e : KPT_NONE;
 }
 
+/* Kernel name -> string id, cached by CUPTI's name pointer (shared by all
+ * records of one kernel). The cached copy is compared too: after a module
+ * is unloaded CUPTI may hand the same address to another name. */
 static uint32_t intern_name(const char *s)
 {
 	size_t h = ((uintptr_t)s >> 4) % KPT_NAME_CACHE;
@@ -548,10 +551,12 @@ static uint32_t intern_name(const char *s)
 
 	if (!s)
 		return KPT_NONE;
-	if (g.name_cache[h].p == s)
+	if (g.name_cache[h].p == s && g.name_cache[h].copy && strcmp(g.name_cache[h].copy, s) == 0)
 		return g.name_cache[h].id;
 	if (kpt_writer_intern_cstr(g.w, s, &id, NULL) < 0)
 		return KPT_NONE;
+	free(g.name_cache[h].copy);
+	g.name_cache[h].copy = strdup(s);
 	g.name_cache[h].p = s;
 	g.name_cache[h].id = id;
 	return id;
