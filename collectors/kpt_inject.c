@@ -38,15 +38,19 @@
 
 #define KPT_EXPORT __attribute__((visibility("default")))
 
-#define KPT_MAX_DEVICES 64
-#define KPT_MAX_CONTEXTS 256
-#define KPT_POOL_MAX 272
-#define KPT_CORR_BITS 22
-#define KPT_NAME_CACHE 4096
-#define KPT_STACK_MAX 256
-#define KPT_RANGE_CHUNK 1024
-#define KPT_HANDLES_MAX 4096
-#define KPT_API_CBIDS 1024
+/* Limits. Past them the collector degrades, never fails the target. */
+#define KPT_MAX_DEVICES 64      /* CUDA ordinals recorded; higher: device KPT_NONE */
+#define KPT_MAX_CONTEXTS 256    /* contexts whose drops are queried per stream */
+#define KPT_POOL_MAX 272        /* activity buffers; then CUPTI drops (counted) */
+#define KPT_CORR_BITS 22        /* launch -> range table: 4M entries, 32 MB, made
+				   at the first NVTX push; an entry is overwritten
+				   4M launches later (its kernel is long flushed) */
+#define KPT_NAME_CACHE 4096     /* kernel-name cache slots (direct-mapped) */
+#define KPT_STACK_MAX 256       /* NVTX nesting per thread with kernel links */
+#define KPT_RANGE_CHUNK 1024    /* ranges per per-thread log chunk */
+#define KPT_HANDLES_MAX 65536   /* per handle table; slots are not reused:
+				   start/end ranges past this many get no end */
+#define KPT_API_CBIDS 1024      /* API name cache per domain */
 
 /* ---- per-thread NVTX logs ---------------------------------------------- */
 
