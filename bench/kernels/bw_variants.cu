@@ -76,6 +76,10 @@ template <bool S, int U> __global__ void sum_gs(float *out, const float4 *x, siz
 #pragma unroll
 		for (int u = 0; u < U; u++) acc[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
 	}
+	for (; i < n; i += stride) {
+		float4 v = ld<S>(&x[i]);
+		acc[0] += (v.x + v.y) + (v.z + v.w);
+	}
 	float t = 0;
 #pragma unroll
 	for (int u = 0; u < U; u++) t += acc[u];

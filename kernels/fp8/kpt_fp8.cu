@@ -543,7 +543,16 @@ static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t col
 	if (sc == KPT_FP8_BLOCK_1x128 && cols % 128 == 0 && vec && ngroups >= GROUPS_PER_WARP) {
 		size_t nsuper = ngroups / GROUPS_PER_WARP, done = nsuper * GROUPS_PER_WARP;
 
-		KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_g128<T, FMT><<<grid, ROWS_THREADS, 0, s>>>(q, sinv, x, nsuper)));
+		/* exactly one resident wave: the loop balances the work, a second
+		 * partial wave of blocks would not */
+		int per_sm = 0;
+		unsigned g128;
+
+		if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, quant_g128<T, FMT>, ROWS_THREADS, 0) !=
+			    cudaSuccess || per_sm < 1)
+			per_sm = 4;
+		g128 = kpt_grid_for(nsuper, ROWS_THREADS / 32, (unsigned)per_sm);
+		KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_g128<T, FMT><<<g128, ROWS_THREADS, 0, s>>>(q, sinv, x, nsuper)));
 		if (done == ngroups)
 			return 0;
 		q += done * 128;

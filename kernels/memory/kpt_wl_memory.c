@@ -249,7 +249,9 @@ done:
 #define M(x) ((x) * 1048576.0)
 
 static const struct kpt_workload memory_workloads[] = {
-	COPY("4MiB", "quick default", MiB(4)),       /* ~3 us: the short planted-slowdown target */
+	COPY("4MiB", "quick default", MiB(4)),       /* ~7 us, launch- and latency-bound */
+	COPY("24MiB", "default", MiB(24)),           /* ~17 us: the short planted-slowdown target
+	                                              * (bandwidth-bound, the re-read part is out of L2) */
 	COPY("64MiB", "default", MiB(64)),
 	COPY("512MiB", "default bench", MiB(512)),   /* ~350 us: the long planted-slowdown target */
 	COPY("1GiB", "bench", MiB(1024)),
