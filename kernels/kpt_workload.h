@@ -18,8 +18,9 @@
  *                             (kernels/ref/); KPT_E_MISMATCH when wrong
  *     teardown(w, c)          free everything; must accept a failed setup
  *
- * Hooks must not print, exit or synchronise the device except inside setup,
- * check and teardown. Everything here is usable from C and from CUDA C++.
+ * Hooks must not print or exit. run must not synchronise (the runner times
+ * it with events); setup, poison, check and teardown may. Everything here is
+ * usable from C and from CUDA C++.
  */
 #ifndef KPT_WORKLOAD_H
 #define KPT_WORKLOAD_H
