@@ -313,24 +313,21 @@ cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s
 	return cudaGetLastError();
 }
 
-/* Launch table: [dtype][d64/d128][causal][tiles]; the order of
- * enum kpt_attn_tiles. */
+/* Launch table: [dtype][d64/d128][causal][tiles], in the order of enum
+ * kpt_attn_tiles. Shapes measured slower everywhere on an H100 (128x32 with
+ * 16- or 32-row warps, 2-warp 64x64 blocks; bench/RESULTS.md) were dropped. */
 #define KPT_FWD_ROW(T, D, C)                                                                           \
 	{                                                                                              \
 		NULL, launch_fwd<T, D, 128, 64, C, 1, 1, true>, launch_fwd<T, D, 64, 64, C, 2, 1, true>,  \
-			launch_fwd<T, D, 128, 32, C, 1, 1, true>, launch_fwd<T, D, 64, 128, C, 1, 1, true>, \
-			launch_fwd<T, D, 128, 64, C, 1, 2, false>, launch_fwd<T, D, 128, 32, C, 1, 2, false>, \
-			launch_fwd<T, D, 128, 128, C, 1, 2, false>, launch_fwd<T, D, 64, 64, C, 2, 2, true>, \
-			launch_fwd<T, D, 256, 64, C, 1, 2, false>, launch_fwd<T, D, 64, 64, C, 4, 2, false>, \
+			launch_fwd<T, D, 64, 128, C, 1, 1, true>, launch_fwd<T, D, 128, 64, C, 1, 2, false>, \
+			launch_fwd<T, D, 128, 128, C, 1, 2, false>, launch_fwd<T, D, 256, 64, C, 1, 2, false>, \
 			launch_fwd<T, D, 128, 64, C, 2, 2, false, true>,                               \
 			launch_fwd<T, D, 128, 128, C, 1, 2, false, true>                               \
 	}
 /* fp16 builds only the AUTO tiles (compile time; bf16 carries the variants). */
 #define KPT_FWD_ROW16(T, D, C)                                                                         \
 	{                                                                                              \
-		NULL, NULL, NULL, NULL, NULL, launch_fwd<T, D, 128, 64, C, 1, 2, false>, NULL,           \
-			launch_fwd<T, D, 128, 128, C, 1, 2, false>, NULL, NULL, NULL,                   \
-			launch_fwd<T, D, 128, 64, C, 2, 2, false, true>,                               \
+		NULL, NULL, NULL, NULL, launch_fwd<T, D, 128, 64, C, 1, 2, false>, NULL, NULL, NULL,     \
 			launch_fwd<T, D, 128, 128, C, 1, 2, false, true>                               \
 	}
 static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
@@ -341,8 +338,8 @@ static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
 };
 
 /* AUTO choice per head dimension (index 0: d64, 1: d128), the fastest on an
- * H100 at 16k tokens (bench/RESULTS.md, 2026-11-21). */
-static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x128_R32, KPT_ATTN_TILES_128x64_R32 };
+ * H100 at 2k and 16k tokens, causal or not (bench/RESULTS.md, 2026-11-22). */
+static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x128_R32_DB, KPT_ATTN_TILES_128x64_R32 };
 
 } /* namespace */
 

@@ -31,23 +31,21 @@ enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1 };
 
 /* Tile shapes of the forward kernel: query rows per block x keys per tile,
  * warps, and rows per warp (16: Q fragments kept in registers; 32: two row
- * tiles share every K/V fragment, Q re-read from shared memory unless marked
- * "Q in registers"). AUTO picks the fastest measured one for the head
- * dimension (bench/RESULTS.md); the others exist for benchmarking. */
+ * tiles share every K/V fragment, Q re-read from shared memory); DB: K and V
+ * double-buffered (one barrier per key tile). AUTO picks the fastest measured
+ * one for the head dimension (bench/RESULTS.md); the others are built for
+ * bf16 only, for benchmarking; fp16 builds the AUTO ones (KPT_E_UNSUPPORTED
+ * for the rest). */
 enum kpt_attn_tiles {
 	KPT_ATTN_TILES_AUTO = 0,
-	KPT_ATTN_TILES_128x64 = 1,     /* 8 warps x 16 rows */
-	KPT_ATTN_TILES_64x64 = 2,      /* 4 warps x 16 rows, 2 blocks per SM */
-	KPT_ATTN_TILES_128x32 = 3,     /* 8 warps x 16 rows */
-	KPT_ATTN_TILES_64x128 = 4,     /* 4 warps x 16 rows */
-	KPT_ATTN_TILES_128x64_R32 = 5, /* 4 warps x 32 rows */
-	KPT_ATTN_TILES_128x32_R32 = 6, /* 4 warps x 32 rows */
-	KPT_ATTN_TILES_128x128_R32 = 7,/* 4 warps x 32 rows */
-	KPT_ATTN_TILES_64x64_R32Q = 8, /* 2 warps x 32 rows, Q in registers, 2 blocks per SM */
-	KPT_ATTN_TILES_256x64_R32 = 9, /* 8 warps x 32 rows */
-	KPT_ATTN_TILES_64x64_R32 = 10, /* 2 warps x 32 rows, 4 blocks per SM */
-	KPT_ATTN_TILES_128x64_R32_DB = 11,  /* 4 warps x 32 rows, K/V double-buffered, 2 blocks per SM */
-	KPT_ATTN_TILES_128x128_R32_DB = 12, /* 4 warps x 32 rows, K/V double-buffered */
+	KPT_ATTN_TILES_128x64 = 1,         /* 8 warps x 16 rows */
+	KPT_ATTN_TILES_64x64 = 2,          /* 4 warps x 16 rows, 2 blocks per SM */
+	KPT_ATTN_TILES_64x128 = 3,         /* 4 warps x 16 rows */
+	KPT_ATTN_TILES_128x64_R32 = 4,     /* 4 warps x 32 rows (AUTO for d128) */
+	KPT_ATTN_TILES_128x128_R32 = 5,    /* 4 warps x 32 rows */
+	KPT_ATTN_TILES_256x64_R32 = 6,     /* 8 warps x 32 rows */
+	KPT_ATTN_TILES_128x64_R32_DB = 7,  /* 4 warps x 32 rows, 2 blocks per SM */
+	KPT_ATTN_TILES_128x128_R32_DB = 8, /* 4 warps x 32 rows (AUTO for d64) */
 	KPT_ATTN_TILES_COUNT
 };
 
