@@ -4,7 +4,7 @@
 #                            added with a CUDA toolkit)
 #   cli.kernels_list         kpt-workloads --list / kptprof workloads (no GPU)
 #   gpu.kernels_check        every kernel at awkward sizes vs its CPU reference
-#   gpu.kernels_check_suites the quick, default and seed suites' checks
+#   gpu.kernels_check_suites the quick, default and seed suites' memory and FP8 checks
 #   gpu.kernels_run          timing runs, --cold, --plant makes real work
 list(APPEND KPT_UNIT_CUSTOM test_kpt_ref)
 if(CMOCKA_FOUND)
@@ -21,9 +21,9 @@ if(TARGET kpt-workloads)
   set_tests_properties(cli.kernels_list PROPERTIES LABELS cli TIMEOUT 60 SKIP_RETURN_CODE 77
     ENVIRONMENT "KW=${kpt_kw};KPTPROF=$<TARGET_FILE:kptprof>")
   add_test(NAME gpu.kernels_check COMMAND ${kpt_kw} --check --suite check)
-  add_test(NAME gpu.kernels_check_suites COMMAND ${kpt_kw} --check --suite quick --suite default --suite seed)
+  add_test(NAME gpu.kernels_check_suites COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/kernels_check_suites.sh)
   add_test(NAME gpu.kernels_run COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/kernels_run.sh)
-  set_tests_properties(gpu.kernels_run PROPERTIES ENVIRONMENT "KW=${kpt_kw}")
+  set_tests_properties(gpu.kernels_run gpu.kernels_check_suites PROPERTIES ENVIRONMENT "KW=${kpt_kw}")
   set_tests_properties(gpu.kernels_check gpu.kernels_check_suites gpu.kernels_run PROPERTIES
     LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
