@@ -21,6 +21,9 @@ if [ ! -x "$KW" ]; then
 		tail -30 "$RES/build.log"; exit 2; }
 fi
 
+"$KW" --check memory.copy.1B >/dev/null 2>&1
+[ $? -eq 77 ] && { echo "kernels.sh: no GPU here, skipped"; exit 77; }
+
 step() { # name, command...
 	local name=$1; shift
 	local t0=$(date +%s%N)
