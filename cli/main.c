@@ -25,7 +25,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof view FILE [--baseline B] -o DIR" },
 	{ "compare", cmd_not_implemented, "one suite across GPU models, side by side",
 	  "kptprof compare FILE..." },
-	{ "workloads", cmd_not_implemented, "list the built-in workloads and suites",
+	{ "workloads", cmd_workloads, "list the built-in workloads and suites",
 	  "kptprof workloads [--json]" },
 	{ "devices", cmd_devices, "list the GPUs this machine has",
 	  "kptprof devices" },
