@@ -669,9 +669,18 @@ int main(int argc, char **argv)
 		ai += 2;
 	}
 	if (ai >= argc || (strcmp(argv[ai], "check") && strcmp(argv[ai], "bench") && strcmp(argv[ai], "prof") &&
-			  strcmp(argv[ai], "profmoe"))) {
-		fprintf(stderr, "usage: kpt-attn-moe [--seed N] check [quick] | bench [attn|decode|moe]...\n");
+			   strcmp(argv[ai], "profmoe")) ||
+	    (!strcmp(argv[ai], "prof") && argc - ai != 5) || (!strcmp(argv[ai], "profmoe") && argc - ai != 7) ||
+	    (!strcmp(argv[ai], "check") && argc - ai > 1 && (argc - ai > 2 || strcmp(argv[ai + 1], "quick")))) {
+		fprintf(stderr, "usage: kpt-attn-moe [--seed N] check [quick] | bench [attn|decode|moe]... |\n"
+				"       prof D S CAUSAL TILES | profmoe T H F E K TILES\n");
 		return 2;
+	}
+	for (int i = ai + 1; !strcmp(argv[ai], "bench") && i < argc; i++) {
+		if (strcmp(argv[i], "attn") && strcmp(argv[i], "decode") && strcmp(argv[i], "moe")) {
+			fprintf(stderr, "kpt-attn-moe: unknown benchmark '%s'\n", argv[i]);
+			return 2;
+		}
 	}
 	int ndev = 0;
 	if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -684,7 +693,7 @@ int main(int argc, char **argv)
 	cudaDriverGetVersion(&drv);
 	printf("device %s, %d SMs, driver CUDA %d, seed %llu\n", prop.name, prop.multiProcessorCount, drv,
 	       (unsigned long long)g_seed);
-	if (strcmp(argv[ai], "prof") == 0 && ai + 4 < argc) {
+	if (strcmp(argv[ai], "prof") == 0) {
 		/* One forward launch (after one warm-up) for a profiler:
 		 * prof D S causal tiles, B*S = 16k tokens, hidden 2048. */
 		int D = atoi(argv[ai + 1]), S = atoi(argv[ai + 2]), H = 2048 / D, B = 16384 / S;
@@ -707,7 +716,7 @@ int main(int argc, char **argv)
 		CK(cudaDeviceSynchronize());
 		return 0;
 	}
-	if (strcmp(argv[ai], "profmoe") == 0 && ai + 6 < argc) {
+	if (strcmp(argv[ai], "profmoe") == 0) {
 		/* Two MoE layers for a profiler: profmoe T H F E K tiles (grouped). */
 		kpt_moe_cfg c = { atoi(argv[ai + 1]), atoi(argv[ai + 2]), atoi(argv[ai + 3]), atoi(argv[ai + 4]),
 				  atoi(argv[ai + 5]) };
@@ -724,12 +733,6 @@ int main(int argc, char **argv)
 	if (strcmp(argv[ai], "check") == 0)
 		return run_checks(ai + 1 < argc && strcmp(argv[ai + 1], "quick") == 0);
 	int any = ai + 1 >= argc;
-	for (int i = ai + 1; i < argc; i++) {
-		if (strcmp(argv[i], "attn") && strcmp(argv[i], "decode") && strcmp(argv[i], "moe")) {
-			fprintf(stderr, "kpt-attn-moe: unknown benchmark '%s'\n", argv[i]);
-			return 2;
-		}
-	}
 	for (int i = ai + 1; i <= argc; i++) {
 		const char *w = i < argc ? argv[i] : NULL;
 		if ((any && !w) || (w && !strcmp(w, "attn")))

@@ -28,4 +28,8 @@ if(TARGET kptkernels)
     set_tests_properties(gpu.attention_moe_torch PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
   endif()
   set_tests_properties(gpu.attention_moe_check PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
+  # No GPU needed: bad usage is one line on stderr and exit status 2.
+  add_test(NAME cli.attention_moe_usage COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/attention_moe_usage.sh
+    $<TARGET_FILE:kpt-attn-moe>)
+  set_tests_properties(cli.attention_moe_usage PROPERTIES LABELS cli TIMEOUT 60)
 endif()
