@@ -395,10 +395,75 @@ static void meta_time(char *buf, size_t cap)
 	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Declares in meta the FLOPs and bytes of every workload the runner was
+ * asked to run ("workload.<name>.flops", "workload.<name>.bytes"), as
+ * `kpt-workloads --list --tsv` states them, so reports can show TFLOP/s,
+ * GB/s and a roofline. Best effort: when the runner cannot list, the keys
+ * are left out and a warning says so. */
+static void workload_meta(struct kpt_writer *w, const struct record_opts *o, const char *runner,
+			  struct kpt_diag *d)
+{
+	char **argv = calloc((size_t)o->nworkloads + 6, sizeof *argv), *line = NULL, key[512];
+	size_t cap = 0;
+	int fds[2], n = 0, status = 0, bad = 0;
+	FILE *in;
+	pid_t pid;
+
+	if (!argv || pipe(fds) < 0) {
+		free(argv);
+		return;
+	}
+	argv[n++] = (char *)runner;
+	argv[n++] = "--list";
+	argv[n++] = "--tsv";
+	if (o->suite) {
+		argv[n++] = "--suite";
+		argv[n++] = (char *)o->suite;
+	}
+	for (int i = 0; i < o->nworkloads; i++)
+		argv[n++] = (char *)o->workloads[i];
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execv(runner, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	free(argv);
+	if (pid < 0 || !(in = fdopen(fds[0], "r"))) {
+		close(fds[0]);
+		bad = 1;
+	} else {
+		while (getline(&line, &cap, in) > 0) {
+			char *name = strtok(line, "\t"), *family = strtok(NULL, "\t");
+			char *flops = strtok(NULL, "\t"), *bytes = strtok(NULL, "\t");
+
+			if (!name || !family || !bytes || strlen(name) > sizeof key - 16) {
+				bad = 1;
+				continue;
+			}
+			snprintf(key, sizeof key, "workload.%s.flops", name);
+			kpt_writer_meta(w, key, flops, d);
+			snprintf(key, sizeof key, "workload.%s.bytes", name);
+			kpt_writer_meta(w, key, bytes, d);
+		}
+		fclose(in);
+	}
+	free(line);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (bad || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "kptprof: warning: '%s --list --tsv' failed: FLOPs and bytes per workload not recorded\n",
+			runner);
+}
+
 /* Writes the run file at o->out: every per-process file, then meta.
- * exits: the target's exit status per run, "0,0,3" (meta "exit_status"). */
+ * exits: the target's exit status per run, "0,0,3" (meta "exit_status");
+ * runner: the workload runner when it was the command, else NULL. */
 static int merge(const struct record_opts *o, const char *tmp, const struct proc_file *files, int n,
-		 const char *command, const char *exits, struct kpt_diag *d)
+		 const char *command, const char *exits, const char *runner, struct kpt_diag *d)
 {
 	struct kpt_writer *w = NULL;
 	char buf[PATH_MAX + 300], host[256] = "";
@@ -444,6 +509,8 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? "," : "", o->workloads[i]);
 		kpt_writer_meta(w, "workload", buf, d);
 	}
+	if (runner)
+		workload_meta(w, o, runner, d);
 	rc = kpt_writer_commit(w, d);
 out:
 	kpt_writer_destroy(w);
@@ -695,7 +762,7 @@ int cmd_record(int argc, char **argv)
 		if (perr.hint[0])
 			fprintf(stderr, "hint: %s\n", perr.hint);
 	}
-	if (merge(&o, tmp, files, n, command ? command : cmd[0], exits, &d) < 0)
+	if (merge(&o, tmp, files, n, command ? command : cmd[0], exits, o.cmd ? NULL : runner, &d) < 0)
 		goto fail;
 	remove_tmpdir(tmp);
 	if (summary(o.out, &d) < 0)

@@ -34,7 +34,7 @@ struct plant {
 };
 
 struct opts {
-	int list, json, check, cold;
+	int list, json, tsv, check, cold;
 	long iterations, warmup;
 	uint64_t seed;
 	const struct kpt_workload **sel;   /* selected workloads, registry order for suites */
@@ -43,21 +43,22 @@ struct opts {
 	size_t nplants;
 };
 
-enum opt_id { O_LIST, O_JSON, O_CHECK, O_COLD, O_SUITE, O_ITER, O_WARMUP, O_PLANT, O_SEED, O_HELP };
+enum opt_id { O_LIST, O_JSON, O_TSV, O_CHECK, O_COLD, O_SUITE, O_ITER, O_WARMUP, O_PLANT, O_SEED, O_HELP };
 
 static const struct {
 	const char *name;
 	enum opt_id id;
 	int has_arg;
 } opt_table[] = {
-	{ "--list", O_LIST, 0 },        { "--json", O_JSON, 0 },         { "--check", O_CHECK, 0 },
+	{ "--list", O_LIST, 0 },        { "--json", O_JSON, 0 },         { "--tsv", O_TSV, 0 },
+	         { "--check", O_CHECK, 0 },
 	{ "--cold", O_COLD, 0 },        { "--suite", O_SUITE, 1 },       { "--iterations", O_ITER, 1 },
 	{ "--warmup", O_WARMUP, 1 },    { "--plant", O_PLANT, 1 },       { "--seed", O_SEED, 1 },
 	{ "--help", O_HELP, 0 },        { "-h", O_HELP, 0 },
 };
 
 static const char usage[] =
-	"usage: " PROG " --list [--json] [--suite NAME]\n"
+	"usage: " PROG " --list [--json | --tsv] [--suite NAME] [NAME...]\n"
 	"       " PROG " [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]\n"
 	"                     [--check] [--plant NAME=PCT]... [--seed S] [--json]\n";
 
@@ -140,6 +141,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		switch (opt_table[k].id) {
 		case O_LIST: o->list = 1; break;
 		case O_JSON: o->json = 1; break;
+		case O_TSV: o->tsv = 1; break;
 		case O_CHECK: o->check = 1; break;
 		case O_COLD: o->cold = 1; break;
 		case O_HELP:
@@ -214,12 +216,32 @@ static int parse(int argc, char **argv, struct opts *o)
 	return rc;
 }
 
+/* With no selection every workload is listed. O(selected). */
+static int is_listed(const struct opts *o, const struct kpt_workload *w)
+{
+	for (size_t k = 0; k < o->nsel; k++)
+		if (o->sel[k] == w)
+			return 1;
+	return o->nsel == 0;
+}
+
 static void list_workloads(const struct opts *o)
 {
 	size_t total = kpt_workload_count(), nsuites;
 	const struct kpt_wl_suite *suites = kpt_wl_suites(&nsuites);
 	int first = 1;
 
+	/* --tsv: name, family, flops, bytes, suites; tab-separated, full
+	 * precision, no header. `kptprof record` reads it into meta. */
+	if (o->tsv) {
+		for (size_t i = 0; i < total; i++) {
+			const struct kpt_workload *w = kpt_workload_at(i);
+
+			if (is_listed(o, w))
+				printf("%s\t%s\t%.17g\t%.17g\t%s\n", w->name, w->family, w->flops, w->bytes, w->suites);
+		}
+		return;
+	}
 	if (o->json)
 		printf("{\"suites\": [");
 	for (size_t s = 0; o->json && s < nsuites; s++)
@@ -230,11 +252,8 @@ static void list_workloads(const struct opts *o)
 		printf("%-52s %-9s %12s %14s  %s\n", "NAME", "FAMILY", "FLOPS", "BYTES", "SUITES");
 	for (size_t i = 0; i < total; i++) {
 		const struct kpt_workload *w = kpt_workload_at(i);
-		int listed = o->nsel == 0;
 
-		for (size_t k = 0; k < o->nsel && !listed; k++)
-			listed = o->sel[k] == w;
-		if (!listed)
+		if (!is_listed(o, w))
 			continue;
 		if (o->json)
 			printf("%s  {\"name\": \"%s\", \"family\": \"%s\", \"flops\": %.17g, \"bytes\": %.17g, "

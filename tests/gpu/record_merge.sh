@@ -58,6 +58,28 @@ rc=$?
 	|| { echo "FAIL: busy collector: rc $rc"; cat err.txt; fail=1; }
 [ ! -e b.kpt ] || { echo "FAIL: b.kpt written"; fail=1; }
 
+# --workload runs the runner under the collector and declares each
+# workload's FLOPs and bytes from `kpt-workloads --list --tsv` in meta.
+cat >runner.sh <<'SH'
+#!/bin/sh
+# plays kpt-workloads: lists with --list --tsv, else records like fake.sh
+if [ "$1" = --list ]; then
+	[ "$2" = --tsv ] && [ "$3" = memory.copy.4MiB ] || exit 2
+	printf 'memory.copy.4MiB\tmemory\t0\t8388608\tquick\n'
+	exit 0
+fi
+out=$(printf '%s' "$KPT_OUTPUT" | sed "s/%p/$$/")
+cp "$SRCFILE" "$out"
+SH
+chmod +x runner.sh
+SRCFILE=$KPT_DATA/collector_app.kpt KPTPROF_WORKLOADS=$work/runner.sh \
+	"$KPTPROF" record -o w.kpt --workload memory.copy.4MiB 2>err.txt
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: --workload with a fake runner: rc $rc"; cat err.txt; fail=1; }
+[ "$("$CHECK" meta w.kpt workload.memory.copy.4MiB.bytes)" = 8388608 ] && [ "$("$CHECK" meta w.kpt workload.memory.copy.4MiB.flops)" = 0 ] \
+	|| { echo "FAIL: workload FLOPs/bytes not in meta"; fail=1; }
+rm -f w.kpt runner.sh
+
 "$KPTPROF" record -o n.kpt -- true 2>err.txt
 rc=$?
 [ $rc -eq 2 ] && grep -q "nothing recorded: 'true' used no CUDA" err.txt || { echo "FAIL: no CUDA: rc $rc"; cat err.txt; fail=1; }
