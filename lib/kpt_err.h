@@ -11,6 +11,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum kpt_err {
 	KPT_OK = 0,
 	KPT_E_NOMEM = -1,       /* allocation failed */
@@ -51,5 +55,9 @@ void kpt_diag_clear(struct kpt_diag *d);
 
 /* Short stable name of a code ("format", "io", ...); never NULL. */
 const char *kpt_err_name(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,6 +15,10 @@
 #include "kpt_err.h"
 #include "kpt_model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KPT_FORMAT_MAJOR 1
 #define KPT_FORMAT_MINOR 0
 #define KPT_CHUNK_ROWS 65536
@@ -161,5 +165,9 @@ void kpt_kernel_cursor_destroy(struct kpt_kernel_cursor *c);
  * process when run != KPT_NONE. Meta of src is copied only when copy_meta. */
 int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
 		       int copy_meta, struct kpt_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

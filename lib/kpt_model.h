@@ -17,6 +17,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KPT_NONE UINT32_MAX
 
 /* One key/value pair of the meta section. Well-known keys: "tool_version",
@@ -174,5 +178,9 @@ struct kpt_counter {
  * non-alphanumerics as one '-', no leading or trailing '-'.
  * Returns the slug's length (as snprintf: may exceed cap, then truncated). */
 int kpt_slug(const char *name, char *out, int cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
