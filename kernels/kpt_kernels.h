@@ -25,15 +25,26 @@ extern "C" {
 
 /* ---- memory --------------------------------------------------------------- */
 
-/* dst[0..bytes) = src[0..bytes), 16-byte vector accesses. extra_pct >= 0 makes
- * the kernel copy (1 + extra_pct/100) * bytes: the extra part re-copies the
- * same data (idempotent), so the result is unchanged but the kernel does
- * extra_pct% more real work (the analyzer's planted slowdown). */
+/* Buffer size that kpt_copy / kpt_triad touch for `bytes` of data with
+ * extra_pct% planted work: the extra part is whole 16-byte vectors. */
+static inline size_t kpt_planted_bytes(size_t bytes, int extra_pct)
+{
+	return bytes + 16 * (size_t)((double)(bytes / 16) * (extra_pct > 0 ? extra_pct : 0) / 100.0);
+}
+
+/* dst[0..bytes) = src[0..bytes), 16-byte vector accesses. extra_pct > 0 is
+ * the analyzer's planted slowdown: the same kernel also copies the next
+ * extra_pct% of the buffers (src and dst must then hold
+ * kpt_planted_bytes(bytes, extra_pct) bytes), so it does extra_pct% more real
+ * work on memory that no other part of the launch touches. dst[0..bytes) is
+ * unchanged. (Re-copying the first part of the data instead made the extra
+ * work hit L2: +0.6% for a planted 2% on an H100, none for small copies.) */
 int kpt_copy(void *dst, const void *src, size_t bytes, int extra_pct, cudaStream_t s, struct kpt_diag *d);
 /* Every byte of dst[0..bytes) = value & 0xFF, 16-byte vector stores. */
 int kpt_memset(void *dst, int value, size_t bytes, cudaStream_t s, struct kpt_diag *d);
 /* STREAM triad a[i] = b[i] + q * c[i] (float32, fused multiply-add).
- * extra_pct as for kpt_copy (extra elements recompute the same a[i]). */
+ * extra_pct as for kpt_copy: a, b and c then hold
+ * kpt_planted_bytes(4 * n, extra_pct) bytes. */
 int kpt_triad(float *a, const float *b, const float *c, float q, size_t n, int extra_pct,
 	      cudaStream_t s, struct kpt_diag *d);
 /* out[c][r] = in[r][c] for an in of rows x cols, row-major, tiled through

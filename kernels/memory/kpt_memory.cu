@@ -8,24 +8,17 @@
 #define THREADS 256
 #define UNROLL 4
 
-/* Index of the i-th processed element when `total` >= n elements are
- * processed: the first n once each, the rest wrap around (planted work). */
-static __device__ __forceinline__ size_t wrap(size_t i, size_t n)
-{
-	return i < n ? i : (i - n) % n;
-}
-
 /* One 16-byte vector per thread, one block per 256 vectors, no loop: on an
  * H100 this beats grid-stride loops by ~6% (bench/kernels/bw_variants.cu:
- * 3007 vs 2828 GB/s at 1 GiB) and matches cudaMemcpy. Thread i >= n
- * re-copies vector (i - n) % n (planted work). */
+ * 3007 vs 2828 GB/s at 1 GiB) and matches cudaMemcpy. n counts the planted
+ * extension too (kpt_planted_bytes). */
 static __global__ void __launch_bounds__(THREADS) copy_vec(uint4 *__restrict__ dst, const uint4 *__restrict__ src,
-							   size_t n, size_t total)
+							   size_t n)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 
-	if (i < total)
-		dst[wrap(i, n)] = src[wrap(i, n)];
+	if (i < n)
+		dst[i] = src[i];
 }
 
 static __global__ void copy_bytes(unsigned char *dst, const unsigned char *src, size_t n)
@@ -39,9 +32,10 @@ static int aligned16(const void *p)
 	return ((uintptr_t)p & 15u) == 0;
 }
 
+/* Vectors processed for n vectors of data: kpt_planted_bytes in vectors. */
 static size_t planted(size_t n, int extra_pct)
 {
-	return n + (size_t)((double)n * extra_pct / 100.0);
+	return kpt_planted_bytes(n * 16, extra_pct) / 16;
 }
 
 extern "C" int kpt_copy(void *dst, const void *src, size_t bytes, int extra_pct, cudaStream_t s, struct kpt_diag *d)
@@ -56,7 +50,7 @@ extern "C" int kpt_copy(void *dst, const void *src, size_t bytes, int extra_pct,
 		if ((total + THREADS - 1) / THREADS > 0x7FFFFFFFu)
 			return kpt_diag_set(d, KPT_E_INVAL, "kpt_copy: %zu bytes is too large", bytes);
 		KPT_LAUNCH(d, "kpt_copy", (copy_vec<<<(unsigned)((total + THREADS - 1) / THREADS), THREADS, 0, s>>>(
-						 (uint4 *)dst, (const uint4 *)src, n, total)));
+						 (uint4 *)dst, (const uint4 *)src, total)));
 		if (bytes % 16 == 0)
 			return 0;
 		dst = (char *)dst + n * 16;
@@ -111,17 +105,16 @@ extern "C" int kpt_memset(void *dst, int value, size_t bytes, cudaStream_t s, st
 }
 
 /* One float4 of each array per thread, no loop (see copy_vec: 3048 vs
- * 2858 GB/s for the grid-stride form). */
+ * 2858 GB/s for the grid-stride form). n counts the planted extension. */
 static __global__ void __launch_bounds__(THREADS) triad_vec(float4 *__restrict__ a, const float4 *__restrict__ b,
-							    const float4 *__restrict__ c, float q, size_t n, size_t total)
+							    const float4 *__restrict__ c, float q, size_t n)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 
-	if (i < total) {
-		size_t j = wrap(i, n);
-		float4 x = b[j], y = c[j];
+	if (i < n) {
+		float4 x = b[i], y = c[i];
 
-		a[j] = make_float4(fmaf(q, y.x, x.x), fmaf(q, y.y, x.y), fmaf(q, y.z, x.z), fmaf(q, y.w, x.w));
+		a[i] = make_float4(fmaf(q, y.x, x.x), fmaf(q, y.y, x.y), fmaf(q, y.z, x.z), fmaf(q, y.w, x.w));
 	}
 }
 
@@ -144,7 +137,7 @@ extern "C" int kpt_triad(float *a, const float *b, const float *c, float q, size
 		if ((total + THREADS - 1) / THREADS > 0x7FFFFFFFu)
 			return kpt_diag_set(d, KPT_E_INVAL, "kpt_triad: %zu elements is too many", n);
 		KPT_LAUNCH(d, "kpt_triad", (triad_vec<<<(unsigned)((total + THREADS - 1) / THREADS), THREADS, 0, s>>>(
-						  (float4 *)a, (const float4 *)b, (const float4 *)c, q, n4, total)));
+						  (float4 *)a, (const float4 *)b, (const float4 *)c, q, total)));
 		if (n % 4 == 0)
 			return 0;
 		a += n4 * 4;

@@ -28,6 +28,7 @@ struct mem_cfg {
 struct mem_state {
 	size_t nsets, next, last;
 	size_t in_bytes, out_bytes;   /* per set; triad has two inputs of in_bytes */
+	size_t in_alloc, out_alloc;   /* the same, grown by the planted extension */
 	void *in[MAX_SETS], *in2[MAX_SETS], *out[MAX_SETS];
 	void *host;                   /* pinned: source of h2d, destination of d2h */
 	void *ws;                     /* reduction workspace */
@@ -77,7 +78,14 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	if (!(c->state = st))
 		return kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory", w->name);
 	sizes(m, &st->in_bytes, &st->out_bytes);
-	foot = st->in_bytes * (m->op == OP_TRIAD ? 2 : 1) + st->out_bytes;
+	st->in_alloc = st->in_bytes;
+	st->out_alloc = st->out_bytes;
+	if (c->plant_pct > 0 && (m->op == OP_COPY || m->op == OP_TRIAD)) {
+		/* planted work runs over memory beyond the data (kpt_copy) */
+		st->in_alloc = kpt_planted_bytes(st->in_bytes, c->plant_pct);
+		st->out_alloc = kpt_planted_bytes(st->out_bytes, c->plant_pct);
+	}
+	foot = st->in_alloc * (m->op == OP_TRIAD ? 2 : 1) + st->out_alloc;
 	st->nsets = (m->op == OP_H2D || m->op == OP_D2H || foot == 0 || foot >= ROTATE_BYTES)
 		? 1 : (ROTATE_BYTES + foot - 1) / foot;
 	if (st->nsets > MAX_SETS)
@@ -86,15 +94,15 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 		uint64_t s0 = kpt_wl_subseed(c->seed, 2 * i), s1 = kpt_wl_subseed(c->seed, 2 * i + 1);
 
 		if (m->op != OP_MEMSET && m->op != OP_H2D)
-			rc = KPT_CUDA(d, cudaMalloc(&st->in[i], round16(st->in_bytes)));
+			rc = KPT_CUDA(d, cudaMalloc(&st->in[i], round16(st->in_alloc)));
 		if (rc == 0 && m->op == OP_TRIAD)
-			rc = KPT_CUDA(d, cudaMalloc(&st->in2[i], round16(st->in_bytes)));
+			rc = KPT_CUDA(d, cudaMalloc(&st->in2[i], round16(st->in_alloc)));
 		if (rc == 0 && m->op != OP_D2H)
-			rc = KPT_CUDA(d, cudaMalloc(&st->out[i], round16(st->out_bytes)));
+			rc = KPT_CUDA(d, cudaMalloc(&st->out[i], round16(st->out_alloc)));
 		if (rc == 0 && st->in[i])
-			rc = kpt_wl_fill_f32(st->in[i], round16(st->in_bytes) / 4, s0, 0.25f, 1.25f, c->stream, d);
+			rc = kpt_wl_fill_f32(st->in[i], round16(st->in_alloc) / 4, s0, 0.25f, 1.25f, c->stream, d);
 		if (rc == 0 && st->in2[i])
-			rc = kpt_wl_fill_f32(st->in2[i], round16(st->in_bytes) / 4, s1, -1.5f, -0.5f, c->stream, d);
+			rc = kpt_wl_fill_f32(st->in2[i], round16(st->in_alloc) / 4, s1, -1.5f, -0.5f, c->stream, d);
 	}
 	if (rc == 0 && m->op == OP_REDUCE &&
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->ws, kpt_reduce_sum_ws_bytes()))) == 0)
@@ -250,9 +258,9 @@ done:
 
 static const struct kpt_workload memory_workloads[] = {
 	COPY("4MiB", "quick default", MiB(4)),       /* ~7 us, launch- and latency-bound */
-	COPY("24MiB", "default", MiB(24)),           /* ~17 us: the short planted-slowdown target
-	                                              * (bandwidth-bound, the re-read part is out of L2) */
+	COPY("24MiB", "default", MiB(24)),           /* ~17 us: the short planted-slowdown target */
 	COPY("64MiB", "default", MiB(64)),
+	COPY("128MiB", "default", MiB(128)),        /* ~90 us: the >= 50 us planted-slowdown target */
 	COPY("512MiB", "default bench", MiB(512)),   /* ~350 us: the long planted-slowdown target */
 	COPY("1GiB", "bench", MiB(1024)),
 	MSET("4MiB", "quick", MiB(4)),

@@ -4,7 +4,7 @@
 # builds what it needs into $BUILD (default build-gpu).
 #
 # Records once a POOL of independent runs (processes) of three copy kernels
-# (memory.copy.4MiB ~3 us, memory.copy.64MiB ~45 us, memory.copy.512MiB
+# (memory.copy.24MiB ~17 us, memory.copy.128MiB ~90 us, memory.copy.512MiB
 # ~350 us) and two never-planted controls (a reduction and a triad),
 # unchanged, and 15 runs each with the three copies planted 2%, 5% and 10%
 # slower (kpt-workloads --plant: real extra work inside the kernel).
@@ -33,7 +33,7 @@ mkdir -p "$RES"
 K=$BUILD/cli/kptprof
 KW=$BUILD/cli/kpt-workloads
 EVAL=$BUILD/kpt-rule-eval
-WL="memory.copy.4MiB memory.copy.64MiB memory.copy.512MiB"
+WL="memory.copy.24MiB memory.copy.128MiB memory.copy.512MiB"
 # Never planted: flags on them in power gates are false alarms (drift between
 # the pool and the planted recordings, for instance).
 CONTROL="memory.reduce.f32.1M memory.triad.f32.64M"
