@@ -11,7 +11,8 @@
  * new, and counts the gate as a false alarm when any key is SLOW or FAST.
  * Each power gate takes M random runs of POOL as base and M random runs of a
  * planted FILE as new; a target (LABEL=MATCH, MATCH compared with a key's
- * workload, else found in its demangled or mangled name) is detected when a matching key is SLOW.
+ * workload, else found in its demangled or mangled name; WORKLOAD:FRAGMENT
+ * for both) is detected when a matching key is SLOW (once per gate).
  * --disjoint-planted draws base and new run numbers from one range without
  * overlap (for kpt-synth files, whose run r has the same noise in every file).
  * --keep-throttled keeps samples the NVML filter would drop; --threshold sets
@@ -87,8 +88,19 @@ static int pick_runs(struct eval *e, const struct kpt_diff_side *s, uint32_t k, 
 	return 0;
 }
 
+/* MATCH is a workload name, a name fragment, or WORKLOAD:FRAGMENT (that
+ * workload's keys whose demangled or mangled name contains FRAGMENT: a
+ * workload also runs kernels that are not planted, e.g. its input fill). */
 static int row_matches(const struct kpt_diff_row *r, const char *match)
 {
+	const char *colon = strchr(match, ':');
+
+	if (colon) {
+		size_t wl = (size_t)(colon - match);
+
+		return strlen(r->workload) == wl && strncmp(r->workload, match, wl) == 0 &&
+		       (strstr(r->name, colon + 1) != NULL || strstr(r->mangled, colon + 1) != NULL);
+	}
 	return strcmp(r->workload, match) == 0 || strstr(r->name, match) != NULL ||
 	       strstr(r->mangled, match) != NULL;
 }
@@ -201,6 +213,8 @@ static int eval_power(struct eval *e, const struct planted *p, uint32_t m)
 		for (int meth = 0; meth < NMETH; meth++) {
 			struct kpt_diff *df;
 
+			int seen[MAX_TARGETS] = { 0 }; /* a gate detects a target once */
+
 			if (gate(e->null, p->side, br, nr, m, meth, &df) < 0)
 				return -1;
 			for (size_t i = 0; i < df->nrows; i++) {
@@ -210,8 +224,10 @@ static int eval_power(struct eval *e, const struct planted *p, uint32_t m)
 				for (int t = 0; t < e->ntargets; t++)
 					if (row_matches(r, e->targets[t].match)) {
 						hit = 1;
-						if (r->verdict == KPT_V_SLOW)
+						if (r->verdict == KPT_V_SLOW && !seen[t]) {
+							seen[t] = 1;
 							det[meth][t]++;
+						}
 						if (meth == 0 && g == 0)
 							ns[t] = r->base_ns;
 					}
