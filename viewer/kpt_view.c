@@ -793,9 +793,12 @@ static void html_environment(FILE *out, struct view *v)
 				dev[i].sm_count, dev[i].cc_major, dev[i].cc_minor, a, b, dev[i].sm_clock_max_mhz,
 				dev[i].mem_clock_max_mhz);
 			esc(out, dev[i].driver_string && dev[i].driver_string[0] ? dev[i].driver_string : "");
-			fprintf(out, " (%u.%u)</td><td>%u.%u</td>", dev[i].driver_version / 1000,
-				dev[i].driver_version % 1000 / 10, dev[i].runtime_version / 1000,
-				dev[i].runtime_version % 1000 / 10);
+			fprintf(out, " (%u.%u)</td>", dev[i].driver_version / 1000, dev[i].driver_version % 1000 / 10);
+			if (dev[i].runtime_version) /* 0: the collector could not tell */
+				fprintf(out, "<td>%u.%u</td>", dev[i].runtime_version / 1000,
+					dev[i].runtime_version % 1000 / 10);
+			else
+				fprintf(out, "<td>-</td>");
 			if (dev[i].copy_gbps > 0)
 				fprintf(out, "<td class=\"n\">%.0f GB/s</td>", dev[i].copy_gbps);
 			else

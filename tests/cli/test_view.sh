@@ -231,6 +231,8 @@ for f in "$KPT_DATA"/*.kpt; do
 	run "$KPTPROF" view "$f" -o "$out"
 	expect_rc 0 "view $f"
 	[ -s "$out/index.html" ] || fail "no report for $f"
+	# the collector records no runtime version: shown as unknown, never "0.0"
+	grep -q '</td><td>0\.0</td>' "$out/index.html" && fail "$f: CUDA runtime version shown as 0.0"
 done
 run "$KPTPROF" view --help
 expect_rc 0 "--help"
