@@ -83,5 +83,6 @@ int cmd_gate(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

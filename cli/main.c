@@ -12,7 +12,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
 	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
-	  "kptprof diff BASE NEW [--threshold PCT] [--short-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
+	  "kptprof diff BASE NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
 	  "                      [--suite-name S]" },
 	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
@@ -23,8 +23,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof export FILE --format chrome|csv|json -o OUT" },
 	{ "view", cmd_view, "write an HTML report with plots and a timeline",
 	  "kptprof view FILE [--baseline B] -o DIR" },
-	{ "compare", cmd_not_implemented, "one suite across GPU models, side by side",
-	  "kptprof compare FILE..." },
+	{ "compare", cmd_compare, "one suite across GPU models, side by side",
+	  "kptprof compare FILE... [--format text|md|json]" },
 	{ "workloads", cmd_workloads, "list the built-in workloads and suites",
 	  "kptprof workloads [--json]" },
 	{ "devices", cmd_devices, "list the GPUs this machine has",

@@ -1,0 +1,224 @@
+/* cmd_compare.c - `kptprof compare FILE...`: one suite recorded on several
+ * GPU models, side by side: GPU time per workload, speedup against the
+ * first file, achieved GB/s and TFLOP/s as a percent of each GPU's
+ * measured ceilings (where the recording declares workload bytes/FLOPs and
+ * its device row carries ceilings). The table comes from
+ * kpt_compare_paths() (analyzer/kpt_counters.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kpt_cli.h"
+#include "kpt_counters.h"
+#include "kpt_json.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define KPT_COMPARE_MAX_FILES 64
+
+enum compare_format { CF_TEXT, CF_MD, CF_JSON };
+static const char *const format_names[] = { [CF_TEXT] = "text", [CF_MD] = "md", [CF_JSON] = "json" };
+
+/* One printed line per (workload, quantity): a table, so text and Markdown
+ * print the same quantities in the same order. */
+enum quantity { Q_TIME, Q_SPEEDUP, Q_GBPS, Q_TFLOPS, Q_COUNT };
+static const char *const quantity_names[] = {
+	[Q_TIME] = "time", [Q_SPEEDUP] = "speedup", [Q_GBPS] = "GB/s (% copy)",
+	[Q_TFLOPS] = "TFLOP/s (% bf16)",
+};
+
+static void cell_text(const struct kpt_compare_cell *c, enum quantity q, char *buf, size_t cap)
+{
+	switch (q) {
+	case Q_TIME:
+		if (isnan(c->ns))
+			snprintf(buf, cap, "-");
+		else
+			kpt_cli_fmt_ns(c->ns, buf, cap);
+		break;
+	case Q_SPEEDUP:
+		snprintf(buf, cap, isnan(c->speedup) ? "-" : "%.2fx", c->speedup);
+		break;
+	case Q_GBPS:
+		if (isnan(c->gbps))
+			snprintf(buf, cap, "-");
+		else if (isnan(c->copy_pct))
+			snprintf(buf, cap, "%.0f", c->gbps);
+		else
+			snprintf(buf, cap, "%.0f (%.0f%%)", c->gbps, c->copy_pct);
+		break;
+	default:
+		if (isnan(c->tflops))
+			snprintf(buf, cap, "-");
+		else if (isnan(c->bf16_pct))
+			snprintf(buf, cap, "%.1f", c->tflops);
+		else
+			snprintf(buf, cap, "%.1f (%.0f%%)", c->tflops, c->bf16_pct);
+		break;
+	}
+}
+
+/* Quantities worth a line: GB/s and TFLOP/s only when some cell has them. */
+static int row_has(const struct kpt_compare *c, const struct kpt_compare_row *r, enum quantity q)
+{
+	for (size_t j = 0; j < c->ncols; j++)
+		if (q < Q_GBPS || !isnan(q == Q_GBPS ? r->cells[j].gbps : r->cells[j].tflops))
+			return 1;
+	return 0;
+}
+
+static void ceiling_text(double v, const char *unit, char *buf, size_t cap)
+{
+	if (v > 0)
+		snprintf(buf, cap, "%.0f %s", v, unit);
+	else
+		snprintf(buf, cap, "unknown");
+}
+
+static void print_table(const struct kpt_compare *c, int md)
+{
+	int w0 = 24, w = 22;
+	char buf[64];
+
+	for (size_t r = 0; r < c->nrows; r++)
+		if ((int)strlen(c->rows[r].workload) > w0)
+			w0 = (int)strlen(c->rows[r].workload);
+	for (size_t j = 0; j < c->ncols; j++)
+		if ((int)strlen(c->cols[j].gpu) + 1 > w)
+			w = (int)strlen(c->cols[j].gpu) + 1;
+	if (md) {
+		printf("| workload | quantity |");
+		for (size_t j = 0; j < c->ncols; j++)
+			printf(" %s |", c->cols[j].gpu[0] ? c->cols[j].gpu : "?");
+		printf("\n|---|---|");
+		for (size_t j = 0; j < c->ncols; j++)
+			printf("---:|");
+		printf("\n| | file |");
+		for (size_t j = 0; j < c->ncols; j++)
+			printf(" %s |", c->cols[j].path);
+		printf("\n| | copy / bf16 ceiling |");
+		for (size_t j = 0; j < c->ncols; j++) {
+			char b2[32];
+
+			ceiling_text(c->cols[j].copy_gbps, "GB/s", buf, sizeof buf);
+			ceiling_text(c->cols[j].bf16_tflops, "TFLOP/s", b2, sizeof b2);
+			printf(" %s / %s |", buf, b2);
+		}
+		printf("\n");
+	} else {
+		printf("%-*s %-17s", w0, "", "gpu");
+		for (size_t j = 0; j < c->ncols; j++)
+			printf(" %*s", w, c->cols[j].gpu[0] ? c->cols[j].gpu : "?");
+		printf("\n%-*s %-17s", w0, "", "copy ceiling");
+		for (size_t j = 0; j < c->ncols; j++)
+			ceiling_text(c->cols[j].copy_gbps, "GB/s", buf, sizeof buf), printf(" %*s", w, buf);
+		printf("\n%-*s %-17s", w0, "", "bf16 ceiling");
+		for (size_t j = 0; j < c->ncols; j++)
+			ceiling_text(c->cols[j].bf16_tflops, "TFLOP/s", buf, sizeof buf), printf(" %*s", w, buf);
+		printf("\n");
+	}
+	for (size_t r = 0; r < c->nrows; r++) {
+		const struct kpt_compare_row *row = &c->rows[r];
+		int first = 1;
+
+		for (int q = 0; q < Q_COUNT; q++) {
+			if (!row_has(c, row, (enum quantity)q))
+				continue;
+			if (md)
+				printf("| %s | %s |", first ? row->workload : "", quantity_names[q]);
+			else
+				printf("%-*s %-17s", w0, first ? row->workload : "", quantity_names[q]);
+			for (size_t j = 0; j < c->ncols; j++) {
+				cell_text(&row->cells[j], (enum quantity)q, buf, sizeof buf);
+				if (md)
+					printf(" %s |", buf);
+				else
+					printf(" %*s", w, buf);
+			}
+			printf("\n");
+			first = 0;
+		}
+	}
+}
+
+static int print_json(const struct kpt_compare *c, struct kpt_diag *d)
+{
+	struct kpt_json j;
+
+	kpt_json_init(&j, stdout, 3);
+	kpt_json_begin_object(&j);
+	kpt_json_key(&j, "files");
+	kpt_json_begin_array(&j);
+	for (size_t k = 0; k < c->ncols; k++) {
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "path", c->cols[k].path);
+		kpt_json_kv_str(&j, "gpu", c->cols[k].gpu);
+		kpt_json_kv_double(&j, "copy_gbps", c->cols[k].copy_gbps > 0 ? c->cols[k].copy_gbps : NAN);
+		kpt_json_kv_double(&j, "bf16_tflops", c->cols[k].bf16_tflops > 0 ? c->cols[k].bf16_tflops : NAN);
+		kpt_json_end_object(&j);
+	}
+	kpt_json_end_array(&j);
+	kpt_json_key(&j, "workloads");
+	kpt_json_begin_array(&j);
+	for (size_t r = 0; r < c->nrows; r++) {
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "workload", c->rows[r].workload);
+		kpt_json_key(&j, "cells");
+		kpt_json_begin_array(&j);
+		for (size_t k = 0; k < c->ncols; k++) {
+			const struct kpt_compare_cell *x = &c->rows[r].cells[k];
+
+			kpt_json_begin_object(&j);
+			kpt_json_kv_double(&j, "ns", x->ns);
+			kpt_json_kv_double(&j, "speedup", x->speedup);
+			kpt_json_kv_double(&j, "gbps", x->gbps);
+			kpt_json_kv_double(&j, "tflops", x->tflops);
+			kpt_json_kv_double(&j, "copy_pct", x->copy_pct);
+			kpt_json_kv_double(&j, "bf16_pct", x->bf16_pct);
+			kpt_json_end_object(&j);
+		}
+		kpt_json_end_array(&j);
+		kpt_json_end_object(&j);
+	}
+	kpt_json_end_array(&j);
+	kpt_json_end_object(&j);
+	return kpt_json_finish(&j, d);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	const char *paths[KPT_COMPARE_MAX_FILES];
+	struct kpt_compare *c = NULL;
+	struct kpt_diag d;
+	size_t n = 0;
+	int format = CF_TEXT, rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+
+		if (kpt_cli_is_help(argv[i]))
+			return kpt_cli_help("compare");
+		if ((rc = kpt_cli_opt(argc, argv, &i, "--format", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_choice("compare", "--format", v, format_names,
+							   NELEM(format_names), &format))
+				return KPT_EXIT_ERROR;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return kpt_cli_usage_error("compare", "unknown option '%s'", argv[i]);
+		} else if (n == KPT_COMPARE_MAX_FILES) {
+			return kpt_cli_usage_error("compare", "too many files (at most %d)", KPT_COMPARE_MAX_FILES);
+		} else {
+			paths[n++] = argv[i];
+		}
+	}
+	if (n < 2)
+		return kpt_cli_usage_error("compare", "give at least two recordings (the first is the reference)");
+	kpt_diag_clear(&d);
+	if (kpt_compare_paths(paths, n, &c, &d) < 0)
+		return kpt_cli_fail(&d);
+	if (format == CF_JSON)
+		rc = print_json(c, &d);
+	else
+		print_table(c, format == CF_MD), rc = fflush(stdout) == 0 ? 0 : kpt_diag_set(&d, KPT_E_IO, "cannot write the table");
+	kpt_compare_destroy(c);
+	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
+}
