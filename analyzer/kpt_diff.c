@@ -77,6 +77,10 @@ static void fill_defaults(struct kpt_diff_opts *o)
 		o->short_threshold_pct = 5;
 	if (!(o->short_ns > 0))
 		o->short_ns = 10000;
+	if (!(o->long_threshold_pct > 0))
+		o->long_threshold_pct = 1;
+	if (!(o->long_ns > 0))
+		o->long_ns = 200000;
 	if (!(o->alpha > 0 && o->alpha < 1))
 		o->alpha = 0.05;
 	if (!(o->noise_floor_pct > 0))
@@ -627,7 +631,9 @@ static int fill_row(struct ctx *c, const struct unit *u, struct kpt_diff_row *r,
 	{
 		double centre = sb->runs ? r->base_ns : r->new_ns;
 
-		r->threshold_pct = centre < c->o.short_ns ? c->o.short_threshold_pct : c->o.threshold_pct;
+		r->threshold_pct = centre < c->o.short_ns ? c->o.short_threshold_pct
+				 : centre >= c->o.long_ns ? c->o.long_threshold_pct
+				 : c->o.threshold_pct;
 	}
 	if (!sb->runs)
 		r->verdict = KPT_V_NEW;

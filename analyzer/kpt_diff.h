@@ -85,6 +85,10 @@ struct kpt_diff_opts {
 	double threshold_pct;       /* [2] change that matters, percent */
 	double short_threshold_pct; /* [5] threshold for short kernels */
 	double short_ns;            /* [10000] base median below this is "short" */
+	double long_threshold_pct;  /* [1] threshold for long kernels: their run-to-run
+	                               noise is 0.1-0.2% on an H100, so 1% stays far
+	                               from it (docs/decision-rule.md, "Thresholds") */
+	double long_ns;             /* [200000] base median from this on is "long" */
 	double alpha;               /* [0.05] family-wise error rate (Holm) */
 	double noise_floor_pct;     /* [0.1] least run-to-run SD assumed, percent */
 	double noise_floor_ns;      /* [5] least run-to-run SD assumed, ns */

@@ -183,11 +183,11 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 		fputs("\nEnvironment and data:\n", out);
 	for (size_t i = 0; i < df->nnotes; i++)
 		fprintf(out, "  %s%s\n", df->notes[i].severe ? "! " : "  ", df->notes[i].text);
-	fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us; Holm over %u, alpha %.3g): %s\n",
+	fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us, %.3g%% from %.0f us; Holm over %u, alpha %.3g): %s\n",
 		df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
 		df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows,
 		df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
-		df->n_tested, df->opts.alpha,
+		df->opts.long_threshold_pct, df->opts.long_ns / 1e3, df->n_tested, df->opts.alpha,
 		df->result == KPT_DIFF_REGRESSION ? "REGRESSION" : "no regression");
 	return io_result(out, d, "text");
 }
@@ -389,9 +389,10 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 			fmt_ns(b2, sizeof b2, t->new_ns), fmt_pct(b3, sizeof b3, t->change_pct),
 			fmt_pct(b4, sizeof b4, t->geomean_change_pct));
 	}
-	fprintf(out, "\n</details>\n\nRule: SLOW when the change exceeds %.3g%% (%.3g%% for kernels under %.0f us) and is significant after Holm over %u keys (alpha %.3g); intervals are Welch t on log run medians.\n",
+	fprintf(out, "\n</details>\n\nRule: SLOW when the change exceeds %.3g%% (%.3g%% for kernels under %.0f us, %.3g%% from %.0f us) and is significant after Holm over %u keys (alpha %.3g); intervals are %s t on log run medians.\n",
 		df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
-		df->n_tested, df->opts.alpha);
+		df->opts.long_threshold_pct, df->opts.long_ns / 1e3, df->n_tested, df->opts.alpha,
+		df->opts.welch ? "Welch's" : "Student's pooled");
 	(void)o;
 	return io_result(out, d, "Markdown");
 }
@@ -526,6 +527,8 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 	kpt_json_kv_double(&j, "threshold_pct", df->opts.threshold_pct);
 	kpt_json_kv_double(&j, "short_threshold_pct", df->opts.short_threshold_pct);
 	kpt_json_kv_double(&j, "short_ns", df->opts.short_ns);
+	kpt_json_kv_double(&j, "long_threshold_pct", df->opts.long_threshold_pct);
+	kpt_json_kv_double(&j, "long_ns", df->opts.long_ns);
 	kpt_json_kv_double(&j, "alpha", df->opts.alpha);
 	kpt_json_kv_u64(&j, "tested", df->n_tested);
 	kpt_json_kv_bool(&j, "forced", df->forced);

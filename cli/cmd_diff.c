@@ -102,6 +102,7 @@ struct diff_opt {
 static const struct diff_opt diff_opts[] = {
 	{ "--threshold", DO_NUMBER, DC(o.threshold_pct), 0, 0.001, 1000 },
 	{ "--short-threshold", DO_NUMBER, DC(o.short_threshold_pct), 0, 0.001, 1000 },
+	{ "--long-threshold", DO_NUMBER, DC(o.long_threshold_pct), 0, 0.001, 1000 },
 	{ "--alpha", DO_NUMBER, DC(o.alpha), 0, 1e-9, 0.5 },
 	{ "--junit", DO_STRING, DC(junit), 0, 0, 0 },
 	{ "--markdown", DO_STRING, DC(markdown), 0, 0, 0 },

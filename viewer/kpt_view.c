@@ -695,8 +695,9 @@ static void html_diff(FILE *out, const struct view *v)
 	esc(out, df->base.path);
 	fprintf(out, "</code> (%u runs), NEW <code>", df->base.runs);
 	esc(out, df->new_.path);
-	fprintf(out, "</code> (%u runs); threshold %.3g%% (%.3g%% for kernels under %s), family alpha %.3g (Holm, %u keys)%s</span></p>\n",
-		df->new_.runs, df->opts.threshold_pct, df->opts.short_threshold_pct, "10 us", df->opts.alpha,
+	fprintf(out, "</code> (%u runs); threshold %.3g%% (%.3g%% for kernels under %.0f us, %.3g%% from %.0f us), family alpha %.3g (Holm, %u keys)%s</span></p>\n",
+		df->new_.runs, df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
+		df->opts.long_threshold_pct, df->opts.long_ns / 1e3, df->opts.alpha,
 		df->n_tested, df->forced ? "; GPU models differ (forced)" : "");
 	if (df->n_loose)
 		fprintf(out, "<p class=\"note\">%u key%s matched by name and NVTX range only: launch configurations differ between the recordings.</p>\n",

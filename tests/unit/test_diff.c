@@ -357,6 +357,39 @@ static void test_planted_slowdown_is_slow_on_that_kernel_only(void **state)
 	kpt_diff_destroy(df);
 }
 
+/* 1.5% is over the long-kernel threshold (1% from 200 us: copy is 300 us)
+ * and under the default 2% (gemm is 50 and 80 us). */
+static void test_long_kernels_have_the_lower_threshold(void **state)
+{
+	struct gen a, b, c;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 5;
+	b.slow = "copy";
+	b.slow_pct = 1.5;
+	df = diff2(*state, &a, &b, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_non_null(r);
+	assert_true(r->threshold_pct == 1);
+	assert_int_equal(r->verdict, KPT_V_SLOW);
+	assert_int_equal(df->result, KPT_DIFF_REGRESSION);
+	kpt_diff_destroy(df);
+
+	c = a;
+	c.seed = 6;
+	c.slow = "gemm";
+	c.slow_pct = 1.5;
+	df = diff2(*state, &a, &c, NULL);
+	assert_int_equal(df->counts[KPT_V_SLOW], 0);
+	r = find_row(df, "void gemm<128>(float const*, float const*, float*)", 0);
+	assert_non_null(r);
+	assert_true(r->threshold_pct == 2);
+	kpt_diff_destroy(df);
+}
+
 static void test_faster_kernel_is_fast_and_not_a_regression(void **state)
 {
 	struct gen a, b;
@@ -949,6 +982,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_self_diff_is_all_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_slowdown_is_slow_on_that_kernel_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_kernels_have_the_lower_threshold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faster_kernel_is_fast_and_not_a_regression, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_launches_get_ordinals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ordinals_follow_start_time_not_file_order, setup, teardown),
