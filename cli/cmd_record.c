@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "kpt_cli.h"
+#include "kpt_counters.h"
 #include "kpt_demangle.h"
 #include "kpt_devprobe.h"
 #include "kpt_format.h"
@@ -41,6 +42,9 @@ struct record_opts {
 	const char *workloads[KPT_MAX_WORKLOADS];
 	int nworkloads;
 	char **cmd;                 /* NULL-terminated */
+	const char *counters;       /* --counters[=SPEC]: SPEC ("" default), NULL off */
+	struct kpt_metric_list metrics; /* parsed counters */
+	unsigned counter_passes;    /* CUPTI's passes per kernel, 0 unknown */
 };
 
 /* ---- option parsing ---------------------------------------------------------- */
@@ -109,7 +113,13 @@ static int parse(int argc, char **argv, struct record_opts *o)
 				o->workloads[o->nworkloads++] = argv[++i];
 			}
 		} else if (strncmp(a, "--counters", 10) == 0 && (a[10] == '\0' || a[10] == '=')) {
-			return kpt_cli_usage_error("record", "'--counters' is not supported by this collector yet");
+			struct kpt_diag d;
+
+			kpt_metric_list_release(&o->metrics);
+			o->counters = a[10] ? a + 11 : "";
+			kpt_diag_clear(&d);
+			if (kpt_metric_list_parse(o->counters, &o->metrics, &d) < 0)
+				return kpt_cli_fail(&d);
 		} else {
 			return kpt_cli_usage_error("record", "unknown option '%s'", a);
 		}
@@ -247,6 +257,8 @@ static void forward_signal(int sig)
 struct launch {
 	const char *inject, *tmp;
 	int api;
+	char prefix;                /* 'r' timing runs, 'c' the counters pass */
+	const char *counters;       /* KPT_COUNTERS value, NULL: none */
 };
 
 /* Runs argv once as run `run`. Returns the wait status decoded as an exit
@@ -259,8 +271,8 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 	ssize_t n;
 	pid_t pid;
 
-	snprintf(out, sizeof out, "%s/r%05ld-p%%p.kpt", l->tmp, run);
-	snprintf(st, sizeof st, "%s/r%05ld-p%%p.status", l->tmp, run);
+	snprintf(out, sizeof out, "%s/%c%05ld-p%%p.kpt", l->tmp, l->prefix, run);
+	snprintf(st, sizeof st, "%s/%c%05ld-p%%p.status", l->tmp, l->prefix, run);
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return kpt_diag_set(d, KPT_E_IO, "cannot create a pipe: %s", strerror(errno)), -1;
 	fflush(NULL);
@@ -282,6 +294,10 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 			setenv("KPT_API", "1", 1);
 		else
 			unsetenv("KPT_API");
+		if (l->counters)
+			setenv("KPT_COUNTERS", l->counters, 1);
+		else
+			unsetenv("KPT_COUNTERS");
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(pfd[1], &err, sizeof err) < 0)
@@ -307,6 +323,122 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+/* ---- the counters pass ------------------------------------------------------------------- */
+
+static enum kpt_err err_by_name(const char *name, size_t len)
+{
+	for (int c = -1; c >= KPT_E_MISMATCH; c--)
+		if (strlen(kpt_err_name(c)) == len && strncmp(kpt_err_name(c), name, len) == 0)
+			return (enum kpt_err)c;
+	return KPT_E_CUPTI;
+}
+
+/* Reads one status file of the counters pass; returns < 0 with d set when
+ * the collector reported an error there. */
+static int counters_status(const char *path, struct kpt_diag *d)
+{
+	FILE *f = fopen(path, "r");
+	char line[1400];
+	int rc = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "error ", 6) == 0 && rc == 0) {
+			const char *msg = strchr(line + 6, ' ');
+
+			rc = kpt_diag_set(d, err_by_name(line + 6, msg ? (size_t)(msg - line - 6) : strlen(line + 6)),
+					  "cannot read counters: %s", msg ? msg + 1 : line + 6);
+		} else if (strncmp(line, "hint ", 5) == 0 && rc < 0) {
+			kpt_diag_hint(d, "%s", line + 5);
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Runs the command once more with KPT_COUNTERS (kernel replay distorts
+ * time, so this is a pass of its own, after the timing runs), as run
+ * o->runs. A collector error fails the recording: counters were asked for.
+ * Its files are renamed r<run>-... so that merge() takes them; they hold
+ * counters, devices and NVTX ranges but no kernel timings. */
+static int counters_pass(struct record_opts *o, const struct launch *base, char **cmd, struct kpt_diag *d)
+{
+	struct launch l = *base;
+	char *joined = kpt_metric_list_join(&o->metrics);
+	char from[PATH_MAX + 300], to[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *dir;
+	int s, files = 0, rc = 0;
+
+	if (!joined)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	l.prefix = 'c';
+	l.counters = joined;
+	s = run_once(&l, cmd, o->runs, d);
+	free(joined);
+	if (s < 0)
+		return -1;
+	if (!(dir = opendir(l.tmp)))
+		return kpt_diag_set(d, KPT_E_IO, "cannot read the temporary folder '%s'", l.tmp);
+	while (rc == 0 && (e = readdir(dir))) {
+		size_t len = strlen(e->d_name);
+
+		if (e->d_name[0] != 'c' || len < 8)
+			continue;
+		snprintf(from, sizeof from, "%s/%s", l.tmp, e->d_name);
+		if (strcmp(e->d_name + len - 7, ".status") == 0) {
+			rc = counters_status(from, d);
+		} else if (strcmp(e->d_name + len - 4, ".kpt") == 0) {
+			struct kpt_file *f = NULL;
+			const char *p;
+
+			if (kpt_file_open(from, &f, NULL) == 0 && (p = kpt_file_meta_get(f, "counters.passes"))) {
+				unsigned long v = strtoul(p, NULL, 10);
+
+				if (v > o->counter_passes)
+					o->counter_passes = (unsigned)v;
+			}
+			kpt_file_close(f);
+			snprintf(to, sizeof to, "%s/r%s", l.tmp, e->d_name + 1);
+			if (rename(from, to) < 0)
+				rc = kpt_diag_set(d, KPT_E_IO, "cannot rename '%s': %s", from, strerror(errno));
+			files++;
+		}
+	}
+	closedir(dir);
+	if (rc == 0 && files == 0)
+		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "the counters pass recorded nothing ('%s' exit status %d)",
+				  cmd[0], s);
+	if (rc == 0 && s != 0)
+		fprintf(stderr, "kptprof: warning: the counters pass exited with status %d\n", s);
+	return rc;
+}
+
+/* One line: what the counters cover and what they cost. */
+static void counters_summary(const struct record_opts *o, struct kpt_diag *d)
+{
+	struct kpt_file *f = NULL;
+	const struct kpt_counter *rows;
+	struct kpt_counter_census c;
+	size_t n;
+
+	if (kpt_file_open(o->out, &f, d) < 0 || kpt_file_counters(f, &rows, &n, d) < 0 ||
+	    kpt_counter_census(rows, n, o->counter_passes, &c, d) < 0) {
+		kpt_file_close(f);
+		kpt_cli_fail(d);
+		return;
+	}
+	fprintf(stderr, "kptprof: counters: %llu kernel%s x %llu metric%s, %u pass%s per kernel (%llu kernel replays)",
+		(unsigned long long)c.kernels, c.kernels == 1 ? "" : "s", (unsigned long long)c.metrics,
+		c.metrics == 1 ? "" : "s", c.passes, c.passes == 1 ? "" : "es", (unsigned long long)c.replays);
+	if (c.missing)
+		fprintf(stderr, ", %llu values missing", (unsigned long long)c.missing);
+	fprintf(stderr, "\n");
+	kpt_file_close(f);
 }
 
 /* ---- collecting the per-process files -------------------------------------------------- */
@@ -338,7 +470,7 @@ static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag
 		char buf[PATH_MAX + 300], line[1400];
 		FILE *f;
 
-		if (len > 7 && strcmp(e->d_name + len - 7, ".status") == 0) {
+		if (len > 7 && strcmp(e->d_name + len - 7, ".status") == 0 && e->d_name[0] == 'r') {
 			snprintf(buf, sizeof buf, "%s/%s", tmp, e->d_name);
 			if (!(f = fopen(buf, "r")))
 				continue;
@@ -493,6 +625,18 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 	kpt_writer_meta(w, "exit_status", exits, d);
 	if (o->suite)
 		kpt_writer_meta(w, "suite", o->suite, d);
+	if (o->counters) {
+		char *joined = kpt_metric_list_join(&o->metrics);
+
+		kpt_writer_meta(w, "counters.set", o->counters[0] ? o->counters : KPT_COUNTER_SET_DEFAULT, d);
+		if (joined)
+			kpt_writer_meta(w, "counters.metrics", joined, d);
+		free(joined);
+		snprintf(buf, sizeof buf, "%u", o->counter_passes);
+		kpt_writer_meta(w, "counters.passes", buf, d);
+		snprintf(buf, sizeof buf, "%ld", o->runs);
+		kpt_writer_meta(w, "counters.run", buf, d);
+	}
 	if (o->iterations >= 0) {
 		snprintf(buf, sizeof buf, "%ld", o->iterations);
 		kpt_writer_meta(w, "iterations", buf, d);
@@ -727,7 +871,7 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	}
 	exits[0] = '\0';
-	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api };
+	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api, .prefix = 'r' };
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);
@@ -744,6 +888,8 @@ int cmd_record(int argc, char **argv)
 			status = s;
 		nexits += (size_t)sprintf(exits + nexits, "%s%d", r ? "," : "", s);
 	}
+	if (o.counters && counters_pass(&o, &l, cmd, &d) < 0)
+		goto fail;
 	n = list_files(tmp, &files, &perr);
 	if (n < 0) {
 		kpt_diag_set(&d, KPT_E_IO, "cannot read the temporary folder '%s'", tmp);
@@ -767,6 +913,9 @@ int cmd_record(int argc, char **argv)
 	remove_tmpdir(tmp);
 	if (summary(o.out, &d) < 0)
 		kpt_cli_fail(&d);
+	if (o.counters)
+		counters_summary(&o, &d);
+	kpt_metric_list_release(&o.metrics);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	free(files);
@@ -775,6 +924,7 @@ int cmd_record(int argc, char **argv)
 	free(exits);
 	return status;
 fail:
+	kpt_metric_list_release(&o.metrics);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	remove_tmpdir(tmp);

@@ -32,6 +32,7 @@
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 
+#include "kpt_counters_cupti.h"
 #include "kpt_cupti_convert.h"
 #include "kpt_format.h"
 #include "kpt_nvml_api.h"
@@ -172,6 +173,7 @@ static struct {
 	/* first error, for the status file */
 	struct kpt_diag diag;
 	int failed;
+	_Atomic int counters;       /* KPT_COUNTERS: range profiler, no activity */
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.devlock = PTHREAD_MUTEX_INITIALIZER,
@@ -972,6 +974,52 @@ static void flush_cupti(void)
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
+/* ---- counters mode (kpt_counters_cupti.h) ----------------------------------- */
+
+/* A counters failure is reported once and ends counter collection; the
+ * target runs on. */
+static void counters_fail(const struct kpt_diag *d)
+{
+	atomic_store(&g.counters, 0);
+	fail(d);
+}
+
+/* Kernel launches only: graph launches are not profiled per kernel. */
+static void counters_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
+{
+	static const CUpti_CallbackId launches[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	};
+	struct kpt_diag d;
+	uint32_t ordinal = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof launches / sizeof launches[0] && launches[i] != cbid; i++)
+		;
+	if (i == sizeof launches / sizeof launches[0] || !cd->context)
+		return;
+	kpt_diag_clear(&d);
+	if (cd->callbackSite == CUPTI_API_ENTER) {
+		if (cuptiGetDeviceId(cd->context, &ordinal) != CUPTI_SUCCESS)
+			return;
+		if (kpt_ccount_launch_enter(cd->context, device_index(ordinal), ordinal, &d) < 0)
+			counters_fail(&d);
+	} else if (kpt_ccount_launch_exit(cd->context, cd->symbolName, &d) < 0) {
+		counters_fail(&d);
+	}
+}
+
+static void counters_context_end(CUcontext ctx)
+{
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	if (kpt_ccount_context_end(ctx, &d) < 0)
+		counters_fail(&d);
+}
+
 static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			      const void *data)
 {
@@ -983,6 +1031,8 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 		const CUpti_CallbackData *cd = data;
 		struct thread_log *t = tls_log;
 
+		if (domain == CUPTI_CB_DOMAIN_DRIVER_API && atomic_load(&g.counters))
+			counters_launch(cbid, cd);
 		if (cd->callbackSite != CUPTI_API_ENTER)
 			return;
 		if (t && t->depth > 0 && t->depth <= KPT_STACK_MAX && g.corr && t->stack[t->depth - 1]) {
@@ -999,6 +1049,8 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 			context_add(rd->context);
 		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			if (atomic_load(&g.counters))
+				counters_context_end(rd->context);
 			flush_cupti();
 			pthread_mutex_lock(&g.lock);
 			for (uint32_t i = 0; i < g.nctx; i++)
@@ -1159,6 +1211,8 @@ static int file_finish(struct kpt_diag *d)
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&g.pool_exhausted));
 	kpt_writer_meta(g.w, "collector.buffers_grown", buf, d);
 	kpt_writer_meta(g.w, "collector.nvml", g.nvml_ok ? "1" : "0", d);
+	if (atomic_load(&g.counters) && !g.forked_child && (rc = kpt_ccount_write(g.w, 0, d)) < 0)
+		return rc;
 	if (g.forked_child)
 		kpt_writer_meta(g.w, "collector.forked_child", "1", d);
 	return kpt_writer_commit(g.w, d);
@@ -1285,6 +1339,12 @@ static int start(struct kpt_diag *d)
 	static const CUpti_ActivityKind api_kinds[] = {
 		CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 	};
+	static const CUpti_CallbackId counter_cbids[] = {
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	};
+	const char *counters = getenv(KPT_ENV_COUNTERS);
 	size_t dev_buf = (size_t)env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
 	unsigned nbuf = env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
 	int rc;
@@ -1310,8 +1370,18 @@ static int start(struct kpt_diag *d)
 	KPT_CUPTI(d, cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
 					       &(size_t){ sizeof dev_buf }, &dev_buf));
 	KPT_CUPTI(d, cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-		KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
+	if (counters && *counters) {
+		/* Counters pass: no activity (replay would distort it and the
+		 * timing runs have it); kernel launches set contexts up. */
+		if ((rc = kpt_ccount_init(counters, env_uint(KPT_ENV_COUNTERS_RANGES, 1024, 65536), d)) < 0)
+			return rc;
+		atomic_store(&g.counters, 1);
+		for (size_t i = 0; i < sizeof counter_cbids / sizeof counter_cbids[0]; i++)
+			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, counter_cbids[i]));
+	} else {
+		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+			KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
+	}
 	if (g.api)
 		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
 			KPT_CUPTI(d, cuptiActivityEnable(api_kinds[i]));

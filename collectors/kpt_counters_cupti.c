@@ -1,0 +1,523 @@
+/* kpt_counters_cupti.c - the CUPTI range profiler inside libkptinject.so.
+ * Contract in kpt_counters_cupti.h. Call sequence per context (CUDA 13):
+ * chip name and counter availability -> profiler host object -> metrics
+ * into a config image (passes known here) -> range profiler enabled on the
+ * context -> counter data image sized for max_ranges -> SetConfig (auto
+ * range, kernel replay) -> Start; later Stop -> DecodeData -> per range:
+ * name and EvaluateToGpuValues -> image re-initialised -> SetConfig ->
+ * Start again.
+ *
+ * cupti_profiler_host.h includes <string>, a C++ header: collectors/cshim
+ * supplies an empty one so this file stays C (nothing of it is used).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include "kpt_counters.h"
+#include "kpt_counters_cupti.h"
+
+#define KPT_CCOUNT_MAX_CTX 64
+
+/* One decoded range: a profiled kernel launch. */
+struct result {
+	char *kernel;               /* owned */
+	uint32_t device, ordinal;
+	double *values;             /* [nmetrics], NAN where CUPTI had none */
+};
+
+struct cctx {
+	CUcontext ctx;
+	uint32_t device, ordinal;
+	int active;                 /* profiler started and not yet ended */
+	CUpti_Profiler_Host_Object *host;
+	CUpti_RangeProfiler_Object *rp;
+	uint8_t *config, *data;
+	size_t config_size, data_size;
+	char **names;               /* [max_ranges] symbols launched since the last decode */
+	unsigned nnames;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	char *metrics_buf;
+	const char *metrics[KPT_METRICS_MAX];
+	size_t nmetrics;
+	unsigned max_ranges, passes;
+	int profiler_on;
+	uint64_t dropped;
+	struct cctx ctx[KPT_CCOUNT_MAX_CTX];
+	unsigned nctx;
+	struct result *res;
+	size_t nres, capres;
+	uint32_t next_ordinal;
+} C = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- errors ------------------------------------------------------------------ */
+
+static const struct {
+	CUptiResult r;
+	enum kpt_err code;
+	const char *msg, *hint;
+} errmap[] = {
+	{ CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, KPT_E_PERM, "insufficient privileges to read GPU counters",
+	  "run as root, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0" },
+	{ CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES, KPT_E_PERM,
+	  "insufficient privileges to read GPU counters on this virtual GPU",
+	  "the host must allow profiling for the vGPU (NVreg_RestrictProfilingToAdminUsers=0)" },
+	{ CUPTI_ERROR_HARDWARE_BUSY, KPT_E_BUSY, "another profiler holds the GPU's counters",
+	  "stop Nsight Compute, DCGM profiling or other counter tools and retry" },
+	{ CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED, KPT_E_BUSY, "another profiler (old CUPTI profiler API) is attached",
+	  "run without other CUPTI tools" },
+	{ CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, KPT_E_BUSY, "another profiler is already attached",
+	  "CUPTI allows one tool per process: run without Nsight Systems, torch.profiler or another CUPTI tool" },
+	{ CUPTI_ERROR_INVALID_METRIC_NAME, KPT_E_NOTFOUND, "a counter is unknown on this GPU", NULL },
+	{ CUPTI_ERROR_NOT_SUPPORTED, KPT_E_UNSUPPORTED, "counters are not supported on this GPU", NULL },
+	{ CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED, KPT_E_UNSUPPORTED, "counters are not supported on a virtual GPU", NULL },
+	{ CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED, KPT_E_UNSUPPORTED, "counters are not supported on a MIG instance", NULL },
+	{ CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED, KPT_E_UNSUPPORTED, "counters are not supported on this GPU (CMP)", NULL },
+	{ CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED, KPT_E_UNSUPPORTED, "counters are not supported under WSL", NULL },
+	{ CUPTI_ERROR_INVALID_CHIP_NAME, KPT_E_UNSUPPORTED, "this CUPTI does not know the GPU's chip", NULL },
+};
+
+static int ccount_err(struct kpt_diag *d, CUptiResult r, const char *what)
+{
+	const char *s = NULL;
+
+	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
+		s = "unknown CUPTI error";
+	for (size_t i = 0; i < sizeof errmap / sizeof errmap[0]; i++)
+		if (errmap[i].r == r) {
+			kpt_diag_set(d, errmap[i].code, "%s (%s: %s)", errmap[i].msg, what, s);
+			return errmap[i].hint ? kpt_diag_hint(d, "%s", errmap[i].hint) : errmap[i].code;
+		}
+	return kpt_diag_set(d, KPT_E_CUPTI, "%s failed: %s", what, s);
+}
+
+#define CC(d, call) \
+	do { CUptiResult r_ = (call); \
+	     if (r_ != CUPTI_SUCCESS) return ccount_err((d), r_, #call); } while (0)
+
+/* ---- setup ----------------------------------------------------------------------- */
+
+int kpt_ccount_init(const char *metrics, unsigned max_ranges, struct kpt_diag *d)
+{
+	char *save = NULL, *tok;
+
+	if (!(C.metrics_buf = strdup(metrics)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (tok = strtok_r(C.metrics_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (C.nmetrics == KPT_METRICS_MAX)
+			return kpt_diag_set(d, KPT_E_INVAL, "too many counters in %s (at most %d)",
+					    KPT_ENV_COUNTERS, KPT_METRICS_MAX);
+		C.metrics[C.nmetrics++] = tok;
+	}
+	if (!C.nmetrics)
+		return kpt_diag_set(d, KPT_E_INVAL, "%s names no counter", KPT_ENV_COUNTERS);
+	C.max_ranges = max_ranges ? max_ranges : 1024;
+	return 0;
+}
+
+/* Names the first metric this chip does not know (CUPTI's error does not). */
+static int unknown_metric(struct cctx *c, const char *chip, struct kpt_diag *d)
+{
+	for (size_t i = 0; i < C.nmetrics; i++) {
+		CUpti_Profiler_Host_GetMetricProperties_Params mp = { .structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE };
+
+		mp.pHostObject = c->host;
+		mp.pMetricName = C.metrics[i];
+		if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS) {
+			kpt_diag_set(d, KPT_E_NOTFOUND, "counter '%s' is unknown on this GPU (chip %s)",
+				     C.metrics[i], chip);
+			return kpt_diag_hint(d, "'kptprof record --help' lists the counter sets; "
+					     "'ncu --query-metrics' lists this chip's metrics");
+		}
+	}
+	return 0;
+}
+
+static int host_setup(struct cctx *c, struct kpt_diag *d)
+{
+	CUpti_Device_GetChipName_Params cn = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
+	CUpti_Profiler_GetCounterAvailability_Params ca = { .structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_Initialize_Params hi = { .structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_ConfigAddMetrics_Params am = { .structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_GetConfigImageSize_Params cs = { .structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_GetConfigImage_Params ci = { .structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_GetNumOfPasses_Params np = { .structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE };
+	uint8_t *avail;
+	CUptiResult r;
+
+	cn.deviceIndex = c->ordinal;
+	CC(d, cuptiDeviceGetChipName(&cn));
+	ca.ctx = c->ctx;
+	CC(d, cuptiProfilerGetCounterAvailability(&ca));
+	if (!(avail = malloc(ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	ca.pCounterAvailabilityImage = avail;
+	r = cuptiProfilerGetCounterAvailability(&ca);
+	if (r == CUPTI_SUCCESS) {
+		hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+		hi.pChipName = cn.pChipName;
+		hi.pCounterAvailabilityImage = avail;
+		r = cuptiProfilerHostInitialize(&hi);
+	}
+	free(avail);
+	if (r != CUPTI_SUCCESS)
+		return ccount_err(d, r, "cuptiProfilerHostInitialize");
+	c->host = hi.pHostObject;
+	am.pHostObject = c->host;
+	am.ppMetricNames = C.metrics;
+	am.numMetrics = C.nmetrics;
+	if ((r = cuptiProfilerHostConfigAddMetrics(&am)) != CUPTI_SUCCESS) {
+		if (unknown_metric(c, cn.pChipName, d) < 0)
+			return d ? d->code : KPT_E_NOTFOUND;
+		return ccount_err(d, r, "cuptiProfilerHostConfigAddMetrics");
+	}
+	cs.pHostObject = c->host;
+	CC(d, cuptiProfilerHostGetConfigImageSize(&cs));
+	if (!(c->config = malloc(cs.configImageSize ? cs.configImageSize : 1)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	c->config_size = cs.configImageSize;
+	ci.pHostObject = c->host;
+	ci.configImageSize = c->config_size;
+	ci.pConfigImage = c->config;
+	CC(d, cuptiProfilerHostGetConfigImage(&ci));
+	np.configImageSize = c->config_size;
+	np.pConfigImage = c->config;
+	CC(d, cuptiProfilerHostGetNumOfPasses(&np));
+	if (np.numOfPasses > C.passes)
+		C.passes = (unsigned)np.numOfPasses;
+	return 0;
+}
+
+/* (Re)initialises the counter image, applies the configuration, starts. */
+static int arm(struct cctx *c, struct kpt_diag *d)
+{
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ii = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_SetConfig_Params sc = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+
+	ii.pRangeProfilerObject = c->rp;
+	ii.counterDataSize = c->data_size;
+	ii.pCounterData = c->data;
+	CC(d, cuptiRangeProfilerCounterDataImageInitialize(&ii));
+	sc.pRangeProfilerObject = c->rp;
+	sc.configSize = c->config_size;
+	sc.pConfig = c->config;
+	sc.counterDataImageSize = c->data_size;
+	sc.pCounterDataImage = c->data;
+	sc.range = CUPTI_AutoRange;
+	sc.replayMode = CUPTI_KernelReplay;
+	sc.maxRangesPerPass = C.max_ranges;
+	sc.numNestingLevels = 1;
+	sc.minNestingLevel = 1;
+	sc.passIndex = 0;
+	sc.targetNestingLevel = 1;
+	CC(d, cuptiRangeProfilerSetConfig(&sc));
+	st.pRangeProfilerObject = c->rp;
+	CC(d, cuptiRangeProfilerStart(&st));
+	c->active = 1;
+	return 0;
+}
+
+static int ctx_setup(struct cctx *c, struct kpt_diag *d)
+{
+	CUpti_RangeProfiler_Enable_Params en = { .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+	int rc;
+
+	if ((rc = host_setup(c, d)) < 0)
+		return rc;
+	en.ctx = c->ctx;
+	CC(d, cuptiRangeProfilerEnable(&en));
+	c->rp = en.pRangeProfilerObject;
+	ds.pRangeProfilerObject = c->rp;
+	ds.pMetricNames = C.metrics;
+	ds.numMetrics = C.nmetrics;
+	ds.maxNumOfRanges = C.max_ranges;
+	ds.maxNumRangeTreeNodes = C.max_ranges;
+	CC(d, cuptiRangeProfilerGetCounterDataSize(&ds));
+	c->data_size = ds.counterDataSize;
+	if (!(c->data = calloc(1, c->data_size ? c->data_size : 1)) ||
+	    !(c->names = calloc(C.max_ranges, sizeof *c->names)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory for a counter image of %zu bytes", c->data_size);
+	return arm(c, d);
+}
+
+static struct cctx *ctx_find(CUcontext ctx)
+{
+	for (unsigned i = 0; i < C.nctx; i++)
+		if (C.ctx[i].ctx == ctx)
+			return &C.ctx[i];
+	return NULL;
+}
+
+/* ---- decoding ---------------------------------------------------------------------- */
+
+/* A range name that is only digits (or empty) says nothing: the launch
+ * hook's symbol is used instead. */
+static int name_useless(const char *s)
+{
+	if (!s || !*s)
+		return 1;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+static int result_add(struct cctx *c, const char *range_name, size_t idx, struct kpt_diag *d)
+{
+	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+	struct result *r;
+	const char *name;
+
+	if (C.nres == C.capres) {
+		size_t cap = C.capres ? C.capres * 2 : 256;
+		struct result *n = realloc(C.res, cap * sizeof *n);
+
+		if (!n)
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory storing counters");
+		C.res = n;
+		C.capres = cap;
+	}
+	r = &C.res[C.nres];
+	/* The symbol recorded at launch is the mangled name that activity
+	 * records carry, so counters and timings match by name. */
+	name = idx < c->nnames && c->names[idx] ? c->names[idx] : name_useless(range_name) ? "(unknown)" : range_name;
+	if (!(r->kernel = strdup(name)) || !(r->values = malloc(C.nmetrics * sizeof *r->values))) {
+		free(r->kernel);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory storing counters");
+	}
+	r->device = c->device;
+	r->ordinal = C.next_ordinal++;
+	ev.pHostObject = c->host;
+	ev.pCounterDataImage = c->data;
+	ev.counterDataImageSize = c->data_size;
+	ev.rangeIndex = idx;
+	ev.ppMetricNames = C.metrics;
+	ev.numMetrics = C.nmetrics;
+	ev.pMetricValues = r->values;
+	if (cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS)
+		for (size_t m = 0; m < C.nmetrics; m++)
+			r->values[m] = NAN;
+	C.nres++;
+	return 0;
+}
+
+/* Stops ctx, decodes its image into results, forgets the launch names.
+ * The profiler is left stopped; arm() restarts it. */
+static int decode(struct cctx *c, struct kpt_diag *d)
+{
+	CUpti_RangeProfiler_Stop_Params sp = { .structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+	CUpti_RangeProfiler_GetCounterDataInfo_Params gi = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+	int rc = 0;
+
+	if (!c->active)
+		return 0;
+	c->active = 0;
+	sp.pRangeProfilerObject = c->rp;
+	CC(d, cuptiRangeProfilerStop(&sp));
+	dd.pRangeProfilerObject = c->rp;
+	CC(d, cuptiRangeProfilerDecodeData(&dd));
+	C.dropped += dd.numOfRangeDropped;
+	gi.pCounterDataImage = c->data;
+	gi.counterDataImageSize = c->data_size;
+	CC(d, cuptiRangeProfilerGetCounterDataInfo(&gi));
+	for (size_t i = 0; i < gi.numTotalRanges && rc == 0; i++) {
+		CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = { .structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE };
+
+		ri.pCounterDataImage = c->data;
+		ri.counterDataImageSize = c->data_size;
+		ri.rangeIndex = i;
+		ri.rangeDelimiter = "/";
+		if (cuptiRangeProfilerCounterDataGetRangeInfo(&ri) != CUPTI_SUCCESS)
+			ri.rangeName = NULL;
+		rc = result_add(c, ri.rangeName, i, d);
+	}
+	for (unsigned i = 0; i < c->nnames; i++) {
+		free(c->names[i]);
+		c->names[i] = NULL;
+	}
+	c->nnames = 0;
+	return rc;
+}
+
+/* decode() with c's context current on this thread (exit handlers and
+ * context teardown may run where another context, or none, is current). */
+static int decode_current(struct cctx *c, struct kpt_diag *d)
+{
+	CUcontext popped;
+	int rc;
+
+	if (!c->active)
+		return 0;
+	if (cuCtxPushCurrent(c->ctx) != CUDA_SUCCESS)
+		return kpt_diag_set(d, KPT_E_CUDA, "cannot make a CUDA context current to read its counters");
+	rc = decode(c, d);
+	cuCtxPopCurrent(&popped);
+	return rc;
+}
+
+static void ctx_release(struct cctx *c)
+{
+	CUpti_RangeProfiler_Disable_Params dp = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };
+	CUpti_Profiler_Host_Deinitialize_Params hd = { .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
+
+	if (c->rp) {
+		dp.pRangeProfilerObject = c->rp;
+		cuptiRangeProfilerDisable(&dp);
+		c->rp = NULL;
+	}
+	if (c->host) {
+		hd.pHostObject = c->host;
+		cuptiProfilerHostDeinitialize(&hd);
+		c->host = NULL;
+	}
+	for (unsigned i = 0; c->names && i < c->nnames; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->config);
+	free(c->data);
+	c->names = NULL;
+	c->config = c->data = NULL;
+	c->nnames = 0;
+	c->ctx = NULL;
+}
+
+/* ---- hooks ------------------------------------------------------------------------ */
+
+int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, struct kpt_diag *d)
+{
+	struct cctx *c;
+	int rc = 0;
+
+	if (!ctx || !C.nmetrics)
+		return 0;
+	pthread_mutex_lock(&C.lock);
+	/* Initialised here, not in kpt_ccount_init: that runs inside cuInit. */
+	if (!C.profiler_on) {
+		CUpti_Profiler_Initialize_Params ip = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
+		CUptiResult r = cuptiProfilerInitialize(&ip);
+
+		if (r != CUPTI_SUCCESS) {
+			C.nmetrics = 0;
+			pthread_mutex_unlock(&C.lock);
+			return ccount_err(d, r, "cuptiProfilerInitialize");
+		}
+		C.profiler_on = 1;
+	}
+	if (!ctx_find(ctx)) {
+		if (C.nctx == KPT_CCOUNT_MAX_CTX) {
+			rc = kpt_diag_set(d, KPT_E_UNSUPPORTED, "too many CUDA contexts for counters (at most %d)",
+					  KPT_CCOUNT_MAX_CTX);
+		} else {
+			c = &C.ctx[C.nctx++];
+			memset(c, 0, sizeof *c);
+			c->ctx = ctx;
+			c->device = device;
+			c->ordinal = ordinal;
+			rc = ctx_setup(c, d);
+		}
+	}
+	pthread_mutex_unlock(&C.lock);
+	return rc;
+}
+
+int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d)
+{
+	struct cctx *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&C.lock);
+	c = ctx_find(ctx);
+	if (c && c->active) {
+		if (c->nnames < C.max_ranges)
+			c->names[c->nnames++] = symbol ? strdup(symbol) : NULL;
+		if (c->nnames == C.max_ranges && (rc = decode(c, d)) == 0)
+			rc = arm(c, d);
+	}
+	pthread_mutex_unlock(&C.lock);
+	return rc;
+}
+
+int kpt_ccount_context_end(CUcontext ctx, struct kpt_diag *d)
+{
+	struct cctx *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&C.lock);
+	if ((c = ctx_find(ctx))) {
+		rc = decode_current(c, d);
+		ctx_release(c);
+	}
+	pthread_mutex_unlock(&C.lock);
+	return rc;
+}
+
+unsigned kpt_ccount_passes(void)
+{
+	return C.passes;
+}
+
+int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
+{
+	uint32_t metric_ids[KPT_METRICS_MAX], name_id;
+	struct kpt_counter rows[KPT_METRICS_MAX];
+	char buf[64];
+	int rc = 0;
+
+	pthread_mutex_lock(&C.lock);
+	for (unsigned i = 0; i < C.nctx && rc == 0; i++)
+		if (C.ctx[i].ctx) {
+			rc = decode_current(&C.ctx[i], d);
+			ctx_release(&C.ctx[i]);
+		}
+	for (size_t m = 0; m < C.nmetrics && rc == 0; m++)
+		rc = kpt_writer_intern_cstr(w, C.metrics[m], &metric_ids[m], d);
+	for (size_t i = 0; i < C.nres && rc == 0; i++) {
+		struct result *r = &C.res[i];
+		size_t n;
+
+		if ((rc = kpt_writer_intern_cstr(w, r->kernel, &name_id, d)) < 0)
+			break;
+		n = kpt_counter_rows_fill(&name_id, 1, metric_ids, C.nmetrics, r->values, process, r->device,
+					  r->ordinal, rows);
+		if (n)
+			rc = kpt_writer_counters(w, rows, n, d);
+	}
+	if (rc == 0) {
+		char *joined;
+		struct kpt_metric_list l = { .n = C.nmetrics };
+
+		memcpy(l.names, C.metrics, C.nmetrics * sizeof *C.metrics);
+		if ((joined = kpt_metric_list_join(&l))) {
+			kpt_writer_meta(w, "counters.metrics", joined, d);
+			free(joined);
+		}
+		snprintf(buf, sizeof buf, "%u", C.passes);
+		kpt_writer_meta(w, "counters.passes", buf, d);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.dropped);
+		kpt_writer_meta(w, "counters.ranges_dropped", buf, d);
+		snprintf(buf, sizeof buf, "%zu", C.nres);
+		kpt_writer_meta(w, "counters.kernels", buf, d);
+	}
+	for (size_t i = 0; i < C.nres; i++) {
+		free(C.res[i].kernel);
+		free(C.res[i].values);
+	}
+	C.nres = 0;
+	pthread_mutex_unlock(&C.lock);
+	return rc;
+}

@@ -1,0 +1,55 @@
+#!/bin/bash
+# kptprof record --counters without a GPU: option parsing, and the counters
+# pass's plumbing with a stand-in target that plays the collector's part
+# (writes its recording to KPT_OUTPUT, or an error to KPT_STATUS when
+# KPT_COUNTERS is set, as libkptinject.so does).
+. "$KPT_SRC/tests/cli/cli_lib.sh"
+need_synth
+
+run "$KPTPROF" record --counters=bogus -- true
+expect_error "unknown set" "unknown counter set or metric 'bogus'"
+expect_err "hint: counter sets: default, memory"
+run "$KPTPROF" record --counters=default,,memory -- true
+expect_error "empty item" "empty item"
+run "$KPTPROF" record --counters=Dram__bytes.sum -- true
+expect_error "bad metric" "'Dram__bytes.sum'"
+
+"$KPT_BUILD/kpt-synth" -o "$T/timing.kpt" --runs 1 --iterations 2 --names 5 || fail "kpt-synth"
+cat >"$T/target.sh" <<'SH'
+#!/bin/bash
+# Stand-in CUDA program: what libkptinject.so would leave behind.
+out=${KPT_OUTPUT//%p/$$}
+st=${KPT_STATUS//%p/$$}
+if [ -n "${KPT_COUNTERS:-}" ]; then
+	echo "$KPT_COUNTERS" >"$FAKE_DIR/counters.env"
+	case "$FAKE_MODE" in
+	perm) printf 'error perm insufficient privileges to read GPU counters (cuptiProfilerHostInitialize: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)\nhint run as root, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0\n' >"$st" ;;
+	unknown) printf "error notfound counter 'sm__bogus.sum' is unknown on this GPU (chip GH100)\n" >"$st" ;;
+	busy) printf 'error busy another profiler holds the GPU'"'"'s counters (cuptiRangeProfilerEnable: CUPTI_ERROR_HARDWARE_BUSY)\n' >"$st" ;;
+	none) ;;
+	esac
+	exit 0
+fi
+cp "$FAKE_DIR/timing.kpt" "$out" && echo "ok $out" >"$st"
+SH
+chmod +x "$T/target.sh"
+export KPTPROF_SKIP_GPU_CHECK=1 KPTPROF_INJECT="$T/target.sh" FAKE_DIR="$T"
+
+FAKE_MODE=perm run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
+expect_error "no privileges" "cannot read counters: insufficient privileges"
+expect_err "NVreg_RestrictProfilingToAdminUsers=0"
+[ ! -e "$T/out.kpt" ] || fail "a failed counters pass left '$T/out.kpt'"
+grep -qx "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,sm__cycles_active.avg,lts__t_sectors.sum,sm__pipe_tensor_op_hmma_cycles_active.sum,sm__warps_active.avg.pct_of_peak_sustained_active" \
+	"$T/counters.env" || fail "KPT_COUNTERS of the default set: $(cat "$T/counters.env")"
+
+FAKE_MODE=unknown run "$KPTPROF" record -o "$T/out.kpt" --counters=sm__bogus.sum -- "$T/target.sh"
+expect_error "unknown metric" "counter 'sm__bogus.sum' is unknown on this GPU"
+[ "$(cat "$T/counters.env")" = "sm__bogus.sum" ] || fail "KPT_COUNTERS: $(cat "$T/counters.env")"
+
+FAKE_MODE=busy run "$KPTPROF" record -o "$T/out.kpt" --counters=memory -- "$T/target.sh"
+expect_error "busy" "another profiler"
+
+FAKE_MODE=none run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
+expect_error "nothing" "the counters pass recorded nothing"
+ls -a "$T" | grep -q '^\.kptprof-record' && fail "temporary folder left behind"
+echo ok

@@ -1,0 +1,82 @@
+/* counters_check FILE WORKLOAD TOLERANCE_PCT - checks the counters of a
+ * recording made with `kptprof record --counters --workload WORKLOAD`:
+ * the kernel with the most GPU time in the timing runs has counters, its
+ * DRAM bytes (read + write, mean over its profiled launches) are within
+ * TOLERANCE_PCT of the bytes the workload declares per iteration
+ * (meta workload.<name>.bytes; the workload must be one kernel per
+ * iteration), its counted time is positive, and meta counters.passes is
+ * present. Prints what it compared; exit 0 pass, 1 fail, 2 bad input. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_counters.h"
+#include "kpt_format.h"
+
+int main(int argc, char **argv)
+{
+	struct kpt_file *f = NULL;
+	struct kpt_kernel_cursor *cur = NULL;
+	struct kpt_counter_table *t = NULL;
+	const struct kpt_kernel *rows;
+	struct kpt_diag d;
+	uint64_t *total;
+	uint32_t ns, best = KPT_NONE;
+	size_t n;
+	char key[512];
+	const char *declared, *passes;
+	double tol, want, rd, wr, got, dur;
+	int rc;
+
+	if (argc != 4 || !(tol = atof(argv[3])))
+		return fprintf(stderr, "usage: counters_check FILE WORKLOAD TOLERANCE_PCT\n"), 2;
+	kpt_diag_clear(&d);
+	if (kpt_file_open(argv[1], &f, &d) < 0 || kpt_file_load_strings(f, &d) < 0 ||
+	    kpt_counter_table_load(f, &t, &d) < 0)
+		return fprintf(stderr, "counters_check: %s\n", d.msg), 2;
+	snprintf(key, sizeof key, "workload.%s.bytes", argv[2]);
+	declared = kpt_file_meta_get(f, key);
+	passes = kpt_file_meta_get(f, "counters.passes");
+	if (!declared || !(want = atof(declared)))
+		return fprintf(stderr, "counters_check: no '%s' in meta\n", key), 2;
+	ns = kpt_file_string_count(f);
+	total = calloc(ns + 1, sizeof *total);
+	if (!total || kpt_kernel_cursor_create(f, &cur, &d) < 0)
+		return fprintf(stderr, "counters_check: %s\n", d.msg), 2;
+	while ((rc = kpt_kernel_cursor_next(cur, &rows, &n, &d)) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].name < ns)
+				total[rows[i].name] += rows[i].end_ns - rows[i].start_ns;
+	for (uint32_t i = 0; i < ns; i++)
+		if (total[i] && (best == KPT_NONE || total[i] > total[best]))
+			best = i;
+	if (rc < 0 || best == KPT_NONE)
+		return fprintf(stderr, "counters_check: no kernels in the timing runs\n"), 1;
+	rd = kpt_counter_table_get(t, kpt_file_string(f, best), "dram__bytes_read.sum");
+	wr = kpt_counter_table_get(t, kpt_file_string(f, best), "dram__bytes_write.sum");
+	dur = kpt_counter_table_get(t, kpt_file_string(f, best), "gpu__time_duration.sum");
+	got = rd + wr;
+	printf("kernel %s: dram read %.0f + write %.0f = %.0f bytes, declared %.0f (%+.2f%%), "
+	       "counted time %.0f ns, passes %s, %zu counter entries\n",
+	       kpt_file_string(f, best), rd, wr, got, want, 100.0 * (got / want - 1), dur,
+	       passes ? passes : "?", kpt_counter_table_size(t));
+	rc = 0;
+	if (isnan(got) || fabs(got / want - 1) * 100 > tol) {
+		printf("FAIL: dram bytes not within %.1f%% of the declared bytes\n", tol);
+		rc = 1;
+	}
+	if (!(dur > 0)) {
+		printf("FAIL: no positive gpu__time_duration.sum\n");
+		rc = 1;
+	}
+	if (!passes || atoi(passes) < 1) {
+		printf("FAIL: meta counters.passes missing\n");
+		rc = 1;
+	}
+	free(total);
+	kpt_kernel_cursor_destroy(cur);
+	kpt_counter_table_destroy(t);
+	kpt_file_close(f);
+	return rc;
+}
