@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_counters.h"
 #include "kpt_diff_private.h"
 #include "kpt_stats.h"
 
@@ -1001,10 +1002,34 @@ void kpt_diff_destroy(struct kpt_diff *df)
 	free(own);
 }
 
+int kpt_diff_attach_counters(struct kpt_diff *df, const struct kpt_counter_table *base,
+			     const struct kpt_counter_table *new_)
+{
+	struct diff_owner *own = (struct diff_owner *)((char *)df - offsetof(struct diff_owner, df));
+	struct kpt_counter_delta dl[KPT_METRICS_MAX];
+	char buf[512];
+
+	for (size_t i = 0; i < df->nrows; i++) {
+		struct kpt_diff_row *r = &df->rows[i];
+		size_t k;
+
+		r->counters = NULL;
+		if (r->verdict != KPT_V_SLOW || !kpt_counter_table_size(base) || !kpt_counter_table_size(new_))
+			continue;
+		if (!(k = kpt_counter_deltas(base, new_, r->mangled, dl, KPT_METRICS_MAX)))
+			continue;
+		kpt_counter_deltas_text(dl, k, 3, buf, sizeof buf);
+		if (!(r->counters = kpt_arena_strndup(&own->arena, buf, strlen(buf))))
+			return KPT_E_NOMEM;
+	}
+	return 0;
+}
+
 struct load_job {
 	const char *path;
 	const struct kpt_diff_opts *opts;
 	struct kpt_diff_side *side;
+	struct kpt_counter_table *counters; /* NULL when unreadable */
 	struct kpt_diag d;
 	int rc;
 };
@@ -1017,6 +1042,9 @@ static void *load_job_run(void *arg)
 	j->rc = kpt_file_open(j->path, &f, &j->d);
 	if (j->rc == 0)
 		j->rc = kpt_diff_side_load(f, j->opts, &j->side, &j->d);
+	/* Counters only explain SLOW keys: a file without them is no error. */
+	if (j->rc == 0 && kpt_counter_table_load(f, &j->counters, NULL) < 0)
+		j->counters = NULL;
 	kpt_file_close(f);
 	return NULL;
 }
@@ -1044,6 +1072,13 @@ int kpt_diff_paths(const char *base_path, const char *new_path,
 	} else {
 		rc = kpt_diff_compare(jb.side, jn.side, opts, out, d);
 	}
+	if (rc >= 0 && kpt_diff_attach_counters(*out, jb.counters, jn.counters) < 0) {
+		kpt_diff_destroy(*out);
+		*out = NULL;
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory explaining SLOW keys with counters");
+	}
+	kpt_counter_table_destroy(jb.counters);
+	kpt_counter_table_destroy(jn.counters);
 	kpt_diff_side_destroy(jb.side);
 	kpt_diff_side_destroy(jn.side);
 	return rc;

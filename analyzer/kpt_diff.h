@@ -203,6 +203,10 @@ struct kpt_diff_row {
 	const uint32_t *new_run_ids;       /* [new_runs] */
 	uint64_t base_samples, new_samples;
 	uint64_t base_dropped, new_dropped; /* samples dropped by the env filter */
+	/* SLOW keys whose kernel has hardware counters on both sides: the
+	 * counter means that moved most, largest first ("dram bytes read
+	 * +98%, instructions +0%"); NULL otherwise. */
+	const char *counters;
 };
 
 /* Totals per NVTX range path (kind RANGE) and per workload (outermost range
@@ -258,6 +262,13 @@ int kpt_diff_paths(const char *base_path, const char *new_path,
 		   const struct kpt_diff_opts *opts, struct kpt_diff **out,
 		   struct kpt_diag *d);
 void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
+/* Fills row.counters of the SLOW rows from the two sides' counter tables
+ * (analyzer/kpt_counters.h; either may be NULL or empty: nothing is set).
+ * kpt_diff_paths does this when both files have counters. Returns 0 or
+ * KPT_E_NOMEM. */
+struct kpt_counter_table;
+int kpt_diff_attach_counters(struct kpt_diff *df, const struct kpt_counter_table *base,
+			     const struct kpt_counter_table *new_);
 
 /* Statistics the rule uses, exposed for tests and the evaluation. */
 /* Two-sided p-value of Student's t with df degrees of freedom (df > 0). */

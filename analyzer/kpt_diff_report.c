@@ -162,6 +162,8 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 			fmt_noise(b7, sizeof b7, r->noise_pct),
 			color ? verdict_color[r->verdict] : "", fmt_verdict(b6, sizeof b6, r),
 			color && verdict_color[r->verdict][0] ? "\033[0m" : "");
+		if (r->counters)
+			fprintf(out, "%*s  counters: %s\n", wname < 24 ? wname : 24, "", r->counters);
 	}
 	if (hidden)
 		fprintf(out, "(%d SAME key%s not listed; --all lists them)\n", hidden, hidden == 1 ? "" : "s");
@@ -353,6 +355,17 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 		if (shown < slow)
 			fprintf(out, "\n(%u more SLOW keys: see the JSON report)\n", slow - (unsigned)shown);
 		fputc('\n', out);
+		shown = 0;
+		for (size_t i = 0; i < df->nrows && shown < MD_MAX_ROWS; i++)
+			if (df->rows[i].verdict == KPT_V_SLOW && df->rows[i].counters) {
+				fputs(shown++ ? "- " : "**Counters that moved** (counters pass, means per launch)\n\n- ", out);
+				kpt_md_escape(out, df->rows[i].name);
+				fputs(": ", out);
+				kpt_md_escape(out, df->rows[i].counters);
+				fputc('\n', out);
+			}
+		if (shown)
+			fputc('\n', out);
 	}
 	if (df->nnotes) {
 		fputs("**Environment and data**\n\n", out);
@@ -571,6 +584,8 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 		kpt_json_kv_double(&j, "p_holm", r->p_holm);
 		kpt_json_kv_double(&j, "cycles_change_pct", r->cycles_change_pct);
 		kpt_json_kv_u64(&j, "more_runs", r->more_runs);
+		if (r->counters)
+			kpt_json_kv_str(&j, "counters", r->counters);
 		json_runs(&j, "base_run_ns", r->base_run_ns, r->base_runs);
 		json_runs(&j, "new_run_ns", r->new_run_ns, r->new_runs);
 		kpt_json_kv_u64(&j, "base_samples", r->base_samples);

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "kpt_counters.h"
+#include "kpt_diff.h"
+#include "kpt_diff_report.h"
 #include "kpt_synth.h"
 
 static void test_default_set_is_the_one_pass_hopper_list(void **state)
@@ -341,6 +343,86 @@ static void test_compare_two_gpu_models(void **state)
 	unlink(b);
 }
 
+/* Writes r of df as text, Markdown and JSON into one string (caller frees). */
+static char *reports(const struct kpt_diff *df)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(kpt_diff_write_text(df, f, NULL, NULL), 0);
+	assert_int_equal(kpt_diff_write_markdown(df, f, NULL, NULL), 0);
+	assert_int_equal(kpt_diff_write_json(df, f, NULL, NULL), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_diff_explains_slow_keys_with_counters(void **state)
+{
+	char a[64], b[64], *out;
+	struct kpt_synth_opts o;
+	struct kpt_diff *df;
+	struct kpt_diag d;
+	const struct kpt_diff_row *slow = NULL;
+	struct kpt_counter_table *tb, *tn;
+	const char *names[4];
+	struct kpt_counter rb[3], rn[3];
+
+	(void)state;
+	snprintf(a, sizeof a, "/tmp/test_counters_%d_d1.kpt", (int)getpid());
+	snprintf(b, sizeof b, "/tmp/test_counters_%d_d2.kpt", (int)getpid());
+	kpt_synth_defaults(&o);
+	o.runs = 4;
+	o.iterations = 5;
+	o.names = 20;
+	o.noise_pct = 0.2;
+	assert_int_equal(kpt_synth_write(&o, a, NULL), 0);
+	o.slow[0] = (struct kpt_synth_slow){ "gemm_kernel", 30 };
+	o.nslow = 1;
+	assert_int_equal(kpt_synth_write(&o, b, NULL), 0);
+	kpt_diag_clear(&d);
+	assert_int_equal(kpt_diff_paths(a, b, NULL, &df, &d), 0);
+	for (size_t i = 0; i < df->nrows; i++) {
+		assert_null(df->rows[i].counters); /* the files have no counters */
+		if (!slow && df->rows[i].verdict == KPT_V_SLOW)
+			slow = &df->rows[i];
+	}
+	assert_non_null(slow);
+	assert_non_null(strstr(slow->name, "gemm_kernel"));
+	names[0] = slow->mangled;
+	names[1] = "dram__bytes_read.sum";
+	names[2] = "sm__inst_executed.sum";
+	names[3] = "gpu__time_duration.sum";
+	for (uint32_t m = 0; m < 3; m++) {
+		rb[m] = (struct kpt_counter){ .kernel_name = 0, .metric = m + 1, .value = 1000 };
+		rn[m] = (struct kpt_counter){ .kernel_name = 0, .metric = m + 1, .value = m == 0 ? 1980 : 1000 };
+	}
+	assert_int_equal(kpt_counter_table_build(rb, 3, names, 4, &tb, NULL), 0);
+	assert_int_equal(kpt_counter_table_build(rn, 3, names, 4, &tn, NULL), 0);
+	assert_int_equal(kpt_diff_attach_counters(df, tb, NULL), 0);
+	assert_null(slow->counters);
+	assert_int_equal(kpt_diff_attach_counters(df, tb, tn), 0);
+	assert_non_null(slow->counters);
+	assert_string_equal(slow->counters, "dram bytes read +98%, instructions +0%");
+	/* Counters are per kernel name: every SLOW key of that kernel, no other. */
+	for (size_t i = 0; i < df->nrows; i++)
+		if (df->rows[i].verdict == KPT_V_SLOW && strcmp(df->rows[i].mangled, slow->mangled) == 0)
+			assert_string_equal(df->rows[i].counters, slow->counters);
+		else
+			assert_null(df->rows[i].counters);
+	out = reports(df);
+	assert_non_null(strstr(out, "  counters: dram bytes read +98%, instructions +0%\n"));
+	assert_non_null(strstr(out, "**Counters that moved**"));
+	assert_non_null(strstr(out, "\"counters\":\"dram bytes read +98%, instructions +0%\""));
+	free(out);
+	kpt_counter_table_destroy(tb);
+	kpt_counter_table_destroy(tn);
+	kpt_diff_destroy(df);
+	unlink(a);
+	unlink(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_ceiling_pct_needs_positive_numbers),
 		cmocka_unit_test(test_deltas_largest_first_and_text),
 		cmocka_unit_test(test_compare_two_gpu_models),
+		cmocka_unit_test(test_diff_explains_slow_keys_with_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
