@@ -45,6 +45,8 @@ struct record_opts {
 	const char *counters;       /* --counters[=SPEC]: SPEC ("" default), NULL off */
 	struct kpt_metric_list metrics; /* parsed counters */
 	unsigned counter_passes;    /* CUPTI's passes per kernel, 0 unknown */
+	char ceil_uuid[48];         /* GPU the ceilings below belong to, "" none */
+	double copy_gbps, bf16_tflops;
 };
 
 /* ---- option parsing ---------------------------------------------------------- */
@@ -441,6 +443,127 @@ static void counters_summary(const struct record_opts *o, struct kpt_diag *d)
 	kpt_file_close(f);
 }
 
+/* ---- ceilings ------------------------------------------------------------------------------ */
+
+/* $XDG_CACHE_HOME/kptprof/ceilings-<uuid>.tsv, else ~/.cache/kptprof/...;
+ * creates the folders. Returns 0, or -1 when there is no home. */
+static int ceilings_path(const char *uuid, char *out, size_t cap)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
+
+	if (xdg && *xdg)
+		snprintf(dir, sizeof dir, "%s/kptprof", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof dir, "%s/.cache/kptprof", home);
+	else
+		return -1;
+	if (!(xdg && *xdg) && home) {
+		char parent[PATH_MAX];
+
+		snprintf(parent, sizeof parent, "%s/.cache", home);
+		mkdir(parent, 0755);
+	}
+	mkdir(dir, 0755);
+	snprintf(out, cap, "%s/ceilings-%s.tsv", dir, uuid);
+	return 0;
+}
+
+/* Parses "uuid copy_gbps bf16_tflops name" (kpt-workloads --calibrate).
+ * Returns 0 when the uuid matches and both numbers are positive. */
+static int ceilings_parse(const char *line, const char *uuid, double *copy, double *bf16)
+{
+	char u[64];
+
+	if (sscanf(line, "%63[^\t]\t%lf\t%lf", u, copy, bf16) != 3 || strcmp(u, uuid) != 0 ||
+	    !(*copy > 0) || !(*bf16 > 0))
+		return -1;
+	return 0;
+}
+
+/* This GPU's (CUDA ordinal 0, as the runner sees it) copy and bf16
+ * ceilings into o: from the cache when there, else by running
+ * `runner --calibrate` (about a second, outside any recording) and
+ * caching. Best effort: a failure leaves o's ceilings 0 and warns. */
+static void ceilings(struct record_opts *o, const char *runner, const struct kpt_gpu *gpu)
+{
+	char path[PATH_MAX + 64] = "", line[512] = "";
+	int fds[2], status = 0, cached = 0;
+	FILE *f;
+	pid_t pid;
+
+	if (!gpu->uuid[0])
+		return;
+	if (ceilings_path(gpu->uuid, path, sizeof path) == 0 && (f = fopen(path, "r"))) {
+		cached = fgets(line, sizeof line, f) && ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) == 0;
+		fclose(f);
+	}
+	if (!cached) {
+		if (pipe(fds) < 0)
+			return;
+		fflush(NULL);
+		if ((pid = fork()) == 0) {
+			dup2(fds[1], STDOUT_FILENO);
+			close(fds[0]);
+			close(fds[1]);
+			execl(runner, runner, "--calibrate", (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		if (pid > 0 && (f = fdopen(fds[0], "r"))) {
+			if (!fgets(line, sizeof line, f))
+				line[0] = '\0';
+			fclose(f);
+		} else {
+			close(fds[0]);
+		}
+		if (pid > 0)
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+		if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+		    ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) < 0) {
+			fprintf(stderr, "kptprof: warning: '%s --calibrate' failed: no ceilings in this recording\n", runner);
+			o->copy_gbps = o->bf16_tflops = 0;
+			return;
+		}
+		if (path[0] && (f = fopen(path, "w"))) {
+			fputs(line, f);
+			fclose(f);
+		}
+	}
+	snprintf(o->ceil_uuid, sizeof o->ceil_uuid, "%s", gpu->uuid);
+	fprintf(stderr, "kptprof: ceilings of %s: copy %.0f GB/s, bf16 %.0f TFLOP/s (%s)\n", gpu->name,
+		o->copy_gbps, o->bf16_tflops, cached ? "cached" : "measured");
+}
+
+/* Writes, before any file is copied, the device rows of the first file
+ * whose UUID has ceilings, with the ceilings filled in: merging keeps the
+ * first row of a UUID. */
+static int ceilings_devices(const struct record_opts *o, struct kpt_writer *w, const char *first,
+			    struct kpt_diag *d)
+{
+	struct kpt_file *f = NULL;
+	const struct kpt_device *dev;
+	size_t n = 0;
+	uint32_t k = 0;
+	int rc;
+
+	if (!o->ceil_uuid[0])
+		return 0;
+	if ((rc = kpt_file_open(first, &f, d)) == 0 && (rc = kpt_file_devices(f, &dev, &n, d)) == 0)
+		for (size_t i = 0; i < n && rc == 0; i++)
+			if (strcmp(dev[i].uuid, o->ceil_uuid) == 0) {
+				struct kpt_device c = dev[i];
+
+				c.index = k++;
+				c.copy_gbps = o->copy_gbps;
+				c.bf16_tflops = o->bf16_tflops;
+				rc = kpt_writer_device(w, &c, d);
+			}
+	kpt_file_close(f);
+	return rc;
+}
+
 /* ---- collecting the per-process files -------------------------------------------------- */
 
 struct proc_file {
@@ -603,6 +726,9 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 
 	if ((rc = kpt_writer_create(o->out, NULL, &w, d)) < 0)
 		return rc;
+	snprintf(buf, sizeof buf, "%s/%s", tmp, files[0].name);
+	if ((rc = ceilings_devices(o, w, buf, d)) < 0)
+		goto out;
 	for (int i = 0; i < n; i++) {
 		struct kpt_file *f = NULL;
 
@@ -890,6 +1016,11 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o.counters && counters_pass(&o, &l, cmd, &d) < 0)
 		goto fail;
+	/* After the timing runs, so that calibration heat cannot touch them. */
+	if (!getenv("KPTPROF_SKIP_GPU_CHECK") && !getenv("KPTPROF_NO_CALIBRATE") &&
+	    (!o.cmd || find_beside("KPTPROF_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
+				   X_OK, runner, sizeof runner) == 0))
+		ceilings(&o, runner, &gpus.gpu[0]);
 	n = list_files(tmp, &files, &perr);
 	if (n < 0) {
 		kpt_diag_set(&d, KPT_E_IO, "cannot read the temporary folder '%s'", tmp);

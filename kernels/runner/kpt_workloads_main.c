@@ -4,6 +4,9 @@
  *   kpt-workloads --list [--json] [--suite NAME]
  *   kpt-workloads [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]
  *                 [--check] [--plant NAME=PCT]... [--seed S] [--json]
+ *   kpt-workloads --calibrate [--json]   this GPU's copy and bf16 ceilings
+ *                 (kpt_calibrate.h); plain output is one tab-separated line
+ *                 "uuid copy_gbps bf16_tflops name" that kptprof record reads
  *
  * NVTX: one range per workload (its name) around its warm-up ("kpt:warmup")
  * and timed iterations (one "kpt:iter" each); --cold flushes L2 between
@@ -22,6 +25,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "kpt_calibrate.h"
 #include "kpt_kernels.h"
 #include "kpt_workload.h"
 
@@ -34,7 +38,7 @@ struct plant {
 };
 
 struct opts {
-	int list, json, tsv, check, cold;
+	int list, json, tsv, check, cold, calibrate;
 	long iterations, warmup;
 	uint64_t seed;
 	const struct kpt_workload **sel;   /* selected workloads, registry order for suites */
@@ -43,7 +47,8 @@ struct opts {
 	size_t nplants;
 };
 
-enum opt_id { O_LIST, O_JSON, O_TSV, O_CHECK, O_COLD, O_SUITE, O_ITER, O_WARMUP, O_PLANT, O_SEED, O_HELP };
+enum opt_id { O_LIST, O_JSON, O_TSV, O_CHECK, O_COLD, O_SUITE, O_ITER, O_WARMUP, O_PLANT, O_SEED, O_HELP,
+	      O_CALIBRATE };
 
 static const struct {
 	const char *name;
@@ -54,13 +59,14 @@ static const struct {
 	         { "--check", O_CHECK, 0 },
 	{ "--cold", O_COLD, 0 },        { "--suite", O_SUITE, 1 },       { "--iterations", O_ITER, 1 },
 	{ "--warmup", O_WARMUP, 1 },    { "--plant", O_PLANT, 1 },       { "--seed", O_SEED, 1 },
-	{ "--help", O_HELP, 0 },        { "-h", O_HELP, 0 },
+	{ "--help", O_HELP, 0 },        { "-h", O_HELP, 0 },             { "--calibrate", O_CALIBRATE, 0 },
 };
 
 static const char usage[] =
 	"usage: " PROG " --list [--json | --tsv] [--suite NAME] [NAME...]\n"
 	"       " PROG " [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]\n"
-	"                     [--check] [--plant NAME=PCT]... [--seed S] [--json]\n";
+	"                     [--check] [--plant NAME=PCT]... [--seed S] [--json]\n"
+	"       " PROG " --calibrate [--json]\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -144,6 +150,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case O_TSV: o->tsv = 1; break;
 		case O_CHECK: o->check = 1; break;
 		case O_COLD: o->cold = 1; break;
+		case O_CALIBRATE: o->calibrate = 1; break;
 		case O_HELP:
 			fputs(usage, stdout);
 			free(suites);
@@ -416,6 +423,26 @@ static int gpu_open(const struct opts *o, struct gpu *g)
 	return EXIT_OK;
 }
 
+static int calibrate(const struct opts *o, struct gpu *g)
+{
+	struct kpt_ceilings c;
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	nvtxRangePushA("kpt:calibrate");
+	if (kpt_calibrate(g->stream, &c, &d) < 0) {
+		nvtxRangePop();
+		return fail(NULL, &d);
+	}
+	nvtxRangePop();
+	if (o->json)
+		printf("{\"gpu\": \"%s\", \"uuid\": \"%s\", \"copy_gbps\": %.1f, \"bf16_tflops\": %.1f}\n", c.name,
+		       c.uuid, c.copy_gbps, c.bf16_tflops);
+	else
+		printf("%s\t%.1f\t%.1f\t%s\n", c.uuid, c.copy_gbps, c.bf16_tflops, c.name);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -429,10 +456,14 @@ int main(int argc, char **argv)
 		list_workloads(&o);
 		return EXIT_OK;
 	}
-	if (o.nsel == 0)
+	if (o.calibrate && o.nsel)
+		return usage_error("--calibrate runs alone: no workloads or suites with it");
+	if (o.nsel == 0 && !o.calibrate)
 		return usage_error("nothing to run: name a workload or a --suite");
 	if ((rc = gpu_open(&o, &g)) != EXIT_OK)
 		return rc;
+	if (o.calibrate)
+		return calibrate(&o, &g);
 	if (o.json)
 		printf("[\n");
 	else if (!o.check)

@@ -5,7 +5,9 @@
  * TOLERANCE_PCT of the bytes the workload declares per iteration
  * (meta workload.<name>.bytes; the workload must be one kernel per
  * iteration), its counted time is positive, and meta counters.passes is
- * present. Prints what it compared; exit 0 pass, 1 fail, 2 bad input. */
+ * present, and the device row carries plausible measured ceilings (copy
+ * 100..20000 GB/s, bf16 10..10000 TFLOP/s). Prints what it compared;
+ * exit 0 pass, 1 fail, 2 bad input. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +71,22 @@ int main(int argc, char **argv)
 	if (!(dur > 0)) {
 		printf("FAIL: no positive gpu__time_duration.sum\n");
 		rc = 1;
+	}
+	{
+		const struct kpt_device *dev;
+		size_t nd = 0;
+
+		if (kpt_file_devices(f, &dev, &nd, &d) < 0 || nd == 0) {
+			printf("FAIL: no device rows\n");
+			rc = 1;
+		} else {
+			printf("ceilings: copy %.0f GB/s, bf16 %.0f TFLOP/s\n", dev[0].copy_gbps, dev[0].bf16_tflops);
+			if (!(dev[0].copy_gbps >= 100 && dev[0].copy_gbps <= 20000) ||
+			    !(dev[0].bf16_tflops >= 10 && dev[0].bf16_tflops <= 10000)) {
+				printf("FAIL: ceilings missing or implausible\n");
+				rc = 1;
+			}
+		}
 	}
 	if (!passes || atoi(passes) < 1) {
 		printf("FAIL: meta counters.passes missing\n");
