@@ -262,6 +262,7 @@ struct kpt_counter_table {
 	struct entry *e;
 	size_t n;
 	char *strings;              /* owned copies of the names, one block */
+	size_t *kstart, nk;         /* first entry of each distinct kernel */
 };
 
 static int by_entry(const void *a, const void *b)
@@ -319,6 +320,13 @@ int kpt_counter_table_build(const struct kpt_counter *rows, size_t n,
 		t->e[i].metric = t->strings + at + a;
 		at += a + b;
 	}
+	if (!(t->kstart = malloc((t->n ? t->n : 1) * sizeof *t->kstart))) {
+		kpt_counter_table_destroy(t);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading counters");
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (i == 0 || strcmp(t->e[i].kernel, t->e[i - 1].kernel) != 0)
+			t->kstart[t->nk++] = i;
 	*out = t;
 	return 0;
 }
@@ -349,6 +357,7 @@ void kpt_counter_table_destroy(struct kpt_counter_table *t)
 	if (!t)
 		return;
 	free(t->e);
+	free(t->kstart);
 	free(t->strings);
 	free(t);
 }
@@ -356,6 +365,16 @@ void kpt_counter_table_destroy(struct kpt_counter_table *t)
 size_t kpt_counter_table_size(const struct kpt_counter_table *t)
 {
 	return t ? t->n : 0;
+}
+
+size_t kpt_counter_table_nkernels(const struct kpt_counter_table *t)
+{
+	return t ? t->nk : 0;
+}
+
+const char *kpt_counter_table_kernel(const struct kpt_counter_table *t, size_t i)
+{
+	return t && i < t->nk ? t->e[t->kstart[i]].kernel : NULL;
 }
 
 double kpt_counter_table_get(const struct kpt_counter_table *t, const char *kernel, const char *metric)
@@ -394,7 +413,7 @@ void kpt_counter_derive(double (*get)(void *ctx, const char *metric), void *ctx,
 
 	out->dram_bytes = isnan(rd) || isnan(wr) ? NAN : rd + wr;
 	out->dram_gbps = ratio(out->dram_bytes, ns); /* bytes per ns = GB/s */
-	out->ipc = ratio(inst, cyc);
+	out->ipc = ratio(inst, cyc * sm); /* warp instructions per cycle per SM */
 	out->tensor_active_pct = 100.0 * ratio(hmma, cyc * sm);
 	out->l2_bytes = isnan(sectors) ? NAN : 32.0 * sectors;
 	out->copy_ceiling_pct = kpt_ceiling_pct(out->dram_gbps, copy_gbps);

@@ -106,6 +106,9 @@ int kpt_counter_table_build(const struct kpt_counter *rows, size_t n,
 			    struct kpt_counter_table **out, struct kpt_diag *d);
 void kpt_counter_table_destroy(struct kpt_counter_table *t); /* accepts NULL */
 size_t kpt_counter_table_size(const struct kpt_counter_table *t); /* entries */
+/* Distinct kernel names in the table (sorted by name), and the i-th. */
+size_t kpt_counter_table_nkernels(const struct kpt_counter_table *t);
+const char *kpt_counter_table_kernel(const struct kpt_counter_table *t, size_t i);
 /* Mean of metric over the kernels named kernel (mangled); NAN when absent.
  * O(log n). */
 double kpt_counter_table_get(const struct kpt_counter_table *t, const char *kernel,
@@ -115,7 +118,7 @@ double kpt_counter_table_get(const struct kpt_counter_table *t, const char *kern
 
 /* Derived from one kernel's counters (NAN where an input is missing or
  * zero): dram bytes (read + write), achieved DRAM GB/s over
- * gpu__time_duration, instructions per active SM cycle summed over SMs,
+ * gpu__time_duration, warp instructions per active cycle per SM,
  * tensor pipe active percent of active SM cycles, L2 bytes (32-byte
  * sectors), and the percent of the device's copy ceiling. */
 struct kpt_counter_derived {

@@ -3,6 +3,7 @@
  * environment it was recorded on. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 
 #include "kpt_cli.h"
 #include "kpt_export.h"
+#include "kpt_counters.h"
+#include "kpt_demangle.h"
 #include "kpt_format.h"
 #include "kpt_json.h"
 #include "kpt_summary.h"
@@ -224,6 +227,71 @@ static void print_text(const struct report *r)
 		printf("(%zu more rows: --top 0 shows all)\n", r->s->n - rows_shown(r));
 }
 
+/* ---- hardware counters (recordings made with --counters) ---- */
+
+struct ctr_ctx {
+	const struct kpt_counter_table *t;
+	const char *kernel;
+	double ns;
+};
+
+static double ctr_get(void *ctx, const char *metric)
+{
+	const struct ctr_ctx *c = ctx;
+
+	return kpt_counter_table_get(c->t, c->kernel, metric);
+}
+
+static int by_counted_time(const void *a, const void *b)
+{
+	double x = ((const struct ctr_ctx *)a)->ns, y = ((const struct ctr_ctx *)b)->ns;
+
+	return isnan(x) ? !isnan(y) : isnan(y) ? -1 : (x < y) - (x > y);
+}
+
+/* Per kernel, means over its profiled launches (the replay pass), busiest
+ * first: DRAM GB/s and its percent of the device's measured copy
+ * ceiling, instructions per active SM cycle, tensor pipe and warp
+ * occupancy percentages. Nothing when the recording has no counters. */
+static void print_counters(const struct report *r)
+{
+	struct kpt_counter_table *t = NULL;
+	struct ctr_ctx *k = NULL;
+	size_t n;
+	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
+
+	if (!r->c.counters || kpt_counter_table_load(r->f, &t, NULL) < 0 || !(n = kpt_counter_table_nkernels(t)) ||
+	    !(k = calloc(n, sizeof *k))) {
+		kpt_counter_table_destroy(t);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (struct ctr_ctx){ t, kpt_counter_table_kernel(t, i), 0 };
+		k[i].ns = ctr_get(&k[i], "gpu__time_duration.sum");
+	}
+	qsort(k, n, sizeof *k, by_counted_time);
+	printf("\nCounters (replay pass, mean per profiled launch; ceilings: ");
+	printf(copy > 0 ? "copy %.0f GB/s, " : "copy unknown, ", copy);
+	printf(bf16 > 0 ? "bf16 %.0f TFLOP/s)\n" : "bf16 unknown)\n", bf16);
+	printf("%10s %9s %7s %7s %8s %10s  %s\n", "Time", "DRAM GB/s", "% copy", "IPC", "tensor%", "occupancy%", "Name");
+	for (size_t i = 0; i < n && (!r->top || i < r->top); i++) {
+		struct kpt_counter_derived dv;
+		double occ = ctr_get(&k[i], "sm__warps_active.avg.pct_of_peak_sustained_active");
+		char tb[32], *dm = kpt_demangle(k[i].kernel);
+		const char *show = dm ? dm : k[i].kernel;
+
+		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
+		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %.100s%s\n",
+		       isnan(k[i].ns) ? "-" : kpt_cli_fmt_ns(k[i].ns, tb, sizeof tb), dv.dram_gbps, dv.copy_ceiling_pct,
+		       dv.ipc, dv.tensor_active_pct, occ, show, strlen(show) > 100 ? "..." : "");
+		free(dm);
+	}
+	if (r->top && n > r->top)
+		printf("(%zu more kernels with counters: --top 0 shows all)\n", n - (size_t)r->top);
+	free(k);
+	kpt_counter_table_destroy(t);
+}
+
 /* Markdown inline code that survives a GFM table: '|' escaped, backticks
  * fenced with a longer run. */
 static void md_code(const char *s)
@@ -419,7 +487,7 @@ int cmd_report(int argc, char **argv)
 			"recording; counts and totals are low\n", r.path, r.c.dropped_records);
 	if (rc >= 0) {
 		switch (r.format) {
-		case FMT_TEXT: print_text(&r); break;
+		case FMT_TEXT: print_text(&r); print_counters(&r); break;
 		case FMT_MD: print_md(&r); break;
 		case FMT_CSV: print_csv(&r); break;
 		default: rc = print_json(&r, &d); break;

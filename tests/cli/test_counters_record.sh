@@ -5,6 +5,8 @@
 # KPT_COUNTERS is set, as libkptinject.so does).
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_synth
+CC="$KPT_BUILD/tests/counters_check"
+[ -x "$CC" ] || skip "counters_check is not built"
 
 run "$KPTPROF" record --counters=bogus -- true
 expect_error "unknown set" "unknown counter set or metric 'bogus'"
@@ -27,13 +29,14 @@ if [ -n "${KPT_COUNTERS:-}" ]; then
 	unknown) printf "error notfound counter 'sm__bogus.sum' is unknown on this GPU (chip GH100)\n" >"$st" ;;
 	busy) printf 'error busy another profiler holds the GPU'"'"'s counters (cuptiRangeProfilerEnable: CUPTI_ERROR_HARDWARE_BUSY)\n' >"$st" ;;
 	none) ;;
+	ok) "$FAKE_CC" --write "$out" cgc && echo "ok $out" >"$st" ;;
 	esac
 	exit 0
 fi
 cp "$FAKE_DIR/timing.kpt" "$out" && echo "ok $out" >"$st"
 SH
 chmod +x "$T/target.sh"
-export KPTPROF_SKIP_GPU_CHECK=1 KPTPROF_INJECT="$T/target.sh" FAKE_DIR="$T"
+export KPTPROF_SKIP_GPU_CHECK=1 KPTPROF_INJECT="$T/target.sh" FAKE_DIR="$T" FAKE_CC="$CC"
 
 FAKE_MODE=perm run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
 expect_error "no privileges" "cannot read counters: insufficient privileges"
@@ -52,4 +55,27 @@ expect_error "busy" "another profiler"
 FAKE_MODE=none run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
 expect_error "nothing" "the counters pass recorded nothing"
 ls -a "$T" | grep -q '^\.kptprof-record' && fail "temporary folder left behind"
+
+# Success: the counters pass's file joins the recording as one more run.
+FAKE_MODE=ok run "$KPTPROF" record -o "$T/ok.kpt" --runs 2 --counters -- "$T/target.sh"
+expect_rc 0 "counters pass ok"
+expect_err "kptprof: counters: 3 kernels x 8 metrics, 1 pass per kernel (3 kernel replays)"
+run "$KPTPROF" report "$T/ok.kpt"
+expect_rc 0 "report with counters"
+expect_out "processes 3 in 3 runs"
+# ceilings come from GPU 0 (here the synthetic timing runs' H100: 3000 GB/s, 798 TFLOP/s)
+expect_out "Counters (replay pass, mean per profiled launch; ceilings: copy 3000 GB/s, bf16 798 TFLOP/s)"
+grep -E '^ +1\.000 ms +3000\.0 +100\.0 +1\.78 +0\.0 +80\.0  copy_vec\(' "$T/out" >/dev/null ||
+	fail "copy_vec counters row: $(cat "$T/out")"
+grep -E '^ +2\.000 ms +150\.0 +5\.0 +1\.78 +25\.0 +40\.0  gemm\(' "$T/out" >/dev/null ||
+	fail "gemm counters row: $(cat "$T/out")"
+# the timing runs' kernels are still there, and only theirs
+run "$KPTPROF" report "$T/timing.kpt" --top 0
+n_base=$(grep -c '^ *[0-9.]*%' "$T/out")
+run "$KPTPROF" report "$T/ok.kpt" --top 0
+[ "$(grep -c '^ *[0-9.]*%' "$T/out")" = "$n_base" ] || fail "kernel rows changed by the counters pass"
+
+# A recording without counters has no Counters section.
+run "$KPTPROF" report "$T/timing.kpt"
+expect_no_out "Counters ("
 echo ok

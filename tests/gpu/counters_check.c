@@ -7,7 +7,15 @@
  * iteration), its counted time is positive, and meta counters.passes is
  * present, and the device row carries plausible measured ceilings (copy
  * 100..20000 GB/s, bf16 10..10000 TFLOP/s). Prints what it compared;
- * exit 0 pass, 1 fail, 2 bad input. */
+ * exit 0 pass, 1 fail, 2 bad input.
+ *
+ * counters_check --write FILE [KERNELS] - writes a small recording as a
+ * counters pass leaves it, for CPU tests of record/report without a GPU:
+ * one H100 device with ceilings (copy 3000 GB/s, bf16 800 TFLOP/s, 132
+ * SMs), one process, and per launch the default set's counters: "copy"
+ * launches 1 ms moving 1.5 GB each way (3000 GB/s, 100% of copy),
+ * "gemm" 2 ms with tensor cycles 25% of active SM cycles. KERNELS (default
+ * "ccg") names the launches in order: c copy, g gemm. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +23,51 @@
 
 #include "kpt_counters.h"
 #include "kpt_format.h"
+
+static int write_recording(const char *path, const char *launches)
+{
+	static const char *const metrics[] = {
+		"gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+		"sm__inst_executed.sum", "sm__cycles_active.avg", "lts__t_sectors.sum",
+		"sm__pipe_tensor_op_hmma_cycles_active.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
+	};
+	static const double copy_v[] = { 1e6, 1.5e9, 1.5e9, 4e8, 1.7e6, 9.4e7, 0, 80 };
+	static const double gemm_v[] = { 2e6, 2e8, 1e8, 8e8, 3.4e6, 1e7, 1.122e8, 40 };
+	struct kpt_writer *w = NULL;
+	struct kpt_device dev = { .name = "NVIDIA H100 80GB HBM3", .slug = "nvidia-h100-80gb-hbm3",
+				  .uuid = "GPU-00000000-0000-0000-0000-000000000001", .sm_count = 132, .cc_major = 9,
+				  .copy_gbps = 3000, .bf16_tflops = 800, .driver_string = "" };
+	struct kpt_process p = { .exit_status = 0, .rank = KPT_NONE };
+	struct kpt_diag d;
+	uint32_t names[2], mids[8];
+	int rc;
+
+	kpt_diag_clear(&d);
+	if ((rc = kpt_writer_create(path, NULL, &w, &d)) < 0 ||
+	    (rc = kpt_writer_intern_cstr(w, "_Z8copy_vecPvPKvm", &names[0], &d)) < 0 ||
+	    (rc = kpt_writer_intern_cstr(w, "_Z4gemmPKvS0_Pv", &names[1], &d)) < 0 ||
+	    (rc = kpt_writer_intern_cstr(w, "counters_check", &p.command, &d)) < 0 ||
+	    (rc = kpt_writer_device(w, &dev, &d)) < 0 || (rc = kpt_writer_process(w, &p, &d)) < 0)
+		goto out;
+	for (int m = 0; m < 8 && rc == 0; m++)
+		rc = kpt_writer_intern_cstr(w, metrics[m], &mids[m], &d);
+	for (uint32_t i = 0; launches[i] && rc == 0; i++) {
+		int g = launches[i] == 'g';
+		struct kpt_counter rows[8];
+
+		for (int m = 0; m < 8; m++)
+			rows[m] = (struct kpt_counter){ .kernel_name = names[g], .ordinal = i, .metric = mids[m],
+							.value = g ? gemm_v[m] : copy_v[m] };
+		rc = kpt_writer_counters(w, rows, 8, &d);
+	}
+	if (rc == 0 && (rc = kpt_writer_meta(w, "counters.passes", "1", &d)) == 0)
+		rc = kpt_writer_commit(w, &d);
+out:
+	kpt_writer_destroy(w);
+	if (rc < 0)
+		fprintf(stderr, "counters_check: %s\n", d.msg);
+	return rc < 0 ? 2 : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -31,6 +84,8 @@ int main(int argc, char **argv)
 	double tol, want, rd, wr, got, dur;
 	int rc;
 
+	if (argc >= 3 && strcmp(argv[1], "--write") == 0)
+		return write_recording(argv[2], argc > 3 ? argv[3] : "ccg");
 	if (argc != 4 || !(tol = atof(argv[3])))
 		return fprintf(stderr, "usage: counters_check FILE WORKLOAD TOLERANCE_PCT\n"), 2;
 	kpt_diag_clear(&d);

@@ -188,6 +188,10 @@ static void test_table_means_each_kernel_metric(void **state)
 	assert_true(kpt_counter_table_get(t, "_Z4copyPf", "sm__inst_executed.sum") == 10);
 	assert_true(isnan(kpt_counter_table_get(t, "_Z4gemmv", "sm__inst_executed.sum")));
 	assert_true(isnan(kpt_counter_table_get(t, "nope", "dram__bytes_read.sum")));
+	assert_int_equal(kpt_counter_table_nkernels(t), 2);
+	assert_string_equal(kpt_counter_table_kernel(t, 0), "_Z4copyPf");
+	assert_string_equal(kpt_counter_table_kernel(t, 1), "_Z4gemmv");
+	assert_null(kpt_counter_table_kernel(t, 2));
 	kpt_counter_table_destroy(t);
 	kpt_diag_clear(&d);
 	assert_int_equal(kpt_counter_table_build(rows, 4, strs, 3, &t, &d), KPT_E_FORMAT);
@@ -224,7 +228,7 @@ static void test_derived_metrics(void **state)
 	kpt_counter_derive(kv_get, &kv, 132, 3200, &o);
 	assert_true(o.dram_bytes == 4e9);
 	assert_true(fabs(o.dram_gbps - 2000) < 1e-9);       /* 4e9 B / 2 ms */
-	assert_true(fabs(o.ipc - 5) < 1e-12);
+	assert_true(fabs(o.ipc - 5.0 / 132) < 1e-12);        /* 5e6 / (1e6 * 132) */
 	assert_true(fabs(o.tensor_active_pct - 25) < 1e-9); /* 33e6 / (1e6 * 132) */
 	assert_true(o.l2_bytes == 32000);
 	assert_true(fabs(o.copy_ceiling_pct - 62.5) < 1e-9);
