@@ -55,6 +55,8 @@ static struct {
 	unsigned max_ranges, passes;
 	int profiler_on;
 	uint64_t dropped;
+	uint64_t misaligned;        /* decodes whose ranges did not pair with launches */
+	uint64_t lost;              /* contexts that could not be decoded at the end */
 	struct cctx ctx[KPT_CCOUNT_MAX_CTX];
 	unsigned nctx;
 	struct result *res;
@@ -276,7 +278,7 @@ static int name_useless(const char *s)
 	return 1;
 }
 
-static int result_add(struct cctx *c, const char *range_name, size_t idx, struct kpt_diag *d)
+static int result_add(struct cctx *c, const char *range_name, size_t idx, int use_symbols, struct kpt_diag *d)
 {
 	CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = { .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
 	struct result *r;
@@ -294,7 +296,7 @@ static int result_add(struct cctx *c, const char *range_name, size_t idx, struct
 	r = &C.res[C.nres];
 	/* The symbol recorded at launch is the mangled name that activity
 	 * records carry, so counters and timings match by name. */
-	name = idx < c->nnames && c->names[idx] ? c->names[idx] : name_useless(range_name) ? "(unknown)" : range_name;
+	name = use_symbols && c->names[idx] ? c->names[idx] : name_useless(range_name) ? "(unknown)" : range_name;
 	if (!(r->kernel = strdup(name)) || !(r->values = malloc(C.nmetrics * sizeof *r->values))) {
 		free(r->kernel);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory storing counters");
@@ -335,6 +337,11 @@ static int decode(struct cctx *c, struct kpt_diag *d)
 	gi.pCounterDataImage = c->data;
 	gi.counterDataImageSize = c->data_size;
 	CC(d, cuptiRangeProfilerGetCounterDataInfo(&gi));
+	/* Symbols name the ranges only when they pair up one to one; else
+	 * something other than our launches made ranges, and CUPTI's names
+	 * are used. */
+	if (gi.numTotalRanges != c->nnames)
+		C.misaligned++;
 	for (size_t i = 0; i < gi.numTotalRanges && rc == 0; i++) {
 		CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri = { .structSize = CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE };
 
@@ -344,7 +351,7 @@ static int decode(struct cctx *c, struct kpt_diag *d)
 		ri.rangeDelimiter = "/";
 		if (cuptiRangeProfilerCounterDataGetRangeInfo(&ri) != CUPTI_SUCCESS)
 			ri.rangeName = NULL;
-		rc = result_add(c, ri.rangeName, i, d);
+		rc = result_add(c, ri.rangeName, i, gi.numTotalRanges == c->nnames, d);
 	}
 	for (unsigned i = 0; i < c->nnames; i++) {
 		free(c->names[i]);
@@ -479,9 +486,15 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 	int rc = 0;
 
 	pthread_mutex_lock(&C.lock);
-	for (unsigned i = 0; i < C.nctx && rc == 0; i++)
+	/* A context that cannot be decoded now (CUDA already torn down at
+	 * exit) loses its last image; the others are still written, and
+	 * counters.lost_contexts says so. */
+	for (unsigned i = 0; i < C.nctx; i++)
 		if (C.ctx[i].ctx) {
-			rc = decode_current(&C.ctx[i], d);
+			struct kpt_diag lost;
+
+			if (decode_current(&C.ctx[i], &lost) < 0)
+				C.lost++;
 			ctx_release(&C.ctx[i]);
 		}
 	for (size_t m = 0; m < C.nmetrics && rc == 0; m++)
@@ -512,6 +525,10 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 		kpt_writer_meta(w, "counters.ranges_dropped", buf, d);
 		snprintf(buf, sizeof buf, "%zu", C.nres);
 		kpt_writer_meta(w, "counters.kernels", buf, d);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.misaligned);
+		kpt_writer_meta(w, "counters.names_from_ranges", buf, d);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.lost);
+		kpt_writer_meta(w, "counters.lost_contexts", buf, d);
 	}
 	for (size_t i = 0; i < C.nres; i++) {
 		free(C.res[i].kernel);
