@@ -34,7 +34,7 @@ static const char *const set_occupancy[] = {
 
 static const struct kpt_counter_set sets[] = {
 	{ .name = KPT_COUNTER_SET_DEFAULT, .metrics = set_default,
-	  .about = "time, DRAM bytes, instructions, SM cycles, L2 sectors, tensor pipe, warps (1 pass on Hopper)" },
+	  .about = "time, DRAM bytes, instructions, SM cycles, L2 sectors, tensor pipe, warps (1 pass on Hopper expected)" },
 	{ .name = "memory", .metrics = set_memory,
 	  .about = "DRAM and L2 traffic, L2 hit rate, L1 bytes, DRAM throughput" },
 	{ .name = "compute", .metrics = set_compute,

@@ -66,6 +66,19 @@ static int parse_long(const char *opt, const char *s, long min, long *out)
 	return 0;
 }
 
+/* The --counters sets, after the usage of --help. */
+static int counter_sets_help(void)
+{
+	size_t n;
+	const struct kpt_counter_set *sets = kpt_counter_sets(&n);
+
+	printf("\n--counters[=SET,...]: a separate kernel-replay pass reading hardware counters; SET is\n"
+	       "a set name or a metric name (docs/counters.md). Sets:\n");
+	for (size_t i = 0; i < n; i++)
+		printf("  %-10s %s\n", sets[i].name, sets[i].about);
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	int i;
@@ -83,7 +96,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-			return kpt_cli_help("record") == 0 ? 1 : KPT_EXIT_ERROR;
+			return kpt_cli_help("record") == 0 && counter_sets_help() == 0 ? 1 : KPT_EXIT_ERROR;
 		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
 			if (!(o->out = argv[++i]))
 				return kpt_cli_usage_error("record", "option '%s' needs a file name", a);

@@ -8,6 +8,12 @@ need_synth
 CC="$KPT_BUILD/tests/counters_check"
 [ -x "$CC" ] || skip "counters_check is not built"
 
+run "$KPTPROF" record --help
+expect_rc 0 "record --help"
+expect_out "kptprof record"
+expect_out "  memory     DRAM and L2 traffic"
+expect_out "  default    time, DRAM bytes"
+
 run "$KPTPROF" record --counters=bogus -- true
 expect_error "unknown set" "unknown counter set or metric 'bogus'"
 expect_err "hint: counter sets: default, memory"
