@@ -950,6 +950,13 @@ static char **runner_argv(const struct record_opts *o, const char *runner)
 	return v;
 }
 
+/* Failure before anything ran: prints d, frees what parse() made. */
+static int early_fail(struct record_opts *o, const struct kpt_diag *d)
+{
+	kpt_metric_list_release(&o->metrics);
+	return kpt_cli_fail(d);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
@@ -963,43 +970,45 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa, old_int, old_term;
 	int rc, status = 0, n;
 
-	if ((rc = parse(argc, argv, &o)) != 0)
+	if ((rc = parse(argc, argv, &o)) != 0) {
+		kpt_metric_list_release(&o.metrics);
 		return rc == 1 ? KPT_EXIT_OK : rc;
+	}
 	kpt_diag_clear(&d);
 	kpt_diag_clear(&perr);
 	if (o.cmd) {
 		cmd = o.cmd;
 		if (!command_exists(cmd[0])) {
 			kpt_diag_set(&d, KPT_E_NOTFOUND, "command not found: '%s'", cmd[0]);
-			return kpt_cli_fail(&d);
+			return early_fail(&o, &d);
 		}
 	} else {
 		if (find_beside("KPTPROF_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
 				X_OK, runner, sizeof runner) < 0) {
 			kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find the workload runner 'kpt-workloads' beside kptprof");
 			kpt_diag_hint(&d, "build the kernels (a CUDA toolkit is needed) or set KPTPROF_WORKLOADS");
-			return kpt_cli_fail(&d);
+			return early_fail(&o, &d);
 		}
 		if (!(cmd = owned = runner_argv(&o, runner)))
-			return kpt_cli_fail(&d);
+			return early_fail(&o, &d);
 	}
 	if (find_beside("KPTPROF_INJECT", inject_rel, sizeof inject_rel / sizeof inject_rel[0], R_OK,
 			inject, sizeof inject) < 0) {
 		kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find the collector 'libkptinject.so' beside kptprof");
 		kpt_diag_hint(&d, "build kptprof with a CUDA toolkit, or set KPTPROF_INJECT to the library");
 		free(owned);
-		return kpt_cli_fail(&d);
+		return early_fail(&o, &d);
 	}
 	if (make_tmpdir(o.out, tmp, sizeof tmp, &d) < 0) {
 		free(owned);
-		return kpt_cli_fail(&d);
+		return early_fail(&o, &d);
 	}
 	/* KPTPROF_SKIP_GPU_CHECK: for tests of the launcher on machines
 	 * without a GPU (the target then decides what gets recorded). */
 	if (!getenv("KPTPROF_SKIP_GPU_CHECK") && kpt_gpu_probe(&gpus, &d) < 0) {
 		remove_tmpdir(tmp);
 		free(owned);
-		return kpt_cli_fail(&d);
+		return early_fail(&o, &d);
 	}
 	/* The fail path restores these: read them before any goto. */
 	sigaction(SIGINT, NULL, &old_int);
