@@ -253,23 +253,36 @@ static int by_counted_time(const void *a, const void *b)
  * first: DRAM GB/s and its percent of the device's measured copy
  * ceiling, instructions per active SM cycle, tensor pipe and warp
  * occupancy percentages. Nothing when the recording has no counters. */
-static void print_counters(const struct report *r)
+/* The kernels with counters, busiest first, in a new array (caller frees
+ * it and destroys *t); NULL when the recording has none. */
+static struct ctr_ctx *counter_kernels(const struct report *r, struct kpt_counter_table **t, size_t *n)
 {
-	struct kpt_counter_table *t = NULL;
 	struct ctr_ctx *k = NULL;
-	size_t n;
-	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
 
-	if (!r->c.counters || kpt_counter_table_load(r->f, &t, NULL) < 0 || !(n = kpt_counter_table_nkernels(t)) ||
-	    !(k = calloc(n, sizeof *k))) {
-		kpt_counter_table_destroy(t);
-		return;
+	*t = NULL;
+	if (!r->c.counters || kpt_counter_table_load(r->f, t, NULL) < 0 || !(*n = kpt_counter_table_nkernels(*t)) ||
+	    !(k = calloc(*n, sizeof *k))) {
+		kpt_counter_table_destroy(*t);
+		*t = NULL;
+		return NULL;
 	}
-	for (size_t i = 0; i < n; i++) {
-		k[i] = (struct ctr_ctx){ t, kpt_counter_table_kernel(t, i), 0 };
+	for (size_t i = 0; i < *n; i++) {
+		k[i] = (struct ctr_ctx){ *t, kpt_counter_table_kernel(*t, i), 0 };
 		k[i].ns = ctr_get(&k[i], "gpu__time_duration.sum");
 	}
-	qsort(k, n, sizeof *k, by_counted_time);
+	qsort(k, *n, sizeof *k, by_counted_time);
+	return k;
+}
+
+static void print_counters(const struct report *r)
+{
+	struct kpt_counter_table *t;
+	struct ctr_ctx *k;
+	size_t n = 0;
+	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
+
+	if (!(k = counter_kernels(r, &t, &n)))
+		return;
 	printf("\nCounters (replay pass, mean per profiled launch; ceilings: ");
 	printf(copy > 0 ? "copy %.0f GB/s, " : "copy unknown, ", copy);
 	printf(bf16 > 0 ? "bf16 %.0f TFLOP/s)\n" : "bf16 unknown)\n", bf16);
@@ -415,6 +428,49 @@ static void json_env(struct kpt_json *j, const struct report *r)
 
 /* JSON always carries the per-kernel rows under "kernels"; --by range adds
  * "ranges". */
+/* "kernel_counters": per kernel with counters (busiest first) the derived
+ * values and every metric of meta counters.metrics; absent without. */
+static void json_counters(struct kpt_json *j, const struct report *r)
+{
+	struct kpt_counter_table *t;
+	struct kpt_metric_list l = { 0 };
+	struct ctr_ctx *k;
+	size_t n = 0;
+	double copy = r->ndev ? r->dev[0].copy_gbps : 0;
+
+	if (!(k = counter_kernels(r, &t, &n)))
+		return;
+	if (kpt_metric_list_parse(kpt_file_meta_get(r->f, "counters.metrics"), &l, NULL) < 0)
+		memset(&l, 0, sizeof l);
+	kpt_json_key(j, "kernel_counters");
+	kpt_json_begin_array(j);
+	for (size_t i = 0; i < n; i++) {
+		struct kpt_counter_derived dv;
+		char *dm = kpt_demangle(k[i].kernel);
+
+		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
+		kpt_json_begin_object(j);
+		kpt_json_kv_str(j, "name", dm ? dm : k[i].kernel);
+		kpt_json_kv_str(j, "mangled", k[i].kernel);
+		kpt_json_kv_double(j, "dram_bytes", dv.dram_bytes);
+		kpt_json_kv_double(j, "dram_gbps", dv.dram_gbps);
+		kpt_json_kv_double(j, "copy_ceiling_pct", dv.copy_ceiling_pct);
+		kpt_json_kv_double(j, "ipc_per_sm", dv.ipc);
+		kpt_json_kv_double(j, "tensor_active_pct", dv.tensor_active_pct);
+		kpt_json_key(j, "metrics");
+		kpt_json_begin_object(j);
+		for (size_t m = 0; m < l.n; m++)
+			kpt_json_kv_double(j, l.names[m], ctr_get(&k[i], l.names[m]));
+		kpt_json_end_object(j);
+		kpt_json_end_object(j);
+		free(dm);
+	}
+	kpt_json_end_array(j);
+	kpt_metric_list_release(&l);
+	free(k);
+	kpt_counter_table_destroy(t);
+}
+
 static int print_json(const struct report *r, struct kpt_diag *d)
 {
 	struct kpt_summary *by_kernel = r->s;
@@ -447,6 +503,7 @@ static int print_json(const struct report *r, struct kpt_diag *d)
 		kpt_json_key(&j, "ranges");
 		json_rows(&j, r, r->s);
 	}
+	json_counters(&j, r);
 	kpt_json_end_object(&j);
 	if (rc >= 0)
 		rc = kpt_json_finish(&j, d);

@@ -75,6 +75,20 @@ grep -E '^ +1\.000 ms +3000\.0 +100\.0 +1\.78 +0\.0 +80\.0  copy_vec\(' "$T/out"
 	fail "copy_vec counters row: $(cat "$T/out")"
 grep -E '^ +2\.000 ms +150\.0 +5\.0 +1\.78 +25\.0 +40\.0  gemm\(' "$T/out" >/dev/null ||
 	fail "gemm counters row: $(cat "$T/out")"
+run "$KPTPROF" report "$T/ok.kpt" --format json
+expect_rc 0 "report json with counters"
+if command -v python3 >/dev/null; then
+	python3 - "$T/out" <<'PY' || fail "kernel_counters JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+k = {x["mangled"]: x for x in j["kernel_counters"]}
+c = k["_Z8copy_vecPvPKvm"]
+assert c["dram_gbps"] == 3000 and abs(c["copy_ceiling_pct"] - 100) < 1e-9, c
+assert c["metrics"]["dram__bytes_read.sum"] == 1.5e9, c
+assert abs(k["_Z4gemmPKvS0_Pv"]["tensor_active_pct"] - 25) < 1e-9
+assert j["meta"]["counters.set"] == "default" and j["meta"]["counters.passes"] == "1", j["meta"]
+PY
+fi
 # the timing runs' kernels are still there, and only theirs
 run "$KPTPROF" report "$T/timing.kpt" --top 0
 n_base=$(grep -c '^ *[0-9.]*%' "$T/out")
