@@ -5,7 +5,8 @@
 # Writes into $RES: gpu.txt, copy.txt (the 512 MiB copy's DRAM bytes against
 # the bytes it moves), quick.kpt (the quick suite with the default set;
 # small), quick-report.txt, memory.txt (the memory set), errors.txt (an
-# unknown metric, exit status), steps.txt (rc and time of every step).
+# unknown metric, exit status), steps.txt (rc and time of every step);
+# with KPT_COMPARE_SUITES=1 also <gpu-slug>-seed.kpt and -default.kpt.
 set -u -o pipefail
 SRC=${SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-$SRC/build-gpu}
@@ -46,6 +47,15 @@ step memory bash -c "'$K' record -o '$RES/mem.kpt' --runs 1 --iterations 3 --war
 	--workload memory.copy.512MiB && '$CHECK' '$RES/mem.kpt' memory.copy.512MiB 5"
 step quick timeout 300 "$K" record -o "$RES/quick.kpt" --runs 2 --counters --suite quick
 step quick-report "$K" report "$RES/quick.kpt" --top 20
+# Optional (KPT_COMPARE_SUITES=1; minutes of GPU time): the seed and
+# default suites with ceilings, for `kptprof compare` across GPU models and
+# the baselines the issue asks for (H100 and H200).
+if [ -n "${KPT_COMPARE_SUITES:-}" ]; then
+	slug=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
+	for suite in seed default; do
+		step "suite-$suite" timeout 400 "$K" record -o "$RES/$slug-$suite.kpt" --runs 3 --suite "$suite"
+	done
+fi
 errors() {
 	"$K" record -o "$RES/bad.kpt" --runs 1 --iterations 1 --warmup 0 --counters=sm__no_such_counter.sum \
 		--workload memory.copy.4MiB
