@@ -309,10 +309,12 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 			setenv("KPT_API", "1", 1);
 		else
 			unsetenv("KPT_API");
-		if (l->counters)
+		if (l->counters) {
 			setenv("KPT_COUNTERS", l->counters, 1);
-		else
+			setenv("KPT_SAMPLE_MS", "0", 1); /* its clocks are replay's, not the runs' */
+		} else {
 			unsetenv("KPT_COUNTERS");
+		}
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(pfd[1], &err, sizeof err) < 0)
@@ -376,10 +378,12 @@ static int counters_status(const char *path, struct kpt_diag *d)
 }
 
 /* Runs the command once more with KPT_COUNTERS (kernel replay distorts
- * time, so this is a pass of its own, after the timing runs), as run
- * o->runs. A collector error fails the recording: counters were asked for.
- * Its files are renamed r<run>-... so that merge() takes them; they hold
- * counters, devices and NVTX ranges but no kernel timings. */
+ * time, so this is a pass of its own, after the timing runs). A collector
+ * error fails the recording: counters were asked for. Its files hold
+ * counters, devices and NVTX ranges but no kernels and no NVML samples;
+ * they are renamed into run 0's naming, so that merge() adds them as more
+ * processes of run 0 and the number of runs (the decision rule's sample
+ * size) stays M. */
 static int counters_pass(struct record_opts *o, const struct launch *base, char **cmd, struct kpt_diag *d)
 {
 	struct launch l = *base;
@@ -393,7 +397,7 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	l.prefix = 'c';
 	l.counters = joined;
-	s = run_once(&l, cmd, o->runs, d);
+	s = run_once(&l, cmd, 0, d);
 	free(joined);
 	if (s < 0)
 		return -1;
@@ -418,7 +422,9 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 					o->counter_passes = (unsigned)v;
 			}
 			kpt_file_close(f);
-			snprintf(to, sizeof to, "%s/r%s", l.tmp, e->d_name + 1);
+			/* c00000-p<pid>.kpt -> r00000-zcounters-p<pid>.kpt: never a
+			 * timing run's name, and sorted after them (merge order). */
+			snprintf(to, sizeof to, "%s/r%.5s-zcounters%s", l.tmp, e->d_name + 1, e->d_name + 6);
 			if (rename(from, to) < 0)
 				rc = kpt_diag_set(d, KPT_E_IO, "cannot rename '%s': %s", from, strerror(errno));
 			files++;
@@ -773,8 +779,6 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 		free(joined);
 		snprintf(buf, sizeof buf, "%u", o->counter_passes);
 		kpt_writer_meta(w, "counters.passes", buf, d);
-		snprintf(buf, sizeof buf, "%ld", o->runs);
-		kpt_writer_meta(w, "counters.run", buf, d);
 	}
 	if (o->iterations >= 0) {
 		snprintf(buf, sizeof buf, "%ld", o->iterations);

@@ -35,6 +35,7 @@ if [ -n "${KPT_COUNTERS:-}" ]; then
 	unknown) printf "error notfound counter 'sm__bogus.sum' is unknown on this GPU (chip GH100)\n" >"$st" ;;
 	busy) printf 'error busy another profiler holds the GPU'"'"'s counters (cuptiRangeProfilerEnable: CUPTI_ERROR_HARDWARE_BUSY)\n' >"$st" ;;
 	none) ;;
+	samples) echo "${KPT_SAMPLE_MS:-unset}" >"$FAKE_DIR/sample_ms" ;;
 	ok) "$FAKE_CC" --write "$out" cgc && echo "ok $out" >"$st" ;;
 	esac
 	exit 0
@@ -61,14 +62,17 @@ expect_error "busy" "another profiler"
 FAKE_MODE=none run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
 expect_error "nothing" "the counters pass recorded nothing"
 ls -a "$T" | grep -q '^\.kptprof-record' && fail "temporary folder left behind"
+FAKE_MODE=samples run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
+[ "$(cat "$T/sample_ms")" = 0 ] || fail "the counters pass samples NVML: KPT_SAMPLE_MS=$(cat "$T/sample_ms")"
 
-# Success: the counters pass's file joins the recording as one more run.
+# Success: the counters pass's file joins run 0 as one more process (the
+# number of runs, the decision rule's sample size, stays 2).
 FAKE_MODE=ok run "$KPTPROF" record -o "$T/ok.kpt" --runs 2 --counters -- "$T/target.sh"
 expect_rc 0 "counters pass ok"
 expect_err "kptprof: counters: 3 kernels x 8 metrics, 1 pass per kernel (3 kernel replays)"
 run "$KPTPROF" report "$T/ok.kpt"
 expect_rc 0 "report with counters"
-expect_out "processes 3 in 3 runs"
+expect_out "processes 3 in 2 runs"
 # ceilings come from GPU 0 (here the synthetic timing runs' H100: 3000 GB/s, 798 TFLOP/s)
 expect_out "Counters (replay pass, mean per profiled launch; ceilings: copy 3000 GB/s, bf16 798 TFLOP/s)"
 grep -E '^ +1\.000 ms +3000\.0 +100\.0 +1\.78 +0\.0 +80\.0  copy_vec\(' "$T/out" >/dev/null ||
