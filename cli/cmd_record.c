@@ -380,7 +380,7 @@ static int counters_status(const char *path, struct kpt_diag *d)
 /* Runs the command once more with KPT_COUNTERS (kernel replay distorts
  * time, so this is a pass of its own, after the timing runs). A collector
  * error fails the recording: counters were asked for. Its files hold
- * counters, devices and NVTX ranges but no kernels and no NVML samples;
+ * counters and devices but no kernels, NVTX ranges or NVML samples;
  * they are renamed into run 0's naming, so that merge() adds them as more
  * processes of run 0 and the number of runs (the decision rule's sample
  * size) stays M. */

@@ -6,7 +6,7 @@
  * Enabled by KPT_COUNTERS (a comma list of metric names; `kptprof record
  * --counters` sets it for a separate pass of the target, after the timing
  * runs, because replay distorts time). In that mode the collector records
- * counters, devices and NVTX ranges, and no kernel activity.
+ * counters and devices: no activity and no NVTX ranges.
  *
  * Threads: the launch hooks run on the application's launching thread;
  * state per context is under one mutex (a counters pass is not about speed).

@@ -25,8 +25,8 @@
  *                   are allocated on demand before records are dropped).
  *   KPT_DEVICE_BUFFER_MB  CUPTI device buffer per context (default 32).
  *   KPT_COUNTERS    comma list of metrics: a counters pass (CUPTI range
- *                   profiler, auto range, kernel replay; no kernel
- *                   activity is recorded). See kpt_counters_cupti.h.
+ *                   profiler, auto range, kernel replay; no activity
+ *                   and no NVTX ranges are recorded). See kpt_counters_cupti.h.
  *   KPT_COUNTERS_RANGES  kernels per counter image before decoding (1024).
  *
  * Lifecycle: records are flushed into the file at exit (atexit), when a
