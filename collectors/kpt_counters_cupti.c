@@ -266,8 +266,8 @@ static struct cctx *ctx_find(CUcontext ctx)
 
 /* ---- decoding ---------------------------------------------------------------------- */
 
-/* A range name that is only digits (or empty) says nothing: the launch
- * hook's symbol is used instead. */
+/* A range name that is only digits (or empty) says nothing: a range that
+ * the launch symbols cannot name either is stored as "(unknown)". */
 static int name_useless(const char *s)
 {
 	if (!s || !*s)
