@@ -111,15 +111,58 @@ static int cmp_change(const void *a, const void *b)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static void key_label(const struct kpt_diff_row *r, char *out, size_t cap)
+#define KEY_LABEL 200
+
+/* Innermost range of an NVTX path "a/b/c": "c"; "" when none. */
+static const char *innermost(const char *path)
 {
-	char shortn[128];
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "";
+}
+
+/* Label of a key at a disambiguation level: 0 the short name (with #ordinal
+ * when > 0); 1 adds the workload (the innermost range when none); 2 the
+ * full range path; 3 the launch config too. */
+static void key_label(const struct kpt_diff_row *r, int level, char *out, size_t cap)
+{
+	char shortn[128], ord[16] = "", ctx[96] = "", cfg[48] = "";
+	const char *wl = r->workload && *r->workload ? r->workload : innermost(r->path);
 
 	kpt_short_name(r->name, 56, shortn, sizeof shortn);
 	if (r->ordinal)
-		snprintf(out, cap, "%s #%u", shortn, r->ordinal);
-	else
-		snprintf(out, cap, "%s", shortn);
+		snprintf(ord, sizeof ord, " #%u", r->ordinal);
+	if (level >= 1 && *wl)
+		snprintf(ctx, sizeof ctx, " [%s]", level >= 2 && r->path && *r->path ? r->path : wl);
+	if (level >= 3)
+		snprintf(cfg, sizeof cfg, r->loose ? " (configs differ)" : " (%u,%u,%u)x(%u,%u,%u)",
+			 r->grid[0], r->grid[1], r->grid[2], r->block[0], r->block[1], r->block[2]);
+	snprintf(out, cap, "%s%s%s%s", shortn, ord, ctx, cfg);
+}
+
+/* Labels of the plotted keys rows[idx[0..n-1]] into lab[n]: each key gets
+ * the lowest key_label level at which no other key of the diff (plotted or
+ * not) has the same label, so colliding short names are told apart by
+ * workload, range and config, and the same key reads the same in every
+ * plot. O(n x rows x levels). */
+static void key_labels(const struct kpt_diff *df, const size_t *idx, size_t n, char (*lab)[KEY_LABEL])
+{
+	char other[KEY_LABEL];
+
+	for (size_t k = 0; k < n; k++)
+		for (int level = 0; level <= 3; level++) {
+			int unique = 1;
+
+			key_label(&df->rows[idx[k]], level, lab[k], KEY_LABEL);
+			for (size_t j = 0; j < df->nrows && unique; j++) {
+				if (j == idx[k])
+					continue;
+				key_label(&df->rows[j], level, other, sizeof other);
+				unique = strcmp(other, lab[k]) != 0;
+			}
+			if (unique)
+				break;
+		}
 }
 
 int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char *stem,
@@ -128,7 +171,8 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 	size_t *idx, n = 0, total;
 	int present[KPT_V_COUNT] = { 0 }, rc;
 	double thr = df->opts.threshold_pct > 0 ? df->opts.threshold_pct : 2.0;
-	double lo = -thr, hi = thr;
+	double lo = -thr, hi = thr, tmin = INFINITY, tmax = -INFINITY;
+	char (*lab)[KEY_LABEL];
 	FILE *fp;
 
 	idx = malloc((df->nrows ? df->nrows : 1) * sizeof *idx);
@@ -148,46 +192,61 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 		n = KPT_PLOT_MAX_KEYS;
 	}
 	qsort(idx, n, sizeof *idx, cmp_change);
+	lab = malloc(n * sizeof *lab);
+	if (!lab) {
+		free(idx);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	key_labels(df, idx, n, lab);
 	rc = kpt_gp_open(dir, stem, "kptprof diff: change of each kernel (NEW vs BASE) with its interval",
 			 1100, 140 + 18 * (int)n, &fp, d);
 	if (rc) {
+		free(lab);
 		free(idx);
 		return rc;
 	}
-	fprintf(fp, "$data << EOD\n# rank change_pct ci_low_pct ci_high_pct color verdict label\n");
+	fprintf(fp, "$data << EOD\n# rank change_pct ci_low_pct ci_high_pct color verdict threshold_pct label range\n");
 	for (size_t k = 0; k < n; k++) {
 		const struct kpt_diff_row *r = &df->rows[idx[k]];
 		double cl = isfinite(r->ci_low_pct) ? r->ci_low_pct : r->change_pct;
 		double ch = isfinite(r->ci_high_pct) ? r->ci_high_pct : r->change_pct;
-		char label[160];
+		double kt = r->threshold_pct > 0 ? r->threshold_pct : thr;
 
-		key_label(r, label, sizeof label);
-		fprintf(fp, "%zu %.6g %.6g %.6g 0x%06x %s ", k, r->change_pct, cl, ch,
-			kpt_verdict_color(r->verdict), kpt_verdict_label(r->verdict));
-		kpt_gp_field(fp, label);
+		fprintf(fp, "%zu %.6g %.6g %.6g 0x%06x %s %.6g ", k, r->change_pct, cl, ch,
+			kpt_verdict_color(r->verdict), kpt_verdict_label(r->verdict), kt);
+		kpt_gp_field(fp, lab[k]);
+		fputc(' ', fp);
+		kpt_gp_field(fp, r->path && *r->path ? r->path : "-");
 		fputc('\n', fp);
 		present[r->verdict] = 1;
-		lo = cl < lo ? cl : lo;
-		hi = ch > hi ? ch : hi;
+		lo = fmin(lo, fmin(cl, -kt));
+		hi = fmax(hi, fmax(ch, kt));
+		tmin = fmin(tmin, kt);
+		tmax = fmax(tmax, kt);
 	}
 	fprintf(fp, "EOD\n");
 	fprintf(fp, "set title ");
 	{
-		char title[512];
+		char title[512], band[64];
 
-		snprintf(title, sizeof title, "Change per kernel, NEW vs BASE (%zu of %zu matched keys; band: +-%g%% threshold)",
-			 n, total, thr);
+		if (tmin == tmax)
+			snprintf(band, sizeof band, "+-%g%%", tmin);
+		else
+			snprintf(band, sizeof band, "+-%g%% to +-%g%% by duration", tmin, tmax);
+		snprintf(title, sizeof title, "Change per kernel, NEW vs BASE (%zu of %zu matched keys; band: each key's threshold, %s)",
+			 n, total, band);
 		kpt_gp_quote(fp, title);
 	}
 	fprintf(fp, "\nset xlabel 'change of the run medians, %% (interval at 1 - alpha)'\n");
-	fprintf(fp, "set object 1 rect from %.6g, graph 0 to %.6g, graph 1 fc rgb '#ececec' fs solid noborder behind\n",
-		-thr, thr);
 	fprintf(fp, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead lc rgb '#909090' back\n");
 	fprintf(fp, "set xrange [%.6g:%.6g]\nset yrange [-0.7:%zu.3]\n",
 		lo - 0.08 * (hi - lo), hi + 0.08 * (hi - lo), n - 1);
 	fprintf(fp, "set ytics out nomirror font ',8'\nset grid xtics lc rgb '#dddddd'\n"
 		    "set key outside top center horizontal reverse Left samplen 1\n");
-	fprintf(fp, "plot $data using 2:1:3:4:5:ytic(7) with xerrorbars pt 7 ps 1.1 lw 1.5 lc rgb variable notitle");
+	/* The band: each key's own threshold, a box around its row. */
+	fprintf(fp, "plot $data using (0):1:(-$7):7:($1-0.45):($1+0.45) with boxxyerror fs solid noborder "
+		    "fc rgb '#e4e4e4' notitle, \\\n"
+		    "     $data using 2:1:3:4:5:ytic(8) with xerrorbars pt 7 ps 1.1 lw 1.5 lc rgb variable notitle");
 	for (int v = 0; v < KPT_V_COUNT; v++)
 		if (present[v]) {
 			fprintf(fp, ", NaN with points pt 7 lc rgb ");
@@ -195,6 +254,7 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 			fprintf(fp, " title '%s'", kpt_verdict_label(v));
 		}
 	fputc('\n', fp);
+	free(lab);
 	free(idx);
 	return kpt_gp_close(fp, dir, stem, d);
 }
@@ -221,6 +281,7 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 		       struct kpt_diag *d)
 {
 	size_t keys[KPT_PLOT_MAX_RUNKEYS], n = 0, total = 0;
+	char lab[KPT_PLOT_MAX_RUNKEYS][KEY_LABEL];
 	double thr = df->opts.threshold_pct > 0 ? df->opts.threshold_pct : 2.0;
 	FILE *fp;
 	int rc;
@@ -240,6 +301,16 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 			 1100, 560, &fp, d);
 	if (rc)
 		return rc;
+	key_labels(df, keys, n, lab);
+	fprintf(fp, "$keys << EOD\n# key label range\n");
+	for (size_t k = 0; k < n; k++) {
+		fprintf(fp, "%zu ", k);
+		kpt_gp_field(fp, lab[k]);
+		fputc(' ', fp);
+		kpt_gp_field(fp, df->rows[keys[k]].path && *df->rows[keys[k]].path ? df->rows[keys[k]].path : "-");
+		fputc('\n', fp);
+	}
+	fprintf(fp, "EOD\n");
 	runs_block(fp, "base", df, keys, n, 0);
 	runs_block(fp, "new", df, keys, n, 1);
 	fprintf(fp, "set title ");
@@ -255,11 +326,8 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 		-thr, thr);
 	fprintf(fp, "set xrange [-0.6:%zu.6]\nset xtics (", n - 1);
 	for (size_t k = 0; k < n; k++) {
-		char label[160];
-
-		kpt_short_name(df->rows[keys[k]].name, 34, label, sizeof label);
 		fprintf(fp, "%s", k ? ", " : "");
-		kpt_gp_quote(fp, label);
+		kpt_gp_quote(fp, lab[k]);
 		fprintf(fp, " %zu", k);
 	}
 	fprintf(fp, ") rotate by 30 right font ',8'\nset bmargin 10\nset lmargin 26\nset grid ytics lc rgb '#dddddd'\n"

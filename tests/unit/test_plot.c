@@ -76,15 +76,26 @@ static void free_rows(char **rows, int n)
 		free(rows[i]);
 }
 
-/* The quoted last field of a data row. */
+/* The first quoted field of a data row (the label). */
 static const char *last_field(const char *row, char *buf, size_t cap)
 {
-	const char *q = strchr(row, '"'), *e = strrchr(row, '"');
+	const char *q = strchr(row, '"'), *e = q ? strchr(q + 1, '"') : NULL;
 
 	assert_non_null(q);
-	assert_true(e > q);
+	assert_non_null(e);
 	snprintf(buf, cap, "%.*s", (int)(e - q - 1), q + 1);
 	return buf;
+}
+
+/* The second quoted field of a data row (the range). */
+static const char *range_field(const char *row, char *buf, size_t cap)
+{
+	const char *q = strchr(row, '"');
+
+	assert_non_null(q);
+	q = strchr(q + 1, '"');
+	assert_non_null(q);
+	return last_field(q + 1, buf, cap);
 }
 
 static struct kpt_diff_row row(const char *name, enum kpt_verdict v, double ch, double lo, double hi)
@@ -338,6 +349,96 @@ static void test_script_quotes_names_safely(void **state)
 	free_rows(out, n);
 }
 
+/* copy_plant10_512MiB.kpt vs copy_base.kpt (H100): copy_vec and fill_f32
+ * run in three workloads each; only the 512 MiB copy is SLOW. */
+static struct kpt_diff *real_copy_diff(void)
+{
+	struct kpt_diff *df = NULL;
+
+	assert_int_equal(kpt_diff_paths(KPT_SRC_DIR "/tests/data/copy_base.kpt",
+					 KPT_SRC_DIR "/tests/data/copy_plant10_512MiB.kpt", NULL, &df, NULL), 0);
+	return df;
+}
+
+static void test_diff_labels_unique_when_short_names_collide(void **state)
+{
+	struct kpt_diff *df = real_copy_diff();
+	char *out[64], *keys[32], lab[64][256], buf[256];
+	int n, nk, slow = 0;
+
+	(void)state;
+	assert_int_equal(kpt_plot_diff_change(df, tmpdir, "real_change", NULL), 0);
+	n = read_block("real_change", "data", out, 64);
+	assert_int_equal(n, 6);
+	for (int i = 0; i < n; i++) {
+		last_field(out[i], lab[i], sizeof lab[i]);
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(lab[i], lab[j]);
+		if (strstr(out[i], " SLOW ")) {
+			slow++;
+			assert_string_equal(lab[i], "copy_vec [memory.copy.512MiB]");
+			assert_string_equal(range_field(out[i], buf, sizeof buf), "memory.copy.512MiB/kpt_copy");
+		}
+	}
+	assert_int_equal(slow, 1);
+	/* diff_runs names its keys the same way */
+	assert_int_equal(kpt_plot_diff_runs(df, tmpdir, "real_runs", NULL), 0);
+	nk = read_block("real_runs", "keys", keys, 32);
+	assert_int_equal(nk, 2);
+	assert_string_equal(last_field(keys[0], buf, sizeof buf), "copy_vec [memory.copy.512MiB]");
+	assert_string_equal(last_field(keys[1], buf, sizeof buf), "fill_f32 [memory.copy.64MiB]");
+	free_rows(out, n);
+	free_rows(keys, nk);
+	kpt_diff_destroy(df);
+}
+
+static void test_diff_change_carries_each_keys_threshold(void **state)
+{
+	struct kpt_diff *df = real_copy_diff();
+	char *out[64], gp[256], line[4096];
+	int n, seen[3] = { 0 };
+	FILE *fp;
+
+	(void)state;
+	assert_int_equal(kpt_plot_diff_change(df, tmpdir, "real_thr", NULL), 0);
+	n = read_block("real_thr", "data", out, 64);
+	for (int i = 0; i < n; i++) {
+		double thr;
+		char verdict[16];
+		size_t k;
+
+		assert_int_equal(sscanf(out[i], "%*d %*f %*f %*f %*x %15s %lf", verdict, &thr), 2);
+		/* the row's key, found by its range and label */
+		for (k = 0; k < df->nrows; k++) {
+			char lab_row[256], rng[256];
+			const struct kpt_diff_row *r = &df->rows[k];
+
+			last_field(out[i], lab_row, sizeof lab_row);
+			range_field(out[i], rng, sizeof rng);
+			if (strcmp(rng, r->path) == 0 && strncmp(lab_row, r->name, 4) == 0)
+				break;
+		}
+		assert_true(k < df->nrows);
+		assert_float_equal(thr, df->rows[k].threshold_pct, 1e-9);
+		seen[thr == 1 ? 0 : thr == 2 ? 1 : thr == 5 ? 2 : 0] = 1;
+	}
+	/* long (>= 200 us: 1%), default (2%) and short (< 10 us: 5%) keys */
+	assert_true(seen[0] && seen[1] && seen[2]);
+	free_rows(out, n);
+	/* the band is drawn per row from the threshold column, not one +-2% rect */
+	snprintf(gp, sizeof gp, "%s/real_thr.gp", tmpdir);
+	fp = fopen(gp, "r");
+	assert_non_null(fp);
+	n = 0;
+	while (fgets(line, sizeof line, fp)) {
+		assert_null(strstr(line, "set object 1 rect"));
+		n += strstr(line, "(-$7):7") != NULL;
+	}
+	fclose(fp);
+	assert_int_equal(n, 1);
+	kpt_diff_destroy(df);
+}
+
 static void test_short_name_drops_return_type_and_params(void **state)
 {
 	char out[128];
@@ -483,6 +584,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_change_block_matches_rows_sorted_by_change),
 		cmocka_unit_test(test_diff_change_keeps_non_same_keys_when_capped),
+		cmocka_unit_test(test_diff_labels_unique_when_short_names_collide),
+		cmocka_unit_test(test_diff_change_carries_each_keys_threshold),
 		cmocka_unit_test(test_diff_runs_block_has_every_run_median),
 		cmocka_unit_test(test_top_kernels_block_matches_summary_and_other),
 		cmocka_unit_test(test_roofline_points_and_skip_when_unknown),
