@@ -1022,14 +1022,37 @@ static mode_t current_umask(void)
 	return m;
 }
 
+/* A path that exists and is not a regular file (a FIFO, /dev/null, a
+ * terminal) is written in place: a rename would replace the device node with
+ * a regular file, and a FIFO reader would never see the data. */
+static int export_in_place(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
+			   struct kpt_diag *d)
+{
+	FILE *out = fopen(path, "w");
+	int rc;
+
+	if (!out)
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	rc = kpt_export(f, fmt, out, d);
+	if (rc >= 0 && fflush(out) != 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (fclose(out) != 0 && rc >= 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	return rc < 0 ? rc : 0;
+}
+
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
 		       struct kpt_diag *d)
 {
 	size_t len = strlen(path);
-	char *tmp = malloc(len + sizeof ".tmp.XXXXXX");
+	char *tmp;
 	FILE *out = NULL;
+	struct stat st;
 	int fd, rc;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return export_in_place(f, fmt, path, d);
+	tmp = malloc(len + sizeof ".tmp.XXXXXX");
 	if (!tmp)
 		return nomem(d);
 	memcpy(tmp, path, len);

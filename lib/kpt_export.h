@@ -68,7 +68,9 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out,
  * flushed and fsynced, then renamed over path. On any error path is left
  * untouched (no half-written file) and the temporary file is removed. The
  * file gets mode 0666 & ~umask; reading the umask briefly sets it, so do not
- * call this while another thread creates files. */
+ * call this while another thread creates files. A path that exists and is
+ * not a regular file (FIFO, character device) is opened and written in place
+ * instead, with no atomicity: a rename would replace the node. */
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt,
 		       const char *path, struct kpt_diag *d);
 

@@ -97,6 +97,32 @@ assert len([e for e in t["traceEvents"] if e.get("cat") == "kernel"]) == c["kern
 PY
 done
 
+# an output that exists and is not a regular file is written in place, not
+# replaced by a renamed temporary file
+mkfifo "$T/fifo" || fail "mkfifo failed"
+timeout 30 cat "$T/fifo" >"$T/fifo.out" &
+reader=$!
+run "$KPTPROF" export "$T/s.kpt" --format csv -o "$T/fifo"
+expect_rc 0 "export to a FIFO"
+wait "$reader" || fail "reading the FIFO failed"
+[ -p "$T/fifo" ] || fail "the FIFO was replaced by a regular file"
+cmp -s "$T/fifo.out" "$T/s.csv" || fail "the FIFO did not carry the CSV export"
+! ls "$T"/fifo.tmp.* >/dev/null 2>&1 || fail "temporary file left beside the FIFO"
+run "$KPTPROF" export "$T/s.kpt" --format json -o /dev/null
+expect_rc 0 "export to /dev/null"
+[ -c /dev/null ] || fail "/dev/null is no longer a character device"
+
+# the input recording itself, by any path, is refused and stays readable
+cp "$T/s.kpt" "$T/self.kpt"
+ln -s self.kpt "$T/self-link.kpt"
+run "$KPTPROF" export "$T/self.kpt" --format csv -o "$T/self.kpt"
+expect_error "self-overwrite" "'$T/self.kpt' is the input recording"
+run "$KPTPROF" export "$T/self.kpt" --format json -o "$T/./self-link.kpt"
+expect_error "self-overwrite through a link" "'$T/./self-link.kpt' is the input recording"
+cmp -s "$T/self.kpt" "$T/s.kpt" || fail "the input recording changed"
+run "$KPTPROF" report "$T/self.kpt" --format json
+expect_rc 0 "report of the input after a refused export"
+
 # errors
 run "$KPTPROF" export "$T/s.kpt" --format chrome -o "$T/no/such/dir/t.json"
 expect_error "unwritable output" "cannot write '$T/no/such/dir/t.json'"
