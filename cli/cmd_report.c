@@ -512,13 +512,27 @@ static int print_json(const struct report *r, struct kpt_diag *d)
 	return rc;
 }
 
+/* Loads every section the report prints before anything is printed, so a
+ * corrupt section fails the command with one line naming the file and the
+ * section (kpt_file_meta_get alone would read a corrupt meta section as
+ * empty) and --format json never leaves half a document on stdout. */
 static int load(struct report *r, struct kpt_diag *d)
 {
 	struct kpt_summary_opts so = { .by = (enum kpt_summary_by)r->by, .device = KPT_NONE };
+	const struct kpt_meta_kv *kv;
+	const struct kpt_range *ranges;
+	const struct kpt_env_sample *env;
+	size_t n;
 	int rc = kpt_file_open(r->path, &r->f, d);
 
 	if (rc >= 0)
-		rc = kpt_file_counts(r->f, &r->c, d);
+		rc = kpt_file_meta(r->f, &kv, &n, d);
+	if (rc >= 0)
+		rc = kpt_file_env(r->f, &env, &n, d);
+	if (rc >= 0 && r->by == KPT_SUMMARY_BY_RANGE)
+		rc = kpt_file_ranges(r->f, &ranges, &n, d);
+	if (rc >= 0)
+		rc = kpt_file_counts(r->f, &r->c, d);   /* processes and drops */
 	if (rc >= 0)
 		rc = kpt_file_devices(r->f, &r->dev, &r->ndev, d);
 	if (rc >= 0)
