@@ -40,6 +40,7 @@ struct report {
 	size_t ndev;
 	struct kpt_env_summary *env;
 	size_t nenv;
+	struct scratch **scratch;   /* copies made by term_safe, freed at exit */
 };
 
 static int parse_args(int argc, char **argv, struct report *r)
@@ -92,6 +93,62 @@ static const char *cuda_version(uint32_t v, char *buf, size_t cap)
 
 /* ---- text and Markdown ---------------------------------------------------- */
 
+struct scratch {
+	struct scratch *next;
+	char s[];
+};
+
+/* True for bytes a terminal acts on: C0 controls (ESC included) and DEL;
+ * at p, the two-byte UTF-8 form of a C1 control (U+0080..U+009F, e.g. CSI)
+ * counts too (*len set to the bytes to replace). */
+static int is_control(const char *p, size_t *len)
+{
+	unsigned char c = (unsigned char)p[0];
+
+	*len = 1;
+	if (c < 0x20 || c == 0x7f)
+		return 1;
+	if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
+		*len = 2;
+		return 1;
+	}
+	return 0;
+}
+
+/* s with every control character replaced by '?', for text and Markdown
+ * output: a name or meta value from a recording must not move the cursor,
+ * set colours or start a new line. Returns s itself when it is clean, else
+ * a copy owned by r (freed by scratch_free); "?" when out of memory. */
+static const char *term_safe(const struct report *r, const char *s)
+{
+	struct scratch *c;
+	size_t n, len = strlen(s), o = 0;
+	const char *p;
+
+	for (p = s; *p && !is_control(p, &n); p++)
+		;
+	if (!*p)
+		return s;
+	if (!(c = malloc(sizeof *c + len + 1)))
+		return "?";
+	for (p = s; *p; p += n)
+		c->s[o++] = is_control(p, &n) ? '?' : *p;
+	c->s[o] = '\0';
+	c->next = *r->scratch;
+	*r->scratch = c;
+	return c->s;
+}
+
+static void scratch_free(struct scratch *c)
+{
+	while (c) {
+		struct scratch *next = c->next;
+
+		free(c);
+		c = next;
+	}
+}
+
 /* Shortens name to at most width bytes for a terminal: first the template
  * arguments and parameter lists (outermost <...> and (...) become <...> and
  * (...); "(anonymous namespace)" becomes "(anon)"), then a cut ending in
@@ -137,26 +194,27 @@ static void text_header(const struct report *r)
 	const char *v;
 
 	kpt_file_version(r->f, &major, &minor);
-	printf("file      %s (format %u.%u)\n", r->path, major, minor);
+	printf("file      %s (format %u.%u)\n", term_safe(r, r->path), major, minor);
 	if ((v = kpt_file_meta_get(r->f, "command")) && v[0])
-		printf("command   %s\n", v);
+		printf("command   %s\n", term_safe(r, v));
 	if ((v = kpt_file_meta_get(r->f, "time")) && v[0]) {
 		const char *host = kpt_file_meta_get(r->f, "host");
 
-		printf("recorded  %s%s%s\n", v, host && host[0] ? " on " : "", host ? host : "");
+		printf("recorded  %s%s%s\n", term_safe(r, v), host && host[0] ? " on " : "",
+		       host ? term_safe(r, host) : "");
 	}
 	if ((v = kpt_file_meta_get(r->f, "suite")) && v[0])
-		printf("suite     %s\n", v);
+		printf("suite     %s\n", term_safe(r, v));
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
-		printf("commit    %s\n", v);
+		printf("commit    %s\n", term_safe(r, v));
 	for (size_t i = 0; i < r->ndev; i++) {
 		const struct kpt_device *d = &r->dev[i];
 
 		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s)%s%s\n",
-		       d->index, d->name, d->slug, d->sm_count, d->cc_major, d->cc_minor,
+		       d->index, term_safe(r, d->name), term_safe(r, d->slug), d->sm_count, d->cc_major, d->cc_minor,
 		       kpt_cli_fmt_bytes((double)d->mem_bytes, b1, sizeof b1),
 		       kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2),
-		       d->driver_string[0] ? d->driver_string : "?",
+		       d->driver_string[0] ? term_safe(r, d->driver_string) : "?",
 		       cuda_version(d->driver_version, b3, sizeof b3),
 		       d->runtime_version ? ", runtime " : "",
 		       d->runtime_version ? cuda_version(d->runtime_version, b4, sizeof b4) : "");
@@ -220,7 +278,8 @@ static void print_text(const struct report *r)
 		row_cells(row, cells);
 		for (int c = 0; c < 8; c++)
 			printf("%*s  ", text_widths[c], cells[c]);
-		printf("%s\n", buf ? shorten(row->display, width - used, buf, (size_t)width + 8) : row->display);
+		printf("%s\n", buf ? shorten(term_safe(r, row->display), width - used, buf, (size_t)width + 8)
+			     : term_safe(r, row->display));
 	}
 	free(buf);
 	if (rows_shown(r) < r->s->n)
@@ -291,7 +350,7 @@ static void print_counters(const struct report *r)
 		struct kpt_counter_derived dv;
 		double occ = ctr_get(&k[i], "sm__warps_active.avg.pct_of_peak_sustained_active");
 		char tb[32], *dm = kpt_demangle(k[i].kernel);
-		const char *show = dm ? dm : k[i].kernel;
+		const char *show = term_safe(r, dm ? dm : k[i].kernel);
 
 		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
 		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %.100s%s\n",
@@ -306,16 +365,16 @@ static void print_counters(const struct report *r)
 }
 
 /* Markdown inline code that survives a GFM table: '|' escaped, backticks
- * fenced with a longer run. */
+ * fenced with a longer run, control characters as '?' (term_safe). */
 static void md_code(const char *s)
 {
 	const char *fence = strchr(s, '`') ? "`` " : "`";
 
 	printf("%s", fence);
-	for (; *s; s++) {
+	for (size_t n; *s; s += n) {
 		if (*s == '|')
 			putchar('\\');
-		putchar(*s == '\n' || *s == '\r' ? ' ' : *s);
+		putchar(is_control(s, &n) ? '?' : *s);
 	}
 	printf("%s", strchr(fence, ' ') ? " ``" : "`");
 }
@@ -328,9 +387,9 @@ static void print_md(const struct report *r)
 	md_code(r->path);
 	printf("\n\n");
 	for (size_t i = 0; i < r->ndev; i++)
-		printf("- GPU %u: %s, %u SMs, CC %u.%u, driver %s\n", r->dev[i].index, r->dev[i].name,
+		printf("- GPU %u: %s, %u SMs, CC %u.%u, driver %s\n", r->dev[i].index, term_safe(r, r->dev[i].name),
 		       r->dev[i].sm_count, r->dev[i].cc_major, r->dev[i].cc_minor,
-		       r->dev[i].driver_string[0] ? r->dev[i].driver_string : "?");
+		       r->dev[i].driver_string[0] ? term_safe(r, r->dev[i].driver_string) : "?");
 	for (size_t i = 0; i < r->nenv; i++)
 		printf("- GPU %u SM clock %u MHz median (%u-%u), %u-%u C, slowed in %" PRIu64 " of %" PRIu64
 		       " samples\n", r->env[i].device, r->env[i].sm_mhz_median, r->env[i].sm_mhz_min,
@@ -544,7 +603,8 @@ static int load(struct report *r, struct kpt_diag *d)
 
 int cmd_report(int argc, char **argv)
 {
-	struct report r = { .by = KPT_SUMMARY_BY_KERNEL, .format = FMT_TEXT };
+	struct scratch *scratch = NULL;
+	struct report r = { .by = KPT_SUMMARY_BY_KERNEL, .format = FMT_TEXT, .scratch = &scratch };
 	struct kpt_diag d;
 	int rc = parse_args(argc, argv, &r);
 
@@ -567,6 +627,7 @@ int cmd_report(int argc, char **argv)
 	if (rc >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		rc = kpt_diag_set(&d, KPT_E_IO, "cannot write the report to standard output: %s",
 				  strerror(errno ? errno : EIO));
+	scratch_free(scratch);
 	kpt_summary_destroy(r.s);
 	free(r.env);
 	kpt_file_close(r.f);
