@@ -19,12 +19,16 @@ enum {
 	TL_BAR_H = 18,              /* kernel bar area of a lane */
 	TL_MEM_H = 5,               /* memop strip under it */
 	TL_LANE_GAP = 3,
+	TL_MIN_BAR_H = 2,           /* any kernel time in a column shows */
+	TL_EDGE_MARK = 5,           /* memops outside the window: a triangle */
 	TL_AXIS_H = 30,
 	TL_LEGEND_ROW = 13,
 	TL_LEGEND_COL = 300,
 	TL_LANE_CAP = 1024,         /* aggregated lanes; more go to one overflow lane */
 	TL_DEPTH_CAP = 64,          /* deepest NVTX nesting followed */
 };
+
+#define TL_EDGE_COLOR 0xc9541a
 
 /* Stable kernel-family palette (order matters: colours are hashed into it). */
 static const kpt_rgb tl_palette[KPT_TL_PALETTE] = {
@@ -51,6 +55,7 @@ static const int tl_memkind_of[] = {
 
 struct tl_lane {
 	struct kpt_timeline_lane info;
+	uint64_t mem_before, mem_after; /* memops wholly outside the window */
 	double *busy;               /* [cols] kernel ns per column */
 	float *slot_ns;             /* [cols][KPT_TL_PALETTE] */
 	float *mem_ns;              /* [cols][KPT_TL_MEMKINDS] */
@@ -96,6 +101,7 @@ struct kpt_timeline {
 	int nrows;                  /* range_rows */
 	int rows_used;              /* deepest level drawn + 1 */
 	uint64_t ranges_drawn, ranges_hidden, marks;
+	uint64_t mem_before, mem_after; /* memops wholly outside the window */
 };
 
 static uint32_t fnv1a(const char *s)
@@ -605,8 +611,19 @@ int kpt_timeline_add_memops(struct kpt_timeline *tl, const struct kpt_memop *row
 		uint64_t cs, ce;
 		int kind;
 
-		if (!clip(tl, m->start_ns, m->end_ns, &cs, &ce))
+		if (!clip(tl, m->start_ns, m->end_ns, &cs, &ce)) {
+			/* Counted and marked at the lane's edge, so a memcpy
+			 * long before the first kernel does not stretch the
+			 * window (kpt_timeline_from_file). */
+			int before = m->start_ns < tl->t0;
+
+			l = lane_get(tl, m->device, m->stream);
+			if (!l)
+				return kpt_diag_set(d, KPT_E_NOMEM, "out of memory for the timeline");
+			*(before ? &l->mem_before : &l->mem_after) += 1;
+			*(before ? &tl->mem_before : &tl->mem_after) += 1;
 			continue;
+		}
 		l = lane_get(tl, m->device, m->stream);
 		if (!l)
 			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory for the timeline");
@@ -883,7 +900,7 @@ static int legend_rows(const struct kpt_timeline *tl, int per_row)
 {
 	int fams = tl->nfams < 12 ? (int)tl->nfams : 12;
 
-	return 2 + (fams + per_row - 1) / per_row + 1 + 1;
+	return 2 + (fams + per_row - 1) / per_row + 1 + 1 + (tl->mem_before || tl->mem_after);
 }
 
 static void draw_ranges(const struct kpt_timeline *tl, struct kpt_canvas *c, int y)
@@ -946,13 +963,23 @@ static void draw_lane(const struct kpt_timeline *tl, struct kpt_canvas *c, const
 		if (l->busy[col] > 0) {
 			s = argmax_f(l->slot_ns + (size_t)col * KPT_TL_PALETTE, KPT_TL_PALETTE);
 			h = (int)lround((f > 1 ? 1 : f) * TL_BAR_H);
-			h = h < 1 ? 1 : h;
+			h = h < TL_MIN_BAR_H ? TL_MIN_BAR_H : h;
 			kpt_canvas_fill(c, TL_LEFT + col, y + TL_BAR_H - h, 1, h,
 					tl_palette[s < 0 ? 0 : s]);
 		}
 		m = argmax_f(l->mem_ns + (size_t)col * KPT_TL_MEMKINDS, KPT_TL_MEMKINDS);
 		if (m >= 0)
 			kpt_canvas_fill(c, TL_LEFT + col, y + TL_BAR_H, 1, TL_MEM_H, tl_memkinds[m].color);
+	}
+	/* Memops before / after the window: a triangle pointing out of the
+	 * lane at its left / right end of the strip. */
+	for (int i = 0; i < TL_EDGE_MARK; i++) {
+		int h = 2 * i + 1, ym = y + TL_BAR_H + TL_MEM_H / 2 - i;
+
+		if (l->mem_before)
+			kpt_canvas_fill(c, TL_LEFT - TL_EDGE_MARK - 1 + i, ym, 1, h, TL_EDGE_COLOR);
+		if (l->mem_after)
+			kpt_canvas_fill(c, TL_LEFT + tl->cols + TL_EDGE_MARK - i, ym, 1, h, TL_EDGE_COLOR);
 	}
 }
 
@@ -1017,6 +1044,13 @@ static int draw_legend(const struct kpt_timeline *tl, struct kpt_canvas *c, int 
 	}
 	kpt_canvas_text(c, x, y, "(strip under each lane)", 0x707070, 1, 0);
 	y += TL_LEGEND_ROW;
+	if (tl->mem_before || tl->mem_after) {
+		snprintf(buf, sizeof buf, "%llu memory operations before the window, %llu after it "
+			 "(triangles at the lane ends)",
+			 (unsigned long long)tl->mem_before, (unsigned long long)tl->mem_after);
+		kpt_canvas_text(c, TL_PAD, y, buf, TL_EDGE_COLOR, 1, c->w - 2 * TL_PAD);
+		y += TL_LEGEND_ROW;
+	}
 	if (tl->nlanes > (size_t)lanes_drawn(tl) || tl->ranges_hidden || tl->overflow_streams) {
 		snprintf(buf, sizeof buf, "%zu of %zu lanes drawn; %llu NVTX ranges deeper than level %d not drawn",
 			 (size_t)lanes_drawn(tl), tl->nlanes, (unsigned long long)tl->ranges_hidden,
@@ -1122,7 +1156,9 @@ int kpt_timeline_from_file(struct kpt_file *f, const struct kpt_timeline_opts *o
 		}
 		for (size_t i = 0; i < fams->nfams && i < KPT_TL_PALETTE; i++)
 			top[ntop++] = fams->fams[fams->fam_order[i]].pub.name;
-		for (size_t i = 0; i < nmem; i++) {
+		/* The kernels set the window; memops only without kernels
+		 * (outside it they are marked at the lane ends). */
+		for (size_t i = 0; i < nmem && fams->nfams == 0; i++) {
 			t0 = mem[i].start_ns < t0 ? mem[i].start_ns : t0;
 			t1 = mem[i].end_ns > t1 ? mem[i].end_ns : t1;
 		}
@@ -1259,6 +1295,43 @@ out:
 	free(in);
 	kpt_range_index_release(&ri);
 	return rc;
+}
+
+int kpt_timeline_repeated_range(struct kpt_file *f, const char **name, struct kpt_diag *d)
+{
+	const struct kpt_range *rng;
+	uint32_t proc = KPT_NONE;
+	long best = -1;
+	size_t nrng;
+	int rc;
+
+	*name = NULL;
+	if ((rc = kpt_file_load_strings(f, d)) < 0 || (rc = kpt_file_ranges(f, &rng, &nrng, d)) < 0)
+		return rc;
+	for (size_t i = 0; i < nrng; i++)
+		if (rng[i].parent == KPT_NONE && rng[i].kind != KPT_RANGE_MARK && rng[i].process < proc)
+			proc = rng[i].process;
+	/* O(n^2) over the top-level ranges of one process: a handful. */
+	for (size_t i = 0; i < nrng; i++) {
+		const struct kpt_range *a = &rng[i];
+
+		if (a->parent != KPT_NONE || a->kind == KPT_RANGE_MARK || a->process != proc ||
+		    (best >= 0 && a->start_ns >= rng[best].start_ns))
+			continue;
+		for (size_t j = 0; j < nrng; j++) {
+			const struct kpt_range *b = &rng[j];
+
+			if (j != i && b->name == a->name && b->parent == KPT_NONE &&
+			    b->kind != KPT_RANGE_MARK && b->process == proc) {
+				best = (long)i;
+				break;
+			}
+		}
+	}
+	if (best < 0)
+		return kpt_diag_set(d, KPT_E_NOTFOUND, "no top-level NVTX range repeats in '%s'", kpt_file_path(f));
+	*name = kpt_file_string(f, rng[best].name);
+	return *name && **name ? 0 : kpt_diag_set(d, KPT_E_NOTFOUND, "the repeated NVTX range has no name");
 }
 
 int kpt_timeline_write_png(struct kpt_file *f, const struct kpt_timeline_opts *o,

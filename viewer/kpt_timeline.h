@@ -8,8 +8,10 @@
  * Aggregation: the picture is built per pixel column, never per kernel.
  * Each lane keeps, for every column, the busy time of the kernels that
  * overlap it (split exactly at column edges) and that time per colour slot;
- * a column's bar height is its busy fraction and its colour the slot with
- * the most time. Adding a kernel costs O(1 + columns it spans); memory is
+ * a column's bar height is its busy fraction (at least 2 px when it has any
+ * kernel time) and its colour the slot with the most time. Memops outside
+ * the window are counted per lane and marked by a triangle at the lane's
+ * left (before) or right (after) end, with a note under the legend. Adding a kernel costs O(1 + columns it spans); memory is
  * O(lanes x columns), whatever the number of kernels, so 10 million kernels
  * cost one pass over the file's kernel chunks (two when the time window is
  * not given: the first finds it).
@@ -36,8 +38,10 @@
 
 struct kpt_timeline_opts {
 	int width;                  /* image width in pixels; 0: 1600; 400..16384 */
-	uint64_t t0_ns, t1_ns;      /* time window; t1_ns 0: the whole recording
-	                               (costs kpt_timeline_from_file a first pass) */
+	uint64_t t0_ns, t1_ns;      /* time window; t1_ns 0: first kernel start to
+	                               last kernel end (the memops' span when there
+	                               are no kernels; costs kpt_timeline_from_file
+	                               a first pass) */
 	const char *const *prefer;  /* with a window: families to colour first, */
 	size_t nprefer;             /* largest first (kpt_timeline_prefer_families) */
 	int range_rows;             /* NVTX nesting levels drawn; 0: 3; < 0: none */
@@ -129,6 +133,14 @@ int kpt_timeline_from_file(struct kpt_file *f, const struct kpt_timeline_opts *o
  * no kernel inside. One pass over the kernels. */
 int kpt_timeline_iteration_window(struct kpt_file *f, const char *iter_name, uint64_t *t0_ns,
 				  uint64_t *t1_ns, uint32_t *ordinal, struct kpt_diag *d);
+
+/* For a zoomed timeline of a program without kpt:iter ranges: the name of
+ * the top-level NVTX range (no parent, not a mark) of the lowest-numbered
+ * process that occurs more than once there, the one whose first occurrence
+ * starts first (a training loop's "step"). *name is owned by f. Pass it to
+ * kpt_timeline_iteration_window. KPT_E_NOTFOUND when none repeats.
+ * O(top-level ranges^2). */
+int kpt_timeline_repeated_range(struct kpt_file *f, const char **name, struct kpt_diag *d);
 
 /* kpt_timeline_from_file + draw + PNG to path. */
 int kpt_timeline_write_png(struct kpt_file *f, const struct kpt_timeline_opts *o,

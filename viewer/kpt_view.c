@@ -54,6 +54,7 @@ struct view {
 	size_t nfams;
 	int has_timeline, has_iter_timeline, has_trace, gnuplot_missing;
 	uint32_t iter_ordinal;
+	const char *iter_name;      /* range zoomed on (owned by f); NULL none */
 	uint64_t iter_ns;
 	char notes[VIEW_MAX_NOTES][1100];
 	size_t nnotes;
@@ -305,7 +306,9 @@ static int timeline_window(struct view *v, struct kpt_timeline_opts *to)
 		t0 = s->first_ns;
 		t1 = s->last_ns;
 	}
-	if (kpt_file_memops(v->f, &mem, &nmem, NULL) == 0)
+	/* The kernels' span (kpt_timeline_opts): memops outside it are marked
+	 * at the lane ends rather than stretching the window. */
+	if (!s->kernels && kpt_file_memops(v->f, &mem, &nmem, NULL) == 0)
 		for (size_t i = 0; i < nmem; i++) {
 			t0 = mem[i].start_ns < t0 ? mem[i].start_ns : t0;
 			t1 = mem[i].end_ns > t1 ? mem[i].end_ns : t1;
@@ -407,17 +410,22 @@ static int make_iter_timeline(struct view *v, struct kpt_diag *d)
 
 	if (!v->has_timeline)
 		return 0;
-	rc = kpt_timeline_iteration_window(v->f, KPT_SUMMARY_ITER_RANGE, &to.t0_ns, &to.t1_ns, &v->iter_ordinal, &why);
+	v->iter_name = KPT_SUMMARY_ITER_RANGE;
+	rc = kpt_timeline_iteration_window(v->f, v->iter_name, &to.t0_ns, &to.t1_ns, &v->iter_ordinal, &why);
+	/* An arbitrary program: its first repeated top-level range (a
+	 * training loop's step) stands for an iteration. */
+	if (rc == KPT_E_NOTFOUND && kpt_timeline_repeated_range(v->f, &v->iter_name, NULL) == 0)
+		rc = kpt_timeline_iteration_window(v->f, v->iter_name, &to.t0_ns, &to.t1_ns, &v->iter_ordinal, &why);
 	if (rc == KPT_E_NOTFOUND)
-		return 0;           /* an arbitrary program: no iterations to zoom on */
+		return 0;           /* no iterations to zoom on */
 	if (rc < 0) {
 		if (d)
 			*d = why;
 		return rc;
 	}
 	v->iter_ns = to.t1_ns - to.t0_ns;
-	snprintf(title, sizeof title, "one iteration (the %s kpt:iter of the first process)",
-		 v->iter_ordinal ? "second" : "first");
+	snprintf(title, sizeof title, "one iteration (the %s %s range of the first process)",
+		 v->iter_ordinal ? "second" : "first", v->iter_name);
 	to.title = title;
 	if (asprintf(&png, "%s/timeline-iteration.png", v->tmp) < 0)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
@@ -897,9 +905,13 @@ static void html_timeline(FILE *out, const struct view *v)
 
 		kpt_fmt_ns(span, sizeof span, (double)v->iter_ns);
 		fprintf(out, "<figure><img src=\"timeline-iteration.png\" alt=\"timeline of one iteration\"><figcaption>"
-			     "Zoomed on one iteration: the kernels launched inside the %s <code>kpt:iter</code> range of the "
-			     "first process, %s from the first kernel's start to the last one's end.</figcaption></figure>\n",
-			v->iter_ordinal ? "second" : "first", span);
+			     "Zoomed on one iteration: the kernels launched inside the %s <code>",
+			v->iter_ordinal ? "second" : "first");
+		esc(out, v->iter_name);
+		fprintf(out, "</code> range of the first process%s, %s from the first kernel's start to the last one's end."
+			     "</figcaption></figure>\n",
+			strcmp(v->iter_name, KPT_SUMMARY_ITER_RANGE) ? " (no kpt:iter ranges: its first repeated top-level range)" : "",
+			span);
 	}
 	if (v->nfams) {
 		fprintf(out, "<table><tr><th>family</th><th class=\"n\">kernels</th><th class=\"n\">time</th></tr>\n");

@@ -398,7 +398,7 @@ static void test_from_file_window_and_busy_fractions(void **state)
 	close(fd);
 	write_file(path);
 	assert_int_equal(kpt_file_open(path, &f, &d), 0);
-	/* window found from the kernels and memops: [1000, 11000) */
+	/* window found from the kernels (the memset lies inside): [1000, 11000) */
 	if (kpt_timeline_from_file(f, &o, &tl, &d) != 0)
 		fail_msg("%s", d.msg);
 	assert_int_equal(kpt_timeline_columns(tl), 1000);
@@ -504,10 +504,98 @@ static void test_iteration_window_spans_kernels_launched_inside(void **state)
 	unlink(path);
 }
 
+/* torch_small.kpt (H100, PyTorch): one memcpy at t=0, the 422 kernels
+ * over 400 ms later. The default window is the kernels' span, the memops
+ * before it are marked at the lane's left end. */
+static void test_default_window_is_the_kernels_span_on_torch_small(void **state)
+{
+	struct kpt_timeline_opts o = { .width = 1600 };
+	struct kpt_timeline *tl = NULL;
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_kernel *rows;
+	const struct kpt_memop *mem;
+	struct kpt_canvas c = { 0 };
+	struct kpt_file *f = NULL;
+	uint64_t k0 = UINT64_MAX, k1 = 0, m0 = UINT64_MAX;
+	size_t n, nmem, marks = 0, busy_cols = 0;
+	struct kpt_diag d;
+
+	(void)state;
+	assert_int_equal(kpt_file_open(KPT_SRC_DIR "/tests/data/torch_small.kpt", &f, &d), 0);
+	assert_int_equal(kpt_kernel_cursor_create(f, &cur, &d), 0);
+	while (kpt_kernel_cursor_next(cur, &rows, &n, &d) > 0)
+		for (size_t i = 0; i < n; i++) {
+			k0 = rows[i].start_ns < k0 ? rows[i].start_ns : k0;
+			k1 = rows[i].end_ns > k1 ? rows[i].end_ns : k1;
+		}
+	kpt_kernel_cursor_destroy(cur);
+	assert_int_equal(kpt_file_memops(f, &mem, &nmem, &d), 0);
+	for (size_t i = 0; i < nmem; i++)
+		m0 = mem[i].start_ns < m0 ? mem[i].start_ns : m0;
+	assert_true(m0 + 100000000u < k0);   /* the file is as described */
+	if (kpt_timeline_from_file(f, &o, &tl, &d) != 0)
+		fail_msg("%s", d.msg);
+	assert_float_equal(kpt_timeline_column_ns(tl) * kpt_timeline_columns(tl), (double)(k1 - k0), 1.0);
+	assert_int_equal(kpt_timeline_lane_count(tl), 1);
+	assert_int_equal(kpt_timeline_lane_at(tl, 0)->kernels, 422);
+	for (int col = 0; col < kpt_timeline_columns(tl); col++)
+		busy_cols += kpt_timeline_busy(tl, 0, col) > 0;
+	assert_true(busy_cols > 100);       /* spread over the picture, not 8% of it */
+	assert_int_equal(kpt_timeline_draw(tl, &c, &d), 0);
+	/* the triangle left of the lane: memops before the window */
+	for (int y = 0; y < c.h; y++)
+		for (int x = 168 - 8; x < 168; x++)
+			marks += kpt_canvas_get(&c, x, y) == 0xc9541a;
+	assert_true(marks >= 5);
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+	kpt_file_close(f);
+}
+
+static void test_zooms_on_first_repeated_top_level_range_without_kpt_iter(void **state)
+{
+	struct kpt_file *f = NULL;
+	const char *name = NULL;
+	uint64_t t0 = 0, t1 = 0;
+	uint32_t ord = 9;
+	struct kpt_diag d;
+
+	(void)state;
+	assert_int_equal(kpt_file_open(KPT_SRC_DIR "/tests/data/torch_small.kpt", &f, &d), 0);
+	assert_int_equal(kpt_timeline_iteration_window(f, "kpt:iter", &t0, &t1, &ord, &d), KPT_E_NOTFOUND);
+	assert_int_equal(kpt_timeline_repeated_range(f, &name, &d), 0);
+	assert_string_equal(name, "kpt_step");
+	assert_int_equal(kpt_timeline_iteration_window(f, name, &t0, &t1, &ord, &d), 0);
+	assert_int_equal(ord, 1);
+	assert_true(t1 > t0 && t1 - t0 < 50000000u);   /* one step: ms, not the 430 ms run */
+	kpt_file_close(f);
+}
+
+static void test_column_with_any_kernel_time_is_at_least_two_px(void **state)
+{
+	struct kpt_timeline *tl = make();
+	struct kpt_canvas c = { 0 };
+	struct kpt_kernel k[] = { kern(T0 + 5000, T0 + 5001, 0, 0, 1) }; /* 1 ns of a 10 ns column */
+	kpt_rgb copy = kpt_family_color("copy");
+	int hits = 0;
+
+	(void)state;
+	assert_int_equal(kpt_timeline_add_kernels(tl, k, 1, NULL), 0);
+	assert_int_equal(kpt_timeline_draw(tl, &c, NULL), 0);
+	for (int y = 0; y < c.h; y++)
+		hits += kpt_canvas_get(&c, 168 + 500, y) == copy;
+	assert_int_equal(hits, 2);
+	kpt_canvas_release(&c);
+	kpt_timeline_destroy(tl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busy_fraction_per_column),
+		cmocka_unit_test(test_default_window_is_the_kernels_span_on_torch_small),
+		cmocka_unit_test(test_zooms_on_first_repeated_top_level_range_without_kpt_iter),
+		cmocka_unit_test(test_column_with_any_kernel_time_is_at_least_two_px),
 		cmocka_unit_test(test_busy_sums_many_short_kernels_in_one_column),
 		cmocka_unit_test(test_lanes_sorted_by_device_then_stream),
 		cmocka_unit_test(test_column_colour_is_family_with_most_time),
