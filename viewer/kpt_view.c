@@ -43,6 +43,7 @@ struct view {
 	const char *path;           /* the recording */
 	char *dir;                  /* DIR without trailing '/' */
 	char *tmp;                  /* DIR.tmp-XXXXXX (mkdtemp) */
+	mode_t umask;               /* the process's, for DIR's mode */
 	struct kpt_file *f;
 	struct kpt_counts counts;
 	struct kpt_summary *by_kernel, *by_range;
@@ -131,6 +132,30 @@ static int check_target(const char *dir, struct kpt_diag *d)
 		return KPT_E_INVAL;
 	}
 	return 1;
+}
+
+/* Replacing DIR removes what is in it: an input file there (FILE or the
+ * baseline, through any path or link) would be lost. KPT_E_INVAL then. */
+static int check_inputs_outside(const char *dir, const char *const *inputs, size_t n, struct kpt_diag *d)
+{
+	char *rdir = realpath(dir, NULL);
+	int rc = 0;
+
+	if (!rdir)
+		return kpt_diag_set(d, KPT_E_IO, "cannot resolve '%s': %s", dir, strerror(errno));
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char *rin = inputs[i] ? realpath(inputs[i], NULL) : NULL;
+		size_t len = strlen(rdir);
+
+		if (rin && strncmp(rin, rdir, len) == 0 && (rin[len] == '/' || len == 1)) {
+			rc = kpt_diag_set(d, KPT_E_INVAL, "'%s' lies inside the output folder '%s': "
+					  "replacing the folder would delete it", inputs[i], dir);
+			kpt_diag_hint(d, "choose another -o folder, or move the recording out of it");
+		}
+		free(rin);
+	}
+	free(rdir);
+	return rc;
 }
 
 static FILE *open_out(struct view *v, const char *name, struct kpt_diag *d)
@@ -1105,8 +1130,8 @@ static int publish(struct view *v, const char *dir, int exists, struct kpt_diag 
 			return rc;
 		}
 	}
-	if (rename(v->tmp, dir) != 0) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot rename '%s' to '%s': %s", v->tmp, dir, strerror(errno));
+	if (chmod(v->tmp, 0777 & ~v->umask) != 0 || rename(v->tmp, dir) != 0) {
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot publish '%s' as '%s': %s", v->tmp, dir, strerror(errno));
 		if (old)
 			rename(old, dir);
 	} else if (old) {
@@ -1156,11 +1181,22 @@ int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *
 		v->dir[n - 1] = '\0';
 	if ((exists = rc = check_target(dir, d)) < 0)
 		goto out;
+	if (exists) {
+		const char *inputs[] = { path, v->o->baseline };
+
+		if ((rc = check_inputs_outside(dir, inputs, 2, d)) < 0)
+			goto out;
+	}
 	if (asprintf(&v->tmp, "%s.tmp-XXXXXX", dir) < 0) {
 		v->tmp = NULL;
 		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 		goto out;
 	}
+	/* mkdtemp makes the folder 0700; publish() gives it the mode mkdir
+	 * would have. umask can only be read by setting it (process-wide, a
+	 * moment here). */
+	v->umask = umask(077);
+	umask(v->umask);
 	if (!mkdtemp(v->tmp)) {
 		rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", v->tmp, strerror(errno));
 		free(v->tmp);

@@ -10,7 +10,9 @@
  * to DIR only when complete; on any failure that folder is removed and DIR
  * is untouched. An existing DIR is replaced only when it is empty or was
  * written by kpt_view_write (has the marker); any other DIR is refused
- * (KPT_E_INVAL), so a typo cannot wipe a user's folder.
+ * (KPT_E_INVAL), so a typo cannot wipe a user's folder; so is a DIR that
+ * holds the input FILE or the baseline (KPT_E_INVAL). DIR gets mode
+ * 0777 & ~umask, as mkdir would give it.
  */
 #ifndef KPT_VIEW_H
 #define KPT_VIEW_H

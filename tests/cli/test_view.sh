@@ -234,6 +234,31 @@ for f in "$KPT_DATA"/*.kpt; do
 	# the collector records no runtime version: shown as unknown, never "0.0"
 	grep -q '</td><td>0\.0</td>' "$out/index.html" && fail "$f: CUDA runtime version shown as 0.0"
 done
+# ---- the folder's mode follows the umask (mkdtemp makes 0700) -----------------------
+for m in 022 077; do
+	rm -rf "$T/mode"
+	(umask $m && "$KPTPROF" view "$KPT_DATA/collector_app.kpt" -o "$T/mode" >/dev/null 2>&1) ||
+		fail "view with umask $m"
+	got=$(stat -c %a "$T/mode")
+	want=$(printf '%o' $((0777 & ~0$m)))
+	[ "$got" = "$want" ] || fail "umask $m: '$T/mode' has mode $got, want $want"
+done
+# ---- an input inside DIR is refused, nothing changed -----------------------------
+V=$T/vr
+run "$KPTPROF" view "$KPT_DATA/collector_app.kpt" -o "$V"
+expect_rc 0 "first view into vr"
+cp "$KPT_DATA/collector_app.kpt" "$V/in.kpt"
+before=$(ls -A "$V" | sort | tr '\n' ' ')
+run "$KPTPROF" view "$V/in.kpt" -o "$V"
+expect_rc 2 "FILE inside DIR"
+expect_err "lies inside the output folder"
+cmp -s "$KPT_DATA/collector_app.kpt" "$V/in.kpt" || fail "view deleted or changed its own input inside DIR"
+[ "$(ls -A "$V" | sort | tr '\n' ' ')" = "$before" ] || fail "DIR changed by a refused view"
+ls "$T" | grep -q '^vr\.' && fail "a refused view left a folder: $(ls "$T")"
+run "$KPTPROF" view "$KPT_DATA/collector_app.kpt" --baseline "$V/./in.kpt" -o "$T/./vr/"
+expect_rc 2 "--baseline inside DIR"
+expect_err "lies inside the output folder"
+[ -f "$V/in.kpt" ] || fail "view deleted its baseline inside DIR"
 run "$KPTPROF" view --help
 expect_rc 0 "--help"
 expect_out "kptprof view FILE"
