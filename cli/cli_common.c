@@ -26,17 +26,26 @@ int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nhint: 'kptprof %s --help' shows the options\n", cmd);
+	/* "help" has no options worth a hint; its mistakes are command names */
+	if (strcmp(cmd, "help") == 0)
+		fprintf(stderr, "\nhint: 'kptprof help' lists the commands\n");
+	else
+		fprintf(stderr, "\nhint: 'kptprof %s --help' shows the options\n", cmd);
 	return KPT_EXIT_ERROR;
 }
 
 int kpt_cli_help(const char *name)
 {
 	const struct kpt_cmd *cmd = kpt_cmd_find(name);
+	const char *opts;
 
 	if (!cmd)
 		return kpt_cli_usage_error("help", "unknown command '%s'", name);
-	printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+	opts = strstr(cmd->usage, "\n\n");
+	printf("usage: %.*s\n\n%s\n", (int)(opts ? (size_t)(opts - cmd->usage) : strlen(cmd->usage)),
+	       cmd->usage, cmd->summary);
+	if (opts)
+		printf("\noptions:\n%s", opts + 2);
 	return KPT_EXIT_OK;
 }
 

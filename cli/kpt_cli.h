@@ -24,7 +24,9 @@ struct kpt_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;     /* one line for `kptprof help` */
-	const char *usage;       /* synopsis lines for `kptprof help CMD` and --help */
+	/* Synopsis lines for `kptprof help CMD` and --help; after a blank line,
+	 * optionally one line per option: "  --opt V   meaning (default D)". */
+	const char *usage;
 };
 
 /* The command table (cli/main.c) and lookup by exact name; NULL if none. */

@@ -10,7 +10,12 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])" },
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
-	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]" },
+	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]\n\n"
+	  "  FILE                       a .kpt recording\n"
+	  "  --top N                    rows to print, busiest first (default 0: all)\n"
+	  "  --by kernel|range          one row per kernel name or per NVTX range path (default kernel)\n"
+	  "  --format text|md|csv|json  output format; json adds meta, devices, env, counts (default text)\n"
+	  "  -h, --help                 show this help\n" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
 	  "kptprof diff BASE NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
@@ -20,9 +25,13 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ "baseline", cmd_baseline, "list, show, update or locate baselines per GPU model",
 	  "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [FILE]" },
 	{ "export", cmd_export, "convert a recording to Chrome trace, CSV or JSON",
-	  "kptprof export FILE --format chrome|csv|json -o OUT" },
+	  "kptprof export FILE --format chrome|csv|json -o OUT\n\n"
+	  "  FILE                      a .kpt recording\n"
+	  "  --format chrome|csv|json  Chrome trace (Perfetto), CSV of kernels and memops, or JSON of every record (required)\n"
+	  "  -o, --output OUT          file to write, '-' for standard output; must not be FILE (required)\n"
+	  "  -h, --help                show this help\n" },
 	{ "view", cmd_view, "write an HTML report with plots and a timeline",
-	  "kptprof view FILE [--baseline B] -o DIR" },
+	  "kptprof view FILE [--baseline B] -o DIR [--width PX] [--top N] [--trace-max N] [--no-gnuplot] [diff options]" },
 	{ "compare", cmd_compare, "one suite across GPU models, side by side",
 	  "kptprof compare FILE... [--format text|md|json]" },
 	{ "workloads", cmd_workloads, "list the built-in workloads and suites",
