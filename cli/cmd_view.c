@@ -7,6 +7,40 @@
 #include "kpt_cli.h"
 #include "kpt_view.h"
 
+/* `kptprof view --help`: every option parse_args accepts (its own and the
+ * diff options view passes on), one line each with its default. */
+static const struct {
+	const char *opt, *what;
+} view_help[] = {
+	{ "FILE", "the .kpt recording to report on (required)" },
+	{ "-o, --output DIR", "folder to write the report into (required); replaced only when empty or an earlier view" },
+	{ "--baseline B", "BASE recording: diff FILE against it, verdicts first (default: none)" },
+	{ "--width PX", "timeline width in pixels, 400..16384 (default 1600)" },
+	{ "--top N", "rows of the kernel and NVTX range tables (default 50)" },
+	{ "--trace-max N", "write trace.json only up to N kernels (default 2000000)" },
+	{ "--no-gnuplot", "keep the plots as .gp scripts, do not run gnuplot (default: render PNGs when installed)" },
+	{ "--threshold PCT", "with --baseline: change that matters, percent (default 2)" },
+	{ "--short-threshold PCT", "threshold for kernels under 10 us (default 5)" },
+	{ "--long-threshold PCT", "threshold for kernels from 200 us (default 1)" },
+	{ "--alpha A", "family-wise error rate, Holm over the keys (default 0.05)" },
+	{ "--force", "diff recordings of different GPU models anyway (default: refuse)" },
+	{ "--welch", "Welch's t instead of Student's on the log run medians (default Student)" },
+	{ "--keep-throttled", "keep samples the environment filter would drop (default: drop)" },
+	{ "--base-runs LIST", "use only these BASE runs, e.g. 0-4,7 (default: all)" },
+	{ "--new-runs LIST", "use only these NEW runs (default: all)" },
+	{ "--method rule|pooled-u", "decision method (maintainers; default rule)" },
+	{ "--suite-name S", "accepted as in kptprof diff; no effect here (view writes no JUnit report)" },
+	{ "-h, --help", "show this help" },
+};
+
+static void print_help(void)
+{
+	kpt_cli_help("view");
+	printf("\noptions:\n");
+	for (size_t i = 0; i < sizeof view_help / sizeof view_help[0]; i++)
+		printf("  %-24s %s\n", view_help[i].opt, view_help[i].what);
+}
+
 struct view_args {
 	const char *path, *out;
 	struct kpt_view_opts o;
@@ -21,7 +55,7 @@ static int parse_args(int argc, char **argv, struct view_args *a)
 		int rc;
 
 		if (kpt_cli_is_help(argv[i])) {
-			kpt_cli_help("view");
+			print_help();
 			return -1;
 		}
 		if ((rc = kpt_cli_opt(argc, argv, &i, "--baseline", &v)) != 0) {

@@ -262,4 +262,19 @@ expect_err "lies inside the output folder"
 run "$KPTPROF" view --help
 expect_rc 0 "--help"
 expect_out "kptprof view FILE"
+# every option view accepts (its own, and the diff options it does not
+# refuse) has a help line with its meaning and a default
+refused="--junit --markdown --json --quiet -q --all"
+opts=$( { grep -o 'kpt_cli_opt(argc, argv, &i, "[^"]*"' "$KPT_SRC/cli/cmd_view.c" | grep -o '"[^"]*"$'
+	  grep -o '"--no-gnuplot"' "$KPT_SRC/cli/cmd_view.c"
+	  sed -n '/diff_opts\[\] = {/,/^};/p' "$KPT_SRC/cli/cmd_diff.c" | grep -o '{ "-[^"]*"' | grep -o '"[^"]*"'; } |
+	tr -d '"' | sort -u)
+[ "$(echo "$opts" | wc -l)" -ge 15 ] || fail "found too few options in the sources: $opts"
+for o in $opts; do
+	case " $refused " in *" $o "*) continue ;; esac
+	grep -qE -- "^  (-o, )?$o[ ,]" "$T/out" || fail "view --help does not list '$o'"
+done
+for o in --width --top --trace-max --threshold --short-threshold --long-threshold --alpha; do
+	grep -E -- "^  $o " "$T/out" | grep -q "default" || fail "view --help gives no default for $o"
+done
 exit 0
