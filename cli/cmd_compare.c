@@ -4,14 +4,19 @@
  * measured ceilings (where the recording declares workload bytes/FLOPs and
  * its device row carries ceilings). The table comes from
  * kpt_compare_paths() (analyzer/kpt_counters.h). */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kpt_cli.h"
 #include "kpt_counters.h"
+#include "kpt_gnuplot.h"
 #include "kpt_json.h"
+#include "kpt_plot.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define KPT_COMPARE_MAX_FILES 64
@@ -185,11 +190,78 @@ static int print_json(const struct kpt_compare *c, struct kpt_diag *d)
 	return kpt_json_finish(&j, d);
 }
 
+/* --plots DIR: one bar plot per workload (GPU time in us as compare prints it,
+ * one bar per file), DIR/compare-<workload slug>.gp and .png when gnuplot
+ * is installed (kpt_plot_compare). A slug already taken by an earlier
+ * workload gets "-<row>" appended. Notes go to stderr, so --format json
+ * keeps stdout clean. */
+static int write_plots(const struct kpt_compare *c, const char *dir, struct kpt_diag *d)
+{
+	struct kpt_compare_bar bars[KPT_COMPARE_MAX_FILES];
+	char (*stems)[96] = calloc(c->nrows ? c->nrows : 1, sizeof *stems);
+	int written = 0, drawn = 0, missing = 0, rc = 0;
+	struct kpt_diag why;
+
+	if (!stems)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		free(stems);
+		return kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", dir, strerror(errno));
+	}
+	for (size_t r = 0; r < c->nrows && rc == 0; r++) {
+		const struct kpt_compare_row *row = &c->rows[r];
+		char slug[64];
+
+		kpt_slug(row->workload, slug, sizeof slug);
+		snprintf(stems[r], sizeof stems[r], "compare-%s", slug[0] ? slug : "workload");
+		for (size_t k = 0; k < r; k++)
+			if (strcmp(stems[k], stems[r]) == 0) {
+				snprintf(stems[r], sizeof stems[r], "compare-%s-%zu", slug[0] ? slug : "workload", r);
+				break;
+			}
+		for (size_t j = 0; j < c->ncols; j++) {
+			bars[j].gpu = c->cols[j].gpu[0] ? c->cols[j].gpu : c->cols[j].path;
+			bars[j].value = row->cells[j].ns / 1e3;
+		}
+		rc = kpt_plot_compare(row->workload, "GPU time (sum of kernel centres), us", bars, c->ncols, dir, stems[r], &why);
+		if (rc == KPT_E_NOTFOUND) {
+			fprintf(stderr, "kptprof compare: no plot for '%s': %s\n", row->workload, why.msg);
+			rc = 0;
+			continue;
+		}
+		if (rc < 0)
+			break;
+		written++;
+		if (missing)
+			continue;
+		rc = kpt_gnuplot_render(dir, stems[r], 0, &why);
+		if (rc == KPT_E_UNSUPPORTED) {
+			missing = 1;
+			rc = 0;
+		} else if (rc == 0) {
+			drawn++;
+		}
+	}
+	free(stems);
+	if (rc < 0) {
+		if (d)
+			*d = why;
+		return rc;
+	}
+	fprintf(stderr, "kptprof compare: wrote %d plot%s to '%s' (%d drawn)\n", written, written == 1 ? "" : "s",
+		dir, drawn);
+	if (missing)
+		fprintf(stderr, "hint: gnuplot not found: install it (Debian: apt-get install gnuplot-nox) and run "
+				"'gnuplot NAME.gp' in '%s'\n", dir);
+	return 0;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	const char *paths[KPT_COMPARE_MAX_FILES];
 	struct kpt_compare *c = NULL;
 	struct kpt_diag d;
+	const char *plots = NULL;
 	size_t n = 0;
 	int format = CF_TEXT, rc;
 
@@ -202,6 +274,12 @@ int cmd_compare(int argc, char **argv)
 			if (rc < 0 || kpt_cli_parse_choice("compare", "--format", v, format_names,
 							   NELEM(format_names), &format))
 				return KPT_EXIT_ERROR;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--plots", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			if (!v[0])
+				return kpt_cli_usage_error("compare", "empty --plots DIR");
+			plots = v;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			return kpt_cli_usage_error("compare", "unknown option '%s'", argv[i]);
 		} else if (n == KPT_COMPARE_MAX_FILES) {
@@ -219,6 +297,8 @@ int cmd_compare(int argc, char **argv)
 		rc = print_json(c, &d);
 	else
 		print_table(c, format == CF_MD), rc = fflush(stdout) == 0 ? 0 : kpt_diag_set(&d, KPT_E_IO, "cannot write the table");
+	if (rc == 0 && plots)
+		rc = write_plots(c, plots, &d);
 	kpt_compare_destroy(c);
 	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
 }

@@ -504,6 +504,6 @@ int kpt_plot_compare(const char *workload, const char *unit, const struct kpt_co
 		    "set style fill solid 0.9 noborder\nset boxwidth 0.6\nset grid ytics lc rgb '#dddddd'\n"
 		    "set xtics nomirror\n", kept - 1);
 	fprintf(fp, "plot $data using 1:2:3:xtic(4) with boxes lc rgb variable notitle, \\\n"
-		    "     $data using 1:2:(sprintf('%%.4g', $2)) with labels offset 0,0.8 notitle\n");
+		    "     $data using 1:2:($2 >= 1000 ? sprintf('%%.0f', $2) : sprintf('%%.4g', $2)) with labels offset 0,0.8 notitle\n");
 	return kpt_gp_close(fp, dir, stem, d);
 }
