@@ -33,17 +33,22 @@ const char *kpt_verdict_label(int verdict);
 void kpt_short_name(const char *name, int max_chars, char *out, size_t cap);
 
 /* diff: change % per key with its interval, coloured by verdict, sorted by
- * change (largest at the top), the +-threshold band behind. Keys with a
- * tested change (not NEW or GONE); when more than KPT_PLOT_MAX_KEYS, every
- * SLOW, FAST and AMBG key first, then the SAME keys with the largest |change|.
- * Data block $data: rank change_pct ci_low_pct ci_high_pct color verdict label. */
+ * change (largest at the top), each row over a band of its own threshold
+ * (row.threshold_pct: short, default or long). Keys with a tested change
+ * (not NEW or GONE); when more than KPT_PLOT_MAX_KEYS, every SLOW, FAST and
+ * AMBG key first, then the SAME keys with the largest |change|. Labels are
+ * short names, with the workload, then the range path, then the launch
+ * config added while another key of the diff has the same label.
+ * Data block $data: rank change_pct ci_low_pct ci_high_pct color verdict
+ * threshold_pct label range ("-" when none). */
 int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char *stem,
 			 struct kpt_diag *d);
 
 /* diff: run medians of BASE and NEW side by side for the SLOW and AMBG keys
  * (at most KPT_PLOT_MAX_RUNKEYS, in the diff's order), each relative to the
  * key's BASE centre (geometric mean of its run medians), so keys of any
- * duration share one axis. Blocks $base and $new: key x run_median_ns
+ * duration share one axis, labelled as in kpt_plot_diff_change. Block $keys:
+ * key label range; blocks $base and $new: key x run_median_ns
  * relative_pct. KPT_E_NOTFOUND when no key is SLOW or AMBG. */
 int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *stem,
 		       struct kpt_diag *d);
