@@ -33,7 +33,10 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ "view", cmd_view, "write an HTML report with plots and a timeline",
 	  "kptprof view FILE [--baseline B] -o DIR [--width PX] [--top N] [--trace-max N] [--no-gnuplot] [diff options]" },
 	{ "compare", cmd_compare, "one suite across GPU models, side by side",
-	  "kptprof compare FILE... [--format text|md|json]" },
+	  "kptprof compare FILE... [--format text|md|json] [--plots DIR]\n\n"
+	  "  --format F    table format: text, md or json (default text)\n"
+	  "  --plots DIR   also write a bar plot per workload (.gp, and .png when gnuplot is installed)\n"
+	  "  -h, --help    show this help\n" },
 	{ "workloads", cmd_workloads, "list the built-in workloads and suites",
 	  "kptprof workloads [--json]" },
 	{ "devices", cmd_devices, "list the GPUs this machine has",
