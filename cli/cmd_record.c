@@ -500,6 +500,46 @@ static int ceilings_parse(const char *line, const char *uuid, double *copy, doub
 	return 0;
 }
 
+/* Starts the workload runner (argv[0] is its path) with its stdout into a
+ * pipe and returns the read end, or NULL when it could not be started.
+ * Pair with runner_finish(). */
+static FILE *runner_start(char *const argv[], pid_t *pid)
+{
+	int fds[2];
+	FILE *in = NULL;
+
+	if (pipe(fds) < 0)
+		return NULL;
+	fflush(NULL);
+	if ((*pid = fork()) == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (*pid > 0 && (in = fdopen(fds[0], "r")))
+		return in;
+	close(fds[0]);
+	if (*pid > 0)
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return NULL;
+}
+
+/* Closes in and waits for the runner (record forwards SIGINT/SIGTERM, so
+ * waitpid may be interrupted). Returns 0 when it exited with status 0. */
+static int runner_finish(FILE *in, pid_t pid)
+{
+	int status = 0;
+
+	fclose(in);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 /* This GPU's (CUDA ordinal 0, as the runner sees it) copy and bf16
  * ceilings into o: from the cache when there, else by running
  * `runner --calibrate` (about a second, outside any recording) and
@@ -507,7 +547,8 @@ static int ceilings_parse(const char *line, const char *uuid, double *copy, doub
 static void ceilings(struct record_opts *o, const char *runner, const struct kpt_gpu *gpu)
 {
 	char path[PATH_MAX + 64] = "", line[512] = "";
-	int fds[2], status = 0, cached = 0;
+	char *argv[] = { (char *)runner, "--calibrate", NULL };
+	int cached = 0, ok;
 	FILE *f;
 	pid_t pid;
 
@@ -518,29 +559,12 @@ static void ceilings(struct record_opts *o, const char *runner, const struct kpt
 		fclose(f);
 	}
 	if (!cached) {
-		if (pipe(fds) < 0)
-			return;
-		fflush(NULL);
-		if ((pid = fork()) == 0) {
-			dup2(fds[1], STDOUT_FILENO);
-			close(fds[0]);
-			close(fds[1]);
-			execl(runner, runner, "--calibrate", (char *)NULL);
-			_exit(127);
-		}
-		close(fds[1]);
-		if (pid > 0 && (f = fdopen(fds[0], "r"))) {
-			if (!fgets(line, sizeof line, f))
-				line[0] = '\0';
-			fclose(f);
-		} else {
-			close(fds[0]);
-		}
-		if (pid > 0)
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-		if (pid <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-		    ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) < 0) {
+		ok = (f = runner_start(argv, &pid)) != NULL;
+		if (ok && !fgets(line, sizeof line, f))
+			line[0] = '\0';
+		if (ok && runner_finish(f, pid) < 0)
+			ok = 0;
+		if (!ok || ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) < 0) {
 			fprintf(stderr, "kptprof: warning: '%s --calibrate' failed: no ceilings in this recording\n", runner);
 			o->copy_gbps = o->bf16_tflops = 0;
 			return;
@@ -679,14 +703,12 @@ static void workload_meta(struct kpt_writer *w, const struct record_opts *o, con
 {
 	char **argv = calloc((size_t)o->nworkloads + 6, sizeof *argv), *line = NULL, key[512];
 	size_t cap = 0;
-	int fds[2], n = 0, status = 0, bad = 0;
+	int n = 0, bad = 0;
 	FILE *in;
 	pid_t pid;
 
-	if (!argv || pipe(fds) < 0) {
-		free(argv);
+	if (!argv)
 		return;
-	}
 	argv[n++] = (char *)runner;
 	argv[n++] = "--list";
 	argv[n++] = "--tsv";
@@ -696,18 +718,9 @@ static void workload_meta(struct kpt_writer *w, const struct record_opts *o, con
 	}
 	for (int i = 0; i < o->nworkloads; i++)
 		argv[n++] = (char *)o->workloads[i];
-	pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], STDOUT_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		execv(runner, argv);
-		_exit(127);
-	}
-	close(fds[1]);
+	in = runner_start(argv, &pid);
 	free(argv);
-	if (pid < 0 || !(in = fdopen(fds[0], "r"))) {
-		close(fds[0]);
+	if (!in) {
 		bad = 1;
 	} else {
 		while (getline(&line, &cap, in) > 0) {
@@ -723,12 +736,11 @@ static void workload_meta(struct kpt_writer *w, const struct record_opts *o, con
 			snprintf(key, sizeof key, "workload.%s.bytes", name);
 			kpt_writer_meta(w, key, bytes, d);
 		}
-		fclose(in);
+		if (runner_finish(in, pid) < 0)
+			bad = 1;
 	}
 	free(line);
-	if (pid > 0)
-		waitpid(pid, &status, 0);
-	if (bad || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (bad)
 		fprintf(stderr, "kptprof: warning: '%s --list --tsv' failed: FLOPs and bytes per workload not recorded\n",
 			runner);
 }
