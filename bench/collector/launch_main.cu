@@ -1,8 +1,12 @@
 // launch_main.cu - kpt-launch-bench: runs kpt_launch_us() reps times.
-//   kpt-launch-bench [--floor] [--subscribe-first] [--n N] [--reps R]
+//   kpt-launch-bench [--floor] [--subscribe-first] [--n N] [--reps R] [--pin CPU]
+// --pin CPU: after CUDA start-up, pin the launching thread to that CPU, so
+// that every mode launches from the same core (threads CUDA and CUPTI start
+// keep the process's CPU set).
 // Prints one line: "launch mode=plain|floor n=N reps=R median_us=... p10_us=... p90_us=...
 // wall_us=...": host us per launch (median, p10, p90 of reps), wall us incl. sync
 #include <algorithm>
+#include <sched.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +24,7 @@ extern "C" double kpt_launch_last_wall_us(void);
 
 int main(int argc, char **argv)
 {
-	int n = 20000, reps = 31, floor_mode = 0;
+	int n = 20000, reps = 31, floor_mode = 0, pin = -1;
 	std::vector<double> v, w;
 
 	for (int i = 1; i < argc; i++) {
@@ -37,8 +41,10 @@ int main(int argc, char **argv)
 			n = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--pin") && i + 1 < argc)
+			pin = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: kpt-launch-bench [--floor] [--n N] [--reps R]\n");
+			fprintf(stderr, "usage: kpt-launch-bench [--floor] [--n N] [--reps R] [--pin CPU]\n");
 			return 2;
 		}
 	}
@@ -46,7 +52,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kpt-launch-bench: cannot enable CUPTI\n");
 		return 1;
 	}
-	cudaFree(0);
+	if (cudaFree(0) != cudaSuccess) {
+		fprintf(stderr, "kpt-launch-bench: no CUDA device\n");
+		return 1;
+	}
+	if (pin >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(pin, &set);
+		if (sched_setaffinity(0, sizeof set, &set) != 0) {
+			perror("kpt-launch-bench: sched_setaffinity");
+			return 1;
+		}
+	}
 	kpt_launch_us(2000); /* warm-up */
 	for (int r = 0; r < reps; r++) {
 		v.push_back(kpt_launch_us(n));

@@ -2,13 +2,14 @@
 through ctypes, under torch.profiler (CUDA activity), for the collector
 overhead comparison.
 
-  python3 torch_launch.py LIBKPTLAUNCH [--n N] [--reps R] [--plain]
+  python3 torch_launch.py LIBKPTLAUNCH [--n N] [--reps R] [--plain] [--pin CPU]
 
 Prints "launch mode=torch_profiler n=N reps=R median_us=... p10_us=... p90_us=..."
 (--plain: the same loop from Python without the profiler, mode=torch_plain).
 """
 import argparse
 import ctypes
+import os
 import statistics
 import sys
 
@@ -22,12 +23,15 @@ def main():
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--reps", type=int, default=31)
     ap.add_argument("--plain", action="store_true")
+    ap.add_argument("--pin", type=int, default=-1, help="pin the launching thread to this CPU")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.lib)
     lib.kpt_launch_us.restype = ctypes.c_double
     lib.kpt_launch_us.argtypes = [ctypes.c_int]
     lib.kpt_launch_last_wall_us.restype = ctypes.c_double
     torch.zeros(1, device="cuda")
+    if a.pin >= 0:
+        os.sched_setaffinity(0, {a.pin})  # this thread only, as kpt-launch-bench --pin
     v, w = [], []
 
     def run():

@@ -10,9 +10,9 @@
 #   transformer.txt    (b) transformer block fwd+bwd step, plain vs kptprof
 #   flood.txt          (c) sustained kernel rate with drop counts
 #   summary.txt        medians and differences (what bench/RESULTS.md quotes)
-# Knobs: ROUNDS (transformer, default 3), ROUNDS_A (launch, default 3: each
-# round takes about a minute, most of it PyTorch start-up; bench/RESULTS.md
-# pools 25 rounds from three sessions), FLOOD_SECONDS (default 30),
+# Knobs: ROUNDS (transformer, default 3), ROUNDS_C (launch rounds of the C
+# modes, default 24), ROUNDS_A (how many of them also run torch.profiler,
+# default 3: about 20 s each, mostly PyTorch start-up), FLOOD_SECONDS (default 30),
 # FLOOD_STREAMS (default "8"), SKIP_BENCH=1,
 # SKIP_TESTS=1, SKIP_TF=1, NOSAMPLE=1 (adds kptprof with KPT_SAMPLE_MS=0 to (a)).
 set -u -o pipefail
@@ -58,20 +58,42 @@ fi
 [ "${SKIP_BENCH:-0}" = 1 ] && exit 0
 
 echo "== (a) launch overhead"
-# Interleaved rounds, pinned to the same cores, so drift hits every mode alike.
-PIN="taskset -c 2-9"
+# Every process runs in the same CPU set: the cores that share CPU 2's last-
+# level cache (threads of CUDA, CUPTI and the collector stay close to the
+# launching thread), and the launching thread itself is pinned to the first
+# of them. ROUNDS_C rounds interleave plain / raw-CUPTI floor / kptprof (a
+# few seconds each); every ROUNDS_C / ROUNDS_A-th round also runs
+# torch.profiler (about 20 s of PyTorch start-up each).
+ROUNDS_C=${ROUNDS_C:-24}
+L3=$(cat /sys/devices/system/cpu/cpu2/cache/index3/shared_cpu_list 2>/dev/null || echo 2-9)
+CPUS=$(python3 -c 'import sys
+cpus = []
+for part in sys.argv[1].split(","):
+    a, _, b = part.partition("-")
+    cpus += range(int(a), int(b or a) + 1)
+cpus = [c for c in cpus if c >= 2][:8] or [2, 3, 4, 5]
+print(",".join(map(str, cpus)))' "$L3")
+PINCPU=${CPUS%%,*}
+PIN="taskset -c $CPUS"
 command -v taskset >/dev/null || PIN=""
-for r in $(seq 1 "$ROUNDS_A"); do
-	$PIN "$B/kpt-launch-bench" --reps 15 >>"$RES/launch.txt" 2>&1
-	$PIN "$B/kpt-launch-bench" --reps 15 --floor >>"$RES/launch.txt" 2>&1
-	$PIN "$K" record -o "$T/launch.kpt" -- "$B/kpt-launch-bench" --reps 15 2>>"$RES/launch-record.log" \
+echo "cpu set $CPUS (L3 of cpu2: $L3), launching thread on $PINCPU" | tee -a "$RES/launch.txt"
+lscpu >"$RES/lscpu.txt" 2>&1
+every=$(( ROUNDS_A > 0 ? (ROUNDS_C + ROUNDS_A - 1) / ROUNDS_A : 0 ))
+for r in $(seq 1 "$ROUNDS_C"); do
+	LB="$B/kpt-launch-bench --reps 9 --pin $PINCPU"
+	echo "round $r" >>"$RES/launch.txt"
+	$PIN $LB >>"$RES/launch.txt" 2>&1
+	$PIN $LB --floor >>"$RES/launch.txt" 2>&1
+	$PIN "$K" record -o "$T/launch.kpt" -- $LB 2>>"$RES/launch-record.log" \
 		| sed 's/mode=plain/mode=kptprof/' >>"$RES/launch.txt"
 	if [ "${NOSAMPLE:-0}" = 1 ]; then
-		KPT_SAMPLE_MS=0 $PIN "$K" record -o "$T/launch0.kpt" -- "$B/kpt-launch-bench" --reps 15 \
+		KPT_SAMPLE_MS=0 $PIN "$K" record -o "$T/launch0.kpt" -- $LB \
 			2>>"$RES/launch-record.log" | sed 's/mode=plain/mode=kptprof_nosample/' >>"$RES/launch.txt"
 	fi
-	$PIN python3 "$SRC/bench/collector/torch_launch.py" "$B/libkptlaunch.so" --reps 15 >>"$RES/launch.txt" \
-		2>>"$RES/launch-torch.log"
+	if [ "$every" -gt 0 ] && [ $(( (r - 1) % every )) -eq 0 ]; then
+		$PIN python3 "$SRC/bench/collector/torch_launch.py" "$B/libkptlaunch.so" --reps 9 --pin "$PINCPU" \
+			>>"$RES/launch.txt" 2>>"$RES/launch-torch.log"
+	fi
 done
 "$CHECK" stats "$T/launch.kpt" >>"$RES/launch-record.log" 2>&1
 cat "$RES/launch.txt"
@@ -111,19 +133,41 @@ def med(path, key, mode):
             m = re.search(key + r"=([0-9.]+)", line)
             if m: v.append(float(m.group(1)))
     return (statistics.median(v), v) if v else (float("nan"), v)
-out, rounds = {}, {}
-for mode in ("plain", "floor", "kptprof", "kptprof_nosample", "torch_profiler"):
-    if not med("launch.txt", "median_us", mode)[1]:
+def launch_rounds():
+    """mode -> {round: median_us}; rounds are marked by "round N" lines."""
+    per, r = {}, 0
+    for line in open(f"{res}/launch.txt"):
+        if line.startswith("round "):
+            r = int(line.split()[1])
+            continue
+        m = re.search(r"mode=(\S+) .*median_us=([0-9.]+)", line)
+        if m:
+            per.setdefault(m.group(1), {})[r] = float(m.group(2))
+    return per
+def boot(d, n=4000):
+    import random
+    rnd = random.Random(1)
+    meds = sorted(statistics.median(rnd.choices(d, k=len(d))) for _ in range(n))
+    return meds[int(0.025 * n)], meds[int(0.975 * n)]
+per = launch_rounds()
+out = {}
+for mode, rr in per.items():
+    v = sorted(rr.values())
+    out[mode] = statistics.median(v)
+    print(f"(a) launch {mode}: {len(v)} processes, median {out[mode]:.3f} us/launch, "
+          f"25th pct {v[len(v) // 4]:.3f}, min {v[0]:.3f}  {[round(x, 3) for x in rr.values()]}")
+for a, b in (("kptprof", "floor"), ("kptprof_nosample", "floor"), ("kptprof", "plain"), ("floor", "plain"),
+             ("torch_profiler", "plain"), ("torch_profiler", "floor"), ("kptprof", "torch_profiler")):
+    if a not in per or b not in per:
         continue
-    out[mode], rounds[mode] = med("launch.txt", "median_us", mode)
-    wall, _ = med("launch.txt", "wall_us", mode)
-    print(f"(a) launch {mode}: host median of rounds {out[mode]:.3f} us (wall incl. sync {wall:.3f})  rounds={rounds[mode]}")
-for a, b in (("kptprof", "floor"), ("kptprof_nosample", "floor"), ("kptprof", "plain"), ("floor", "plain"), ("torch_profiler", "plain"), ("torch_profiler", "kptprof")):
-    d = [x - y for x, y in zip(rounds.get(a, []), rounds.get(b, []))]
+    d = [per[a][r] - per[b][r] for r in per[a] if r in per[b]]
     if d:
-        print(f"(a) paired per round {a} - {b}: median {statistics.median(d):+.3f} us  {[round(x, 3) for x in d]}")
-print(f"(a) kptprof - floor = {out['kptprof'] - out['floor']:+.3f} us/launch (goal <= 0.3); "
-      f"kptprof - plain = {out['kptprof'] - out['plain']:+.3f}; torch_profiler - plain = {out['torch_profiler'] - out['plain']:+.3f}")
+        lo, hi = boot(d)
+        print(f"(a) paired per round {a} - {b}: n={len(d)} median {statistics.median(d):+.3f} us "
+              f"(95% bootstrap {lo:+.3f} .. {hi:+.3f})  {[round(x, 3) for x in d]}")
+if "kptprof" in out and "floor" in out and "torch_profiler" in out:
+    print(f"(a) kptprof - floor = {out['kptprof'] - out['floor']:+.3f} us/launch (goal <= 0.3); "
+          f"kptprof - plain = {out['kptprof'] - out['plain']:+.3f}; torch_profiler - plain = {out['torch_profiler'] - out['plain']:+.3f}")
 import os
 if not os.path.exists(f"{res}/transformer.txt"):
     open(f"{res}/transformer.txt", "w").close()
