@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1086,8 +1087,19 @@ static int nvml_load(void)
 	return 0;
 }
 
+/* One env sample per device in use. Every tick reads what the decision
+ * rule filters on (SM clock, throttle reasons) and the power; memory clock
+ * and temperature, which move slowly, every KPT_SLOW_EVERY-th tick (the
+ * last values are repeated between): each NVML query is an ioctl into the
+ * driver, and at 10 ms the sampler's cost showed in the launch overhead
+ * (bench/RESULTS.md, Collector). */
+#define KPT_SLOW_EVERY 10
 static void sample_once(void)
 {
+	static unsigned tick;
+	static struct { unsigned mem_mhz, temp_c; } last[KPT_MAX_DEVICES];
+	int slow = tick++ % KPT_SLOW_EVERY == 0;
+
 	for (uint32_t o = 0; o < KPT_MAX_DEVICES; o++) {
 		struct kpt_env_sample s = { 0 };
 		unsigned v = 0;
@@ -1101,10 +1113,14 @@ static void sample_once(void)
 		s.process = 0;
 		if (g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_SM, &v) == KPT_NVML_SUCCESS)
 			s.sm_mhz = v;
-		if (g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_MEM, &v) == KPT_NVML_SUCCESS)
-			s.mem_mhz = v;
-		if (g.nvml.nvmlDeviceGetTemperature(h, KPT_NVML_TEMPERATURE_GPU, &v) == KPT_NVML_SUCCESS)
-			s.temp_c = v;
+		if (slow || !last[o].mem_mhz) {
+			if (g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_MEM, &v) == KPT_NVML_SUCCESS)
+				last[o].mem_mhz = v;
+			if (g.nvml.nvmlDeviceGetTemperature(h, KPT_NVML_TEMPERATURE_GPU, &v) == KPT_NVML_SUCCESS)
+				last[o].temp_c = v;
+		}
+		s.mem_mhz = last[o].mem_mhz;
+		s.temp_c = last[o].temp_c;
 		if (g.nvml.nvmlDeviceGetPowerUsage(h, &v) == KPT_NVML_SUCCESS)
 			s.power_mw = v;
 		if (g.nvml_reasons && g.nvml_reasons(h, &reasons) == KPT_NVML_SUCCESS)
@@ -1129,6 +1145,9 @@ static void finish(void);
 
 static void *sampler_main(void *arg)
 {
+	/* Below the program's threads: a sample may come late, a launch
+	 * should not wait for a sample. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
 	for (;;) {
 		struct timespec ts;
 		unsigned ms = g.sample_ms ? g.sample_ms : 1000;
@@ -1332,6 +1351,36 @@ static void after_fork_child(void)
 
 /* ---- entry point ---------------------------------------------------------------- */
 
+/* KPT_ACTIVITY_KINDS (a diagnostic knob, docs/cli.md): a comma list of
+ * kernel, memcpy, memset, sync; the kinds left out are not enabled. Unset:
+ * all. Returns a mask over start()'s kinds[] (memcpy covers MEMCPY and
+ * MEMCPY2), or -1 naming a word it does not know. */
+static int activity_kinds(struct kpt_diag *d)
+{
+	static const struct { const char *name; int mask; } w[] = {
+		{ "kernel", 1 }, { "memcpy", 2 | 4 }, { "memset", 8 }, { "sync", 16 },
+	};
+	const char *s = getenv("KPT_ACTIVITY_KINDS");
+	int mask = 0;
+
+	if (!s)
+		return 31;
+	while (*s) {
+		size_t n = strcspn(s, ","), i;
+
+		for (i = 0; i < sizeof w / sizeof w[0]; i++)
+			if (strlen(w[i].name) == n && strncmp(s, w[i].name, n) == 0)
+				break;
+		if (i == sizeof w / sizeof w[0] && n > 0)
+			return kpt_diag_set(d, KPT_E_INVAL, "KPT_ACTIVITY_KINDS: unknown kind '%.*s' "
+					    "(kernel, memcpy, memset, sync)", (int)n, s);
+		if (i < sizeof w / sizeof w[0])
+			mask |= w[i].mask;
+		s += n + (s[n] == ',');
+	}
+	return mask;
+}
+
 static int start(struct kpt_diag *d)
 {
 	static const CUpti_ActivityKind kinds[] = {
@@ -1383,8 +1432,13 @@ static int start(struct kpt_diag *d)
 		for (size_t i = 0; i < sizeof counter_cbids / sizeof counter_cbids[0]; i++)
 			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, counter_cbids[i]));
 	} else {
+		int mask = activity_kinds(d);
+
+		if (mask < 0)
+			return mask;
 		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-			KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
+			if (mask & 1 << i)
+				KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
 	}
 	if (g.api)
 		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)

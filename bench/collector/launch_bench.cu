@@ -16,6 +16,9 @@
 //                                 counted and dropped): the cheapest possible
 //                                 kernel tracing, the floor kptprof is
 //                                 compared with. 0 on success.
+//   int kpt_launch_cupti_floor_all(void)  the same with every activity kind
+//                                 kptprof records by default (CONCURRENT_KERNEL,
+//                                 MEMCPY, MEMCPY2, MEMSET, SYNCHRONIZATION)
 //   unsigned long long kpt_launch_cupti_records(void)  records seen so far
 #include <algorithm>
 #include <chrono>
@@ -52,6 +55,21 @@ extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor(voi
 	if (cuptiActivityRegisterCallbacks(floor_request, floor_complete) != CUPTI_SUCCESS)
 		return -1;
 	return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS ? 0 : -1;
+}
+
+extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor_all(void)
+{
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	};
+
+	if (cuptiActivityRegisterCallbacks(floor_request, floor_complete) != CUPTI_SUCCESS)
+		return -1;
+	for (CUpti_ActivityKind k : kinds)
+		if (cuptiActivityEnable(k) != CUPTI_SUCCESS)
+			return -1;
+	return 0;
 }
 
 extern "C" __attribute__((visibility("default"))) unsigned long long kpt_launch_cupti_records(void)

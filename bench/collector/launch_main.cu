@@ -1,9 +1,9 @@
 // launch_main.cu - kpt-launch-bench: runs kpt_launch_us() reps times.
-//   kpt-launch-bench [--floor] [--subscribe-first] [--n N] [--reps R] [--pin CPU]
+//   kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--n N] [--reps R] [--pin CPU]
 // --pin CPU: after CUDA start-up, pin the launching thread to that CPU, so
 // that every mode launches from the same core (threads CUDA and CUPTI start
 // keep the process's CPU set).
-// Prints one line: "launch mode=plain|floor n=N reps=R median_us=... p10_us=... p90_us=...
+// Prints one line: "launch mode=plain|floor|floor_all n=N reps=R median_us=... p10_us=... p90_us=...
 // wall_us=...": host us per launch (median, p10, p90 of reps), wall us incl. sync
 #include <algorithm>
 #include <sched.h>
@@ -19,6 +19,7 @@ static void CUPTIAPI no_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId,
 
 extern "C" double kpt_launch_us(int n);
 extern "C" int kpt_launch_cupti_floor(void);
+extern "C" int kpt_launch_cupti_floor_all(void);
 extern "C" unsigned long long kpt_launch_cupti_records(void);
 extern "C" double kpt_launch_last_wall_us(void);
 
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--floor"))
 			floor_mode = 1;
+		else if (!strcmp(argv[i], "--floor-all"))
+			floor_mode = 2;
 		else if (!strcmp(argv[i], "--subscribe-first")) {
 			/* Another CUPTI tool in the process before CUDA starts: the
 			 * collector must report "busy" and let the program run. */
@@ -44,11 +47,11 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--pin") && i + 1 < argc)
 			pin = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: kpt-launch-bench [--floor] [--n N] [--reps R] [--pin CPU]\n");
+			fprintf(stderr, "usage: kpt-launch-bench [--floor | --floor-all] [--n N] [--reps R] [--pin CPU]\n");
 			return 2;
 		}
 	}
-	if (floor_mode && kpt_launch_cupti_floor() != 0) {
+	if (floor_mode && (floor_mode == 1 ? kpt_launch_cupti_floor() : kpt_launch_cupti_floor_all()) != 0) {
 		fprintf(stderr, "kpt-launch-bench: cannot enable CUPTI\n");
 		return 1;
 	}
@@ -72,7 +75,7 @@ int main(int argc, char **argv)
 	}
 	std::sort(v.begin(), v.end());
 	std::sort(w.begin(), w.end());
-	printf("launch mode=%s n=%d reps=%d median_us=%.4f p10_us=%.4f p90_us=%.4f", floor_mode ? "floor" : "plain",
+	printf("launch mode=%s n=%d reps=%d median_us=%.4f p10_us=%.4f p90_us=%.4f", floor_mode == 2 ? "floor_all" : floor_mode ? "floor" : "plain",
 	       n, reps, v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]);
 	printf(" wall_us=%.4f", w[w.size() / 2]);
 	if (floor_mode)

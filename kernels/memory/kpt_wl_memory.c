@@ -85,7 +85,10 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 		st->in_alloc = kpt_planted_bytes(st->in_bytes, c->plant_pct);
 		st->out_alloc = kpt_planted_bytes(st->out_bytes, c->plant_pct);
 	}
-	foot = st->in_alloc * (m->op == OP_TRIAD ? 2 : 1) + st->out_alloc;
+	/* The set count and the fills do not depend on the plant: only the
+	 * planted kernel itself may differ from an unplanted run (a fill over
+	 * the extension would be a second, unintended change). */
+	foot = st->in_bytes * (m->op == OP_TRIAD ? 2 : 1) + st->out_bytes;
 	st->nsets = (m->op == OP_H2D || m->op == OP_D2H || foot == 0 || foot >= ROTATE_BYTES)
 		? 1 : (ROTATE_BYTES + foot - 1) / foot;
 	if (st->nsets > MAX_SETS)
@@ -100,9 +103,17 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 		if (rc == 0 && m->op != OP_D2H)
 			rc = KPT_CUDA(d, cudaMalloc(&st->out[i], round16(st->out_alloc)));
 		if (rc == 0 && st->in[i])
-			rc = kpt_wl_fill_f32(st->in[i], round16(st->in_alloc) / 4, s0, 0.25f, 1.25f, c->stream, d);
+			rc = kpt_wl_fill_f32(st->in[i], round16(st->in_bytes) / 4, s0, 0.25f, 1.25f, c->stream, d);
 		if (rc == 0 && st->in2[i])
-			rc = kpt_wl_fill_f32(st->in2[i], round16(st->in_alloc) / 4, s1, -1.5f, -0.5f, c->stream, d);
+			rc = kpt_wl_fill_f32(st->in2[i], round16(st->in_bytes) / 4, s1, -1.5f, -0.5f, c->stream, d);
+		/* the extension holds a constant, non-zero pattern (a memset,
+		 * which is no kernel of the workload) */
+		if (rc == 0 && st->in[i] && st->in_alloc > round16(st->in_bytes))
+			rc = KPT_CUDA(d, cudaMemsetAsync((char *)st->in[i] + round16(st->in_bytes), 0x3c,
+							 round16(st->in_alloc) - round16(st->in_bytes), c->stream));
+		if (rc == 0 && st->in2[i] && st->in_alloc > round16(st->in_bytes))
+			rc = KPT_CUDA(d, cudaMemsetAsync((char *)st->in2[i] + round16(st->in_bytes), 0xbc,
+							 round16(st->in_alloc) - round16(st->in_bytes), c->stream));
 	}
 	if (rc == 0 && m->op == OP_REDUCE &&
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->ws, kpt_reduce_sum_ws_bytes()))) == 0)

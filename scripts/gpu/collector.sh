@@ -14,7 +14,9 @@
 # modes, default 24), ROUNDS_A (how many of them also run torch.profiler,
 # default 3: about 20 s each, mostly PyTorch start-up), FLOOD_SECONDS (default 30),
 # FLOOD_STREAMS (default "8"), SKIP_BENCH=1,
-# SKIP_TESTS=1, SKIP_TF=1, NOSAMPLE=1 (adds kptprof with KPT_SAMPLE_MS=0 to (a)).
+# SKIP_TESTS=1, SKIP_TF=1, NOSAMPLE=1 (adds kptprof with KPT_SAMPLE_MS=0 to (a)),
+# ABLATE=1 (also the raw floor with kptprof's activity kinds, and kptprof
+# with KPT_ACTIVITY_KINDS=kernel and with KPT_SAMPLE_MS=0).
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-3}
@@ -86,9 +88,16 @@ for r in $(seq 1 "$ROUNDS_C"); do
 	$PIN $LB --floor >>"$RES/launch.txt" 2>&1
 	$PIN "$K" record -o "$T/launch.kpt" -- $LB 2>>"$RES/launch-record.log" \
 		| sed 's/mode=plain/mode=kptprof/' >>"$RES/launch.txt"
-	if [ "${NOSAMPLE:-0}" = 1 ]; then
+	if [ "${NOSAMPLE:-0}" = 1 ] || [ "${ABLATE:-0}" = 1 ]; then
 		KPT_SAMPLE_MS=0 $PIN "$K" record -o "$T/launch0.kpt" -- $LB \
 			2>>"$RES/launch-record.log" | sed 's/mode=plain/mode=kptprof_nosample/' >>"$RES/launch.txt"
+	fi
+	if [ "${ABLATE:-0}" = 1 ]; then
+		# where the cost over the floor comes from: the same activity
+		# kinds in the raw floor, and kptprof with the kernel kind only
+		$PIN $LB --floor-all >>"$RES/launch.txt" 2>&1
+		KPT_ACTIVITY_KINDS=kernel $PIN "$K" record -o "$T/launchk.kpt" -- $LB \
+			2>>"$RES/launch-record.log" | sed 's/mode=plain/mode=kptprof_kernel_only/' >>"$RES/launch.txt"
 	fi
 	if [ "$every" -gt 0 ] && [ $(( (r - 1) % every )) -eq 0 ]; then
 		$PIN python3 "$SRC/bench/collector/torch_launch.py" "$B/libkptlaunch.so" --reps 9 --pin "$PINCPU" \
@@ -156,7 +165,9 @@ for mode, rr in per.items():
     out[mode] = statistics.median(v)
     print(f"(a) launch {mode}: {len(v)} processes, median {out[mode]:.3f} us/launch, "
           f"25th pct {v[len(v) // 4]:.3f}, min {v[0]:.3f}  {[round(x, 3) for x in rr.values()]}")
-for a, b in (("kptprof", "floor"), ("kptprof_nosample", "floor"), ("kptprof", "plain"), ("floor", "plain"),
+for a, b in (("kptprof", "floor"), ("kptprof_nosample", "floor"), ("kptprof", "floor_all"),
+             ("kptprof_kernel_only", "floor"), ("floor_all", "floor"), ("kptprof_nosample", "kptprof"),
+             ("kptprof", "plain"), ("floor", "plain"),
              ("torch_profiler", "plain"), ("torch_profiler", "floor"), ("kptprof", "torch_profiler")):
     if a not in per or b not in per:
         continue

@@ -48,8 +48,9 @@ if [ ! -x "$K" ] || [ ! -x "$KW" ] || [ ! -x "$EVAL" ]; then
 		&& cmake --build "$BUILD" -j16; } \
 		>"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 2; }
 fi
+list=$("$KW" --list 2>/dev/null)
 for w in $WL $CONTROL; do
-	"$KW" --list 2>/dev/null | grep -q "$w" || { echo "workload $w missing from kpt-workloads --list"; exit 2; }
+	grep -q "^$w[[:space:]]" <<<"$list" || { echo "workload $w missing from kpt-workloads --list"; exit 2; }
 done
 
 # record NAME RUNS [PLANT_PCT]: one file of RUNS processes.
