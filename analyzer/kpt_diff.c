@@ -790,7 +790,7 @@ static int copy_env(struct ctx *c, struct kpt_diff_env *dst, const struct kpt_di
 }
 
 struct notes {
-	struct kpt_diff_note v[16];
+	struct kpt_diff_note v[24];
 	size_t n;
 };
 
@@ -837,6 +837,10 @@ static void env_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 						       (unsigned long long)(e->samples + e->dropped_throttle + e->dropped_clock),
 						       (unsigned long long)e->dropped_throttle, 100 * df->opts.min_clock_frac,
 						       (unsigned long long)e->dropped_clock));
+		if (e->skipped || e->outside)
+			note(c, N, "outside", 0, afmt(c, "%s: %llu launches under kpt:warmup/kpt:flush and %llu outside kpt:iter (set-up, checks) not compared",
+						       names[i], (unsigned long long)e->skipped,
+						       (unsigned long long)e->outside));
 		if (e->runs < 2)
 			note(c, N, "runs", 1, afmt(c, "%s has %u run(s): the rule needs >= 2 runs per side to measure run-to-run noise (record with --runs 5)",
 						    names[i], e->runs));

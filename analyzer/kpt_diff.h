@@ -146,6 +146,8 @@ struct kpt_diff_env {
 	uint64_t kernels;           /* kernel records seen */
 	uint64_t samples;           /* samples kept (matched or not) */
 	uint64_t skipped;           /* kernels under KPT_DIFF_SKIP_RANGES, not compared */
+	uint64_t outside;           /* kernels outside kpt:iter in a file that has kpt:iter
+	                               ranges (set-up, checks), not compared */
 	uint64_t dropped_throttle;  /* samples dropped: throttle reason */
 	uint64_t dropped_clock;     /* samples dropped: SM clock < min_clock_frac x median */
 	uint64_t env_samples;

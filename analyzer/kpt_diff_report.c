@@ -492,6 +492,7 @@ static void json_env(struct kpt_json *j, const char *key, const struct kpt_diff_
 	kpt_json_kv_u64(j, "kernels", e->kernels);
 	kpt_json_kv_u64(j, "samples", e->samples);
 	kpt_json_kv_u64(j, "skipped", e->skipped);
+	kpt_json_kv_u64(j, "outside_iterations", e->outside);
 	kpt_json_kv_u64(j, "dropped_throttle", e->dropped_throttle);
 	kpt_json_kv_u64(j, "dropped_clock", e->dropped_clock);
 	kpt_json_kv_u64(j, "env_samples", e->env_samples);

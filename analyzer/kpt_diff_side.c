@@ -78,6 +78,7 @@ struct loader {
 	struct kpt_wmap range_ids;  /* id -> index otherwise */
 	uint32_t *range_path;       /* [nranges] path id, NO_ID uncomputed */
 	uint32_t *range_iter;       /* [nranges] id of the enclosing kpt:iter range */
+	int measured_only;          /* the file has kpt:iter ranges: launches outside are not keys */
 	unsigned char *range_class; /* [nfile_strings] enum range_class */
 
 	struct kpt_wmap paths;      /* (parent path, file name sid) -> path id */
@@ -793,6 +794,10 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 		s->env.skipped++;
 		return 0;
 	}
+	if (iter == NO_ID && L->measured_only) {
+		s->env.outside++;
+		return 0;
+	}
 	slot = L->nprocs ? L->proc_slot[proc] : 0;
 	p.start = k->start_ns;
 	p.site = sid;
@@ -1055,6 +1060,10 @@ static int side_load(struct loader *L)
 	L->ib = calloc(L->nprocs ? L->nprocs : 1, sizeof *L->ib);
 	if (!L->ib)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
+	/* A recording with kpt:iter ranges marks what it measures: launches
+	 * outside them (input set-up, checks) are not compared. */
+	for (size_t i = 0; i < L->nranges && !L->measured_only; i++)
+		L->measured_only = class_of(L, L->ranges[i].name) == RC_ITER;
 	if ((rc = kpt_kernel_cursor_create(f, &cur, d)) < 0)
 		return rc;
 	while ((rc = kpt_kernel_cursor_next(cur, &rows, &n, d)) > 0) {

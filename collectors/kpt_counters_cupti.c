@@ -42,6 +42,9 @@ struct cctx {
 	CUpti_Profiler_Host_Object *host;
 	CUpti_RangeProfiler_Object *rp;
 	uint8_t *config, *data;
+	uint8_t *avail;             /* counter availability image: the host object keeps
+				     * a pointer to it (ConfigAddMetrics read it after a
+				     * free: the crash seen on the H100) */
 	size_t config_size, data_size;
 	char **names;               /* [max_ranges] symbols launched since the last decode */
 	unsigned nnames;
@@ -156,24 +159,22 @@ static int host_setup(struct cctx *c, struct kpt_diag *d)
 	CUpti_Profiler_Host_GetConfigImageSize_Params cs = { .structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
 	CUpti_Profiler_Host_GetConfigImage_Params ci = { .structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE };
 	CUpti_Profiler_Host_GetNumOfPasses_Params np = { .structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE };
-	uint8_t *avail;
 	CUptiResult r;
 
 	cn.deviceIndex = c->ordinal;
 	CC(d, cuptiDeviceGetChipName(&cn));
 	ca.ctx = c->ctx;
 	CC(d, cuptiProfilerGetCounterAvailability(&ca));
-	if (!(avail = malloc(ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1)))
+	if (!(c->avail = malloc(ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1)))
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	ca.pCounterAvailabilityImage = avail;
+	ca.pCounterAvailabilityImage = c->avail;
 	r = cuptiProfilerGetCounterAvailability(&ca);
 	if (r == CUPTI_SUCCESS) {
 		hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
 		hi.pChipName = cn.pChipName;
-		hi.pCounterAvailabilityImage = avail;
+		hi.pCounterAvailabilityImage = c->avail;
 		r = cuptiProfilerHostInitialize(&hi);
 	}
-	free(avail);
 	if (r != CUPTI_SUCCESS)
 		return ccount_err(d, r, "cuptiProfilerHostInitialize");
 	c->host = hi.pHostObject;
@@ -397,8 +398,9 @@ static void ctx_release(struct cctx *c)
 	free(c->names);
 	free(c->config);
 	free(c->data);
+	free(c->avail);
 	c->names = NULL;
-	c->config = c->data = NULL;
+	c->config = c->data = c->avail = NULL;
 	c->nnames = 0;
 	c->ctx = NULL;
 }

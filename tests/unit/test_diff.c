@@ -36,6 +36,8 @@ struct gen {
 	int omit_softmax;
 	int extra_kernel;
 	int warmup;                       /* copy launches in a kpt:warmup range per run */
+	int setup;                        /* extra launches per run in the workload range,
+					     outside kpt:iter (input set-up) */
 	const char *driver;               /* NVML driver string (default "580.1") */
 	int env_reversed;                 /* write each run's env samples newest first */
 	int swap_gemm;                    /* write gemm's 2nd launch before its 1st (later start) */
@@ -164,6 +166,21 @@ static void write_rec(const char *path, const struct gen *g)
 			}
 			wu.end_ns = t;
 			assert_int_equal(kpt_writer_ranges(w, &wu, 1, &d), 0);
+		}
+		for (int i = 0; i < g->setup; i++) {
+			struct kpt_kernel k = { 0 };
+
+			k.start_ns = t;
+			k.end_ns = t + 5000 + (uint64_t)(rng_next(&seed) % 5000); /* noisy */
+			k.name = extra;
+			k.process = r;
+			k.grid[0] = k.grid[1] = k.grid[2] = 1;
+			k.block[0] = 32;
+			k.block[1] = k.block[2] = 1;
+			k.range = wr.id;
+			k.graph = KPT_NONE;
+			assert_int_equal(kpt_writer_kernels(w, &k, 1, &d), 0);
+			t = k.end_ns + 1000;
 		}
 		for (uint32_t it = 0; it < g->iters; it++) {
 			struct kpt_kernel held = { 0 };
@@ -667,6 +684,27 @@ static void test_warmup_kernels_are_skipped(void **state)
 	kpt_diff_destroy(df);
 }
 
+static void test_setup_kernels_outside_iterations_are_not_compared(void **state)
+{
+	struct gen g;
+	struct kpt_diff *df;
+
+	gen_defaults(&g);
+	g.setup = 3;
+	df = diff2(*state, &g, &g, NULL);
+	assert_int_equal(df->base.outside, 5 * 3);
+	assert_int_equal(df->new_.outside, 5 * 3);
+	assert_int_equal(df->nrows, 5);
+	assert_null(find_row(df, "extra(float*)", 0));
+	kpt_diff_destroy(df);
+	/* without kpt:iter ranges nothing marks what is measured: all count */
+	g.no_iter = 1;
+	df = diff2(*state, &g, &g, NULL);
+	assert_int_equal(df->base.outside, 0);
+	assert_non_null(find_row(df, "extra(float*)", 0));
+	kpt_diff_destroy(df);
+}
+
 static void test_one_run_side_borrows_the_other_sides_noise(void **state)
 {
 	struct gen a, b;
@@ -996,6 +1034,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_env_samples_out_of_order_are_sorted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycle_cross_check_follows_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_without_iter_ranges_each_process_is_one_iteration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_setup_kernels_outside_iterations_are_not_compared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warmup_kernels_are_skipped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_run_side_borrows_the_other_sides_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_keep_throttled_and_ignore_none, setup, teardown),
