@@ -79,6 +79,17 @@ record_baselines() {
 		echo "baseline $s rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
 		rm -f "$RES/baseline-$s.kpt"
 	done
+	# Candidates for the README's main command without a GPU (tests/data):
+	# the default suite again, 3 runs, unchanged and with the 128 MiB copy
+	# planted 5% slower.
+	case " ${KPT_BASELINE_SUITES:-} " in *" default "*)
+		t0=$(date +%s)
+		timeout 120 "$K" record --runs 3 -o "$RES/default_candidate.kpt" --suite default \
+			>"$RES/record-candidate.log" 2>&1 &&
+			timeout 120 "$K" record --runs 3 -o "$RES/default_plant5_copy128MiB.kpt" -- "$KW" --suite default \
+				--plant memory.copy.128MiB=5 >>"$RES/record-candidate.log" 2>&1
+		echo "candidates rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
+	esac
 }
 if [ "${KPT_BASELINES_ONLY:-0}" = 1 ]; then
 	record_baselines
