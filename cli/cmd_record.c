@@ -477,7 +477,9 @@ static int ceilings_path(const char *uuid, char *out, size_t cap)
 		snprintf(dir, sizeof dir, "%s/.cache/kptprof", home);
 	else
 		return -1;
-	if (!(xdg && *xdg) && home) {
+	if (xdg && *xdg) {
+		mkdir(xdg, 0700); /* may not exist yet (the XDG spec says create it, 0700) */
+	} else {
 		char parent[PATH_MAX];
 
 		snprintf(parent, sizeof parent, "%s/.cache", home);
