@@ -91,7 +91,7 @@ static void fill_defaults(struct kpt_diff_opts *o)
 	if (!(o->min_clock_frac > 0))
 		o->min_clock_frac = 0.75;
 	if (!o->throttle_ignore)
-		o->throttle_ignore = 0x3;
+		o->throttle_ignore = KPT_DIFF_IGNORE_DEFAULT;
 }
 
 static const char *side_str(const struct kpt_diff_side *s, uint32_t id)
@@ -636,10 +636,14 @@ static int fill_row(struct ctx *c, const struct unit *u, struct kpt_diff_row *r,
 				 : centre >= c->o.long_ns ? c->o.long_threshold_pct
 				 : c->o.threshold_pct;
 	}
-	if (!sb->runs)
+	/* NEW/GONE: no launch at all on one side. A side whose launches were
+	 * all dropped (throttling, low clocks) has no data: AMBG, not NEW. */
+	if (!sb->runs && !sb->dropped)
 		r->verdict = KPT_V_NEW;
-	else if (!sn->runs)
+	else if (!sn->runs && !sn->dropped)
 		r->verdict = KPT_V_GONE;
+	else if (!sb->runs || !sn->runs)
+		r->verdict = KPT_V_AMBG;
 	else if (!isnan(sb->cyc_mean_log) && !isnan(sn->cyc_mean_log))
 		r->cycles_change_pct = pct(sn->cyc_mean_log - sb->cyc_mean_log);
 	return 0;
@@ -701,7 +705,7 @@ static int totals_add(struct ctx *c, struct kpt_strtab *names, struct total_acc 
 		*nacc = id + 1;
 	}
 	(*acc)[id].t.verdicts[r->verdict]++;
-	if (r->verdict == KPT_V_NEW || r->verdict == KPT_V_GONE)
+	if (r->verdict == KPT_V_NEW || r->verdict == KPT_V_GONE || isnan(r->base_ns) || isnan(r->new_ns))
 		return 0;
 	(*acc)[id].t.keys++;
 	(*acc)[id].t.base_ns += r->base_ns;
@@ -837,6 +841,9 @@ static void env_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 						       (unsigned long long)(e->samples + e->dropped_throttle + e->dropped_clock),
 						       (unsigned long long)e->dropped_throttle, 100 * df->opts.min_clock_frac,
 						       (unsigned long long)e->dropped_clock));
+		if (e->capped_frac > 0)
+			note(c, N, "power_cap", 0, afmt(c, "%s: software power cap in %.1f%% of env samples (kept: the SM clock rule covers it)",
+							 names[i], 100 * e->capped_frac));
 		if (e->skipped || e->outside)
 			note(c, N, "outside", 0, afmt(c, "%s: %llu launches under kpt:warmup/kpt:flush and %llu outside kpt:iter (set-up, checks) not compared",
 						       names[i], (unsigned long long)e->skipped,
@@ -898,7 +905,7 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 		pv[i] = NAN;
 		if (U.u[i].loose)
 			df->n_loose++;
-		if (r->verdict == KPT_V_NEW || r->verdict == KPT_V_GONE)
+		if (r->verdict != KPT_V_SAME) /* NEW, GONE, AMBG without data: untested */
 			continue;
 		if (c->o.method == KPT_DIFF_POOLED_U) {
 			r->change_pct = pct(log(sn.pooled_median / sb.pooled_median));
@@ -919,7 +926,7 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 		for (uint32_t i = 0; i < U.n; i++) {
 			struct kpt_diff_row *r = &df->rows[i];
 
-			if (r->verdict == KPT_V_NEW || r->verdict == KPT_V_GONE)
+			if (r->verdict == KPT_V_NEW || r->verdict == KPT_V_GONE || !r->base_runs || !r->new_runs)
 				continue;
 			r->p_holm = pv[i];
 			verdict_rule(c, r, log1p(r->change_pct / 100), half[i], r->base_runs, r->new_runs);

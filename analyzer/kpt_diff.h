@@ -93,8 +93,9 @@ struct kpt_diff_opts {
 	double noise_floor_pct;     /* [0.1] least run-to-run SD assumed, percent */
 	double noise_floor_ns;      /* [5] least run-to-run SD assumed, ns */
 	double min_clock_frac;      /* [0.75] drop samples below this x run's median SM clock */
-	uint64_t throttle_ignore;   /* [0x3] NVML reason bits that do NOT drop a sample
-	                               (GpuIdle 0x1, ApplicationsClocksSetting 0x2);
+	uint64_t throttle_ignore;   /* [0x7] NVML reason bits that do NOT drop a sample
+	                               (GpuIdle 0x1, ApplicationsClocksSetting 0x2,
+	                               SwPowerCap 0x4: docs/decision-rule.md);
 	                               set KPT_DIFF_IGNORE_NONE to drop on every bit */
 	int force;                  /* compare different GPU models anyway */
 	int keep_throttled;         /* keep samples that the env filter would drop */
@@ -112,6 +113,8 @@ struct kpt_diff_opts {
 	uint32_t n_new_runs;
 };
 #define KPT_DIFF_IGNORE_NONE UINT64_MAX /* sentinel: ignore no bit */
+#define KPT_DIFF_IGNORE_DEFAULT 0x7ull /* idle, applications clocks, SW power cap */
+#define KPT_NVML_SW_POWER_CAP 0x4ull
 
 /* One loaded recording, reduced to per-key per-run samples. */
 struct kpt_diff_side;
@@ -155,6 +158,7 @@ struct kpt_diff_env {
 	double sm_mhz_min, sm_mhz_max;
 	double temp_c_median, temp_c_max;  /* NAN when none */
 	double throttled_frac;      /* env samples with a non-ignored reason, 0..1 */
+	double capped_frac;         /* env samples under the SW power cap (0x4), 0..1 */
 	uint64_t throttle_bits;     /* OR of non-ignored reasons seen */
 };
 

@@ -84,7 +84,9 @@ static const char *fmt_config(char *buf, size_t cap, const struct kpt_diff_row *
 /* The verdict with its AMBG hint: "AMBG (~4 more runs)". */
 static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row *r)
 {
-	if (r->verdict == KPT_V_AMBG && r->more_runs >= 1000)
+	if (r->verdict == KPT_V_AMBG && (!r->base_runs || !r->new_runs))
+		snprintf(buf, cap, "AMBG (all dropped)");
+	else if (r->verdict == KPT_V_AMBG && r->more_runs >= 1000)
 		snprintf(buf, cap, "AMBG (>1000 more runs)");
 	else if (r->verdict == KPT_V_AMBG && r->more_runs)
 		snprintf(buf, cap, "AMBG (~%u more run%s)", r->more_runs, r->more_runs == 1 ? "" : "s");
@@ -500,6 +502,7 @@ static void json_env(struct kpt_json *j, const char *key, const struct kpt_diff_
 	kpt_json_kv_double(j, "temp_c_median", e->temp_c_median);
 	kpt_json_kv_double(j, "temp_c_max", e->temp_c_max);
 	kpt_json_kv_double(j, "throttled_frac", e->throttled_frac);
+	kpt_json_kv_double(j, "power_capped_frac", e->capped_frac);
 	kpt_json_kv_u64(j, "throttle_bits", e->throttle_bits);
 	kpt_json_end_object(j);
 }

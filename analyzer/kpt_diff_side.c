@@ -211,7 +211,7 @@ static int load_env(struct loader *L)
 	size_t ng = (L->nprocs ? L->nprocs : 1) * L->ndev;
 	uint32_t *count;
 	double *mhz, *temp;
-	size_t nthrottled = 0;
+	size_t nthrottled = 0, ncapped = 0;
 
 	e->sm_mhz_median = e->sm_mhz_min = e->sm_mhz_max = NAN;
 	e->temp_c_median = e->temp_c_max = NAN;
@@ -304,6 +304,8 @@ static int load_env(struct loader *L)
 			nthrottled++;
 			e->throttle_bits |= bits;
 		}
+		if (v->throttle & KPT_NVML_SW_POWER_CAP)
+			ncapped++;
 	}
 	qsort(mhz, L->nenv, sizeof *mhz, cmp_double);
 	e->sm_mhz_min = mhz[0];
@@ -316,6 +318,7 @@ static int load_env(struct loader *L)
 			e->temp_c_max = temp[i];
 	e->env_samples = L->nenv;
 	e->throttled_frac = (double)nthrottled / (double)L->nenv;
+	e->capped_frac = (double)ncapped / (double)L->nenv;
 	free(mhz);
 	free(temp);
 	return 0;
@@ -1108,7 +1111,7 @@ int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
 	L.f = f;
 	L.d = d;
 	L.min_clock_frac = opts && opts->min_clock_frac > 0 ? opts->min_clock_frac : 0.75;
-	L.throttle_ignore = !opts || !opts->throttle_ignore ? 0x3 :
+	L.throttle_ignore = !opts || !opts->throttle_ignore ? KPT_DIFF_IGNORE_DEFAULT :
 		opts->throttle_ignore == KPT_DIFF_IGNORE_NONE ? 0 : opts->throttle_ignore;
 	L.keep_throttled = opts ? opts->keep_throttled : 0;
 	kpt_wmap_init(&L.range_ids, 1);

@@ -558,7 +558,7 @@ static void test_throttled_samples_are_dropped_but_idle_is_not(void **state)
 	gen_defaults(&a);
 	b = a;
 	b.throttle_run = 1;
-	b.throttle_bits = 0x4; /* SW power cap */
+	b.throttle_bits = 0x20; /* SW thermal slowdown */
 	df = diff2(*state, &a, &b, NULL);
 	assert_true(df->new_.dropped_throttle > 0);
 	assert_int_equal(df->base.dropped_throttle, 0);
@@ -567,6 +567,12 @@ static void test_throttled_samples_are_dropped_but_idle_is_not(void **state)
 	b.throttle_bits = 0x1; /* GPU idle: ignored */
 	df = diff2(*state, &a, &b, NULL);
 	assert_int_equal(df->new_.dropped_throttle, 0);
+	kpt_diff_destroy(df);
+	b.throttle_bits = 0x4; /* SW power cap: reported, not dropped (docs/decision-rule.md) */
+	df = diff2(*state, &a, &b, NULL);
+	assert_int_equal(df->new_.dropped_throttle, 0);
+	assert_true(df->new_.capped_frac > 0);
+	assert_true(df->base.capped_frac == 0);
 	kpt_diff_destroy(df);
 }
 
@@ -735,7 +741,7 @@ static void test_keep_throttled_and_ignore_none(void **state)
 	gen_defaults(&a);
 	b = a;
 	b.throttle_run = 1;
-	b.throttle_bits = 0x4;
+	b.throttle_bits = 0x8;
 	o.keep_throttled = 1;
 	df = diff2(*state, &a, &b, &o);
 	assert_int_equal(df->new_.dropped_throttle, 0);

@@ -369,7 +369,7 @@ static void test_diff_labels_unique_when_short_names_collide(void **state)
 	(void)state;
 	assert_int_equal(kpt_plot_diff_change(df, tmpdir, "real_change", NULL), 0);
 	n = read_block("real_change", "data", out, 64);
-	assert_int_equal(n, 6);
+	assert_int_equal(n, 3); /* the three copies: fills run outside kpt:iter and are not compared */
 	for (int i = 0; i < n; i++) {
 		last_field(out[i], lab[i], sizeof lab[i]);
 		for (int j = 0; j < i; j++)
@@ -384,9 +384,8 @@ static void test_diff_labels_unique_when_short_names_collide(void **state)
 	/* diff_runs names its keys the same way */
 	assert_int_equal(kpt_plot_diff_runs(df, tmpdir, "real_runs", NULL), 0);
 	nk = read_block("real_runs", "keys", keys, 32);
-	assert_int_equal(nk, 2);
+	assert_int_equal(nk, 1); /* the SLOW key (no AMBG key left once set-up fills are not compared) */
 	assert_string_equal(last_field(keys[0], buf, sizeof buf), "copy_vec [memory.copy.512MiB]");
-	assert_string_equal(last_field(keys[1], buf, sizeof buf), "fill_f32 [memory.copy.64MiB]");
 	free_rows(out, n);
 	free_rows(keys, nk);
 	kpt_diff_destroy(df);
