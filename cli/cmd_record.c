@@ -43,6 +43,7 @@ struct record_opts {
 	int nworkloads;
 	char **cmd;                 /* NULL-terminated */
 	const char *counters;       /* --counters[=SPEC]: SPEC ("" default), NULL off */
+	const char *kinds;          /* --kinds LIST (checked), NULL: not given */
 	struct kpt_metric_list metrics; /* parsed counters */
 	unsigned counter_passes;    /* CUPTI's passes per kernel, 0 unknown */
 	char ceil_uuid[48];         /* GPU the ceilings below belong to, "" none */
@@ -66,6 +67,34 @@ static int parse_long(const char *opt, const char *s, long min, long *out)
 	return 0;
 }
 
+/* --kinds: a comma list of the words the collector's KPT_ACTIVITY_KINDS
+ * knows (activity_kinds() in collectors/kpt_inject.c; keep the two equal).
+ * Checked here so that a typo fails before the target runs, instead of in
+ * every process it starts. Returns 0 or, after a usage error, 2. */
+static int check_kinds(const char *list)
+{
+	static const char *const kinds[] = { "kernel", "memcpy", "memset", "sync" };
+	const char *s = list;
+
+	if (!*s)
+		return kpt_cli_usage_error("record", "empty --kinds: expected a comma list of kernel, memcpy, memset, sync");
+	for (;;) {
+		size_t n = strcspn(s, ","), k;
+
+		if (n == 0)
+			return kpt_cli_usage_error("record", "empty item in --kinds '%s'", list);
+		for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+			if (strlen(kinds[k]) == n && strncmp(s, kinds[k], n) == 0)
+				break;
+		if (k == sizeof kinds / sizeof kinds[0])
+			return kpt_cli_usage_error("record", "unknown activity kind '%.*s' in --kinds: expected "
+						   "kernel, memcpy, memset or sync", (int)n, s);
+		if (!s[n])
+			return 0;
+		s += n + 1;
+	}
+}
+
 /* The --counters sets, after the usage of --help. */
 static int counter_sets_help(void)
 {
@@ -81,7 +110,7 @@ static int counter_sets_help(void)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	int i;
+	int i, rc;
 
 	memset(o, 0, sizeof *o);
 	o->out = "kptprof.kpt";
@@ -104,6 +133,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->out = a + 9;
 		} else if (strcmp(a, "--api") == 0) {
 			o->api = 1;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--kinds", &o->kinds)) != 0) {
+			if (rc < 0 || check_kinds(o->kinds))
+				return KPT_EXIT_ERROR;
 		} else if (strcmp(a, "--cold") == 0) {
 			o->cold = 1;
 		} else if (strcmp(a, "--runs") == 0) {
@@ -274,6 +306,9 @@ struct launch {
 	int api;
 	char prefix;                /* 'r' timing runs, 'c' the counters pass */
 	const char *counters;       /* KPT_COUNTERS value, NULL: none */
+	/* KPT_ACTIVITY_KINDS value (--kinds); NULL: left as inherited, except
+	 * in the counters pass, which enables no activity and unsets it. */
+	const char *kinds;
 };
 
 /* Runs argv once as run `run`. Returns the wait status decoded as an exit
@@ -309,6 +344,10 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 			setenv("KPT_API", "1", 1);
 		else
 			unsetenv("KPT_API");
+		if (l->kinds)
+			setenv("KPT_ACTIVITY_KINDS", l->kinds, 1);
+		else if (l->counters)
+			unsetenv("KPT_ACTIVITY_KINDS");
 		if (l->counters) {
 			setenv("KPT_COUNTERS", l->counters, 1);
 			setenv("KPT_SAMPLE_MS", "0", 1); /* its clocks are replay's, not the runs' */
@@ -397,6 +436,7 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	l.prefix = 'c';
 	l.counters = joined;
+	l.kinds = NULL;
 	s = run_once(&l, cmd, 0, d);
 	free(joined);
 	if (s < 0)
@@ -1037,7 +1077,7 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	}
 	exits[0] = '\0';
-	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api, .prefix = 'r' };
+	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api, .prefix = 'r', .kinds = o.kinds };
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);

@@ -4,11 +4,46 @@
 
 #include "kpt_cli.h"
 
+static int help(int argc, char **argv);
+
+/* The options kpt_diff_cli_option() (cli/cmd_diff.c) parses, for the help
+ * of diff and of gate, which takes them all: one text, so the two cannot
+ * drift. Defaults: fill_defaults() in analyzer/kpt_diff.c. */
+#define DIFF_OPTIONS_HELP \
+	"  --threshold PCT          change that matters, percent, for kernels of 10 us to 200 us (default 2)\n" \
+	"  --short-threshold PCT    the same for kernels under 10 us in BASE (default 5)\n" \
+	"  --long-threshold PCT     the same for kernels of 200 us and more in BASE (default 1)\n" \
+	"  --alpha A                family-wise error rate over all kernels, Holm-corrected, at most 0.5 (default 0.05)\n" \
+	"  --junit F                also write a JUnit XML report, one test per kernel, SLOW fails; '-': stdout (default: none)\n" \
+	"  --markdown F             also write a Markdown report (a pull-request comment); '-': stdout (default: none)\n" \
+	"  --json F                 also write a JSON report, {\"result\": \"error\"} when it fails; '-': stdout (default: none)\n" \
+	"  --plots DIR              also write gnuplot scripts of the changes and runs, PNGs with gnuplot (default: none)\n" \
+	"  --force                  compare recordings of different GPU models (default: refuse, exit 2)\n" \
+	"  --all                    list SAME kernels in the table too (default: only when 40 keys or fewer)\n" \
+	"  -q, --quiet              no table on standard output, only reports and exit status (default: table)\n" \
+	"  --welch                  Welch's t instead of Student's on the log run medians (default Student)\n" \
+	"  --keep-throttled         keep samples taken throttled or under 0.75x the run's median SM clock (default: drop)\n" \
+	"  --base-runs LIST         use only these runs of BASE, e.g. 0-4,7 (default: all)\n" \
+	"  --new-runs LIST          use only these runs of NEW (default: all)\n" \
+	"  --method rule|pooled-u   decision method; pooled-u only shows its false alarms (maintainers; default rule)\n"
+
 /* Keep in the order `kptprof help` should list them. */
 const struct kpt_cmd kpt_cmds[] = {
 	{ "record", cmd_record, "run a workload or program under the collector and write a .kpt file",
 	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
-	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])" },
+	  "               [--api] [--kinds LIST] (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n\n"
+	  "  -o, --output FILE      the recording to write (default kptprof.kpt)\n"
+	  "  --runs M               independent runs, one process each; baselines need 2, 5 is better (default 1)\n"
+	  "  --iterations N         timed iterations per workload; --suite/--workload only (default 20)\n"
+	  "  --warmup W             untimed warm-up iterations per workload; --suite/--workload only (default 3)\n"
+	  "  --cold                 flush L2 between iterations; --suite/--workload only (default: warm L2)\n"
+	  "  --counters[=SET,...]   one more run, reading hardware counters per kernel; sets below (default: off)\n"
+	  "  --api                  also record CUDA runtime and driver API calls (default: off)\n"
+	  "  --kinds LIST           record only these of kernel,memcpy,memset,sync; kernel alone costs least per launch (docs/cli.md) (default: all four)\n"
+	  "  --suite NAME           run a built-in suite; 'kptprof workloads' lists them (exactly one of --suite, --workload, --)\n"
+	  "  --workload NAME...     run built-in workloads: the names up to the next option; repeatable (exactly one of the three)\n"
+	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
+	  "  -h, --help             show this help\n" },
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
 	  "kptprof report FILE [--top N] [--by kernel|range] [--format text|md|csv|json]\n\n"
 	  "  FILE                       a .kpt recording\n"
@@ -19,17 +54,40 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
 	  "kptprof diff BASE NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
-	  "                      [--suite-name S]" },
+	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]\n\n"
+	  "  BASE NEW                 the baseline and the new recording (required)\n"
+	  DIFF_OPTIONS_HELP
+	  "  --suite-name S           JUnit test suite name (default: NEW's suite, else diff)\n"
+	  "  -h, --help               show this help\n" },
 	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
-	  "kptprof gate [--suite NAME] [--baselines DIR] [--runs M] [-o FILE | --from FILE] [diff options]" },
+	  "kptprof gate [--suite NAME] [--baselines DIR] [--runs M] [-o FILE | --from FILE] [diff options]\n\n"
+	  "  --suite NAME             suite to record; the baseline is DIR/<gpu-slug>/NAME.kpt (default default)\n"
+	  "  --baselines DIR          folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
+	  "  --runs M                 runs to record, 2 to 1000 (default 5)\n"
+	  "  -o FILE                  keep the recording in FILE (default: a temporary file, removed)\n"
+	  "  --from FILE              gate this recording instead of recording (default: record; no GPU: exit 77)\n"
+	  "  diff options             every option of 'kptprof diff' (default as there):\n"
+	  DIFF_OPTIONS_HELP
+	  "  --suite-name S           JUnit test suite name (default: the --suite NAME)\n"
+	  "  -h, --help               show this help\n" },
 	{ "baseline", cmd_baseline, "list, show, update or locate baselines per GPU model",
-	  "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [FILE]" },
+	  "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [FILE]\n\n"
+	  "  list               every baseline under DIR: GPU, suite, runs, kernels, when recorded, file\n"
+	  "  show [FILE]        GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from and --suite\n"
+	  "  update FILE        copy FILE (2 runs or more) to DIR/<its gpu-slug>/<suite>.kpt, print that path\n"
+	  "  path               print the baseline path for --gpu or --from and --suite\n"
+	  "  --baselines DIR    folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
+	  "  --suite S          suite (default: default for show and path, FILE's recorded suite for update)\n"
+	  "  --gpu NAME         GPU of show and path: a slug or a device name (required: this or --from, but for show FILE)\n"
+	  "  --from FILE        GPU of show and path: the one FILE was recorded on (required: this or --gpu)\n"
+	  "  -h, --help         show this help\n" },
 	{ "export", cmd_export, "convert a recording to Chrome trace, CSV or JSON",
 	  "kptprof export FILE --format chrome|csv|json -o OUT\n\n"
 	  "  FILE                      a .kpt recording\n"
 	  "  --format chrome|csv|json  Chrome trace (Perfetto), CSV of kernels and memops, or JSON of every record (required)\n"
 	  "  -o, --output OUT          file to write, '-' for standard output; must not be FILE (required)\n"
 	  "  -h, --help                show this help\n" },
+	/* view prints its options itself (view_help[] in cli/cmd_view.c). */
 	{ "view", cmd_view, "write an HTML report with plots and a timeline",
 	  "kptprof view FILE [--baseline B] -o DIR [--width PX] [--top N] [--trace-max N] [--no-gnuplot] [diff options]" },
 	{ "compare", cmd_compare, "one suite across GPU models, side by side",
@@ -43,7 +101,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof devices" },
 	{ "version", cmd_version, "print the version of kptprof and of its file format",
 	  "kptprof version" },
-	{ "help", cmd_help, "show help for kptprof or one command",
+	{ "help", help, "show help for kptprof or one command",
 	  "kptprof help [CMD]" },
 };
 const int kpt_ncmds = (int)(sizeof kpt_cmds / sizeof kpt_cmds[0]);
@@ -54,6 +112,19 @@ const struct kpt_cmd *kpt_cmd_find(const char *name)
 		if (strcmp(kpt_cmds[i].name, name) == 0)
 			return &kpt_cmds[i];
 	return NULL;
+}
+
+/* `kptprof help CMD` runs `kptprof CMD --help`, so that the two print the
+ * same (record adds its counter sets, view its own option table); no CMD,
+ * an unknown one and `help help` are cmd_help's. */
+static int help(int argc, char **argv)
+{
+	const struct kpt_cmd *cmd = argc >= 2 ? kpt_cmd_find(argv[1]) : NULL;
+	char *sub[] = { argc >= 2 ? argv[1] : NULL, "--help", NULL };
+
+	if (!cmd || cmd->fn == help)
+		return cmd_help(argc, argv);
+	return cmd->fn(2, sub);
 }
 
 int main(int argc, char **argv)
