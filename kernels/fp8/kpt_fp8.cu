@@ -7,8 +7,10 @@
  * Kernels, all reading each input once from DRAM:
  *   quant_rowblock  per token: one block per row, up to 8192 elements held in
  *                   registers, longer rows re-read from L2
- *   quant_groups    1x128 (and per token on rows of <= 128): a warp per 4
- *                   groups, 4 elements per lane per group
+ *   quant_g128      1x128 on aligned rows of whole groups: half a warp per
+ *                   group, 8 elements per lane, 8 groups per warp in flight
+ *   quant_groups    1x128 otherwise (and per token on rows of <= 128): a warp
+ *                   per group, 4 elements per lane, 8 groups per warp
  *   quant_tiles     128x128: one block per tile, 16 rows per warp in registers
  *   amax_tensor + quant_tensor   per tensor: two passes over x
  */
@@ -279,35 +281,77 @@ static __global__ void __launch_bounds__(ROWS_THREADS) quant_groups(uint8_t *__r
 	}
 }
 
-/* 1x128 when cols % 128 == 0 and the data is aligned: group g is elements
- * [128g, 128g + 128); a warp loads 8 whole groups (one 8- or 16-byte load
- * per lane each) before reducing any, with no bounds checks. Handles the
- * first nsuper * 8 groups; quant_groups does the rest. */
+/* 1x128 when cols % 128 == 0 and the data is aligned: half a warp per
+ * group, 8 elements per lane (one 16-byte load for bf16, two for fp32),
+ * G128_PAIRS group pairs per warp loaded before any is reduced, no bounds
+ * checks. Against a whole warp per group with 4 elements per lane this
+ * halves the instructions per element (one IEEE division and 4 shuffles
+ * per 8 elements instead of per 4: the 1x128 kernel was issue-bound at 77%
+ * of the DRAM bandwidth, H100, bench/RESULTS.md). Handles the first
+ * nsuper * G128_GROUPS groups; quant_groups does the rest. */
+#define G128_PAIRS 4
+#define G128_GROUPS (2 * G128_PAIRS)
+
+template <typename T> struct raw8_of;
+template <> struct raw8_of<float> { struct type { float4 a, b; }; };
+template <> struct raw8_of<__nv_bfloat16> { typedef uint4 type; };
+
+static __device__ __forceinline__ void load8(raw8_of<float>::type &r, const float *x)
+{
+	r.a = __ldcs((const float4 *)x);
+	r.b = __ldcs((const float4 *)x + 1);
+}
+static __device__ __forceinline__ void load8(uint4 &r, const __nv_bfloat16 *x)
+{
+	r = __ldcs((const uint4 *)x);
+}
+static __device__ __forceinline__ void unpack8(float v[8], const raw8_of<float>::type &r)
+{
+	unpack(v, r.a);
+	unpack(v + 4, r.b);
+}
+static __device__ __forceinline__ void unpack8(float v[8], uint4 r)
+{
+	unpack(v, make_uint2(r.x, r.y));
+	unpack(v + 4, make_uint2(r.z, r.w));
+}
+
 template <typename T, int FMT>
 static __global__ void __launch_bounds__(ROWS_THREADS) quant_g128(uint8_t *__restrict__ q, float *__restrict__ sinv,
 								   const T *__restrict__ x, size_t nsuper)
 {
-	typedef typename raw_of<T>::type R;
-	unsigned lane = threadIdx.x % 32;
+	typedef typename raw8_of<T>::type R;
+	unsigned lane = threadIdx.x % 32, hl = lane % 16, half = lane / 16;
 	size_t warp = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
 	size_t nwarps = (size_t)gridDim.x * blockDim.x / 32;
 
 	for (size_t sg = warp; sg < nsuper; sg += nwarps) {
-		size_t g0 = sg * GROUPS_PER_WARP;
-		const T *xs = x + g0 * 128 + 4 * lane;
-		uint8_t *qs = q + g0 * 128 + 4 * lane;
-		R r[GROUPS_PER_WARP];
+		size_t g0 = sg * G128_GROUPS + half;
+		R r[G128_PAIRS];
 
 #pragma unroll
-		for (int j = 0; j < GROUPS_PER_WARP; j++)
-			r[j] = __ldcs((const R *)(xs + j * 128));
+		for (int j = 0; j < G128_PAIRS; j++)
+			load8(r[j], x + (g0 + 2 * j) * 128 + 8 * hl);
 #pragma unroll
-		for (int j = 0; j < GROUPS_PER_WARP; j++) {
-			float amax = warp_max(absmax_raw(0.0f, r[j]));
+		for (int j = 0; j < G128_PAIRS; j++) {
+			size_t g = g0 + 2 * j;
+			float v[8], amax = 0.0f, scale;
+			__nv_fp8x2_storage_t p[4];
 
-			if (lane == 0)
-				sinv[g0 + j] = scale_inv_of<FMT>(amax);
-			store_raw<FMT>(qs + j * 128, 0, 4, true, r[j], scale_of<FMT>(amax));
+			unpack8(v, r[j]);
+			amax = absmax4(absmax4(amax, v), v + 4);
+#pragma unroll
+			for (int o = 8; o > 0; o /= 2) /* within each half warp */
+				amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, o));
+			if (hl == 0)
+				sinv[g] = scale_inv_of<FMT>(amax);
+			scale = scale_of<FMT>(amax);
+#pragma unroll
+			for (int k = 0; k < 4; k++)
+				p[k] = __nv_cvt_float2_to_fp8x2(make_float2(v[2 * k] * scale, v[2 * k + 1] * scale),
+								__NV_SATFINITE, fp8_traits<FMT>::kind);
+			__stcs((uint2 *)(q + g * 128 + 8 * hl),
+			       make_uint2((unsigned)p[0] | (unsigned)p[1] << 16, (unsigned)p[2] | (unsigned)p[3] << 16));
 		}
 	}
 }
@@ -540,8 +584,9 @@ static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t col
 
 	unsigned grid = kpt_grid_for(ngroups, ROWS_THREADS / 32 * GROUPS_PER_WARP, 8);
 
-	if (sc == KPT_FP8_BLOCK_1x128 && cols % 128 == 0 && vec && ngroups >= GROUPS_PER_WARP) {
-		size_t nsuper = ngroups / GROUPS_PER_WARP, done = nsuper * GROUPS_PER_WARP;
+	if (sc == KPT_FP8_BLOCK_1x128 && cols % 128 == 0 && vec && (uintptr_t)x % 16 == 0 &&
+	    (uintptr_t)q % 8 == 0 && ngroups >= G128_GROUPS) {
+		size_t nsuper = ngroups / G128_GROUPS, done = nsuper * G128_GROUPS;
 
 		/* exactly one resident wave: the loop balances the work, a second
 		 * partial wave of blocks would not */
