@@ -598,6 +598,14 @@ static int load(struct report *r, struct kpt_diag *d)
 		rc = kpt_env_summarize(r->f, &r->env, &r->nenv, d);
 	if (rc >= 0)
 		rc = kpt_summary_create(r->f, &so, &r->s, d);
+	if (rc >= 0 && r->c.counters) {
+		/* read once here so that a corrupt counters section is an error
+		 * before anything is printed, not a silently missing table */
+		struct kpt_counter_table *t = NULL;
+
+		rc = kpt_counter_table_load(r->f, &t, d);
+		kpt_counter_table_destroy(t);
+	}
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 # kptprof report on a recording with one corrupt section: exit 2, one line
 # naming the file and the section, nothing on stdout (text and json), for
-# every section the report header reads (meta, devices, processes, env) and,
-# with --by range, the ranges.
+# every section the report header reads (meta, devices, processes, env), the
+# counters of a --counters recording and, with --by range, the ranges.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_python
 : "${KPT_DATA:?KPT_DATA must name tests/data}"
@@ -39,6 +39,17 @@ for sec in 1:meta 3:devices 4:processes 10:env; do
 		run "$KPTPROF" report "$T/bad-$name.kpt" --format "$fmt"
 		expect_error "corrupt $name section, --format $fmt" "cannot read '$T/bad-$name.kpt': $name section"
 	done
+done
+
+# a recording made with --counters (H100): its counters section too
+csrc="$KPT_DATA/quick_counters_h100.kpt"
+run "$KPTPROF" report "$csrc"
+expect_rc 0 "report of the intact counters recording"
+expect_out "Counters (replay pass"
+corrupt "$csrc" "$T/bad-counters.kpt" 11
+for fmt in text json md; do
+	run "$KPTPROF" report "$T/bad-counters.kpt" --format "$fmt"
+	expect_error "corrupt counters section, --format $fmt" "cannot read '$T/bad-counters.kpt': counters section"
 done
 
 corrupt "$src" "$T/bad-ranges.kpt" 8
