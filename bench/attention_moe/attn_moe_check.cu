@@ -128,7 +128,24 @@ static void report(const char *what, const relerr &e, double tol)
 
 /* ---- attention forward ------------------------------------------------------ */
 
-static void check_fwd(int fp16, int B, int H, int S, int D, int causal, int bshd, int tiles, int max_rows)
+/* Names of enum kpt_attn_tiles, in its order. */
+static const char *const tile_names[KPT_ATTN_TILES_COUNT] = {
+	"auto", "128x64", "64x64", "64x128", "128x64.r32", "128x128.r32", "256x64.r32", "128x64.r32.db",
+	"128x128.r32.db", "128x128.wgmma",
+};
+
+/* "auto=<variant run>" for AUTO, else the variant's name, into buf. */
+static const char *tiles_label(const struct kpt_attn_fwd_args *a, char *buf, size_t n)
+{
+	if (a->tiles != KPT_ATTN_TILES_AUTO)
+		return tile_names[a->tiles];
+	snprintf(buf, n, "auto=%s", tile_names[kpt_attn_fwd_tiles(a)]);
+	return buf;
+}
+
+/* Returns 0 when the variant ran (and was checked), KPT_E_UNSUPPORTED when
+ * it is not built for these arguments or this device. */
+static int check_fwd(int fp16, int B, int H, int S, int D, int causal, int bshd, int tiles, int max_rows)
 {
 	size_t n = (size_t)B * H * S * D;
 	std::vector<float> q, k, v;
@@ -154,9 +171,9 @@ static void check_fwd(int fp16, int B, int H, int S, int D, int causal, int bshd
 	a.tiles = (enum kpt_attn_tiles)tiles;
 	struct kpt_diag dg;
 	int rc = kpt_attn_fwd(&a, 0, &dg);
-	if (rc == KPT_E_UNSUPPORTED) { /* a tile variant this type does not build */
+	if (rc == KPT_E_UNSUPPORTED) { /* a tile variant this type or device does not build */
 		cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout);
-		return;
+		return rc;
 	}
 	if (rc) {
 		fprintf(stderr, "kpt-attn-moe: %s\n", dg.msg);
@@ -189,11 +206,12 @@ static void check_fwd(int fp16, int B, int H, int S, int D, int causal, int bshd
 				for (int c = 0; c < D; c++)
 					e.add(from16(ob[qi + c], fp16), ref[c]);
 			}
-	char what[160];
-	snprintf(what, sizeof what, "attn fwd %s d%d B%d H%d S%d %s %s tiles%d", fp16 ? "fp16" : "bf16", D, B, H, S,
-		 causal ? "causal" : "full", bshd ? "bshd" : "bhsd", tiles);
+	char what[160], label[48];
+	snprintf(what, sizeof what, "attn fwd %s d%d B%d H%d S%d %s %s %s", fp16 ? "fp16" : "bf16", D, B, H, S,
+		 causal ? "causal" : "full", bshd ? "bshd" : "bhsd", tiles_label(&a, label, sizeof label));
 	report(what, e, fp16 ? 5e-3 : 1e-2);
 	cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout);
+	return 0;
 }
 
 /* ---- decode ----------------------------------------------------------------- */
@@ -360,6 +378,7 @@ static int run_checks(int quick)
 	std::vector<int> tiles_list;
 	for (int t = 0; t < KPT_ATTN_TILES_COUNT; t++)
 		tiles_list.push_back(t);
+	int wgmma_ran = 0;
 	for (int fp16 = 0; fp16 < 2; fp16++)
 		for (int D = 64; D <= 128; D += 64)
 			for (int causal = 0; causal < 2; causal++) {
@@ -372,7 +391,44 @@ static int run_checks(int quick)
 				}
 				if (!quick && !fp16)
 					check_fwd(fp16, 1, 1, 4096, D, causal, 0, 0, 24);
+				if (D != 128)
+					continue;
+				/* The Hopper kernel (AUTO there) at more awkward shapes:
+				 * several batches and heads in both layouts, query blocks
+				 * and key tiles cut by seq, seq just under and over a tile. */
+				const int wt[2] = { KPT_ATTN_TILES_AUTO, KPT_ATTN_TILES_128x128_WGMMA };
+				for (int t : wt) {
+					if (check_fwd(fp16, 3, 5, 129, D, causal, 1, t, 129) == 0 &&
+					    t == KPT_ATTN_TILES_128x128_WGMMA)
+						wgmma_ran = 1;
+					check_fwd(fp16, 2, 3, 255, D, causal, 0, t, 64);
+					if (!quick) {
+						check_fwd(fp16, 2, 3, 1031, D, causal, 0, t, 32);
+						check_fwd(fp16, 2, 2, 4223, D, causal, 1, t, 24);
+					}
+				}
 			}
+	/* Where the Hopper kernel runs, AUTO must choose it for d128. */
+	{
+		struct kpt_attn_fwd_args a;
+		memset(&a, 0, sizeof a);
+		a.head_dim = 128;
+		int ok = 1;
+		for (int fp16 = 0; fp16 < 2; fp16++)
+			for (int causal = 0; causal < 2; causal++) {
+				a.dtype = fp16 ? KPT_ATTN_FP16 : KPT_ATTN_BF16;
+				a.causal = causal;
+				enum kpt_attn_tiles t = kpt_attn_fwd_tiles(&a);
+				printf("info AUTO for %s d128 %s runs %s\n", fp16 ? "fp16" : "bf16", causal ? "causal" : "full",
+				       tile_names[t]);
+				if (wgmma_ran && t != KPT_ATTN_TILES_128x128_WGMMA)
+					ok = 0;
+			}
+		if (!ok)
+			g_fail++;
+		printf("%-4s AUTO picks 128x128.wgmma for d128 where it runs (%s here)\n", ok ? "ok" : "FAIL",
+		       wgmma_ran ? "it runs" : "it does not run");
+	}
 	for (int fp16 = 0; fp16 < 2; fp16++)
 		for (int D = 64; D <= 128; D += 64) {
 			check_decode(fp16, 3, 4, 4, 1, D, 0);
@@ -462,11 +518,6 @@ static void moe_make_dev(moe_inputs &in, const kpt_moe_cfg &c)
 	fill_dev_random(in.dw2, nw, 2.f / sqrtf((float)c.ffn));
 }
 
-static const char *const tile_names[KPT_ATTN_TILES_COUNT] = {
-	"auto", "128x64", "64x64", "64x128", "128x64.r32", "128x128.r32", "256x64.r32", "128x64.r32.db",
-	"128x128.r32.db",
-};
-
 static void bench_attn(void)
 {
 	printf("\n%-44s %10s %10s\n", "attention forward (B*S = 16k tokens, hidden 2048)", "ms", "TFLOP/s");
@@ -501,9 +552,9 @@ static void bench_attn(void)
 							continue; /* not built for this type */
 						double ms = time_ms([&](int) { KCK(kpt_attn_fwd(&a, 0, DG)); }, 3, 15);
 						double fl = 4.0 * B * H * (double)S * S * D / (causal ? 2 : 1);
-						char name[96];
+						char name[96], label[48];
 						snprintf(name, sizeof name, "fwd %s d%d s%d %s %s", fp16 ? "fp16" : "bf16", D, S,
-							 causal ? "causal" : "full", tile_names[t]);
+							 causal ? "causal" : "full", tiles_label(&a, label, sizeof label));
 						printf("%-44s %10.3f %10.1f\n", name, ms, fl / ms / 1e9);
 					}
 			cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);

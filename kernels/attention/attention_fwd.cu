@@ -16,6 +16,12 @@
 
 #include "kpt_attention.h"
 #include "kpt_mma.cuh"
+/* KPT_ATTN_SM90: the build compiled attention_fwd_sm90.cu (for sm_90a; the
+ * build defines it when 90 is among the CUDA architectures). Without it the
+ * WGMMA variant is refused and AUTO is the mma.sync kernel everywhere. */
+#if KPT_ATTN_SM90
+#include "attention_fwd_sm90.h"
+#endif
 
 namespace {
 
@@ -314,8 +320,9 @@ cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s
 }
 
 /* Launch table: [dtype][d64/d128][causal][tiles], in the order of enum
- * kpt_attn_tiles. Shapes measured slower everywhere on an H100 (128x32 with
- * 16- or 32-row warps, 2-warp 64x64 blocks; bench/RESULTS.md) were dropped. */
+ * kpt_attn_tiles (its last column, WGMMA, stays NULL: attention_fwd_sm90.cu
+ * runs it). Shapes measured slower everywhere on an H100 (128x32 with 16- or
+ * 32-row warps, 2-warp 64x64 blocks; bench/RESULTS.md) were dropped. */
 #define KPT_FWD_ROW(T, D, C)                                                                           \
 	{                                                                                              \
 		NULL, launch_fwd<T, D, 128, 64, C, 1, 1, true>, launch_fwd<T, D, 64, 64, C, 2, 1, true>,  \
@@ -337,11 +344,23 @@ static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
 	  { KPT_FWD_ROW16(__half, 128, false), KPT_FWD_ROW16(__half, 128, true) } },
 };
 
-/* AUTO choice per head dimension (index 0: d64, 1: d128), the fastest on an
- * H100 at 2k and 16k tokens, causal or not (bench/RESULTS.md, 2026-11-22). */
+/* AUTO choice of the mma.sync kernel per head dimension (index 0: d64, 1:
+ * d128), the fastest on an H100 at 2k and 16k tokens, causal or not
+ * (bench/RESULTS.md, 2026-11-22); AUTO takes WGMMA before it where that runs. */
 static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x128_R32_DB, KPT_ATTN_TILES_128x64_R32 };
 
 } /* namespace */
+
+extern "C" enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args *a)
+{
+	if (a->tiles != KPT_ATTN_TILES_AUTO)
+		return a->tiles;
+#if KPT_ATTN_SM90
+	if (kpt::attn_fwd_sm90_supports(a))
+		return KPT_ATTN_TILES_128x128_WGMMA;
+#endif
+	return fwd_auto[a->head_dim == 128];
+}
 
 extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d)
 {
@@ -362,7 +381,22 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	if (a->heads > 65535 || a->batch > 65535)
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: batch or heads above 65535");
 	int di = a->head_dim == 128;
-	enum kpt_attn_tiles t = a->tiles == KPT_ATTN_TILES_AUTO ? fwd_auto[di] : a->tiles;
+	enum kpt_attn_tiles t = kpt_attn_fwd_tiles(a);
+	if (t == KPT_ATTN_TILES_128x128_WGMMA) {
+#if KPT_ATTN_SM90
+		nvtxRangePushA("kpt_attn_fwd");
+		int rc = kpt::attn_fwd_sm90(a, s, d);
+		nvtxRangePop();
+		/* AUTO falls back when the driver refuses the strides as a TMA
+		 * tensor map (the only refusal left after _tiles chose it). */
+		if (rc != KPT_E_UNSUPPORTED || a->tiles != KPT_ATTN_TILES_AUTO)
+			return rc;
+		t = fwd_auto[di];
+#else
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: the wgmma kernel is not built (needs CUDA architecture 90)");
+#endif
+	}
 	fwd_launch_fn fn = fwd_table[a->dtype][di][a->causal ? 1 : 0][t];
 	if (!fn)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: tiles %d not built", (int)t);

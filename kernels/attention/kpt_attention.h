@@ -32,10 +32,15 @@ enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1 };
 /* Tile shapes of the forward kernel: query rows per block x keys per tile,
  * warps, and rows per warp (16: Q fragments kept in registers; 32: two row
  * tiles share every K/V fragment, Q re-read from shared memory); DB: K and V
- * double-buffered (one barrier per key tile). AUTO picks the fastest measured
- * one for the head dimension (bench/RESULTS.md); the others are built for
- * bf16 only, for benchmarking; fp16 builds the AUTO ones (KPT_E_UNSUPPORTED
- * for the rest). */
+ * double-buffered (one barrier per key tile). These are the mma.sync kernel
+ * (sm_80+). WGMMA is the Hopper kernel (attention_fwd_sm90.cu: wgmma, TMA,
+ * a producer warpgroup and two consumer warpgroups of 64 rows): head dim 128,
+ * bf16 or fp16, causal or not, on a compute capability 9.0 GPU when the
+ * build includes architecture 90 (compiled for sm_90a); KPT_E_UNSUPPORTED
+ * elsewhere. AUTO picks WGMMA where it runs, else the fastest measured
+ * mma.sync one for the head dimension (bench/RESULTS.md); the other mma.sync
+ * tiles are built for bf16 only, for benchmarking; fp16 builds the AUTO ones
+ * (KPT_E_UNSUPPORTED for the rest). */
 enum kpt_attn_tiles {
 	KPT_ATTN_TILES_AUTO = 0,
 	KPT_ATTN_TILES_128x64 = 1,         /* 8 warps x 16 rows */
@@ -46,6 +51,7 @@ enum kpt_attn_tiles {
 	KPT_ATTN_TILES_256x64_R32 = 6,     /* 8 warps x 32 rows */
 	KPT_ATTN_TILES_128x64_R32_DB = 7,  /* 4 warps x 32 rows, 2 blocks per SM */
 	KPT_ATTN_TILES_128x128_R32_DB = 8, /* 4 warps x 32 rows (AUTO for d64) */
+	KPT_ATTN_TILES_128x128_WGMMA = 9,  /* 3 warpgroups, sm_90a (AUTO for d128 on Hopper) */
 	KPT_ATTN_TILES_COUNT
 };
 
@@ -62,6 +68,9 @@ struct kpt_attn_fwd_args {
 	enum kpt_attn_tiles tiles;
 };
 int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
+/* The variant kpt_attn_fwd runs for a on the current device: a->tiles, or
+ * what AUTO resolves to (for reports; a is not validated). */
+enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args *a);
 
 /* Decode: one query token per (batch, head) against a KV cache of ctx rows.
  * q and o are [batch][heads][head_dim] contiguous; the caches are addressed

@@ -1,0 +1,545 @@
+/* attention_fwd_sm90.cu - Hopper forward attention with wgmma and TMA (the
+ * 128x128.wgmma variant of kpt_attn_fwd; attention_fwd_sm90.h).
+ *
+ * Contract of kpt_attn_fwd (kpt_attention.h) for head dim 128, bf16 or fp16,
+ * causal or not. Needs sm_90a (wgmma, setmaxnreg): the build compiles this
+ * file for that target alone; compiled for any other target the kernel is an
+ * empty stub (__CUDA_ARCH_FEAT_SM90_ALL guard) that the host never launches.
+ *
+ * One block owns 128 query rows of one (batch, head): 3 warpgroups, 1 block
+ * per SM (160 KB of shared memory). Warpgroup 0 is the producer: one thread
+ * issues TMA loads (4-D tensor maps (d, s, h, b) with element strides, so
+ * [B, S, H, D] and [B, H, S, D] both work; 128B-swizzled boxes of 64 columns x
+ * 128 rows; rows past seq zero-filled) of Q once and of K and V tiles of 128
+ * keys into 2 stages, each completing on an mbarrier. Warpgroups 1 and 2 own
+ * 64 query rows each (setmaxnreg: 240 registers, the producer 24):
+ * S = Q K^T with wgmma m64n128k16 (both operands from shared memory,
+ * K-major), online softmax in registers (exp2 of log2e-prescaled scores), P
+ * packed to 16-bit A fragments in registers, O += P V with wgmma (A from
+ * registers, V from shared memory MN-major). In iteration j a warpgroup
+ * issues S(j) and P(j-1) V(j-1) back to back, waits for S(j) only and does
+ * the softmax of tile j while P V runs. K and V stages are released
+ * separately (after S(j), after P(j) V(j)) so the producer refills K early.
+ * Keys past seq (and, causal, past the query row) are masked to -inf; causal
+ * blocks stop at the diagonal tile and run heaviest first.
+ *
+ * H100, B=1 H=16 S=16384 bf16 non-causal: ~680 TFLOP/s (the mma.sync
+ * kernel: 330). Design notes and measurements: issue 6.
+ */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h> /* CUtensorMap, PFN_cuTensorMapEncodeTiled (headers only: no libcuda link) */
+#include <math.h>
+#include <stdint.h>
+
+#include <atomic>
+
+#include "attention_fwd_sm90.h"
+#include "kpt_wgmma.cuh"
+
+namespace {
+
+constexpr int HD = 128;                  /* head dim */
+constexpr int BM = 128;                  /* query rows per block (2 consumer warpgroups) */
+constexpr int BN = 128;                  /* keys per tile */
+constexpr int ST = 2;                    /* K / V stages (3 measured slower) */
+constexpr int TILE_BYTES = 128 * HD * 2; /* one 128-row tile: two 64-column chunks */
+constexpr int NTHREADS = 384;
+static_assert(BM == BN, "the causal tile cut assumes square tiles");
+
+/* Shared memory: Q, K[ST], V[ST] (1024-byte aligned for the 128B swizzle),
+ * then the mbarriers barQ, fullK[ST], fullV[ST], emptyK[ST], emptyV[ST]. */
+constexpr int SM_K = TILE_BYTES;
+constexpr int SM_V = SM_K + ST * TILE_BYTES;
+constexpr int SM_BARS = SM_V + ST * TILE_BYTES;
+constexpr int SM_BYTES = SM_BARS + (1 + 4 * ST) * 8 + 1024; /* + alignment slack */
+
+struct sm90_params {
+	void *o;
+	long long sb, sh, ss;
+	int seq;
+	float scale_log2;
+};
+
+} /* namespace */
+
+/* Set when an mbarrier wait gave up (a pipeline bug): every block then
+ * writes NaN, which the checks catch, instead of hanging the GPU. Sticky for
+ * the process. (Every compile pass must see it: external linkage keeps the
+ * stub targets from warning that it is unused.) */
+__device__ int kpt_attn_fwd_sm90_hung;
+
+namespace {
+
+/* The device code exists only for sm_90a (the stub kernel of other targets
+ * references none of it). */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+constexpr int CHUNK_BYTES = 128 * 128; /* 128 rows x 128 B */
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
+{
+	uint32_t done;
+	uint32_t spins = 0;
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(bar), "r"(parity)
+			     : "memory");
+		/* Bounded (seconds): __trap() here would make ptxas cap the
+		 * consumers at the entry register limit and spill. */
+		if (++spins == (1u << 26)) {
+			kpt_attn_fwd_sm90_hung = 1;
+			break;
+		}
+	} while (!done);
+}
+
+/* One box of 64 head-dim columns x 128 rows at (column c0, row c1, head,
+ * batch) into dst (1024-byte aligned), completing on bar. */
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2,
+					 int c3)
+{
+	asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+		     : "memory");
+}
+
+__device__ __forceinline__ void wg_fence()
+{
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wg_commit()
+{
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* Pins registers after a wgmma wait: the compiler may neither read them
+ * earlier nor reuse them while an async wgmma still owns them. */
+template <int N> __device__ __forceinline__ void reg_fence(float (&r)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void reg_fence(uint32_t (&r)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/* Shared-memory matrix descriptor, 128B swizzle; lbo / sbo in bytes. */
+__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+{
+	return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
+	       (1ull << 62);
+}
+
+__device__ __forceinline__ float ex2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+template <bool FP16> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
+{
+	if constexpr (FP16) {
+		__half2 v = __floats2half2_rn(lo, hi);
+		return *reinterpret_cast<uint32_t *>(&v);
+	} else {
+		__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+		return *reinterpret_cast<uint32_t *>(&v);
+	}
+}
+
+/* S(64 x 128) = Q K^T for this warpgroup's rows: 8 k-steps over the head
+ * dimension; step kk reads chunk kk / 4 at byte kk % 4 * 32 of the swizzled
+ * row (the hardware applies the swizzle to the full address). */
+template <bool FP16> __device__ __forceinline__ void issue_qk(float (&s)[64], uint64_t dq, uint64_t dk)
+{
+#pragma unroll
+	for (int kk = 0; kk < HD / 16; kk++) {
+		uint64_t off = (uint64_t)(((kk >> 2) * CHUNK_BYTES + (kk & 3) * 32) >> 4);
+		kpt::wgmma_ss<FP16>(s, dq + off, dk + off, kk > 0);
+	}
+}
+
+/* O(64 x 128) += P(64 x 128 keys) V: 8 k-steps over keys, 16 V rows (2048
+ * bytes, two swizzle atoms) each. */
+template <bool FP16> __device__ __forceinline__ void issue_pv(float (&o)[64], const uint32_t (&p)[32], uint64_t dv)
+{
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++) {
+		const uint32_t a[4] = { p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3] };
+		kpt::wgmma_rs_tb<FP16>(o, a, dv + (uint64_t)((kk * 2048) >> 4));
+	}
+}
+
+/* Online softmax of the score tile of keys kv0.. : s becomes P (fp32,
+ * unnormalised), m / l the running max (log2 units) and this thread's partial
+ * row sums; alpha the two rescale factors for O. This thread's rows: row0
+ * (regs 4j, 4j+1) and row0 + 8 (4j+2, 4j+3); columns 8j + 2t + {0, 1}. Keys
+ * at or past seq and, causal, past the row are masked: only the last tile of
+ * a block has any (every row keeps at least one key, so the max is finite
+ * and the first tile's m = -inf gives alpha = 0). */
+template <bool CAUSAL>
+__device__ __forceinline__ void softmax_tile(float (&s)[64], float (&m)[2], float (&l)[2], float (&alpha)[2],
+					     float sl2, int kv0, int seq, int row0, int m0, int t)
+{
+	if (kv0 + BN > seq || (CAUSAL && kv0 + BN - 1 > m0)) {
+#pragma unroll
+		for (int j = 0; j < 16; j++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int key = kv0 + 8 * j + 2 * t + (e & 1);
+				if (key >= seq || (CAUSAL && key > row0 + 8 * (e >> 1)))
+					s[4 * j + e] = -INFINITY;
+			}
+	}
+	float mx[2] = { -INFINITY, -INFINITY };
+#pragma unroll
+	for (int j = 0; j < 16; j++) {
+		mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
+		mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
+	}
+	float nm[2];
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+		nm[r] = fmaxf(m[r], mx[r] * sl2);
+		alpha[r] = ex2(m[r] - nm[r]);
+		m[r] = nm[r];
+	}
+	float sum[2] = { 0.f, 0.f };
+#pragma unroll
+	for (int j = 0; j < 16; j++) {
+#pragma unroll
+		for (int e = 0; e < 4; e++) {
+			float pv = ex2(fmaf(s[4 * j + e], sl2, -nm[e >> 1]));
+			s[4 * j + e] = pv;
+			sum[e >> 1] += pv;
+		}
+	}
+	l[0] = l[0] * alpha[0] + sum[0];
+	l[1] = l[1] * alpha[1] + sum[1];
+}
+
+/* P as wgmma A fragments: key step kk covers accumulator groups 2kk, 2kk+1. */
+template <bool FP16> __device__ __forceinline__ void pack_p(uint32_t (&p)[32], const float (&s)[64])
+{
+#pragma unroll
+	for (int kk = 0; kk < 8; kk++) {
+		p[4 * kk + 0] = pack2<FP16>(s[8 * kk + 0], s[8 * kk + 1]);
+		p[4 * kk + 1] = pack2<FP16>(s[8 * kk + 2], s[8 * kk + 3]);
+		p[4 * kk + 2] = pack2<FP16>(s[8 * kk + 4], s[8 * kk + 5]);
+		p[4 * kk + 3] = pack2<FP16>(s[8 * kk + 6], s[8 * kk + 7]);
+	}
+}
+
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+
+template <bool FP16, bool CAUSAL>
+__global__ void __launch_bounds__(NTHREADS, 1)
+	attn_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,
+			     const __grid_constant__ CUtensorMap tmv, sm90_params p)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	extern __shared__ unsigned char smem_raw[];
+	const uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
+	const uint32_t sQ = base, sK = base + SM_K, sV = base + SM_V;
+	const uint32_t barQ = base + SM_BARS;
+	auto fullK = [&](int s) { return barQ + 8 * (1 + s); };
+	auto fullV = [&](int s) { return barQ + 8 * (1 + ST + s); };
+	auto emptyK = [&](int s) { return barQ + 8 * (1 + 2 * ST + s); };
+	auto emptyV = [&](int s) { return barQ + 8 * (1 + 3 * ST + s); };
+
+	const int tid = threadIdx.x;
+	/* Warp-uniform role index (a shuffle makes it provably uniform). */
+	const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
+	/* Causal: the heaviest query blocks first, for a better tail. */
+	const int mb = CAUSAL ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+	const int m0 = mb * BM, h = blockIdx.y, b = blockIdx.z;
+	const int seq = p.seq;
+	int n_tiles = (seq + BN - 1) / BN;
+	if (CAUSAL)
+		n_tiles = min(n_tiles, (m0 + BM + BN - 1) / BN);
+
+	if (tid == 0) {
+		mbar_init(barQ, 1);
+		for (int s = 0; s < ST; s++) {
+			mbar_init(fullK(s), 1);
+			mbar_init(fullV(s), 1);
+			mbar_init(emptyK(s), 8); /* one arrive per consumer warp */
+			mbar_init(emptyV(s), 8);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (wg == 0) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n" ::: "memory");
+		if (tid == 0) {
+			mbar_expect_tx(barQ, TILE_BYTES);
+			tma_load(sQ, &tmq, barQ, 0, m0, h, b);
+			tma_load(sQ + CHUNK_BYTES, &tmq, barQ, 64, m0, h, b);
+			for (int j = 0; j < n_tiles; j++) {
+				const int s = j % ST;
+				const uint32_t ph = ((j / ST) - 1) & 1;
+				if (j >= ST)
+					mbar_wait(emptyK(s), ph);
+				mbar_expect_tx(fullK(s), TILE_BYTES);
+				tma_load(sK + s * TILE_BYTES, &tmk, fullK(s), 0, j * BN, h, b);
+				tma_load(sK + s * TILE_BYTES + CHUNK_BYTES, &tmk, fullK(s), 64, j * BN, h, b);
+				if (j >= ST)
+					mbar_wait(emptyV(s), ph);
+				mbar_expect_tx(fullV(s), TILE_BYTES);
+				tma_load(sV + s * TILE_BYTES, &tmv, fullV(s), 0, j * BN, h, b);
+				tma_load(sV + s * TILE_BYTES + CHUNK_BYTES, &tmv, fullV(s), 64, j * BN, h, b);
+			}
+		}
+	} else {
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+		const int c = wg - 1, ltid = tid - 128 * wg, warp = ltid / 32, lane = tid & 31;
+		const int g = lane >> 2, t = lane & 3;
+		const int row0 = m0 + c * 64 + warp * 16 + g;
+		const bool warp_leader = lane == 0;
+		const float sl2 = p.scale_log2;
+		/* Q: this warpgroup's 64 rows start 64 * 128 B into each chunk. */
+		const uint64_t dq = make_desc(sQ + c * 64 * 128, 16, 1024);
+		const uint64_t dk0 = make_desc(sK, 16, 1024);
+		/* V (MN-major): LBO = stride between 64-column chunks, SBO = 8 rows. */
+		const uint64_t dv0 = make_desc(sV, CHUNK_BYTES, 1024);
+		constexpr uint64_t tile_step = TILE_BYTES >> 4;
+
+		float o[64], s[64], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f }, alpha[2];
+		uint32_t pf[32];
+#pragma unroll
+		for (int i = 0; i < 64; i++)
+			o[i] = 0.f;
+
+		mbar_wait(barQ, 0);
+		mbar_wait(fullK(0), 0);
+		wg_fence();
+		issue_qk<FP16>(s, dq, dk0);
+		wg_commit();
+		wg_wait<0>();
+		reg_fence(s);
+		if (warp_leader)
+			mbar_arrive(emptyK(0));
+		softmax_tile<CAUSAL>(s, m, l, alpha, sl2, 0, seq, row0, m0, t);
+		pack_p<FP16>(pf, s);
+
+		for (int j = 1; j < n_tiles; j++) {
+			const int sj = j % ST, sp = (j - 1) % ST;
+			mbar_wait(fullK(sj), (j / ST) & 1);
+			wg_fence();
+			issue_qk<FP16>(s, dq, dk0 + sj * tile_step);
+			wg_commit();
+			mbar_wait(fullV(sp), ((j - 1) / ST) & 1);
+			/* The fence ptxas would insert here anyway (note C7519). */
+			wg_fence();
+			issue_pv<FP16>(o, pf, dv0 + sp * tile_step);
+			wg_commit();
+			wg_wait<1>();
+			reg_fence(s);
+			if (warp_leader)
+				mbar_arrive(emptyK(sj));
+			softmax_tile<CAUSAL>(s, m, l, alpha, sl2, j * BN, seq, row0, m0, t);
+			wg_wait<0>();
+			reg_fence(o);
+			reg_fence(pf);
+			if (warp_leader)
+				mbar_arrive(emptyV(sp));
+#pragma unroll
+			for (int i = 0; i < 64; i++)
+				o[i] *= alpha[(i >> 1) & 1];
+			pack_p<FP16>(pf, s);
+		}
+		{
+			const int sp = (n_tiles - 1) % ST;
+			mbar_wait(fullV(sp), ((n_tiles - 1) / ST) & 1);
+			wg_fence();
+			issue_pv<FP16>(o, pf, dv0 + sp * tile_step);
+			wg_commit();
+			wg_wait<0>();
+			reg_fence(o);
+			reg_fence(pf);
+			if (warp_leader)
+				mbar_arrive(emptyV(sp));
+		}
+
+		/* NaN for every output once any wait gave up. */
+		const float hung = *(volatile int *)&kpt_attn_fwd_sm90_hung ? __int_as_float(0x7fffffff) : 0.f;
+		float inv[2];
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			float lr = l[r];
+			lr += __shfl_xor_sync(0xffffffffu, lr, 1);
+			lr += __shfl_xor_sync(0xffffffffu, lr, 2);
+			inv[r] = 1.f / lr + hung;
+		}
+		uint16_t *go = reinterpret_cast<uint16_t *>(p.o) + b * p.sb + h * p.sh;
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			const int row = row0 + 8 * r;
+			if (row < seq) {
+				uint32_t *dst = reinterpret_cast<uint32_t *>(go + (long long)row * p.ss + 2 * t);
+#pragma unroll
+				for (int j = 0; j < 16; j++)
+					dst[4 * j] = pack2<FP16>(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+			}
+		}
+	}
+#endif
+}
+
+/* ------------------------------------------------------------------ host */
+
+/* The driver's cuTensorMapEncodeTiled through the runtime (no libcuda link);
+ * NULL when the driver has none. Looked up once. */
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn(void)
+{
+	static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+		void *f = NULL;
+		cudaDriverEntryPointQueryResult q;
+		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+			    cudaSuccess ||
+		    q != cudaDriverEntryPointSuccess) {
+			(void)cudaGetLastError();
+			f = NULL;
+		}
+		return (PFN_cuTensorMapEncodeTiled_v12000)f;
+	}();
+	return fn;
+}
+
+/* Per device: 0 not probed yet, 1 usable, -1 not. */
+constexpr int MAX_DEVICES = 64;
+std::atomic<int> dev_state[MAX_DEVICES];
+
+bool device_usable(void)
+{
+	int dev;
+	if (cudaGetDevice(&dev) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return false;
+	}
+	int st = dev >= 0 && dev < MAX_DEVICES ? dev_state[dev].load(std::memory_order_relaxed) : 0;
+	if (st)
+		return st > 0;
+	int major = 0, minor = 0;
+	bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+		  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
+		  major == 9 && minor == 0;
+	/* sm_90a code exists for this device when the runtime can load the
+	 * kernel (cudaFuncGetAttributes fails with no image for it). */
+	cudaFuncAttributes fa;
+	ok = ok && cudaFuncGetAttributes(&fa, attn_fwd_sm90_kernel<false, false>) == cudaSuccess &&
+	     fa.binaryVersion == 90;
+	ok = ok && encode_fn() != NULL;
+	/* A failed probe must not surface as a later launch's error. */
+	(void)cudaGetLastError();
+	if (dev >= 0 && dev < MAX_DEVICES)
+		dev_state[dev].store(ok ? 1 : -1, std::memory_order_relaxed);
+	return ok;
+}
+
+/* 4-D map (d, s, h, b) over one 16-bit tensor; box 64 columns x 128 rows,
+ * 128B swizzle, rows past seq read as zeros. A dimension of extent 1 gets the
+ * row stride (never used; the driver refuses zero). False when the driver
+ * refuses the strides. */
+bool make_map(CUtensorMap *m, const void *ptr, const struct kpt_attn_fwd_args *a)
+{
+	const cuuint64_t ss = (cuuint64_t)a->stride_s * 2;
+	cuuint64_t dims[4] = { (cuuint64_t)HD, (cuuint64_t)a->seq, (cuuint64_t)a->heads, (cuuint64_t)a->batch };
+	cuuint64_t strides[3] = { ss, a->heads > 1 ? (cuuint64_t)a->stride_h * 2 : ss,
+				  a->batch > 1 ? (cuuint64_t)a->stride_b * 2 : ss };
+	cuuint32_t box[4] = { 64, 128, 1, 1 };
+	cuuint32_t estr[4] = { 1, 1, 1, 1 };
+	CUresult r = encode_fn()(m, a->dtype == KPT_ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+							     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+				 4, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+				 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	return r == CUDA_SUCCESS;
+}
+
+template <bool FP16, bool CAUSAL>
+cudaError_t launch(const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mv, const sm90_params &p,
+		   int batch, int heads, cudaStream_t s)
+{
+	auto kern = attn_fwd_sm90_kernel<FP16, CAUSAL>;
+	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SM_BYTES);
+	if (e != cudaSuccess)
+		return e;
+	dim3 grid((p.seq + BM - 1) / BM, heads, batch);
+	kern<<<grid, NTHREADS, SM_BYTES, s>>>(mq, mk, mv, p);
+	return cudaGetLastError();
+}
+
+} /* namespace */
+
+bool kpt::attn_fwd_sm90_supports(const struct kpt_attn_fwd_args *a)
+{
+	return a->head_dim == HD && (a->dtype == KPT_ATTN_BF16 || a->dtype == KPT_ATTN_FP16) && device_usable();
+}
+
+int kpt::attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d)
+{
+	if (!attn_fwd_sm90_supports(a))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: the wgmma kernel needs head dim 128 on a compute capability "
+				    "9.0 GPU with sm_90a code built");
+	CUtensorMap mq, mk, mv;
+	if (!make_map(&mq, a->q, a) || !make_map(&mk, a->k, a) || !make_map(&mv, a->v, a))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: the driver refuses these strides for a TMA tensor map");
+	sm90_params p;
+	p.o = a->o;
+	p.sb = a->stride_b;
+	p.sh = a->stride_h;
+	p.ss = a->stride_s;
+	p.seq = a->seq;
+	p.scale_log2 = a->scale * 1.4426950408889634f;
+	const bool fp16 = a->dtype == KPT_ATTN_FP16;
+	cudaError_t e;
+	if (fp16)
+		e = a->causal ? launch<true, true>(mq, mk, mv, p, a->batch, a->heads, s)
+			      : launch<true, false>(mq, mk, mv, p, a->batch, a->heads, s);
+	else
+		e = a->causal ? launch<false, true>(mq, mk, mv, p, a->batch, a->heads, s)
+			      : launch<false, false>(mq, mk, mv, p, a->batch, a->heads, s);
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: wgmma launch failed: %s", cudaGetErrorString(e));
+	return 0;
+}

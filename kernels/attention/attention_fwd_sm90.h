@@ -1,0 +1,30 @@
+/* attention_fwd_sm90.h - the Hopper path of kpt_attn_fwd (wgmma, TMA, warp
+ * specialisation; attention_fwd_sm90.cu), internal to kernels/attention/.
+ *
+ * Built only when 90 is among the CUDA architectures (the file is then
+ * compiled for sm_90a alone, and attention_fwd.cu gets KPT_ATTN_SM90=1).
+ */
+#ifndef KPT_ATTENTION_FWD_SM90_H
+#define KPT_ATTENTION_FWD_SM90_H
+
+#include "kpt_attention.h"
+
+namespace kpt {
+
+/* Whether attn_fwd_sm90 can run a on the current device: compute capability
+ * 9.0 with sm_90a code for it in this binary, the driver's
+ * cuTensorMapEncodeTiled found, head dim 128, bf16 or fp16 (causal or not).
+ * The device probe runs once per device (cached), later calls cost a
+ * cudaGetDevice. */
+bool attn_fwd_sm90_supports(const struct kpt_attn_fwd_args *a);
+
+/* Enqueues the forward pass on s for arguments kpt_attn_fwd has validated:
+ * 0; KPT_E_UNSUPPORTED with d filled and nothing enqueued when
+ * attn_fwd_sm90_supports is false or the driver refuses the strides as a
+ * tensor map (the caller may fall back to another kernel); KPT_E_CUDA when
+ * the launch fails. */
+int attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
+
+} /* namespace kpt */
+
+#endif
