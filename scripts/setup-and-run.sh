@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
 # setup-and-run.sh - on a fresh Debian/Ubuntu machine: install what is
-# missing, build kptprof, and run the main job.
+# missing, build kptprof, and run the main job: the regression gate.
 #
 #   scripts/setup-and-run.sh [CMAKE_ARGS...]     (BUILD=folder, default build/)
 #
-# The main job, for now: `kptprof report` on a recording: $SAMPLE, else the
-# largest tests/data/*.kpt (real GPU recordings), else a synthetic one made
-# by kpt-synth.
+# On a machine with an NVIDIA GPU (and the CUDA toolkit): builds the
+# collector and the kernel library too and runs `kptprof gate --suite
+# default`: records the default suite on this GPU (5 runs, each a fresh
+# process), finds the committed baseline for this GPU model under
+# baselines/, prints the verdicts and exits 0 (no regression), 1 (a kernel
+# got slower) or 2 (error; no baseline for this GPU says how to make one).
+# Without a GPU: diffs a committed real candidate recording of the default
+# suite (made on an H100) against the committed H100 baseline, the same
+# comparison `gate` makes. CANDIDATE=file.kpt and BASELINE=file.kpt pick
+# others; KPT_NO_GPU=1 takes the no-GPU path on a GPU machine.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$SRC/build}
 . "$SRC/scripts/kpt-deps.sh"
 
+gpu=0
+if [ "${KPT_NO_GPU:-0}" != 1 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+	command -v nvcc >/dev/null 2>&1; then
+	gpu=1
+fi
 kpt_install_deps build
 kpt_check_cmake
 mkdir -p "$BUILD"
+targets=(kptprof)
+[ $gpu = 1 ] && targets+=(kptinject kpt-workloads)
 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >"$BUILD/configure.log" 2>&1 \
 	|| { cat "$BUILD/configure.log"; exit 2; }
-cmake --build "$BUILD" -j"$(nproc)" --target kptprof kpt-synth >"$BUILD/build.log" 2>&1 \
+cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" >"$BUILD/build.log" 2>&1 \
 	|| { tail -50 "$BUILD/build.log"; exit 2; }
 
-sample=${SAMPLE:-$(ls -S "$SRC"/tests/data/*.kpt 2>/dev/null | head -n1 || true)}
-if [ -z "$sample" ]; then
-	sample=$BUILD/sample.kpt
-	"$BUILD/kpt-synth" -o "$sample" --runs 3 --iterations 20
-	echo "(no recording under tests/data/: reporting on a synthetic one, $sample)" >&2
+cd "$SRC"
+if [ $gpu = 1 ]; then
+	exec "$BUILD/cli/kptprof" gate --suite default --runs 5
 fi
-exec "$BUILD/cli/kptprof" report "$sample"
+base=${BASELINE:-baselines/nvidia-h100-80gb-hbm3/default.kpt}
+cand=${CANDIDATE:-tests/data/default_h100_candidate.kpt}
+echo "(no GPU here: comparing the committed H100 recording $cand with the H100 baseline)" >&2
+exec "$BUILD/cli/kptprof" diff "$base" "$cand"
