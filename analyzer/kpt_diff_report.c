@@ -187,12 +187,19 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 		fputs("\nEnvironment and data:\n", out);
 	for (size_t i = 0; i < df->nnotes; i++)
 		fprintf(out, "  %s%s\n", df->notes[i].severe ? "! " : "  ", df->notes[i].text);
-	fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us, %.3g%% from %.0f us; Holm over %u, alpha %.3g): %s\n",
-		df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
-		df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows,
-		df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
-		df->opts.long_threshold_pct, df->opts.long_ns / 1e3, df->n_tested, df->opts.alpha,
-		df->result == KPT_DIFF_REGRESSION ? "REGRESSION" : "no regression");
+	if (df->opts.method == KPT_DIFF_POOLED_U)
+		fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; pooled Mann-Whitney U per key, "
+			"no threshold, no correction, alpha %.3g): %s\n",
+			df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
+			df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows, df->opts.alpha,
+			df->result == KPT_DIFF_REGRESSION ? "REGRESSION" : "no regression");
+	else
+		fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us, %.3g%% from %.0f us; Holm over %u, alpha %.3g): %s\n",
+			df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
+			df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows,
+			df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,
+			df->opts.long_threshold_pct, df->opts.long_ns / 1e3, df->n_tested, df->opts.alpha,
+			df->result == KPT_DIFF_REGRESSION ? "REGRESSION" : "no regression");
 	return io_result(out, d, "text");
 }
 
@@ -431,7 +438,8 @@ static void junit_name(FILE *out, const struct kpt_diff_row *r)
 int kpt_diff_write_junit(const struct kpt_diff *df, FILE *out,
 			 const struct kpt_report_opts *o, struct kpt_diag *d)
 {
-	const char *suite = o && o->suite ? o->suite : df->new_.suite[0] ? df->new_.suite : "diff";
+	const char *suite = o && o->suite ? o->suite : df->new_.suite[0] ? df->new_.suite
+			  : df->base.suite[0] ? df->base.suite : "diff";
 	const char *slug = df->new_.gpu_slug[0] ? df->new_.gpu_slug : "unknown-gpu";
 	unsigned slow = df->counts[KPT_V_SLOW];
 

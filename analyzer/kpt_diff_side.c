@@ -874,7 +874,9 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 		e->driver = kpt_arena_strndup(a, dv->driver_string, strlen(dv->driver_string));
 	else if (fmt_version(a, dv ? dv->driver_version : 0, &e->driver) < 0)
 		e->driver = NULL;
-	if (fmt_version(a, dv ? dv->runtime_version : 0, &e->cuda) < 0)
+	/* the collector cannot see the program's CUDA runtime version (it may
+	 * be linked statically): the CUDA version of the driver stands in */
+	if (fmt_version(a, dv ? (dv->runtime_version ? dv->runtime_version : dv->driver_version) : 0, &e->cuda) < 0)
 		e->cuda = NULL;
 	e->suite = meta_dup(L, "suite");
 	e->host = meta_dup(L, "host");

@@ -78,9 +78,9 @@ static int bl_describe(const char *path, FILE *out, int full)
 
 		fprintf(out, "file:     %s\n", path);
 		if (ndev)
-			fprintf(out, "gpu:      %s (%s), driver %s (%u), CUDA runtime %u\n", dev[0].name,
+			fprintf(out, "gpu:      %s (%s), driver %s (CUDA %u.%u)\n", dev[0].name,
 				dev[0].slug, dev[0].driver_string[0] ? dev[0].driver_string : "?",
-				dev[0].driver_version, dev[0].runtime_version);
+				dev[0].driver_version / 1000, dev[0].driver_version % 1000 / 10);
 		fprintf(out, "runs:     %u (processes %u)\nkernels:  %llu\n", c.runs, c.processes,
 			(unsigned long long)c.kernels);
 		if (kpt_file_meta(f, &kv, &n, &d) == 0)

@@ -54,16 +54,24 @@ static int run_record(const char *suite, const char *runs, const char *out)
 }
 
 /* Slug of the first device of a recording, into buf. */
-static int file_slug(const char *path, char *buf, size_t cap, struct kpt_diag *d)
+/* The GPU slug of the recording at path; when it names a suite (meta
+ * "suite"), that must be `suite` (gating a seed recording against the
+ * default baseline would be all NEW and GONE). */
+static int file_slug(const char *path, const char *suite, char *buf, size_t cap, struct kpt_diag *d)
 {
 	struct kpt_file *f = NULL;
 	const struct kpt_device *dev;
+	const char *s;
 	size_t n;
 	int rc;
 
 	if ((rc = kpt_file_open(path, &f, d)) == 0 && (rc = kpt_file_devices(f, &dev, &n, d)) == 0) {
 		if (n == 0 || !dev[0].slug[0])
 			rc = kpt_diag_set(d, KPT_E_FORMAT, "'%s' names no GPU: cannot pick a baseline", path);
+		else if ((s = kpt_file_meta_get(f, "suite")) && s[0] && strcmp(s, suite) != 0) {
+			kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, suite);
+			rc = kpt_diag_hint(d, "gate it with --suite %s", s);
+		}
 		else
 			snprintf(buf, cap, "%s", dev[0].slug);
 	}
@@ -157,7 +165,7 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (file_slug(rec, slug, sizeof slug, &d) < 0) {
+	if (file_slug(rec, suite, slug, sizeof slug, &d) < 0) {
 		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}

@@ -45,6 +45,53 @@ assert len(fails) == len(slow)
 PY
 fi
 
+# The README's main command: the committed H100 `default` baseline against an
+# unchanged candidate (exit 0, no SLOW or FAST, no NEW or GONE) and against
+# one with memory.copy.128MiB planted 5% slower (exit 1, exactly that key
+# SLOW; JUnit classname from the baseline's suite; Markdown: headline, the
+# SLOW table before <details>); the same baseline against the H200's (a real
+# recording of another model): exit 2; `gate --from` of a default recording
+# under --suite seed: exit 2.
+B=${KPT_SRC:?}/baselines/nvidia-h100-80gb-hbm3/default.kpt
+if [ -s "$B" ] && [ -s "$KPT_DATA/default_h100_candidate.kpt" ]; then
+	"$KPTPROF" diff "$B" "$KPT_DATA/default_h100_candidate.kpt" --json "$T/m.json" >"$T/m.txt"
+	rc=$?; [ $rc -eq 0 ] || fail "baseline vs unchanged candidate: exit $rc"
+	python3 - "$T/m.json" <<'PY' || fail "baseline vs unchanged candidate: verdicts"
+import json, sys
+c = json.load(open(sys.argv[1]))["counts"]
+assert c["SLOW"] == 0 and c["FAST"] == 0 and c["NEW"] == 0 and c["GONE"] == 0, c
+assert c["SAME"] > c["AMBG"], c
+PY
+	"$KPTPROF" diff "$B" "$KPT_DATA/default_h100_plant5_copy128MiB.kpt" --json "$T/q.json" --junit "$T/q.xml" \
+		--markdown "$T/q.md" >"$T/q.txt"
+	rc=$?; [ $rc -eq 1 ] || fail "baseline vs planted 5%: exit $rc, want 1"
+	python3 - "$T/q.json" "$T/q.xml" "$T/q.md" <<'PY' || fail "baseline vs planted 5%: reports"
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+slow = [k for k in d["keys"] if k["verdict"] == "SLOW"]
+assert [k["workload"] for k in slow] == ["memory.copy.128MiB"], [(k["name"], k["workload"]) for k in slow]
+assert 3 < slow[0]["change_pct"] < 7 and slow[0]["ci_low_pct"] > 2, slow[0]
+assert d["result"] == "regression"
+cases = ET.parse(sys.argv[2]).getroot().findall(".//testcase")
+assert {c.get("classname") for c in cases} == {"nvidia-h100-80gb-hbm3/default"}
+fails = [c for c in cases if c.find("failure") is not None]
+assert len(fails) == 1 and "memory.copy.128MiB" in fails[0].get("name", "") + fails[0].find("failure").get("message", "") + (fails[0].find("failure").text or "")
+md = open(sys.argv[3]).read()
+assert md.splitlines()[0].startswith("## ") and "1 kernel SLOW" in md.splitlines()[0], md.splitlines()[0]
+assert md.find("SLOW") < md.find("<details>"), "SLOW table must come before <details>"
+PY
+	H200=$KPT_SRC/baselines/nvidia-h200/default.kpt
+	if [ -s "$H200" ]; then
+		"$KPTPROF" diff "$B" "$H200" 2>"$T/err" >/dev/null
+		rc=$?; [ $rc -eq 2 ] || fail "H100 vs H200 baseline: exit $rc, want 2"
+		grep -q "different GPU models" "$T/err" || fail "H100 vs H200 message: $(cat "$T/err")"
+	fi
+	"$KPTPROF" gate --suite seed --from "$KPT_DATA/default_h100_candidate.kpt" --baselines "$KPT_SRC/baselines" \
+		>/dev/null 2>"$T/err"
+	rc=$?; [ $rc -eq 2 ] || fail "gate --suite seed of a default recording: exit $rc, want 2"
+	grep -q "is a recording of suite 'default', not 'seed'" "$T/err" || fail "suite mismatch message: $(cat "$T/err")"
+fi
+
 SYNTH=${KPT_BUILD:?}/kpt-synth
 if [ -x "$SYNTH" ]; then
 	"$SYNTH" -o "$T/a100.kpt" --runs 2 --gpu "NVIDIA A100-SXM4-80GB" || fail "kpt-synth"

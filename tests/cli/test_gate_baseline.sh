@@ -37,12 +37,16 @@ rc=$?; [ $rc -eq 0 ] || fail "gate A/A: exit $rc"
 rc=$?; [ $rc -eq 1 ] || fail "gate with slowdown: exit $rc, want 1"
 grep -q "classname=\"$SLUG/quick\"" "$T/g.xml" || fail "gate JUnit classname"
 # No baseline for this suite: exit 2 and say how to make one.
-"$KPTPROF" gate --suite default --baselines "$BL" --from "$T/rec.kpt" 2>"$T/err"
+mkdir -p "$T/none"; "$KPTPROF" gate --suite quick --baselines "$T/none" --from "$T/rec.kpt" 2>"$T/err"
 rc=$?; [ $rc -eq 2 ] || fail "gate without baseline: exit $rc"
 grep -q "kptprof baseline update" "$T/err" || fail "gate without baseline hint: $(cat "$T/err")"
-"$KPTPROF" gate --suite default --baselines "$BL" --from "$T/rec.kpt" --json "$T/e.json" 2>/dev/null
+"$KPTPROF" gate --suite quick --baselines "$T/none" --from "$T/rec.kpt" --json "$T/e.json" 2>/dev/null
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="error" and "no baseline" in d["error"]' \
 	"$T/e.json" || fail "gate without baseline: no error JSON"
+# A recording of another suite is refused, naming both.
+"$KPTPROF" gate --suite default --baselines "$BL" --from "$T/rec.kpt" 2>"$T/err"
+rc=$?; [ $rc -eq 2 ] || fail "gate of a quick recording as default: exit $rc"
+grep -q "is a recording of suite 'quick', not 'default'" "$T/err" || fail "suite mismatch: $(cat "$T/err")"
 # No GPU here: gate that must record skips.
 if [ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia/version ]; then
 	"$KPTPROF" gate --suite quick --baselines "$BL" 2>"$T/err"
