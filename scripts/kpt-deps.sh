@@ -13,6 +13,23 @@ KPT_DEPS_TEST="libcmocka-dev libjansson-dev python3 gnuplot-nox"
 # Ubuntu the chromium package needs snapd, so a failure here is not fatal).
 KPT_DEPS_OPTIONAL="chromium"
 
+# Present when dpkg knows the package, or (for tools installed another way:
+# pip's cmake, a toolchain in /opt) when what it provides is found.
+kpt_have() {
+	dpkg -s "$1" >/dev/null 2>&1 && return 0
+	case $1 in
+	build-essential) command -v cc >/dev/null && command -v c++ >/dev/null && command -v make >/dev/null ;;
+	cmake | pkg-config | python3) command -v "$1" >/dev/null ;;
+	gnuplot-nox) command -v gnuplot >/dev/null ;;
+	libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
+	libpng-dev) pkg-config --exists libpng 2>/dev/null ;;
+	libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;
+	libjansson-dev) pkg-config --exists jansson 2>/dev/null ;;
+	chromium) command -v chromium >/dev/null || command -v chromium-browser >/dev/null ;;
+	*) return 1 ;;
+	esac
+}
+
 kpt_install_deps() {
 	local want="$KPT_DEPS_BUILD" missing="" optional="" sudo="" p
 	[ "${1:-build}" = test ] && want="$want $KPT_DEPS_TEST"
@@ -21,11 +38,11 @@ kpt_install_deps() {
 		return 0
 	fi
 	for p in $want; do
-		dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+		kpt_have "$p" || missing="$missing $p"
 	done
 	if [ "${1:-build}" = test ]; then
 		for p in $KPT_DEPS_OPTIONAL; do
-			dpkg -s "$p" >/dev/null 2>&1 || optional="$optional $p"
+			kpt_have "$p" || optional="$optional $p"
 		done
 	fi
 	[ -z "$missing$optional" ] && return 0
