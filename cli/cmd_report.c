@@ -364,6 +364,55 @@ static void print_counters(const struct report *r)
 	kpt_counter_table_destroy(t);
 }
 
+/* v with `decimals` decimals into buf, or "-" when v is NAN or not positive. */
+static const char *fmt_or_dash(double v, int decimals, char *buf)
+{
+	if (isnan(v) || !(v > 0))
+		return "-";
+	snprintf(buf, 24, "%.*f", decimals, v);
+	return buf;
+}
+
+/* Per workload (recordings of the built-in workloads: meta declares
+ * workload.<name>.flops/.bytes), GPU time per run and the achieved GB/s and
+ * TFLOP/s against this GPU's measured ceilings: the same numbers `kptprof
+ * compare` gives per GPU (the file compared with itself). Nothing for other
+ * recordings; a failure only leaves the section out. */
+static void print_workloads(const struct report *r)
+{
+	const struct kpt_meta_kv *kv;
+	const char *paths[2] = { r->path, r->path };
+	struct kpt_compare *c = NULL;
+	size_t n = 0, shown = 0;
+	int any = 0;
+
+	if (kpt_file_meta(r->f, &kv, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n && !any; i++)
+		any = strncmp(kv[i].key, "workload.", 9) == 0;
+	if (!any || kpt_compare_paths(paths, 2, &c, NULL) < 0)
+		return;
+	printf("\nWorkloads (GPU time per iteration; achieved rates from the FLOPs and bytes each declares; ceilings: ");
+	printf(c->cols[0].copy_gbps > 0 ? "copy %.0f GB/s, " : "copy unknown, ", c->cols[0].copy_gbps);
+	printf(c->cols[0].bf16_tflops > 0 ? "bf16 %.0f TFLOP/s)\n" : "bf16 unknown)\n", c->cols[0].bf16_tflops);
+	printf("%10s %9s %7s %9s %7s  %s\n", "Time", "GB/s", "% copy", "TFLOP/s", "% bf16", "Workload");
+	for (size_t i = 0; i < c->nrows; i++) {
+		const struct kpt_compare_cell *x = &c->rows[i].cells[0];
+		char tb[32];
+
+		if (strcmp(c->rows[i].workload, "(all)") == 0 || (r->top && shown == r->top))
+			continue;
+		shown++;
+		printf("%10s %9s %7s %9s %7s  %s\n", isnan(x->ns) ? "-" : kpt_cli_fmt_ns(x->ns, tb, sizeof tb),
+		       fmt_or_dash(x->gbps, 0, (char[24]){ 0 }), fmt_or_dash(x->copy_pct, 1, (char[24]){ 0 }),
+		       fmt_or_dash(x->tflops, 1, (char[24]){ 0 }), fmt_or_dash(x->bf16_pct, 1, (char[24]){ 0 }),
+		       term_safe(r, c->rows[i].workload));
+	}
+	if (r->top && c->nrows - 1 > shown)
+		printf("(%zu more workloads: --top 0 shows all)\n", c->nrows - 1 - shown);
+	kpt_compare_destroy(c);
+}
+
 /* Markdown inline code that survives a GFM table: '|' escaped, backticks
  * fenced with a longer run, control characters as '?' (term_safe). */
 static void md_code(const char *s)
@@ -626,7 +675,7 @@ int cmd_report(int argc, char **argv)
 			"recording; counts and totals are low\n", r.path, r.c.dropped_records);
 	if (rc >= 0) {
 		switch (r.format) {
-		case FMT_TEXT: print_text(&r); print_counters(&r); break;
+		case FMT_TEXT: print_text(&r); print_workloads(&r); print_counters(&r); break;
 		case FMT_MD: print_md(&r); break;
 		case FMT_CSV: print_csv(&r); break;
 		default: rc = print_json(&r, &d); break;
