@@ -4,8 +4,8 @@
  * CUDA_INJECTION64_PATH names it; the driver calls InitializeInjection()
  * during cuInit. The library then records, with CUPTI, every kernel, memcpy,
  * memset and synchronization of the process (plus runtime/driver API calls
- * when asked), NVTX ranges (NVTX_INJECTION64_PATH must name libcupti.so so
- * that NVTX calls reach CUPTI's NVTX callbacks), device properties, and NVML
+ * when asked), NVTX ranges (NVTX_INJECTION64_PATH names this library too,
+ * which hands NVTX to the libcupti it subscribed with), device properties, and NVML
  * samples, and writes one .kpt file per process when the process exits.
  *
  * Environment read by the library (the launcher, `kptprof record`, sets
