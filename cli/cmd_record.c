@@ -31,6 +31,7 @@
 #include "kpt_demangle.h"
 #include "kpt_devprobe.h"
 #include "kpt_format.h"
+#include "kpt_inject.h"
 
 #define KPT_MAX_WORKLOADS 256
 
@@ -68,31 +69,22 @@ static int parse_long(const char *opt, const char *s, long min, long *out)
 }
 
 /* --kinds: a comma list of the words the collector's KPT_ACTIVITY_KINDS
- * knows (activity_kinds() in collectors/kpt_inject.c; keep the two equal).
+ * knows (kpt_inject_kinds(), the parser the collector itself uses).
  * Checked here so that a typo fails before the target runs, instead of in
  * every process it starts. Returns 0 or, after a usage error, 2. */
 static int check_kinds(const char *list)
 {
-	static const char *const kinds[] = { "kernel", "memcpy", "memset", "sync" };
-	const char *s = list;
+	const char *bad = NULL;
+	int badlen = 0;
 
-	if (!*s)
+	if (!*list)
 		return kpt_cli_usage_error("record", "empty --kinds: expected a comma list of kernel, memcpy, memset, sync");
-	for (;;) {
-		size_t n = strcspn(s, ","), k;
-
-		if (n == 0)
-			return kpt_cli_usage_error("record", "empty item in --kinds '%s'", list);
-		for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-			if (strlen(kinds[k]) == n && strncmp(s, kinds[k], n) == 0)
-				break;
-		if (k == sizeof kinds / sizeof kinds[0])
-			return kpt_cli_usage_error("record", "unknown activity kind '%.*s' in --kinds: expected "
-						   "kernel, memcpy, memset or sync", (int)n, s);
-		if (!s[n])
-			return 0;
-		s += n + 1;
-	}
+	if (list[0] == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,"))
+		return kpt_cli_usage_error("record", "empty item in --kinds '%s'", list);
+	if (kpt_inject_kinds(list, &bad, &badlen) < 0)
+		return kpt_cli_usage_error("record", "unknown activity kind '%.*s' in --kinds: expected "
+					   "kernel, memcpy, memset or sync", badlen, bad);
+	return 0;
 }
 
 /* The --counters sets, after the usage of --help. */
@@ -345,9 +337,9 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		else
 			unsetenv("KPT_API");
 		if (l->kinds)
-			setenv("KPT_ACTIVITY_KINDS", l->kinds, 1);
+			setenv(KPT_ENV_ACTIVITY_KINDS, l->kinds, 1);
 		else if (l->counters)
-			unsetenv("KPT_ACTIVITY_KINDS");
+			unsetenv(KPT_ENV_ACTIVITY_KINDS);
 		if (l->counters) {
 			setenv("KPT_COUNTERS", l->counters, 1);
 			setenv("KPT_SAMPLE_MS", "0", 1); /* its clocks are replay's, not the runs' */

@@ -1357,27 +1357,14 @@ static void after_fork_child(void)
  * MEMCPY2), or -1 naming a word it does not know. */
 static int activity_kinds(struct kpt_diag *d)
 {
-	static const struct { const char *name; int mask; } w[] = {
-		{ "kernel", 1 }, { "memcpy", 2 | 4 }, { "memset", 8 }, { "sync", 16 },
-	};
-	const char *s = getenv("KPT_ACTIVITY_KINDS");
-	int mask = 0;
+	const char *s = getenv(KPT_ENV_ACTIVITY_KINDS), *bad = NULL;
+	int badlen = 0, mask;
 
 	if (!s)
-		return 31;
-	while (*s) {
-		size_t n = strcspn(s, ","), i;
-
-		for (i = 0; i < sizeof w / sizeof w[0]; i++)
-			if (strlen(w[i].name) == n && strncmp(s, w[i].name, n) == 0)
-				break;
-		if (i == sizeof w / sizeof w[0] && n > 0)
-			return kpt_diag_set(d, KPT_E_INVAL, "KPT_ACTIVITY_KINDS: unknown kind '%.*s' "
-					    "(kernel, memcpy, memset, sync)", (int)n, s);
-		if (i < sizeof w / sizeof w[0])
-			mask |= w[i].mask;
-		s += n + (s[n] == ',');
-	}
+		return KPT_KINDS_ALL;
+	if ((mask = kpt_inject_kinds(s, &bad, &badlen)) < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "KPT_ACTIVITY_KINDS: unknown kind '%.*s' "
+				    "(kernel, memcpy, memset, sync)", badlen, bad);
 	return mask;
 }
 

@@ -49,10 +49,21 @@
 #define KPT_ENV_BUFFER_MB "KPT_BUFFER_MB"
 #define KPT_ENV_BUFFERS "KPT_BUFFERS"
 #define KPT_ENV_DEVICE_BUFFER_MB "KPT_DEVICE_BUFFER_MB"
+#define KPT_ENV_ACTIVITY_KINDS "KPT_ACTIVITY_KINDS"
+
+/* Bits of kpt_inject_kinds(), in the order the collector enables the CUPTI
+ * activity kinds (memcpy covers MEMCPY and MEMCPY2). */
+#define KPT_KINDS_ALL 31
 
 /* Expands %p, %r and %% of pattern into out (cap bytes). Returns the length
  * written, or -1 when it does not fit or pattern has another % escape. */
 int kpt_inject_expand(const char *pattern, unsigned pid, unsigned rank, char *out, int cap);
+
+/* Parses a KPT_ACTIVITY_KINDS list: words kernel, memcpy, memset, sync
+ * separated by commas (empty items are skipped). Returns the mask of
+ * kinds, or -1 with *bad and *badlen set to the first word it does not
+ * know. Shared by the collector and `kptprof record --kinds`. */
+int kpt_inject_kinds(const char *list, const char **bad, int *badlen);
 
 /* Rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID (the first that is
  * set and a number), else 0xFFFFFFFF (KPT_NONE). */

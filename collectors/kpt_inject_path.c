@@ -5,6 +5,32 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+int kpt_inject_kinds(const char *list, const char **bad, int *badlen)
+{
+	static const struct { const char *name; int mask; } w[] = {
+		{ "kernel", 1 }, { "memcpy", 2 | 4 }, { "memset", 8 }, { "sync", 16 },
+	};
+	int mask = 0;
+
+	for (const char *s = list; *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
+		size_t n = strcspn(s, ","), i;
+
+		if (n == 0)
+			continue;
+		for (i = 0; i < sizeof w / sizeof w[0]; i++)
+			if (strlen(w[i].name) == n && strncmp(s, w[i].name, n) == 0)
+				break;
+		if (i == sizeof w / sizeof w[0]) {
+			*bad = s;
+			*badlen = (int)n;
+			return -1;
+		}
+		mask |= w[i].mask;
+	}
+	return mask;
+}
 
 int kpt_inject_expand(const char *pat, unsigned pid, unsigned rank, char *out, int cap)
 {
