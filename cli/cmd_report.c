@@ -40,6 +40,7 @@ struct report {
 	size_t ndev;
 	struct kpt_env_summary *env;
 	size_t nenv;
+	struct kpt_counter_table *ctab; /* the counters section, loaded once; NULL without */
 	struct scratch **scratch;   /* copies made by term_safe, freed at exit */
 };
 
@@ -313,20 +314,15 @@ static int by_counted_time(const void *a, const void *b)
  * ceiling, instructions per active SM cycle, tensor pipe and warp
  * occupancy percentages. Nothing when the recording has no counters. */
 /* The kernels with counters, busiest first, in a new array (caller frees
- * it and destroys *t); NULL when the recording has none. */
-static struct ctr_ctx *counter_kernels(const struct report *r, struct kpt_counter_table **t, size_t *n)
+ * it); NULL when the recording has none. */
+static struct ctr_ctx *counter_kernels(const struct report *r, size_t *n)
 {
 	struct ctr_ctx *k = NULL;
 
-	*t = NULL;
-	if (!r->c.counters || kpt_counter_table_load(r->f, t, NULL) < 0 || !(*n = kpt_counter_table_nkernels(*t)) ||
-	    !(k = calloc(*n, sizeof *k))) {
-		kpt_counter_table_destroy(*t);
-		*t = NULL;
+	if (!r->ctab || !(*n = kpt_counter_table_nkernels(r->ctab)) || !(k = calloc(*n, sizeof *k)))
 		return NULL;
-	}
 	for (size_t i = 0; i < *n; i++) {
-		k[i] = (struct ctr_ctx){ *t, kpt_counter_table_kernel(*t, i), 0 };
+		k[i] = (struct ctr_ctx){ r->ctab, kpt_counter_table_kernel(r->ctab, i), 0 };
 		k[i].ns = ctr_get(&k[i], "gpu__time_duration.sum");
 	}
 	qsort(k, *n, sizeof *k, by_counted_time);
@@ -335,12 +331,11 @@ static struct ctr_ctx *counter_kernels(const struct report *r, struct kpt_counte
 
 static void print_counters(const struct report *r)
 {
-	struct kpt_counter_table *t;
 	struct ctr_ctx *k;
 	size_t n = 0;
 	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
 
-	if (!(k = counter_kernels(r, &t, &n)))
+	if (!(k = counter_kernels(r, &n)))
 		return;
 	printf("\nCounters (replay pass, mean per profiled launch; ceilings: ");
 	printf(copy > 0 ? "copy %.0f GB/s, " : "copy unknown, ", copy);
@@ -361,7 +356,6 @@ static void print_counters(const struct report *r)
 	if (r->top && n > r->top)
 		printf("(%zu more kernels with counters: --top 0 shows all)\n", n - (size_t)r->top);
 	free(k);
-	kpt_counter_table_destroy(t);
 }
 
 /* v with `decimals` decimals into buf, or "-" when v is NAN or not positive. */
@@ -540,13 +534,12 @@ static void json_env(struct kpt_json *j, const struct report *r)
  * values and every metric of meta counters.metrics; absent without. */
 static void json_counters(struct kpt_json *j, const struct report *r)
 {
-	struct kpt_counter_table *t;
 	struct kpt_metric_list l = { 0 };
 	struct ctr_ctx *k;
 	size_t n = 0;
 	double copy = r->ndev ? r->dev[0].copy_gbps : 0;
 
-	if (!(k = counter_kernels(r, &t, &n)))
+	if (!(k = counter_kernels(r, &n)))
 		return;
 	if (kpt_metric_list_parse(kpt_file_meta_get(r->f, "counters.metrics"), &l, NULL) < 0)
 		memset(&l, 0, sizeof l);
@@ -576,7 +569,6 @@ static void json_counters(struct kpt_json *j, const struct report *r)
 	kpt_json_end_array(j);
 	kpt_metric_list_release(&l);
 	free(k);
-	kpt_counter_table_destroy(t);
 }
 
 static int print_json(const struct report *r, struct kpt_diag *d)
@@ -647,14 +639,10 @@ static int load(struct report *r, struct kpt_diag *d)
 		rc = kpt_env_summarize(r->f, &r->env, &r->nenv, d);
 	if (rc >= 0)
 		rc = kpt_summary_create(r->f, &so, &r->s, d);
-	if (rc >= 0 && r->c.counters) {
-		/* read once here so that a corrupt counters section is an error
-		 * before anything is printed, not a silently missing table */
-		struct kpt_counter_table *t = NULL;
-
-		rc = kpt_counter_table_load(r->f, &t, d);
-		kpt_counter_table_destroy(t);
-	}
+	/* here, before anything is printed: a corrupt counters section is an
+	 * error, not a silently missing table */
+	if (rc >= 0 && r->c.counters)
+		rc = kpt_counter_table_load(r->f, &r->ctab, d);
 	return rc;
 }
 
@@ -686,6 +674,7 @@ int cmd_report(int argc, char **argv)
 				  strerror(errno ? errno : EIO));
 	scratch_free(scratch);
 	kpt_summary_destroy(r.s);
+	kpt_counter_table_destroy(r.ctab);
 	free(r.env);
 	kpt_file_close(r.f);
 	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
