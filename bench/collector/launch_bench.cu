@@ -50,14 +50,8 @@ static void CUPTIAPI floor_complete(CUcontext, uint32_t, uint8_t *buf, size_t, s
 	free(buf);
 }
 
-extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor(void)
-{
-	if (cuptiActivityRegisterCallbacks(floor_request, floor_complete) != CUPTI_SUCCESS)
-		return -1;
-	return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS ? 0 : -1;
-}
-
-extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor_all(void)
+/* The first n of kptprof's default activity kinds, raw: 1 is the floor. */
+static int floor_enable(size_t n)
 {
 	static const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
@@ -66,10 +60,20 @@ extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor_all
 
 	if (cuptiActivityRegisterCallbacks(floor_request, floor_complete) != CUPTI_SUCCESS)
 		return -1;
-	for (CUpti_ActivityKind k : kinds)
-		if (cuptiActivityEnable(k) != CUPTI_SUCCESS)
+	for (size_t i = 0; i < n && i < sizeof kinds / sizeof kinds[0]; i++)
+		if (cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
 			return -1;
 	return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor(void)
+{
+	return floor_enable(1);
+}
+
+extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_floor_all(void)
+{
+	return floor_enable(5);
 }
 
 extern "C" __attribute__((visibility("default"))) unsigned long long kpt_launch_cupti_records(void)
