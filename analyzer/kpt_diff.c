@@ -1,10 +1,13 @@
 /* kpt_diff.c - matching two sides and the decision rule (docs/decision-rule.md). */
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kpt_counters.h"
 #include "kpt_diff_private.h"
@@ -44,6 +47,7 @@ struct unit {
 	uint32_t *b, nb, capb;
 	uint32_t *n, nn, capn;
 	int loose;
+	uint32_t agg;               /* > 0: an aggregated group of this many units */
 };
 
 /* One side's statistics for one unit over the selected runs. */
@@ -51,6 +55,7 @@ struct side_stats {
 	uint32_t runs;              /* runs with samples */
 	double *run_ns;             /* [runs] medians */
 	uint32_t *run_ids;
+	uint32_t *run_sess;         /* [runs] session index */
 	double mean_log, sd_log;    /* sd NAN with < 2 runs */
 	double cyc_mean_log;        /* NAN when a run lacks clocks */
 	uint64_t samples, dropped;
@@ -92,6 +97,8 @@ static void fill_defaults(struct kpt_diff_opts *o)
 		o->min_clock_frac = 0.75;
 	if (!o->throttle_ignore)
 		o->throttle_ignore = KPT_DIFF_IGNORE_DEFAULT;
+	if (!(o->between_floor_ns > 0))
+		o->between_floor_ns = 30;
 }
 
 static const char *side_str(const struct kpt_diff_side *s, uint32_t id)
@@ -385,7 +392,7 @@ static int grow_pool(double **p, size_t *cap, size_t n)
  * slots; fills st (arrays in the diff's arena). With pool != NULL, also
  * gathers every sample into *pool (for the pooled U test). */
 static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32_t *keys,
-		      uint32_t nk, const uint32_t *slots, uint32_t nslots,
+		      uint32_t nk, int agg, const uint32_t *slots, uint32_t nslots,
 		      struct side_stats *st, double **pool, size_t *capp)
 {
 	double sum = 0, csum = 0;
@@ -395,11 +402,12 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 	memset(st, 0, sizeof *st);
 	st->run_ns = kpt_arena_alloc(c->a, (nslots ? nslots : 1) * sizeof *st->run_ns);
 	st->run_ids = kpt_arena_alloc(c->a, (nslots ? nslots : 1) * sizeof *st->run_ids);
-	if (!st->run_ns || !st->run_ids)
+	st->run_sess = kpt_arena_alloc(c->a, (nslots ? nslots : 1) * sizeof *st->run_sess);
+	if (!st->run_ns || !st->run_ids || !st->run_sess)
 		return KPT_E_NOMEM;
 	for (uint32_t i = 0; i < nslots; i++) {
 		uint32_t slot = slots[i];
-		size_t cnt = 0, m = 0;
+		size_t cnt = 0, m = 0, empty = 0;
 		int cyc;
 		double med, cmed;
 
@@ -407,11 +415,22 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 			const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
 
 			cnt += v->n;
+			empty += !v->n;
 			st->dropped += v->dropped_throttle + v->dropped_clock;
 		}
-		if (!cnt)
-			continue;
-		if (nk == 1 && !pool) {
+		if (!cnt || (agg && empty))
+			continue; /* an aggregate needs every member in the run */
+		if (agg && !pool) {
+			/* The group's time per iteration: the sum of its keys'
+			 * run medians (each taken while loading). */
+			med = cmed = 0;
+			for (uint32_t j = 0; j < nk; j++) {
+				const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
+
+				med += v->med_ns;
+				cmed += v->med_cyc;
+			}
+		} else if (nk == 1 && !pool) {
 			/* One key: its medians were taken while loading. */
 			const struct kpt_sample_vec *v = &s->keys[keys[0]].runs[slot];
 
@@ -446,6 +465,7 @@ static int side_stats(struct ctx *c, const struct kpt_diff_side *s, const uint32
 			med = 0.5; /* a zero-length kernel: keep logs finite */
 		st->run_ns[st->runs] = med;
 		st->run_ids[st->runs] = s->run_ids[slot];
+		st->run_sess[st->runs] = s->run_session ? s->run_session[slot] : 0;
 		st->runs++;
 		st->samples += cnt;
 		sum += log(med);
@@ -481,69 +501,253 @@ static double pct(double logratio)
 	return 100 * expm1(logratio);
 }
 
-/* Student (pooled) or Welch interval and test on the log run medians; fills the row's numbers.
- * Returns 1 when the key is tested (enters Holm). */
-static int rule_test(struct ctx *c, struct kpt_diff_row *r, const struct side_stats *sb,
-		     const struct side_stats *sn, double *half_log)
+/* The between-session SD assumed for one key when the base has one
+ * session, by the key's duration: the 75th percentile of the per-key
+ * between-session SDs of the cross-machine pool (10 H100 and 5 H200
+ * machines, 2026-11-24, after aggregation; docs/decision-rule.md,
+ * "Sessions"). A prior, not a measurement: the report says so. */
+static const struct {
+	double below_ns, sd_pct;
+} between_prior[] = {
+	{ 10e3, 2.0 },      /* under 10 us */
+	{ 50e3, 1.2 },      /* 10-50 us */
+	{ 200e3, 0.8 },     /* 50-200 us */
+	{ INFINITY, 0.8 },  /* 200 us and longer */
+};
+
+double kpt_diff_between_prior_pct(double centre_ns)
 {
-	double centre = exp(sb->mean_log), floor_log, vb, vn, se2, df, t, q, dlog;
-	double eb, en;
+	size_t i = 0;
 
-	floor_log = c->o.noise_floor_pct / 100;
-	if (c->o.noise_floor_ns / centre > floor_log)
-		floor_log = c->o.noise_floor_ns / centre;
-	dlog = sn->mean_log - sb->mean_log;
-	r->change_pct = pct(dlog);
-	r->base_sd_pct = 100 * sb->sd_log;
-	r->new_sd_pct = 100 * sn->sd_log;
-	if (sb->runs < 2 && sn->runs < 2) {
-		r->noise_pct = r->ci_low_pct = r->ci_high_pct = NAN;
-		r->t = r->df = r->p = NAN;
+	while (i + 1 < sizeof between_prior / sizeof between_prior[0] && !(centre_ns < between_prior[i].below_ns))
+		i++;
+	return between_prior[i].sd_pct;
+}
+
+/* Duration buckets for shrinking between-session estimates (the prior
+ * table's rows). */
+static uint32_t bucket_of(double centre_ns)
+{
+	uint32_t i = 0;
+
+	while (i + 1 < sizeof between_prior / sizeof between_prior[0] && !(centre_ns < between_prior[i].below_ns))
+		i++;
+	return i;
+}
+#define NBUCKETS (sizeof between_prior / sizeof between_prior[0])
+#define PRIOR_DF 10.0   /* weight of the built-in prior, in degrees of freedom */
+#define SHRINK_DF 3.0   /* weight of the duration bucket's median, likewise */
+#define SHIFT_PRIOR_PCT 0.5 /* between-session SD of a family's median change, one session */
+#define SHIFT_MIN_KEYS 6
+
+/* One unit's pieces of the noise model, from pass 1 (all in log space). */
+struct est {
+	int tested;
+	double d;                   /* mean(new) - mean of base session means */
+	double w, wdf;              /* pooled within-session variance and its df */
+	double vb, vn;              /* each side's within variance (floored) */
+	double b_raw;               /* between-session variance, moment estimate; NAN with S < 2 */
+	double minv;                /* mean over base sessions of 1/runs */
+	uint32_t S, M, bucket, family;
+	double centre;              /* ns: exp of the base's mean */
+	double *xs;                 /* [S] session means minus their mean */
+};
+
+static double floor_log(const struct ctx *c, double centre)
+{
+	double f = c->o.noise_floor_pct / 100;
+
+	return c->o.noise_floor_ns / centre > f ? c->o.noise_floor_ns / centre : f;
+}
+
+/* Pass 1: session means, within and between variances of one unit. The
+ * base's runs are grouped by session (side_stats.run_sess); NEW's runs are
+ * one candidate session. Returns 1 when the unit can be tested. */
+static int est_make(struct ctx *c, const struct side_stats *sb, const struct side_stats *sn,
+		    struct est *e)
+{
+	uint32_t ns = c->b->nsessions ? c->b->nsessions : 1;
+	double *sum = NULL, *ss = NULL, mu = 0, fl, wss = 0, wdf = 0, nss = 0, mean_n = 0;
+	uint32_t *cnt = NULL;
+	int rc = 0;
+
+	memset(e, 0, sizeof *e);
+	if (!sb->runs || !sn->runs || (sb->runs < 2 && sn->runs < 2 && ns == 1))
 		return 0;
-	}
-	/* Floors apply to each side's SD before pooling: a side whose runs
-	 * happen to agree to the nanosecond must not make the test exact. */
-	vb = sb->runs >= 2 ? sb->sd_log : sn->sd_log;
-	vn = sn->runs >= 2 ? sn->sd_log : sb->sd_log;
-	if (vb < floor_log)
-		vb = floor_log;
-	if (vn < floor_log)
-		vn = floor_log;
-	if (sb->runs >= 2 && sn->runs >= 2 && c->o.welch) {
-		eb = vb * vb / sb->runs;
-		en = vn * vn / sn->runs;
-		se2 = eb + en;
-		df = se2 * se2 / (eb * eb / (sb->runs - 1) + en * en / (sn->runs - 1));
-		r->noise_pct = 100 * sqrt(((sb->runs - 1) * vb * vb + (sn->runs - 1) * vn * vn) /
-					  (sb->runs + sn->runs - 2));
-	} else if (sb->runs >= 2 && sn->runs >= 2) {
-		double sp2 = ((sb->runs - 1) * vb * vb + (sn->runs - 1) * vn * vn) /
-			     (sb->runs + sn->runs - 2);
+	sum = calloc(ns, sizeof *sum);
+	ss = calloc(ns, sizeof *ss);
+	cnt = calloc(ns, sizeof *cnt);
+	if (!sum || !ss || !cnt)
+		goto out;
+	for (uint32_t i = 0; i < sb->runs; i++) {
+		uint32_t q = sb->run_sess[i] < ns ? sb->run_sess[i] : 0;
 
-		se2 = sp2 * (1.0 / sb->runs + 1.0 / sn->runs);
-		df = sb->runs + sn->runs - 2;
-		r->noise_pct = 100 * sqrt(sp2);
+		sum[q] += log(sb->run_ns[i]);
+		cnt[q]++;
+	}
+	e->xs = kpt_arena_alloc(c->a, ns * sizeof *e->xs);
+	if (!e->xs)
+		goto out;
+	for (uint32_t q = 0; q < ns; q++) {
+		if (!cnt[q])
+			continue;
+		e->xs[e->S] = sum[q] / cnt[q];
+		mu += e->xs[e->S];
+		e->minv += 1.0 / cnt[q];
+		e->S++;
+	}
+	mu /= e->S;
+	e->minv /= e->S;
+	for (uint32_t i = 0; i < sb->runs; i++) {
+		uint32_t q = sb->run_sess[i] < ns ? sb->run_sess[i] : 0;
+		double x = log(sb->run_ns[i]) - sum[q] / cnt[q];
+
+		ss[q] += x * x;
+	}
+	for (uint32_t q = 0; q < ns; q++)
+		if (cnt[q] > 1) {
+			wss += ss[q];
+			wdf += cnt[q] - 1;
+		}
+	for (uint32_t i = 0; i < sn->runs; i++)
+		mean_n += log(sn->run_ns[i]);
+	mean_n /= sn->runs;
+	for (uint32_t i = 0; i < sn->runs; i++) {
+		double x = log(sn->run_ns[i]) - mean_n;
+
+		nss += x * x;
+	}
+	fl = floor_log(c, exp(mu));
+	e->vb = wdf > 0 ? wss / wdf : NAN;
+	e->vn = sn->runs > 1 ? nss / (sn->runs - 1) : NAN;
+	if (isnan(e->vb))
+		e->vb = e->vn;
+	if (isnan(e->vn))
+		e->vn = e->vb;
+	if (isnan(e->vb)) { /* one run everywhere: within noise unknown */
+		rc = 0;
+		goto out;
+	}
+	e->wdf = wdf + (sn->runs - 1);
+	e->w = e->wdf > 0 ? (wss + nss) / e->wdf : e->vb;
+	if (e->w < fl * fl)
+		e->w = fl * fl;
+	if (e->vb < fl * fl)
+		e->vb = fl * fl;
+	if (e->vn < fl * fl)
+		e->vn = fl * fl;
+	if (e->wdf < 1)
+		e->wdf = 1;
+	e->b_raw = NAN;
+	if (e->S >= 2) {
+		double v = 0;
+
+		for (uint32_t q = 0; q < e->S; q++)
+			v += (e->xs[q] - mu) * (e->xs[q] - mu);
+		e->b_raw = v / (e->S - 1) - e->w * e->minv;
+		if (e->b_raw < 0)
+			e->b_raw = 0;
+	}
+	for (uint32_t q = 0; q < e->S; q++)
+		e->xs[q] -= mu;
+	e->d = mean_n - mu;
+	e->M = sn->runs;
+	e->bucket = bucket_of(exp(mu));
+	e->centre = exp(mu);
+	e->tested = 1;
+	rc = 1;
+out:
+	free(sum);
+	free(ss);
+	free(cnt);
+	return rc;
+}
+
+/* Pass 2: the test. se^2 = sigma_b^2 (1 + 1/S) + w (1/M + mean(1/m_s)/S):
+ * a new unchanged session differs from the base's mean by its own machine
+ * offset and run noise plus the uncertainty of that mean. sigma_b^2 is the
+ * key's estimate shrunk toward target (its duration bucket's median, or
+ * the prior) with weights S-1 and tdf; df by Welch-Satterthwaite. */
+static void est_test(struct ctx *c, struct kpt_diff_row *r, const struct est *e, double shift,
+		     double target, double tdf, double *half_log)
+{
+	double dlog = e->d - shift, bvar, bdf, a, bpart, se2, df, q;
+
+	if (e->S >= 2) {
+		bdf = (e->S - 1) + tdf;
+		bvar = ((e->S - 1) * e->b_raw + tdf * target) / bdf; if (bvar < e->b_raw) bvar = e->b_raw;
 	} else {
-		/* One side has one run: its noise is taken from the other. */
-		double s2 = sb->runs >= 2 ? vb * vb : vn * vn;
-
-		se2 = s2 * (1.0 / sb->runs + 1.0 / sn->runs);
-		df = (sb->runs >= 2 ? sb->runs : sn->runs) - 1;
-		r->noise_pct = 100 * sqrt(s2);
+		bvar = target;
+		bdf = tdf;
 	}
-	t = dlog / sqrt(se2);
+	{
+		/* Machines differ by tens of ns on the shortest kernels even when
+		 * their sessions agree (docs/decision-rule.md, "Sessions"). */
+		double fb = c->o.between_floor_ns / e->centre;
+
+		if (bvar < fb * fb)
+			bvar = fb * fb;
+	}
+	a = bvar * (1 + 1.0 / e->S);
+	bpart = c->o.welch ? e->vb * e->minv / e->S + e->vn / e->M : e->w * (1.0 / e->M + e->minv / e->S);
+	se2 = a + bpart;
+	df = se2 * se2 / ((a > 0 ? a * a / bdf : 0) + bpart * bpart / e->wdf);
 	q = kpt_t_quantile(1 - c->o.alpha / 2, df);
 	*half_log = q * sqrt(se2);
-	r->t = t;
+	r->change_pct = pct(dlog);
+	r->shift_pct = shift != 0 ? pct(shift) : 0;
+	r->within_pct = 100 * sqrt(e->w);
+	r->between_pct = 100 * sqrt(bvar);
+	r->noise_pct = 100 * sqrt(se2);
+	r->t = dlog / sqrt(se2);
 	r->df = df;
-	r->p = kpt_t_pvalue(t, df);
+	r->p = kpt_t_pvalue(r->t, df);
 	r->ci_low_pct = pct(dlog - *half_log);
 	r->ci_high_pct = pct(dlog + *half_log);
+}
+
+/* Paired test (kptprof ab): the i-th run of NEW against the i-th of BASE. */
+static int paired_test(struct ctx *c, struct kpt_diff_row *r, const struct side_stats *sb,
+		       const struct side_stats *sn, double *half_log)
+{
+	uint32_t n = sb->runs < sn->runs ? sb->runs : sn->runs;
+	double m = 0, v = 0, fl, se, q;
+
+	if (n < 2)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		m += log(sn->run_ns[i]) - log(sb->run_ns[i]);
+	m /= n;
+	for (uint32_t i = 0; i < n; i++) {
+		double x = log(sn->run_ns[i]) - log(sb->run_ns[i]) - m;
+
+		v += x * x;
+	}
+	v /= n - 1;
+	fl = floor_log(c, exp(sb->mean_log));
+	/* the floor is per run; a difference of two runs has twice its variance */
+	if (v < 2 * fl * fl)
+		v = 2 * fl * fl;
+	se = sqrt(v / n);
+	q = kpt_t_quantile(1 - c->o.alpha / 2, n - 1);
+	*half_log = q * se;
+	r->change_pct = pct(m);
+	r->within_pct = 100 * sqrt(v / 2);
+	r->between_pct = 0;
+	r->noise_pct = 100 * se;
+	r->t = m / se;
+	r->df = n - 1;
+	r->p = kpt_t_pvalue(r->t, n - 1);
+	r->ci_low_pct = pct(m - *half_log);
+	r->ci_high_pct = pct(m + *half_log);
 	return 1;
 }
 
+/* half_inf: the interval's half-width if NEW had infinitely many runs
+ * (what the between-session part and the base alone leave); 0 when
+ * paired. */
 static void verdict_rule(struct ctx *c, struct kpt_diff_row *r, double dlog, double half,
-			 uint32_t mb, uint32_t mn)
+			 double half_inf, uint32_t mb, uint32_t mn)
 {
 	double thr = log1p(r->threshold_pct / 100);
 	double m = (mb + mn) / 2.0, need, target;
@@ -572,7 +776,11 @@ static void verdict_rule(struct ctx *c, struct kpt_diff_row *r, double dlog, dou
 		r->more_runs = MORE_RUNS_CAP;
 		return;
 	}
-	need = m * (half / target) * (half / target);
+	if (half_inf >= target) {
+		r->more_runs = MORE_RUNS_CAP; /* more runs cannot settle it: more baseline sessions might */
+		return;
+	}
+	need = m * (half * half - half_inf * half_inf) / (target * target - half_inf * half_inf);
 	if (need - m > MORE_RUNS_CAP)
 		r->more_runs = MORE_RUNS_CAP;
 	else
@@ -608,9 +816,15 @@ static int fill_row(struct ctx *c, const struct unit *u, struct kpt_diff_row *r,
 		memcpy(r->block, k->block, sizeof r->block);
 		r->ordinal = k->ordinal;
 	}
-	if ((rc = side_stats(c, c->b, u->b, u->nb, c->bslots, c->nbslots, sb,
+	r->aggregated = u->agg;
+	if (u->agg) {
+		memset(r->grid, 0, sizeof r->grid);
+		memset(r->block, 0, sizeof r->block);
+		r->ordinal = 0;
+	}
+	if ((rc = side_stats(c, c->b, u->b, u->nb, u->agg > 0, c->bslots, c->nbslots, sb,
 			     pooled ? &c->pool_b : NULL, &c->cap_pb)) < 0 ||
-	    (rc = side_stats(c, c->n, u->n, u->nn, c->nslots, c->nnslots, sn,
+	    (rc = side_stats(c, c->n, u->n, u->nn, u->agg > 0, c->nslots, c->nnslots, sn,
 			     pooled ? &c->pool_n : NULL, &c->cap_pn)) < 0)
 		return rc;
 	r->base_runs = sb->runs;
@@ -627,6 +841,7 @@ static int fill_row(struct ctx *c, const struct unit *u, struct kpt_diff_row *r,
 	r->new_ns = sn->runs ? exp(sn->mean_log) : NAN;
 	r->change_pct = r->ci_low_pct = r->ci_high_pct = NAN;
 	r->noise_pct = r->base_sd_pct = r->new_sd_pct = NAN;
+	r->within_pct = r->between_pct = NAN;
 	r->t = r->df = r->p = r->p_holm = NAN;
 	r->cycles_change_pct = NAN;
 	{
@@ -794,7 +1009,7 @@ static int copy_env(struct ctx *c, struct kpt_diff_env *dst, const struct kpt_di
 }
 
 struct notes {
-	struct kpt_diff_note v[24];
+	struct kpt_diff_note v[40];
 	size_t n;
 };
 
@@ -877,26 +1092,282 @@ static void env_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 						  !c->b->iterated ? names[0] : names[1], KPT_DIFF_ITER_RANGE));
 }
 
+/* NEW's measured ceilings against the mean of BASE's sessions. */
+static void ceilings(struct ctx *c, struct kpt_diff *df)
+{
+	double cb = 0, bb = 0, cn = 0, bn = 0;
+	uint32_t ncb = 0, nbb = 0;
+
+	df->copy_ceiling_pct = df->bf16_ceiling_pct = NAN;
+	for (uint32_t i = 0; i < c->b->nsessions; i++) {
+		if (c->b->sessions[i].copy_gbps > 0) {
+			cb += c->b->sessions[i].copy_gbps;
+			ncb++;
+		}
+		if (c->b->sessions[i].bf16_tflops > 0) {
+			bb += c->b->sessions[i].bf16_tflops;
+			nbb++;
+		}
+	}
+	if (c->n->nsessions) {
+		cn = c->n->sessions[0].copy_gbps;
+		bn = c->n->sessions[0].bf16_tflops;
+	}
+	if (ncb && cn > 0)
+		df->copy_ceiling_pct = 100 * (cn / (cb / ncb) - 1);
+	if (nbb && bn > 0)
+		df->bf16_ceiling_pct = 100 * (bn / (bb / nbb) - 1);
+}
+
+/* Folds groups of many ordinal keys (one kernel name in one NVTX path,
+ * at least aggregate_min units) into one unit each: the group is compared
+ * by its time per iteration. Loose units are left alone. */
+static int aggregate_units(struct ctx *c, struct units *U)
+{
+	struct kpt_wmap g;
+	uint32_t *gid = NULL, *count = NULL, *first = NULL, out = 0, w[2];
+	int min = c->o.aggregate_min ? c->o.aggregate_min : 3, rc = KPT_E_NOMEM;
+
+	if (min < 0)
+		return 0;
+	kpt_wmap_init(&g, 2);
+	gid = malloc((U->n + 1) * sizeof *gid);
+	count = calloc(U->n + 1, sizeof *count);
+	first = malloc((U->n + 1) * sizeof *first);
+	if (!gid || !count || !first)
+		goto out;
+	for (uint32_t i = 0; i < U->n; i++) {
+		const struct unit *u = &U->u[i];
+		const struct kpt_side_key *k;
+
+		gid[i] = NO_ID;
+		if (u->loose)
+			continue;
+		if (u->nb) {
+			k = &c->b->keys[u->b[0]];
+			w[0] = k->name;
+			w[1] = k->path;
+		} else {
+			k = &c->n->keys[u->n[0]];
+			w[0] = to_base(c->b, c->n, k->name);
+			w[1] = to_base(c->b, c->n, k->path);
+			if (w[0] == NO_ID || w[1] == NO_ID)
+				continue;
+		}
+		if (kpt_wmap_put(&g, w, &gid[i], NULL) < 0)
+			goto out;
+		if (count[gid[i]]++ == 0)
+			first[gid[i]] = i;
+	}
+	for (uint32_t i = 0; i < U->n; i++) {
+		struct unit *u = &U->u[i];
+		uint32_t f;
+
+		if (gid[i] == NO_ID || count[gid[i]] < (uint32_t)min || (f = first[gid[i]]) == i)
+			continue;
+		for (uint32_t j = 0; j < u->nb; j++)
+			if (unit_add(&U->u[f].b, &U->u[f].nb, &U->u[f].capb, u->b[j]) < 0)
+				goto out;
+		for (uint32_t j = 0; j < u->nn; j++)
+			if (unit_add(&U->u[f].n, &U->u[f].nn, &U->u[f].capn, u->n[j]) < 0)
+				goto out;
+		U->u[f].agg = count[gid[i]];
+		u->agg = UINT32_MAX; /* folded: dropped below */
+	}
+	for (uint32_t i = 0; i < U->n; i++) {
+		if (U->u[i].agg == UINT32_MAX) {
+			free(U->u[i].b);
+			free(U->u[i].n);
+			continue;
+		}
+		U->u[out++] = U->u[i];
+	}
+	U->n = out;
+	rc = 0;
+out:
+	kpt_wmap_release(&g);
+	free(gid);
+	free(count);
+	free(first);
+	return rc < 0 ? kpt_diag_set(c->d, rc, "out of memory grouping kernels") : 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of v[0..n), reordering v. */
+static double median_inplace(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Family of a key: its workload's first dot-separated part ("" none) and
+ * its kernel's kind, the first '_'-separated word of the function's own
+ * name ("moe/nvjet" for cuBLAS's GEMMs in the MoE layer): kernels of one
+ * library in one workload are what a machine slows down together (on two
+ * of ten H100s the MoE layer's small cuBLAS GEMMs ran 3-12% slower). */
+static int family_id(struct kpt_strtab *fams, const char *workload, const char *name, uint32_t *id)
+{
+	const char *dot = strchr(workload, '.'), *end = name + strcspn(name, "<("), *p, *start = name;
+	char buf[160];
+	size_t wl = dot ? (size_t)(dot - workload) : strlen(workload), kl;
+
+	for (p = name; p + 1 < end; p++)
+		if (p[0] == ':' && p[1] == ':')
+			start = p + 2;
+		else if (p[0] == ' ')
+			start = p + 1;
+	kl = strcspn(start, "_<( ");
+	if (kl > 64)
+		kl = 64;
+	if (wl > 64)
+		wl = 64;
+	snprintf(buf, sizeof buf, "%.*s/%.*s", (int)wl, workload, (int)kl, start);
+	return kpt_strtab_intern(fams, buf, strlen(buf), id);
+}
+
+/* Per family: the median change of its tested keys, tested against the
+ * spread of the same median between the base's sessions (or a prior with
+ * fewer than 3 sessions). Fills df->shifts and shift[family] (log, 0 when
+ * the family's shift is SAME and so not taken out). */
+static int find_shifts(struct ctx *c, struct kpt_diff *df, const struct est *E, uint32_t n,
+		       struct kpt_strtab *fams, double *shift)
+{
+	uint32_t nf = kpt_strtab_count(fams), S = c->b->nsessions ? c->b->nsessions : 1;
+	double *v = malloc((n + 1) * sizeof *v), *os = malloc((S + 1) * sizeof *os);
+	double thr = log1p(c->o.threshold_pct / 100);
+	int rc = KPT_E_NOMEM;
+
+	df->shifts = kpt_arena_calloc(c->a, nf + 1, sizeof *df->shifts);
+	if (!v || !os || !df->shifts)
+		goto out;
+	for (uint32_t f = 0; f < nf; f++) {
+		struct kpt_diff_shift *sh = &df->shifts[df->nshifts];
+		uint32_t m = 0, sv = 0;
+		double o, sd, se, dfree, q, half, p;
+
+		shift[f] = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (E[i].tested && E[i].family == f)
+				v[m++] = E[i].d;
+		if (m < SHIFT_MIN_KEYS)
+			continue;
+		o = median_inplace(v, m);
+		/* the same median in each base session (keys seen in all of them) */
+		for (uint32_t q2 = 0; q2 < S && S >= 3; q2++) {
+			uint32_t k = 0;
+
+			for (uint32_t i = 0; i < n; i++)
+				if (E[i].tested && E[i].family == f && E[i].S == S)
+					v[k++] = E[i].xs[q2];
+			if (k >= SHIFT_MIN_KEYS)
+				os[sv++] = median_inplace(v, k);
+		}
+		if (sv >= 3) {
+			double mean = 0, ss = 0, pr = SHIFT_PRIOR_PCT / 100;
+
+			for (uint32_t i = 0; i < sv; i++)
+				mean += os[i];
+			mean /= sv;
+			for (uint32_t i = 0; i < sv; i++)
+				ss += (os[i] - mean) * (os[i] - mean);
+			dfree = (sv - 1) + SHRINK_DF;
+			sd = sqrt((ss + SHRINK_DF * pr * pr) / dfree);
+		} else {
+			sd = SHIFT_PRIOR_PCT / 100;
+			dfree = PRIOR_DF;
+		}
+		se = sd * sqrt(1 + 1.0 / S);
+		q = kpt_t_quantile(1 - c->o.alpha / 2, dfree);
+		half = q * se;
+		p = kpt_t_pvalue(o / se, dfree) * nf; /* Bonferroni over the families */
+		sh->family = adup(c, kpt_strtab_get(fams, f, NULL));
+		if (!sh->family)
+			goto out;
+		sh->keys = m;
+		sh->change_pct = pct(o);
+		sh->ci_low_pct = pct(o - half);
+		sh->ci_high_pct = pct(o + half);
+		sh->sd_pct = 100 * sd;
+		sh->verdict = o > thr && p < c->o.alpha ? KPT_V_SLOW :
+			      o < -thr && p < c->o.alpha ? KPT_V_FAST :
+			      fabs(o) + half < thr ? KPT_V_SAME : KPT_V_AMBG;
+		/* Taken out of the family's keys when the family as a whole
+		 * moved by more than the keys' own interval can tell apart
+		 * (not SAME), so that one move is one line, not dozens of rows. */
+		sh->applied = sh->verdict != KPT_V_SAME && !c->o.no_shift && !c->o.paired;
+		shift[f] = sh->applied ? o : 0;
+		df->nshifts++;
+	}
+	rc = 0;
+out:
+	free(v);
+	free(os);
+	return rc < 0 ? kpt_diag_set(c->d, rc, "out of memory looking for shifts") : 0;
+}
+
+/* What the noise model rests on, the families that moved together and the
+ * machines' measured ceilings: one line each, beside the verdicts. */
+static void model_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
+{
+	if (c->o.method != KPT_DIFF_RULE)
+		return;
+	if (df->paired)
+		note(c, N, "sessions", 0, afmt(c, "paired: run i of new against run i of base (one machine, interleaved); no between-machine part"));
+	else if (df->prior_between)
+		note(c, N, "sessions", 1, afmt(c, "base holds one session: the between-machine part of the noise is a prior by kernel duration (docs/decision-rule.md), not a measurement; 'kptprof baseline update' adds sessions"));
+	else
+		note(c, N, "sessions", 0, afmt(c, "base holds %u sessions (machines or days): the noise has a measured between-session part",
+					      df->base_sessions));
+	for (size_t i = 0; i < df->nshifts; i++) {
+		const struct kpt_diff_shift *sh = &df->shifts[i];
+
+		if (sh->verdict == KPT_V_SAME)
+			continue;
+		note(c, N, "shift", sh->verdict == KPT_V_SLOW,
+		     afmt(c, "family '%s' moved %+.1f%% as a whole [%+.1f, %+.1f] (%u keys; between sessions such medians move %.2f%%): %s%s",
+			  sh->family, sh->change_pct, sh->ci_low_pct, sh->ci_high_pct, sh->keys, sh->sd_pct,
+			  kpt_verdict_name(sh->verdict), sh->applied ? "; taken out of its keys' changes" : ""));
+	}
+	if (!isnan(df->copy_ceiling_pct) || !isnan(df->bf16_ceiling_pct))
+		note(c, N, "ceilings", 0, afmt(c, "measured ceilings of new against the base's sessions: copy %+.1f%%, bf16 %+.1f%%",
+						df->copy_ceiling_pct, df->bf16_ceiling_pct));
+}
+
 static int compare(struct ctx *c, struct kpt_diff *df)
 {
 	struct units U = { 0 };
 	struct side_stats sb, sn;
-	double *half = NULL, *pv = NULL;
+	struct kpt_strtab fams;
+	struct est *E = NULL;
+	double *half = NULL, *hinf = NULL, *pv = NULL;
 	struct notes N = { .n = 0 };
 	int rc;
 
 	if ((rc = select_slots(c, c->b, c->o.base_runs, c->o.n_base_runs, &c->bslots, &c->nbslots)) < 0 ||
 	    (rc = select_slots(c, c->n, c->o.new_runs, c->o.n_new_runs, &c->nslots, &c->nnslots)) < 0)
 		return rc;
-	if ((rc = match_keys(c, &U)) < 0)
+	if ((rc = match_keys(c, &U)) < 0 || (rc = aggregate_units(c, &U)) < 0)
 		return rc;
 	rc = KPT_E_NOMEM;
+	kpt_strtab_init(&fams);
 	df->rows = kpt_arena_calloc(c->a, U.n ? U.n : 1, sizeof *df->rows);
 	half = calloc(U.n + 1, sizeof *half);
+	hinf = calloc(U.n + 1, sizeof *hinf);
 	pv = calloc(U.n + 1, sizeof *pv);
-	if (!df->rows || !half || !pv)
+	E = calloc(U.n + 1, sizeof *E);
+	if (!df->rows || !half || !hinf || !pv || !E)
 		goto out;
 	df->nrows = U.n;
+	df->base_sessions = c->b->nsessions ? c->b->nsessions : 1;
+	df->paired = c->o.paired;
+	df->prior_between = !c->o.paired && df->base_sessions < 2;
+	/* Pass 1: rows, and the noise model's pieces per unit. */
 	for (uint32_t i = 0; i < U.n; i++) {
 		struct kpt_diff_row *r = &df->rows[i];
 
@@ -915,12 +1386,72 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 				     r->change_pct > 0 ? KPT_V_SLOW : KPT_V_FAST;
 			continue;
 		}
-		if (rule_test(c, r, &sb, &sn, &half[i])) {
+		r->change_pct = pct(sn.mean_log - sb.mean_log);
+		r->base_sd_pct = 100 * sb.sd_log;
+		r->new_sd_pct = 100 * sn.sd_log;
+		if (c->o.paired) {
+			if (paired_test(c, r, &sb, &sn, &half[i])) {
+				pv[i] = r->p;
+				df->n_tested++;
+			}
+			continue;
+		}
+		if ((rc = est_make(c, &sb, &sn, &E[i])) < 0)
+			goto out;
+		if (E[i].tested && (rc = family_id(&fams, r->workload, r->name, &E[i].family)) < 0)
+			goto out;
+	}
+	if (c->o.method == KPT_DIFF_RULE && !c->o.paired) {
+		/* Shrinkage targets: per duration bucket, the median
+		 * between-session variance of keys seen in 3+ sessions. */
+		double target[NBUCKETS], tdf[NBUCKETS], *v = malloc((U.n + 1) * sizeof *v);
+		double *shift = NULL;
+
+		if (!v)
+			goto out;
+		for (uint32_t b = 0; b < NBUCKETS; b++) {
+			uint32_t m = 0;
+
+			for (uint32_t i = 0; i < U.n; i++)
+				if (E[i].tested && E[i].bucket == b && E[i].S >= 3)
+					v[m++] = E[i].b_raw;
+			target[b] = c->o.between_prior_pct > 0 ? c->o.between_prior_pct / 100 : between_prior[b].sd_pct / 100;
+			target[b] *= target[b];
+			tdf[b] = PRIOR_DF;
+			if (m >= 5) {
+				target[b] = median_inplace(v, m);
+				tdf[b] = SHRINK_DF;
+			}
+		}
+		free(v);
+		shift = calloc(kpt_strtab_count(&fams) + 1, sizeof *shift);
+		if (!shift)
+			goto out;
+		if (!c->o.no_shift && (rc = find_shifts(c, df, E, U.n, &fams, shift)) < 0) {
+			free(shift);
+			goto out;
+		}
+		/* Pass 2: the tests. */
+		for (uint32_t i = 0; i < U.n; i++) {
+			struct kpt_diff_row *r = &df->rows[i];
+			struct est *e = &E[i];
+			double h2;
+
+			if (!e->tested)
+				continue;
+			est_test(c, r, e, shift[e->family], target[e->bucket], tdf[e->bucket], &half[i]);
+			/* what infinitely many NEW runs would leave */
+			h2 = half[i] * half[i] * (1 - e->w / e->M / (r->noise_pct * r->noise_pct / 1e4));
+			hinf[i] = h2 > 0 ? sqrt(h2) : 0;
 			pv[i] = r->p;
 			df->n_tested++;
 		}
+		free(shift);
 	}
 	if (c->o.method == KPT_DIFF_RULE) {
+		/* the families' shifts are tested alongside the keys */
+		size_t nsh = df->nshifts;
+
 		if ((rc = kpt_holm(pv, U.n)) < 0)
 			goto out;
 		for (uint32_t i = 0; i < U.n; i++) {
@@ -929,18 +1460,24 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 			if (r->verdict == KPT_V_NEW || r->verdict == KPT_V_GONE || !r->base_runs || !r->new_runs)
 				continue;
 			r->p_holm = pv[i];
-			verdict_rule(c, r, log1p(r->change_pct / 100), half[i], r->base_runs, r->new_runs);
+			verdict_rule(c, r, log1p(r->change_pct / 100), half[i], hinf[i], r->base_runs, r->new_runs);
 		}
+		for (size_t i = 0; i < nsh; i++)
+			if (df->shifts[i].verdict == KPT_V_SLOW)
+				df->result = KPT_DIFF_REGRESSION;
 	}
 	for (uint32_t i = 0; i < U.n; i++)
 		df->counts[df->rows[i].verdict]++;
 	qsort(df->rows, df->nrows, sizeof *df->rows, cmp_rows);
-	df->result = df->counts[KPT_V_SLOW] ? KPT_DIFF_REGRESSION : KPT_DIFF_OK;
+	if (df->counts[KPT_V_SLOW])
+		df->result = KPT_DIFF_REGRESSION;
+	ceilings(c, df);
 	if ((rc = make_totals(c, df)) < 0 ||
 	    (rc = copy_env(c, &df->base, c->b, c->nbslots)) < 0 ||
 	    (rc = copy_env(c, &df->new_, c->n, c->nnslots)) < 0)
 		goto out;
 	env_notes(c, df, &N);
+	model_notes(c, df, &N);
 	df->notes = kpt_arena_alloc(c->a, (N.n ? N.n : 1) * sizeof *df->notes);
 	if (!df->notes)
 		goto out;
@@ -949,8 +1486,11 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 	rc = 0;
 out:
 	units_release(&U);
+	kpt_strtab_release(&fams);
 	free(half);
+	free(hinf);
 	free(pv);
+	free(E);
 	return rc < 0 ? kpt_diag_set(c->d, rc, "cannot compare '%s' with '%s': %s",
 				     c->b->env.path, c->n->env.path, kpt_err_name(rc)) : 0;
 }
@@ -1092,5 +1632,150 @@ int kpt_diff_paths(const char *base_path, const char *new_path,
 	kpt_counter_table_destroy(jn.counters);
 	kpt_diff_side_destroy(jb.side);
 	kpt_diff_side_destroy(jn.side);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends path, or the *.kpt files of folder path sorted by name, to *v. */
+static int expand_path(const char *path, char ***v, size_t *n, size_t *cap, struct kpt_diag *d)
+{
+	struct stat st;
+	DIR *dir;
+	struct dirent *de;
+	size_t first = *n;
+
+	if (stat(path, &st) != 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		dir = NULL;
+		goto one;
+	}
+	dir = opendir(path);
+	if (!dir)
+		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", path, strerror(errno));
+	while ((de = readdir(dir))) {
+		size_t l = strlen(de->d_name);
+
+		if (l < 5 || strcmp(de->d_name + l - 4, ".kpt") != 0 || de->d_name[0] == '.')
+			continue;
+		if (*n == *cap) {
+			char **t = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof *t);
+
+			if (!t)
+				goto nomem;
+			*v = t;
+			*cap = *cap ? *cap * 2 : 8;
+		}
+		(*v)[*n] = malloc(strlen(path) + l + 2);
+		if (!(*v)[*n])
+			goto nomem;
+		sprintf((*v)[*n], "%s/%s", path, de->d_name);
+		(*n)++;
+	}
+	closedir(dir);
+	if (*n == first) {
+		kpt_diag_set(d, KPT_E_NOTFOUND, "'%s' holds no .kpt sessions", path);
+		return kpt_diag_hint(d, "'kptprof baseline update FILE' adds a session");
+	}
+	qsort(*v + first, *n - first, sizeof **v, cmp_str);
+	return 0;
+one:
+	if (*n == *cap) {
+		char **t = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof *t);
+
+		if (!t)
+			goto nomem;
+		*v = t;
+		*cap = *cap ? *cap * 2 : 8;
+	}
+	(*v)[*n] = strdup(path);
+	if (!(*v)[*n])
+		goto nomem;
+	(*n)++;
+	return 0;
+nomem:
+	if (dir)
+		closedir(dir);
+	return kpt_diag_set(d, KPT_E_NOMEM, "out of memory listing '%s'", path);
+}
+
+int kpt_diff_sessions_load(const char *const *base_paths, size_t nbase, const struct kpt_diff_opts *opts,
+			   struct kpt_diff_side **out, struct kpt_diag *d)
+{
+	char **files = NULL;
+	size_t n = 0, cap = 0;
+	struct kpt_diff_side **sides = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < nbase && rc == 0; i++)
+		rc = expand_path(base_paths[i], &files, &n, &cap, d);
+	if (rc == 0 && !n)
+		rc = kpt_diag_set(d, KPT_E_INVAL, "no baseline given");
+	if (rc == 0 && !(sides = calloc(n, sizeof *sides)))
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading sessions");
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct kpt_file *f = NULL;
+
+		rc = kpt_file_open(files[i], &f, d);
+		if (rc == 0)
+			rc = kpt_diff_side_load(f, opts, &sides[i], d);
+		kpt_file_close(f);
+	}
+	if (rc == 0 && n == 1) {
+		*out = sides[0];
+		sides[0] = NULL;
+	} else if (rc == 0) {
+		char label[64];
+		const char *lab = label;
+
+		if (nbase == 1)
+			lab = base_paths[0];
+		else
+			snprintf(label, sizeof label, "%zu sessions", n);
+		rc = kpt_diff_side_combine((const struct kpt_diff_side *const *)sides, n, 0, lab, out, d);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (sides)
+			kpt_diff_side_destroy(sides[i]);
+		free(files[i]);
+	}
+	free(sides);
+	free(files);
+	return rc;
+}
+
+int kpt_diff_paths_multi(const char *const *base_paths, size_t nbase, const char *new_path,
+			 const struct kpt_diff_opts *opts, struct kpt_diff **out, struct kpt_diag *d)
+{
+	struct kpt_diff_side *b = NULL;
+	struct load_job jn = { .path = new_path, .opts = opts };
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (nbase == 1 && stat(base_paths[0], &st) == 0 && !S_ISDIR(st.st_mode))
+		return kpt_diff_paths(base_paths[0], new_path, opts, out, d);
+	rc = kpt_diff_sessions_load(base_paths, nbase, opts, &b, d);
+	if (rc == 0) {
+		load_job_run(&jn);
+		rc = jn.rc;
+		if (rc < 0 && d)
+			*d = jn.d;
+	}
+	if (rc == 0)
+		rc = kpt_diff_compare(b, jn.side, opts, out, d);
+	if (rc >= 0 && *out && kpt_diff_attach_counters(*out, NULL, jn.counters) < 0) {
+		kpt_diff_destroy(*out);
+		*out = NULL;
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory explaining SLOW keys with counters");
+	}
+	kpt_counter_table_destroy(jn.counters);
+	kpt_diff_side_destroy(jn.side);
+	kpt_diff_side_destroy(b);
 	return rc;
 }

@@ -105,6 +105,23 @@ struct kpt_diff_opts {
 	 * sides share one noise distribution. 1: Welch's unequal-variance t
 	 * (Welch-Satterthwaite df), more conservative with few runs. */
 	int welch;
+	/* Paired analysis (kptprof ab): the i-th selected run of NEW is
+	 * compared with the i-th of BASE (both recorded interleaved on one
+	 * machine); the test is Student's t on the per-pair differences of
+	 * log run medians, df = pairs - 1, and no between-session term. */
+	int paired;
+	/* Groups of launches of one kernel name in one NVTX path with at
+	 * least this many ordinal keys per iteration (the per-expert GEMMs of
+	 * a MoE layer) are compared as one key: the sum of their run medians,
+	 * i.e. the group's time per iteration [8]; -1 compares them one by one
+	 * (docs/decision-rule.md, "Aggregated keys"). */
+	int aggregate_min;
+	/* Between-session SD, percent, assumed for every key when the base
+	 * has one session (overrides the built-in prior by duration; 0: the
+	 * prior). */
+	double between_prior_pct;
+	int no_shift;               /* do not look for family-wide shifts */
+	double between_floor_ns;    /* [30] least between-session SD assumed, ns */
 	/* Run subsets (process.run numbers) to use from each side; NULL: all
 	 * runs. Used by the evaluation to draw gates from one pool. */
 	const uint32_t *base_runs;
@@ -130,6 +147,22 @@ void kpt_diff_side_destroy(struct kpt_diff_side *s); /* accepts NULL */
  * (owned by s). */
 void kpt_diff_side_runs(const struct kpt_diff_side *s, const uint32_t **runs,
 			uint32_t *n);
+/* Combines sides loaded from several files (the sessions of one baseline:
+ * one GPU model, several machines or days) into a new side whose runs
+ * remember their session; keep_runs > 0 takes only the first keep_runs runs
+ * of each input. The inputs are not changed and may be destroyed after.
+ * label names the result in reports (NULL: the first input's path).
+ * Fails with KPT_E_MISMATCH when the GPU models differ. O(samples). */
+int kpt_diff_side_combine(const struct kpt_diff_side *const *sides, size_t n, uint32_t keep_runs,
+			  const char *label, struct kpt_diff_side **out, struct kpt_diag *d);
+/* Sessions in a side: 1 for a side loaded from one file. */
+uint32_t kpt_diff_side_sessions(const struct kpt_diff_side *s);
+/* Multiplies the durations of the keys named name in NVTX path path by
+ * factor; with ordinal != UINT32_MAX only that ordinal (and, when not NULL,
+ * that grid and block). For the evaluation's synthetic planted slowdowns.
+ * Returns the number of keys changed. */
+size_t kpt_diff_side_scale(struct kpt_diff_side *s, const char *name, const char *path,
+			   const uint32_t *grid, const uint32_t *block, uint32_t ordinal, double factor);
 /* Number of keys and kept samples (after the env filter). */
 size_t kpt_diff_side_keys(const struct kpt_diff_side *s);
 uint64_t kpt_diff_side_samples(const struct kpt_diff_side *s);
@@ -177,8 +210,10 @@ struct kpt_diff_row {
 	const char *path;           /* NVTX range path "a/b", "" when none */
 	const char *workload;       /* outermost range name, "" when none */
 	uint32_t ordinal;           /* k-th launch of this name/config/path per iteration */
-	uint32_t grid[3], block[3]; /* zeros when loose */
+	uint32_t grid[3], block[3]; /* zeros when loose or aggregated */
 	int loose;                  /* matched by name + path only (configs differ) */
+	uint32_t aggregated;        /* > 0: the sum of this many keys (launches per
+	                               iteration) of one name and path, compared as one */
 	enum kpt_verdict verdict;
 
 	/* Centre of each side: geometric mean of the run medians, ns; NAN on
@@ -193,6 +228,12 @@ struct kpt_diff_row {
 	 * floor, pooled over both sides). base_sd_pct / new_sd_pct are the raw
 	 * SDs (NAN with < 2 runs). */
 	double noise_pct, base_sd_pct, new_sd_pct;
+	/* The two parts of the noise, percent: run-to-run within a session
+	 * (pooled) and between sessions (machines, days; estimated from the
+	 * base's sessions and shrunk toward keys of similar duration, or the
+	 * prior with one session). NAN when untested; between_pct 0 with --paired. */
+	double within_pct, between_pct;
+	double shift_pct;           /* family shift taken out of change_pct, percent (0: none) */
 	double threshold_pct;       /* threshold that applied to this key */
 	double t, df;               /* t statistic and degrees of freedom */
 	double p, p_holm;           /* two-sided p, Holm-adjusted p; NAN untested */
@@ -240,6 +281,20 @@ enum kpt_diff_result {
 	KPT_DIFF_REGRESSION = 1,    /* at least one SLOW key */
 };
 
+/* A family of keys (workloads of one first name component: memory, fp8,
+ * attention, moe; "" for keys outside workloads) that moved together: the
+ * median change of its keys, tested against how much such medians move
+ * between sessions. Reported once, beside the verdicts; when not SAME it
+ * is taken out of the family's keys before they are tested. */
+struct kpt_diff_shift {
+	const char *family;
+	uint32_t keys;
+	double change_pct, ci_low_pct, ci_high_pct;
+	double sd_pct;              /* between-session SD of the family's median change */
+	enum kpt_verdict verdict;   /* SLOW fails the gate like a key */
+	int applied;                /* subtracted from the family's keys */
+};
+
 struct kpt_diff {
 	enum kpt_diff_result result;
 	struct kpt_diff_opts opts;  /* with defaults filled in; run subsets NULL */
@@ -256,6 +311,16 @@ struct kpt_diff {
 	size_t ntotals;
 	struct kpt_diff_note *notes;
 	size_t nnotes;
+	/* Sessions in BASE; with 1 the between-session noise is the prior
+	 * (prior_between = 1), not a measurement. */
+	uint32_t base_sessions;
+	int prior_between;
+	int paired;
+	struct kpt_diff_shift *shifts;  /* one per family with enough keys, then "all" */
+	size_t nshifts;
+	/* The measured ceilings of NEW against the mean of BASE's sessions,
+	 * percent; NAN when unknown. */
+	double copy_ceiling_pct, bf16_ceiling_pct;
 };
 
 /* Compares two sides. Different GPU slugs fail with KPT_E_MISMATCH unless
@@ -267,6 +332,18 @@ int kpt_diff_compare(const struct kpt_diff_side *base, const struct kpt_diff_sid
 int kpt_diff_paths(const char *base_path, const char *new_path,
 		   const struct kpt_diff_opts *opts, struct kpt_diff **out,
 		   struct kpt_diag *d);
+/* The same with a baseline of several sessions: each of base_paths is a
+ * session (a file), or a folder whose *.kpt files are sessions. */
+int kpt_diff_paths_multi(const char *const *base_paths, size_t nbase, const char *new_path,
+			 const struct kpt_diff_opts *opts, struct kpt_diff **out,
+			 struct kpt_diag *d);
+/* Loads the sessions of base_paths (files, or folders of *.kpt files) into
+ * one side (kpt_diff_side_combine); label names it. */
+int kpt_diff_sessions_load(const char *const *base_paths, size_t nbase, const struct kpt_diff_opts *opts,
+			   struct kpt_diff_side **out, struct kpt_diag *d);
+/* The between-session SD, percent, that the rule assumes for a key of
+ * centre ns when the base has one session (docs/decision-rule.md). */
+double kpt_diff_between_prior_pct(double centre_ns);
 void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
 /* Fills row.counters of the SLOW rows from the two sides' counter tables
  * (analyzer/kpt_counters.h; either may be NULL or empty: nothing is set).

@@ -57,6 +57,17 @@ struct kpt_side_key {
 	struct kpt_sample_vec *runs; /* [side->nruns] */
 };
 
+/* One session of a side: the recording one machine made at one time (a
+ * file). A baseline of several sessions (kpt_diff_side_combine) lets the
+ * rule measure the between-session (machine, day) part of the noise. */
+struct kpt_diff_session {
+	const char *path;           /* the file, in the side's arena */
+	const char *uuid;           /* GPU UUID of the first device, "" unknown */
+	const char *host, *boot, *time; /* meta "host", "boot_id", "time"; "" unknown */
+	uint32_t runs;              /* runs of this session in the side */
+	double copy_gbps, bf16_tflops; /* ceilings measured with the recording, 0 unknown */
+};
+
 struct kpt_diff_side {
 	struct kpt_arena arena;
 	struct kpt_strtab strs;
@@ -64,6 +75,9 @@ struct kpt_diff_side {
 	uint32_t nkeys, capkeys;
 	uint32_t *run_ids;          /* [nruns] ascending process.run values */
 	uint32_t nruns;
+	uint32_t *run_session;      /* [nruns] session index of each run slot */
+	struct kpt_diff_session *sessions; /* [nsessions] */
+	uint32_t nsessions;         /* 1 for a side loaded from one file */
 	int iterated;               /* some process has `kpt:iter` ranges */
 	struct kpt_diff_env env;    /* strings in arena; dropped counts over all runs */
 };

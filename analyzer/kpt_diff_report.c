@@ -75,6 +75,8 @@ static const char *fmt_config(char *buf, size_t cap, const struct kpt_diff_row *
 {
 	if (r->loose)
 		snprintf(buf, cap, "(varies)");
+	else if (r->aggregated)
+		snprintf(buf, cap, "(%u launches/iter)", r->aggregated);
 	else
 		snprintf(buf, cap, "(%u,%u,%u)x(%u,%u,%u)", r->grid[0], r->grid[1], r->grid[2],
 			 r->block[0], r->block[1], r->block[2]);
@@ -591,6 +593,10 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 		kpt_json_kv_double(&j, "ci_low_pct", r->ci_low_pct);
 		kpt_json_kv_double(&j, "ci_high_pct", r->ci_high_pct);
 		kpt_json_kv_double(&j, "noise_pct", r->noise_pct);
+		kpt_json_kv_double(&j, "within_pct", r->within_pct);
+		kpt_json_kv_double(&j, "between_pct", r->between_pct);
+		kpt_json_kv_double(&j, "shift_pct", r->shift_pct);
+		kpt_json_kv_u64(&j, "aggregated", r->aggregated);
 		kpt_json_kv_double(&j, "threshold_pct", r->threshold_pct);
 		kpt_json_kv_double(&j, "p", r->p);
 		kpt_json_kv_double(&j, "p_holm", r->p_holm);

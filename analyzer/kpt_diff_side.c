@@ -883,6 +883,28 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 	e->time = meta_dup(L, "time");
 	e->commit = meta_dup(L, "commit");
 	e->runs = L->s->nruns;
+	{
+		/* One file is one session. */
+		struct kpt_diff_side *s = L->s;
+		struct kpt_diff_session *ss = kpt_arena_calloc(a, 1, sizeof *ss);
+		const char *uuid = dv && dv->uuid ? dv->uuid : "";
+
+		s->run_session = kpt_arena_calloc(a, s->nruns ? s->nruns : 1, sizeof *s->run_session);
+		if (!ss || !s->run_session)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading '%s'", p);
+		ss->path = e->path;
+		ss->uuid = kpt_arena_strndup(a, uuid, strlen(uuid));
+		ss->host = e->host;
+		ss->boot = meta_dup(L, "boot_id");
+		ss->time = e->time;
+		ss->runs = s->nruns;
+		ss->copy_gbps = dv ? dv->copy_gbps : 0;
+		ss->bf16_tflops = dv ? dv->bf16_tflops : 0;
+		if (!ss->uuid || !ss->boot)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading '%s'", p);
+		s->sessions = ss;
+		s->nsessions = 1;
+	}
 	if (!e->path || !e->gpu_name || !e->gpu_slug || !e->driver || !e->cuda ||
 	    !e->suite || !e->host || !e->time || !e->commit)
 		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading '%s'", p);

@@ -1,5 +1,6 @@
 /* cmd_diff.c - kptprof diff BASE NEW: verdicts per kernel key, reports, exit status. */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,7 @@ enum diff_opt_kind {
 	DO_FLAG,    /* int at off, set to 1 */
 	DO_METHOD,  /* enum kpt_diff_method at off */
 	DO_RUNS,    /* run list: pointer at off, count at off2, buffer runs_buf[(int)lo] */
+	DO_INT,     /* int at off, in [lo, hi] */
 };
 
 struct diff_opt {
@@ -114,6 +116,10 @@ static const struct diff_opt diff_opts[] = {
 	{ "-q", DO_FLAG, DC(quiet), 0, 0, 0 },
 	{ "--welch", DO_FLAG, DC(o.welch), 0, 0, 0 },
 	{ "--keep-throttled", DO_FLAG, DC(o.keep_throttled), 0, 0, 0 },
+	{ "--paired", DO_FLAG, DC(o.paired), 0, 0, 0 },
+	{ "--no-shift", DO_FLAG, DC(o.no_shift), 0, 0, 0 },
+	{ "--aggregate", DO_INT, DC(o.aggregate_min), 0, -1, 1000000 },
+	{ "--between-prior", DO_NUMBER, DC(o.between_prior_pct), 0, 0.001, 100 },
 	/* Maintainer options (docs/decision-rule.md): the method and run
 	 * subsets, used by the evaluation. */
 	{ "--method", DO_METHOD, DC(o.method), 0, 0, 0 },
@@ -148,6 +154,17 @@ int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
 		case DO_STRING:
 			*(const char **)(base + op->off) = v;
 			return 1;
+		case DO_INT: {
+			double x = 0;
+
+			if (parse_double(cmd, op->name, v, op->lo, op->hi, &x))
+				return KPT_EXIT_ERROR;
+			if (x != floor(x))
+				return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected an integer", v, op->name);
+			/* 0 means "the default" in the options: --aggregate 0 turns it off too */
+			*(int *)(base + op->off) = x == 0 ? -1 : (int)x;
+			return 1;
+		}
 		case DO_METHOD:
 			if (kpt_cli_parse_choice(cmd, op->name, v, method_names, 2, &idx))
 				return KPT_EXIT_ERROR;
@@ -269,7 +286,8 @@ int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err)
 	return kpt_cli_fail(err);
 }
 
-int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc)
+int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
+		     struct kpt_diff_cli *dc)
 {
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
@@ -277,7 +295,7 @@ int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct
 	int rc, width;
 
 	(void)cmd;
-	rc = kpt_diff_paths(base, new_, &dc->o, &df, &d);
+	rc = kpt_diff_paths_multi(bases, nbase, new_, &dc->o, &df, &d);
 	if (rc < 0)
 		return kpt_diff_cli_fail(dc, &d);
 	ro.color = kpt_cli_color(1);
@@ -309,13 +327,15 @@ fail:
 int cmd_diff(int argc, char **argv)
 {
 	struct kpt_diff_cli dc = { 0 };
-	const char *files[2] = { NULL, NULL };
+	const char **files = calloc((size_t)argc + 1, sizeof *files);
 	int nfiles = 0, rc;
 
+	if (!files)
+		return kpt_cli_usage_error(argv[0], "out of memory");
 	for (int i = 1; i < argc; i++) {
 		if (kpt_cli_is_help(argv[i])) {
-			kpt_diff_cli_release(&dc);
-			return kpt_cli_help("diff");
+			rc = kpt_cli_help("diff");
+			goto out;
 		}
 		rc = kpt_cli_opt(argc, argv, &i, "--plots", &dc.plots);
 		if (rc == 0)
@@ -324,25 +344,23 @@ int cmd_diff(int argc, char **argv)
 			rc = KPT_EXIT_ERROR;
 		if (rc == 1)
 			continue;
-		if (rc != 0) {
-			kpt_diff_cli_release(&dc);
-			return rc;
-		}
+		if (rc != 0)
+			goto out;
 		if (argv[i][0] == '-' && argv[i][1]) {
-			kpt_diff_cli_release(&dc);
-			return kpt_cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-		}
-		if (nfiles == 2) {
-			kpt_diff_cli_release(&dc);
-			return kpt_cli_usage_error(argv[0], "too many files: '%s' (expected BASE NEW)", argv[i]);
+			rc = kpt_cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
+			goto out;
 		}
 		files[nfiles++] = argv[i];
 	}
-	if (nfiles != 2) {
-		kpt_diff_cli_release(&dc);
-		return kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
+	if (nfiles < 2) {
+		rc = kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
+		goto out;
 	}
-	rc = kpt_diff_cli_run(argv[0], files[0], files[1], &dc);
+	/* BASE... NEW: every file (or folder of session files) but the last is a
+	 * session of the baseline. */
+	rc = kpt_diff_cli_run(argv[0], files, (size_t)nfiles - 1, files[nfiles - 1], &dc);
+out:
 	kpt_diff_cli_release(&dc);
+	free(files);
 	return rc;
 }

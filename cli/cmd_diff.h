@@ -19,10 +19,12 @@ struct kpt_diff_cli {
  * Returns 1 when consumed, 0 when argv[*i] is no diff option, and
  * KPT_EXIT_ERROR after printing a usage error. */
 int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc);
-/* Diffs base against new_, prints the table (stdout), writes the reports
+/* Diffs new_ against the baseline of bases[0..nbase) (each a recording, i.e.
+ * a session, or a folder of them), prints the table (stdout), writes the reports
  * and returns the exit status: 0 ok, 1 SLOW, 2 error (a --json file then
  * holds {"result": "error"}). */
-int kpt_diff_cli_run(const char *cmd, const char *base, const char *new_, struct kpt_diff_cli *dc);
+int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
+		     struct kpt_diff_cli *dc);
 /* Prints err (kpt_cli_fail), also writes {"result": "error"} to the --json
  * file when one was asked for, and returns KPT_EXIT_ERROR. */
 int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err);

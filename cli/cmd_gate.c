@@ -169,7 +169,10 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}
-	snprintf(base, sizeof base, "%s/%s/%s.kpt", dir, slug, suite);
+	/* A folder of sessions (baseline update keeps one), else one file. */
+	snprintf(base, sizeof base, "%s/%s/%s", dir, slug, suite);
+	if (stat(base, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		snprintf(base, sizeof base, "%s/%s/%s.kpt", dir, slug, suite);
 	if (stat(base, &sb) != 0) {
 		kpt_diag_set(&d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s')",
 			     slug, suite, base);
@@ -179,7 +182,11 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "kptprof gate: %s vs baseline %s\n", rec, base);
-	rc = kpt_diff_cli_run(argv[0], base, rec, &dc);
+	{
+		const char *bases[1] = { base };
+
+		rc = kpt_diff_cli_run(argv[0], bases, 1, rec, &dc);
+	}
 out:
 	if (made_tmp) {
 		unlink(rec);

@@ -1,0 +1,317 @@
+/* kpt_pool_eval.c - the decision rule across machines, leave one machine out.
+ *
+ *   kpt-pool-eval [--base-runs 5] [--markdown OUT] MACHINE_DIR...
+ *
+ * Each MACHINE_DIR holds one freshly started machine's recordings
+ * (bench/analyzer/pool_call.sh): pool.kpt (the `default` suite, 10 runs,
+ * unchanged) and plant.kpt (5 runs, memory.copy.128MiB +5% and
+ * memory.triad.f32.64M +2% planted with real extra work). For each machine
+ * h in turn, the baseline is the other machines' pool.kpt (the first
+ * --base-runs runs of each, one session per machine) and h's recordings are
+ * gated against it:
+ *   - A/A: h's runs 0-4 (M=5), 5-7 (M=3) and 5-9 (M=5); a gate "flags" when
+ *     any key or family shift is SLOW or FAST;
+ *   - calibration: per duration bucket, the share of unchanged keys whose
+ *     95% interval excludes zero;
+ *   - power: every key of the candidate with a base centre >= 50 us scaled
+ *     by 1.05 (one key at a time), and >= 200 us by 1.02: SLOW or not;
+ *   - real plants: plant.kpt; the two planted keys SLOW, any other SLOW.
+ * Same-machine A/B (kptprof ab's paired rule): h's runs as pairs (0,1),
+ * (2,3), ... (A/A) and (1,2), (3,4), ...; power with NEW's key scaled by
+ * 1.02 for keys >= 50 us.
+ * Prints Markdown tables. Synthetic plants multiply every sample of one key
+ * on one side (kpt_diff_side_scale): a slowdown of exactly known size on
+ * top of real cross-machine noise.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_diff.h"
+
+#define MAXM 64
+#define NB 4
+
+static const double bucket_lo[NB] = { 0, 10e3, 50e3, 200e3 };
+static const char *const bucket_name[NB] = { "< 10 us", "10-50 us", "50-200 us", ">= 200 us" };
+
+static int g_agg;         /* --aggregate: opts.aggregate_min (0 default) */
+static double g_floor;    /* --between-floor-ns */
+
+static void eval_opts(struct kpt_diff_opts *o)
+{
+	o->aggregate_min = g_agg;
+	o->between_floor_ns = g_floor;
+}
+
+struct machine {
+	const char *dir;
+	struct kpt_diff_side *pool, *pool2, *plant;
+};
+
+static int bucket(double ns)
+{
+	int b = 0;
+
+	while (b + 1 < NB && ns >= bucket_lo[b + 1])
+		b++;
+	return b;
+}
+
+static struct kpt_diff_side *load(const char *dir, const char *name)
+{
+	char path[4096];
+	struct kpt_file *f = NULL;
+	struct kpt_diff_side *s = NULL;
+	struct kpt_diag d = { 0 };
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (kpt_file_open(path, &f, &d) < 0 || kpt_diff_side_load(f, NULL, &s, &d) < 0) {
+		fprintf(stderr, "kpt-pool-eval: %s\n", d.msg);
+		s = NULL;
+	}
+	kpt_file_close(f);
+	return s;
+}
+
+static int flags(const struct kpt_diff *df)
+{
+	int n = df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST];
+
+	for (size_t i = 0; i < df->nshifts; i++)
+		n += df->shifts[i].verdict == KPT_V_SLOW || df->shifts[i].verdict == KPT_V_FAST;
+	return n;
+}
+
+static const struct kpt_diff_row *find_row(const struct kpt_diff *df, const struct kpt_diff_row *t)
+{
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+
+		if (strcmp(r->name, t->name) == 0 && strcmp(r->path, t->path) == 0 &&
+		    r->aggregated == t->aggregated && r->ordinal == t->ordinal && r->loose == t->loose &&
+		    memcmp(r->grid, t->grid, sizeof r->grid) == 0 && memcmp(r->block, t->block, sizeof r->block) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Scales the keys of row t in side s (all ordinals when aggregated). */
+static void scale(struct kpt_diff_side *s, const struct kpt_diff_row *t, double f)
+{
+	if (t->aggregated)
+		kpt_diff_side_scale(s, t->name, t->path, NULL, NULL, UINT32_MAX, f);
+	else
+		kpt_diff_side_scale(s, t->name, t->path, t->grid, t->block, t->ordinal, f);
+}
+
+struct tally {
+	int gates, flagged;
+	long keys[NB], excl[NB];
+	long pw_n[2][NB], pw_hit[2][NB];   /* [5%, 2%] */
+};
+
+/* Power: every tested row of df0 (base >= min_ns) scaled by f in cand. */
+static void power(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const struct kpt_diff_opts *o,
+		  const struct kpt_diff *df0, double f, double min_ns, long *n, long *hit)
+{
+	for (size_t i = 0; i < df0->nrows; i++) {
+		const struct kpt_diff_row *r = &df0->rows[i];
+		struct kpt_diff *df = NULL;
+		struct kpt_diag d = { 0 };
+		const struct kpt_diff_row *q;
+
+		if (isnan(r->p) || !(r->base_ns >= min_ns))
+			continue;
+		scale(cand, r, f);
+		if (kpt_diff_compare(base, cand, o, &df, &d) == 0 && (q = find_row(df, r))) {
+			n[bucket(r->base_ns)]++;
+			hit[bucket(r->base_ns)] += q->verdict == KPT_V_SLOW;
+		}
+		kpt_diff_destroy(df);
+		scale(cand, r, 1 / f);
+	}
+}
+
+static void gate(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const uint32_t *runs,
+		 uint32_t nr, struct tally *t, int with_power, const char *label)
+{
+	struct kpt_diff_opts o = { 0 };
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+
+	eval_opts(&o);
+	o.new_runs = runs;
+	o.n_new_runs = nr;
+	if (kpt_diff_compare(base, cand, &o, &df, &d) < 0) {
+		fprintf(stderr, "kpt-pool-eval: %s\n", d.msg);
+		return;
+	}
+	t->gates++;
+	t->flagged += flags(df) > 0;
+	if (flags(df))
+		fprintf(stderr, "  A/A %s M=%u: %u SLOW %u FAST\n", label, nr, df->counts[KPT_V_SLOW],
+			df->counts[KPT_V_FAST]);
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+
+		if (isnan(r->p))
+			continue;
+		t->keys[bucket(r->base_ns)]++;
+		t->excl[bucket(r->base_ns)] += r->ci_low_pct > 0 || r->ci_high_pct < 0;
+	}
+	if (with_power) {
+		power(base, cand, &o, df, 1.05, 50e3, t->pw_n[0], t->pw_hit[0]);
+		power(base, cand, &o, df, 1.02, 200e3, t->pw_n[1], t->pw_hit[1]);
+	}
+	kpt_diff_destroy(df);
+}
+
+static double pctof(long a, long b)
+{
+	return b ? 100.0 * a / b : NAN;
+}
+
+int main(int argc, char **argv)
+{
+	struct machine m[MAXM];
+	int n = 0, base_runs = 5;
+	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 };
+	long real_n = 0, real_hit[2] = { 0, 0 }, real_other = 0, real_gates_other = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--base-runs") == 0 && i + 1 < argc)
+			base_runs = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--aggregate") == 0 && i + 1 < argc)
+			g_agg = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--between-floor-ns") == 0 && i + 1 < argc)
+			g_floor = atof(argv[++i]);
+		else if (n < MAXM)
+			m[n++].dir = argv[i];
+	}
+	if (n < 3) {
+		fprintf(stderr, "usage: kpt-pool-eval [--base-runs N] MACHINE_DIR... (3 or more)\n");
+		return 2;
+	}
+	for (int i = 0; i < n; i++) {
+		m[i].pool = load(m[i].dir, "pool.kpt");
+		m[i].pool2 = load(m[i].dir, "pool.kpt");
+		m[i].plant = load(m[i].dir, "plant.kpt");
+		if (!m[i].pool || !m[i].pool2)
+			return 2;
+	}
+	for (int h = 0; h < n; h++) {
+		const struct kpt_diff_side *others[MAXM];
+		struct kpt_diff_side *base = NULL;
+		struct kpt_diag d = { 0 };
+		int k = 0;
+		static const uint32_t r04[] = { 0, 1, 2, 3, 4 }, r57[] = { 5, 6, 7 }, r59[] = { 5, 6, 7, 8, 9 };
+
+		for (int i = 0; i < n; i++)
+			if (i != h)
+				others[k++] = m[i].pool;
+		if (kpt_diff_side_combine(others, (size_t)k, (uint32_t)base_runs, "others", &base, &d) < 0) {
+			fprintf(stderr, "kpt-pool-eval: %s\n", d.msg);
+			return 2;
+		}
+		fprintf(stderr, "held out %s (%d sessions in the baseline)\n", m[h].dir, k);
+		gate(base, m[h].pool, r04, 5, &t5, 1, m[h].dir);
+		gate(base, m[h].pool, r59, 5, &t5, 0, m[h].dir);
+		gate(base, m[h].pool, r57, 3, &t3, 1, m[h].dir);
+		if (m[h].plant) {
+			struct kpt_diff_opts o = { 0 };
+			struct kpt_diff *df = NULL;
+			int other = 0;
+
+			eval_opts(&o);
+			if (kpt_diff_compare(base, m[h].plant, &o, &df, &d) == 0) {
+				real_n++;
+				for (size_t i = 0; i < df->nrows; i++) {
+					const struct kpt_diff_row *r = &df->rows[i];
+					int which = strncmp(r->workload, "memory.copy.128MiB", 19) == 0 ? 0 :
+						    strncmp(r->workload, "memory.triad.f32.64M", 21) == 0 ? 1 : -1;
+
+					if (which >= 0)
+						real_hit[which] += r->verdict == KPT_V_SLOW;
+					else
+						other += r->verdict == KPT_V_SLOW;
+				}
+				for (size_t i = 0; i < df->nshifts; i++)
+					other += df->shifts[i].verdict == KPT_V_SLOW;
+				real_other += other;
+				real_gates_other += other > 0;
+			}
+			kpt_diff_destroy(df);
+		}
+		kpt_diff_side_destroy(base);
+		/* same-machine A/B: pairs of consecutive runs */
+		{
+			static const uint32_t a1[] = { 0, 2, 4, 6, 8 }, b1[] = { 1, 3, 5, 7, 9 };
+			static const uint32_t a2[] = { 1, 3, 5, 7 }, b2[] = { 2, 4, 6, 8 };
+			const uint32_t *as[2] = { a1, a2 }, *bs[2] = { b1, b2 };
+			uint32_t ns[2] = { 5, 4 };
+
+			for (int p = 0; p < 2; p++) {
+				struct kpt_diff_opts o = { 0 };
+				struct kpt_diff *df = NULL;
+
+				eval_opts(&o);
+				o.paired = 1;
+				o.base_runs = as[p];
+				o.n_base_runs = ns[p];
+				o.new_runs = bs[p];
+				o.n_new_runs = ns[p];
+				if (kpt_diff_compare(m[h].pool, m[h].pool2, &o, &df, &d) < 0) {
+					fprintf(stderr, "kpt-pool-eval: %s\n", d.msg);
+					continue;
+				}
+				ab.gates++;
+				ab.flagged += flags(df) > 0;
+				if (flags(df))
+					fprintf(stderr, "  ab A/A %s: %u SLOW %u FAST\n", m[h].dir, df->counts[KPT_V_SLOW],
+						df->counts[KPT_V_FAST]);
+				for (size_t i = 0; i < df->nrows; i++) {
+					const struct kpt_diff_row *r = &df->rows[i];
+
+					if (isnan(r->p))
+						continue;
+					ab.keys[bucket(r->base_ns)]++;
+					ab.excl[bucket(r->base_ns)] += r->ci_low_pct > 0 || r->ci_high_pct < 0;
+				}
+				if (p == 0)
+					power(m[h].pool, m[h].pool2, &o, df, 1.02, 50e3, ab.pw_n[1], ab.pw_hit[1]);
+				kpt_diff_destroy(df);
+			}
+		}
+	}
+	printf("## Leave one machine out: %d machines, baseline = the other %d (first %d runs each)\n\n", n, n - 1, base_runs);
+	printf("| gates | candidate runs | flagged (any SLOW/FAST key or shift) |\n|---|---|---|\n");
+	printf("| A/A | 5 | %d of %d |\n", t5.flagged, t5.gates);
+	printf("| A/A | 3 | %d of %d |\n", t3.flagged, t3.gates);
+	printf("| A/B paired (ab) | 5 / 4 pairs | %d of %d |\n\n", ab.flagged, ab.gates);
+	printf("Calibration: unchanged keys whose 95%% interval excludes 0\n\n| duration | M=5 | M=3 | ab |\n|---|---|---|---|\n");
+	for (int b = 0; b < NB; b++)
+		printf("| %s | %.1f%% of %ld | %.1f%% of %ld | %.1f%% of %ld |\n", bucket_name[b],
+		       pctof(t5.excl[b], t5.keys[b]), t5.keys[b], pctof(t3.excl[b], t3.keys[b]), t3.keys[b],
+		       pctof(ab.excl[b], ab.keys[b]), ab.keys[b]);
+	printf("\nPower (synthetic plants on held-out recordings: one key at a time)\n\n| plant | duration | M=5 | M=3 | ab (5 pairs) |\n|---|---|---|---|---|\n");
+	for (int b = 2; b < NB; b++)
+		printf("| +5%% | %s | %.1f%% of %ld | %.1f%% of %ld | |\n", bucket_name[b],
+		       pctof(t5.pw_hit[0][b], t5.pw_n[0][b]), t5.pw_n[0][b], pctof(t3.pw_hit[0][b], t3.pw_n[0][b]),
+		       t3.pw_n[0][b]);
+	printf("| +2%% | >= 200 us | %.1f%% of %ld | %.1f%% of %ld | |\n", pctof(t5.pw_hit[1][3], t5.pw_n[1][3]),
+	       t5.pw_n[1][3], pctof(t3.pw_hit[1][3], t3.pw_n[1][3]), t3.pw_n[1][3]);
+	for (int b = 2; b < NB; b++)
+		printf("| +2%% (ab) | %s | | | %.1f%% of %ld |\n", bucket_name[b], pctof(ab.pw_hit[1][b], ab.pw_n[1][b]),
+		       ab.pw_n[1][b]);
+	printf("\nReal plants (plant.kpt, 5 runs, against the other machines): memory.copy.128MiB +5%% SLOW in %ld of %ld, "
+	       "memory.triad.f32.64M +2%% SLOW in %ld of %ld; other SLOW keys or shifts: %ld in %ld gates\n",
+	       real_hit[0], real_n, real_hit[1], real_n, real_other, real_gates_other);
+	for (int i = 0; i < n; i++) {
+		kpt_diff_side_destroy(m[i].pool);
+		kpt_diff_side_destroy(m[i].pool2);
+		kpt_diff_side_destroy(m[i].plant);
+	}
+	return 0;
+}
