@@ -1,6 +1,9 @@
-/* cmd_baseline.c - kptprof baseline list|show|update|path: baselines are
- * recordings kept as DIR/<gpu-slug>/<suite>.kpt (DIR: --baselines, else
- * $KPT_BASELINES, else ./baselines). */
+/* cmd_baseline.c - kptprof baseline list|show|update|path: a baseline is a
+ * folder of sessions, DIR/<gpu-slug>/<suite>/<time>-<gpu>.kpt, one
+ * recording per session (machine and boot), the newest --keep kept (DIR:
+ * --baselines, else $KPT_BASELINES, else ./baselines). A single recording
+ * DIR/<gpu-slug>/<suite>.kpt (the older layout) still works, and update
+ * moves it into the folder as one session. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,20 +18,20 @@
 #include "kpt_format.h"
 
 struct bl_args {
-	const char *dir, *suite, *gpu, *from;
+	const char *dir, *suite, *gpu, *from, *keep;
 	const char *pos[2];
 	int npos;
 };
 
 static int bl_parse(int argc, char **argv, struct bl_args *a)
 {
-	static const char *const names[] = { "--baselines", "--suite", "--gpu", "--from" };
+	static const char *const names[] = { "--baselines", "--suite", "--gpu", "--from", "--keep" };
 	const char *e = getenv("KPT_BASELINES");
 
 	memset(a, 0, sizeof *a);
 	a->dir = e && e[0] ? e : "baselines";
 	for (int i = 2; i < argc; i++) {
-		const char **dst[] = { &a->dir, &a->suite, &a->gpu, &a->from };
+		const char **dst[] = { &a->dir, &a->suite, &a->gpu, &a->from, &a->keep };
 		int hit = 0, rc;
 		const char *v;
 
@@ -91,6 +94,50 @@ static int bl_describe(const char *path, FILE *out, int full)
 	return 0;
 }
 
+static int cmp_name(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The session files of a baseline folder, sorted by name (oldest first:
+ * names start with the recording's time). */
+static int bl_sessions(const char *dir, char ***out, size_t *n)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t cnt = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!dd) {
+		fprintf(stderr, "kptprof: cannot read '%s': %s\n", dir, strerror(errno));
+		return KPT_EXIT_ERROR;
+	}
+	while ((e = readdir(dd))) {
+		size_t len = strlen(e->d_name);
+		char **t;
+
+		if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".kpt") != 0)
+			continue;
+		t = realloc(v, (cnt + 1) * sizeof *t);
+		if (!t || !(t[cnt] = malloc(strlen(dir) + len + 2))) {
+			free(t ? t : v);
+			closedir(dd);
+			fprintf(stderr, "kptprof: out of memory\n");
+			return KPT_EXIT_ERROR;
+		}
+		sprintf(t[cnt++], "%s/%s", dir, e->d_name);
+		v = t;
+	}
+	closedir(dd);
+	if (cnt)
+		qsort(v, cnt, sizeof *v, cmp_name);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
 static int bl_list(const struct bl_args *a)
 {
 	DIR *top = opendir(a->dir);
@@ -115,10 +162,30 @@ static int bl_list(const struct bl_args *a)
 		while ((e = readdir(dd))) {
 			size_t len = strlen(e->d_name);
 			char path[PATH_MAX + 256];
+			struct stat st;
 
-			if (len < 5 || strcmp(e->d_name + len - 4, ".kpt") != 0)
+			if (e->d_name[0] == '.')
 				continue;
 			snprintf(path, sizeof path, "%s/%s", sub, e->d_name);
+			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+				char **v = NULL;
+				size_t nv = 0;
+
+				if (bl_sessions(path, &v, &nv) != 0) {
+					rc = KPT_EXIT_ERROR;
+					continue;
+				}
+				for (size_t k = 0; k < nv; k++) {
+					if (bl_describe(v[k], stdout, 0) != 0)
+						rc = KPT_EXIT_ERROR;
+					free(v[k]);
+					n++;
+				}
+				free(v);
+				continue;
+			}
+			if (len < 5 || strcmp(e->d_name + len - 4, ".kpt") != 0)
+				continue;
 			if (bl_describe(path, stdout, 0) != 0)
 				rc = KPT_EXIT_ERROR;
 			n++;
@@ -166,7 +233,14 @@ static int bl_path(const struct bl_args *a, char *out, size_t cap)
 
 	if (rc)
 		return rc;
-	snprintf(out, cap, "%s/%s/%s.kpt", a->dir, slug, a->suite ? a->suite : "default");
+	{
+		struct stat st;
+
+		/* the folder of sessions, else the older single file */
+		snprintf(out, cap, "%s/%s/%s", a->dir, slug, a->suite ? a->suite : "default");
+		if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+			snprintf(out, cap, "%s/%s/%s.kpt", a->dir, slug, a->suite ? a->suite : "default");
+	}
 	return 0;
 }
 
@@ -204,54 +278,148 @@ static int copy_file(const char *src, const char *dst)
 	return 0;
 }
 
-static int bl_update(struct bl_args *a)
+/* Session identity of a recording: GPU UUID and boot id (meta "boot_id",
+ * written by record), and the file name it gets in the folder:
+ * <time>-<first 8 hex digits of the UUID>.kpt. */
+struct bl_session {
+	char uuid[128], boot[64], name[256];
+};
+
+static int bl_identify(const char *path, struct bl_session *id, struct kpt_counts *c, char *slug,
+		       size_t slugcap, const char *want_suite, char *suite, size_t suitecap)
 {
 	struct kpt_file *f = NULL;
 	struct kpt_diag d = { 0 };
-	struct kpt_counts c;
 	const struct kpt_device *dev;
-	size_t n;
-	char slug[256], path[2 * PATH_MAX], sub[PATH_MAX + 256], suite[256];
-	const char *meta_suite;
+	size_t n, k = 0;
+	const char *t, *b, *u, *ms;
+	char tm[32];
 
-	if (a->npos != 1)
-		return kpt_cli_usage_error("baseline", "update needs the recording: kptprof baseline update FILE");
-	if (kpt_file_open(a->pos[0], &f, &d) < 0 || kpt_file_counts(f, &c, &d) < 0 ||
+	if (kpt_file_open(path, &f, &d) < 0 || kpt_file_counts(f, c, &d) < 0 ||
 	    kpt_file_devices(f, &dev, &n, &d) < 0) {
 		kpt_file_close(f);
 		return kpt_cli_fail(&d);
 	}
-	if (!n || !c.kernels) {
+	if (!n || !c->kernels) {
 		kpt_file_close(f);
-		fprintf(stderr, "kptprof: '%s' has no %s: not a usable baseline\n", a->pos[0], n ? "kernels" : "GPU");
+		fprintf(stderr, "kptprof: '%s' has no %s: not a usable baseline\n", path, n ? "kernels" : "GPU");
 		return KPT_EXIT_ERROR;
 	}
+	t = kpt_file_meta_get(f, "time");
+	b = kpt_file_meta_get(f, "boot_id");
+	u = dev[0].uuid && dev[0].uuid[0] ? dev[0].uuid : "GPU-unknown";
+	snprintf(id->uuid, sizeof id->uuid, "%s", u);
+	snprintf(id->boot, sizeof id->boot, "%s", b ? b : "");
+	for (const char *p = t ? t : ""; *p && k + 1 < sizeof tm; p++)
+		if ((*p >= '0' && *p <= '9') || *p == 'T' || *p == 'Z')
+			tm[k++] = *p;
+	tm[k] = '\0';
+	snprintf(id->name, sizeof id->name, "%s-%.8s.kpt", k ? tm : "undated",
+		 strncmp(u, "GPU-", 4) == 0 ? u + 4 : u);
+	if (slug)
+		snprintf(slug, slugcap, "%s", dev[0].slug);
+	ms = want_suite ? want_suite : kpt_file_meta_get(f, "suite");
+	if (suite) {
+		if (!ms || !ms[0] || strchr(ms, '/') || strlen(ms) >= suitecap) {
+			kpt_file_close(f);
+			return kpt_cli_usage_error("baseline", "'%s' names no usable suite: pass --suite NAME", path);
+		}
+		snprintf(suite, suitecap, "%s", ms);
+	}
+	kpt_file_close(f);
+	return 0;
+}
+
+/* Adds the session the recording holds to the suite's folder (replacing a
+ * recording of the same session: same GPU UUID and boot), moves an older
+ * single-file baseline into the folder, and keeps the newest --keep
+ * sessions (default 10). */
+static int bl_update(struct bl_args *a)
+{
+	struct bl_session id, old;
+	struct kpt_counts c;
+	char slug[256], path[2 * PATH_MAX], sub[PATH_MAX + 256], folder[PATH_MAX + 512], single[PATH_MAX + 512];
+	char suite[256], **v = NULL;
+	size_t nv = 0;
+	unsigned long keep = 10;
+	int rc;
+	struct stat st;
+
+	if (a->npos != 1)
+		return kpt_cli_usage_error("baseline", "update needs the recording: kptprof baseline update FILE");
+	if (a->keep) {
+		char *end;
+
+		errno = 0;
+		keep = strtoul(a->keep, &end, 10);
+		if (errno || end == a->keep || *end || keep < 1 || keep > 1000)
+			return kpt_cli_usage_error("baseline", "bad value '%s' for --keep: expected 1 to 1000 sessions", a->keep);
+	}
+	if ((rc = bl_identify(a->pos[0], &id, &c, slug, sizeof slug, a->suite, suite, sizeof suite)))
+		return rc;
 	if (c.runs < 2) {
-		kpt_file_close(f);
 		fprintf(stderr, "kptprof: '%s' holds %u run: a baseline needs >= 2 runs to measure noise\n"
 				"hint: record it with --runs 5\n", a->pos[0], c.runs);
 		return KPT_EXIT_ERROR;
 	}
-	meta_suite = a->suite ? a->suite : kpt_file_meta_get(f, "suite");
-	if (!meta_suite || !meta_suite[0] || strchr(meta_suite, '/') ||
-	    strlen(meta_suite) >= sizeof suite) {
-		kpt_file_close(f);
-		return kpt_cli_usage_error("baseline", "'%s' names no usable suite: pass --suite NAME", a->pos[0]);
-	}
-	snprintf(suite, sizeof suite, "%s", meta_suite); /* meta dies with f */
-	snprintf(slug, sizeof slug, "%s", dev[0].slug);
-	kpt_file_close(f);
 	if (snprintf(sub, sizeof sub, "%s/%s", a->dir, slug) >= (int)sizeof sub ||
-	    snprintf(path, sizeof path, "%s/%s.kpt", sub, suite) >= PATH_MAX)
+	    snprintf(folder, sizeof folder, "%s/%s", sub, suite) >= PATH_MAX ||
+	    snprintf(single, sizeof single, "%s/%s.kpt", sub, suite) >= PATH_MAX ||
+	    snprintf(path, sizeof path, "%s/%s", folder, id.name) >= PATH_MAX)
 		return kpt_cli_usage_error("baseline", "baseline path too long under '%s'", a->dir);
-	if ((mkdir(a->dir, 0755) != 0 && errno != EEXIST) || (mkdir(sub, 0755) != 0 && errno != EEXIST)) {
-		fprintf(stderr, "kptprof: cannot make '%s': %s\n", sub, strerror(errno));
+	if ((mkdir(a->dir, 0755) != 0 && errno != EEXIST) || (mkdir(sub, 0755) != 0 && errno != EEXIST) ||
+	    (mkdir(folder, 0755) != 0 && errno != EEXIST)) {
+		fprintf(stderr, "kptprof: cannot make '%s': %s\n", folder, strerror(errno));
 		return KPT_EXIT_ERROR;
 	}
-	if (copy_file(a->pos[0], path))
+	if (stat(single, &st) == 0 && S_ISREG(st.st_mode)) {
+		struct kpt_counts oc;
+		char moved[2 * PATH_MAX];
+
+		if ((rc = bl_identify(single, &old, &oc, NULL, 0, NULL, NULL, 0)))
+			return rc;
+		snprintf(moved, sizeof moved, "%s/%s", folder, old.name);
+		if (rename(single, moved) != 0) {
+			fprintf(stderr, "kptprof: cannot move '%s' to '%s': %s\n", single, moved, strerror(errno));
+			return KPT_EXIT_ERROR;
+		}
+		fprintf(stderr, "kptprof baseline: moved the single-file baseline '%s' into '%s' as one session\n",
+			single, folder);
+	}
+	if ((rc = bl_sessions(folder, &v, &nv)))
+		return rc;
+	/* the same session (GPU and boot) recorded again replaces the older file */
+	for (size_t i = 0; i < nv && id.boot[0]; i++) {
+		struct kpt_counts oc;
+
+		if (strcmp(v[i], path) != 0 && bl_identify(v[i], &old, &oc, NULL, 0, NULL, NULL, 0) == 0 &&
+		    strcmp(old.uuid, id.uuid) == 0 && strcmp(old.boot, id.boot) == 0) {
+			fprintf(stderr, "kptprof baseline: '%s' is the same session (GPU %s, boot %s): replaced\n",
+				v[i], id.uuid, id.boot);
+			unlink(v[i]);
+			v[i][0] = '\0';
+		}
+	}
+	rc = copy_file(a->pos[0], path);
+	for (size_t i = 0; i < nv; i++)
+		free(v[i]);
+	free(v);
+	if (rc)
 		return KPT_EXIT_ERROR;
+	if ((rc = bl_sessions(folder, &v, &nv)))
+		return rc;
+	for (size_t i = 0; i < nv; i++) {
+		if (nv - i > keep) {
+			fprintf(stderr, "kptprof baseline: keeping the newest %lu sessions: removed '%s'\n", keep, v[i]);
+			unlink(v[i]);
+		}
+		free(v[i]);
+	}
+	free(v);
 	if (c.runs < 5)
 		fprintf(stderr, "kptprof baseline: warning: %u runs; 5 or more give tighter intervals\n", c.runs);
+	fprintf(stderr, "kptprof baseline: '%s' holds %zu session%s\n", folder, nv > keep ? (size_t)keep : nv,
+		(nv > keep ? keep : nv) == 1 ? "" : "s");
 	printf("%s\n", path);
 	return 0;
 }
@@ -285,7 +453,24 @@ int cmd_baseline(int argc, char **argv)
 			fprintf(stderr, "kptprof: no baseline '%s'\nhint: 'kptprof baseline list' shows what there is\n", path);
 			return KPT_EXIT_ERROR;
 		}
-		return bl_describe(path, stdout, 1);
+		{
+			struct stat st;
+			char **v = NULL;
+			size_t nv = 0;
+
+			if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+				return bl_describe(path, stdout, 1);
+			if ((rc = bl_sessions(path, &v, &nv)))
+				return rc;
+			printf("baseline: %s (%zu session%s)\n", path, nv, nv == 1 ? "" : "s");
+			for (size_t k = 0; k < nv; k++) {
+				if (bl_describe(v[k], stdout, 0) != 0)
+					rc = KPT_EXIT_ERROR;
+				free(v[k]);
+			}
+			free(v);
+			return rc;
+		}
 	case 2:
 		return bl_update(&a);
 	default:

@@ -809,6 +809,17 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 	kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);
 	kpt_writer_meta(w, "command", command, d);
 	kpt_writer_meta(w, "host", host, d);
+	{
+		/* the session's identity for baselines: this boot of this machine */
+		FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+		if (bf && fgets(buf, sizeof buf, bf)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			kpt_writer_meta(w, "boot_id", buf, d);
+		}
+		if (bf)
+			fclose(bf);
+	}
 	meta_time(buf, sizeof buf);
 	kpt_writer_meta(w, "time", buf, d);
 	snprintf(buf, sizeof buf, "%ld", o->runs);

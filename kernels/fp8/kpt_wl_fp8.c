@@ -331,7 +331,8 @@ static int fp8_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	{ .name = "fp8.quant." fs "." ds "." ss "." #r "x" #c, .family = "fp8", .suites = st,        \
 	  .flops = 0, .bytes = (double)(r) * (c) * (DTSZ(dty) + 1.0) + 4.0 * NSCALES(sca, r, c),        \
 	  .cfg = &(const struct fp8_cfg){ .op = OP_QUANT, .fmt = fm, .dt = dty, .sc = sca, .rows = r, .cols = c }, \
-	  .plantable = (sca) == KPT_FP8_PER_TOKEN, HOOKS }
+	  .plantable = 0, HOOKS } /* the per-token plant added blocks that fit in the last wave:
+	                               no measurable slowdown on an H100 (69.94 -> 70.04 us), so no knob */
 #define DEQUANT(fs, fm, ds, dty, ss, sca, r, c, st)                                                     \
 	{ .name = "fp8.dequant." fs "." ds "." ss "." #r "x" #c, .family = "fp8", .suites = st,      \
 	  .flops = 0, .bytes = (double)(r) * (c) * (DTSZ(dty) + 1.0) + 4.0 * NSCALES(sca, r, c),        \
