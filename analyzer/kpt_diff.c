@@ -502,17 +502,18 @@ static double pct(double logratio)
 }
 
 /* The between-session SD assumed for one key when the base has one
- * session, by the key's duration: the 75th percentile of the per-key
- * between-session SDs of the cross-machine pool (10 H100 and 5 H200
- * machines, 2026-11-24, after aggregation; docs/decision-rule.md,
+ * session, by the key's duration: about the 90th percentile, over the
+ * H100 and the H200, of the per-key between-session SDs measured on the
+ * cross-machine pool (10 H100 and 5 H200 machines, 2026-11-24, keys as
+ * compared: aggregated; bench/analyzer/pool-20261124, docs/decision-rule.md
  * "Sessions"). A prior, not a measurement: the report says so. */
 static const struct {
 	double below_ns, sd_pct;
 } between_prior[] = {
-	{ 10e3, 2.0 },      /* under 10 us */
-	{ 50e3, 1.2 },      /* 10-50 us */
-	{ 200e3, 0.8 },     /* 50-200 us */
-	{ INFINITY, 0.8 },  /* 200 us and longer */
+	{ 10e3, 3.5 },      /* under 10 us: p90 3.3% (H100), 4.1% (H200) */
+	{ 50e3, 1.1 },      /* 10-50 us: 1.13%, 0.66% */
+	{ 200e3, 1.1 },     /* 50-200 us: 1.07%, 1.06% */
+	{ INFINITY, 1.8 },  /* 200 us and longer: 1.89%, 1.59% */
 };
 
 double kpt_diff_between_prior_pct(double centre_ns)
@@ -535,7 +536,8 @@ static uint32_t bucket_of(double centre_ns)
 	return i;
 }
 #define NBUCKETS (sizeof between_prior / sizeof between_prior[0])
-#define PRIOR_DF 10.0   /* weight of the built-in prior, in degrees of freedom */
+#define PRIOR_DF 10.0   /* df of the built-in prior when it stands alone (one session) */
+#define PRIOR_SHRINK_DF 2.0 /* its weight as a shrinkage target, when a bucket has too few keys */
 #define SHRINK_DF 3.0   /* weight of the duration bucket's median, likewise */
 #define SHIFT_PRIOR_PCT 0.5 /* between-session SD of a family's median change, one session */
 #define SHIFT_MIN_KEYS 6
@@ -678,7 +680,7 @@ static void est_test(struct ctx *c, struct kpt_diff_row *r, const struct est *e,
 		bvar = ((e->S - 1) * e->b_raw + tdf * target) / bdf; if (bvar < e->b_raw) bvar = e->b_raw;
 	} else {
 		bvar = target;
-		bdf = tdf;
+		bdf = PRIOR_DF;
 	}
 	{
 		/* Machines differ by tens of ns on the shortest kernels even when
@@ -1417,7 +1419,7 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 					v[m++] = E[i].b_raw;
 			target[b] = c->o.between_prior_pct > 0 ? c->o.between_prior_pct / 100 : between_prior[b].sd_pct / 100;
 			target[b] *= target[b];
-			tdf[b] = PRIOR_DF;
+			tdf[b] = PRIOR_SHRINK_DF;
 			if (m >= 5) {
 				target[b] = median_inplace(v, m);
 				tdf[b] = SHRINK_DF;

@@ -82,6 +82,7 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
+int cmd_ab(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);

@@ -23,6 +23,10 @@ static int help(int argc, char **argv);
 	"  -q, --quiet              no table on standard output, only reports and exit status (default: table)\n" \
 	"  --welch                  Welch's t instead of Student's on the log run medians (default Student)\n" \
 	"  --keep-throttled         keep samples taken throttled or under 0.75x the run's median SM clock (default: drop)\n" \
+	"  --aggregate N            a kernel launched N+ times per iteration in one NVTX path is one key (default 3; 0: never)\n" \
+	"  --between-prior PCT      between-machine SD when BASE has one session (default: by kernel duration)\n" \
+	"  --no-shift               keep a family's common move in its keys' changes (default: reported once, taken out)\n" \
+	"  --paired                 run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)\n" \
 	"  --base-runs LIST         use only these runs of BASE, e.g. 0-4,7 (default: all)\n" \
 	"  --new-runs LIST          use only these runs of NEW (default: all)\n" \
 	"  --method rule|pooled-u   decision method; pooled-u only shows its false alarms (maintainers; default rule)\n"
@@ -52,16 +56,16 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --format text|md|csv|json  output format; json adds meta, devices, env, counts (default text)\n"
 	  "  -h, --help                 show this help\n" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
-	  "kptprof diff BASE NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
+	  "kptprof diff BASE... NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
 	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]\n\n"
-	  "  BASE NEW                 the baseline and the new recording (required)\n"
+	  "  BASE... NEW              baseline and new recording (required); several BASE files or a folder: sessions\n"
 	  DIFF_OPTIONS_HELP
 	  "  --suite-name S           JUnit test suite name (default: NEW's suite, else diff)\n"
 	  "  -h, --help               show this help\n" },
 	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
 	  "kptprof gate [--suite NAME] [--baselines DIR] [--runs M] [-o FILE | --from FILE] [diff options]\n\n"
-	  "  --suite NAME             suite to record; the baseline is DIR/<gpu-slug>/NAME.kpt (default default)\n"
+	  "  --suite NAME             suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default)\n"
 	  "  --baselines DIR          folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
 	  "  --runs M                 runs to record, 2 to 1000 (default 5)\n"
 	  "  -o FILE                  keep the recording in FILE (default: a temporary file, removed)\n"
@@ -70,11 +74,22 @@ const struct kpt_cmd kpt_cmds[] = {
 	  DIFF_OPTIONS_HELP
 	  "  --suite-name S           JUnit test suite name (default: the --suite NAME)\n"
 	  "  -h, --help               show this help\n" },
+	{ "ab", cmd_ab, "run two commands interleaved on this machine and give paired verdicts",
+	  "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n\n"
+	  "  --runs M                 pairs of runs, each a fresh process; A first in even pairs, B in odd (default 10)\n"
+	  "  -o DIR                   keep the recordings as DIR/a.kpt and DIR/b.kpt (default: a temporary folder, removed)\n"
+	  "  -- CMD_A ::: CMD_B       the baseline's and the candidate's command, e.g. two builds' kpt-workloads --suite default\n"
+	  "  diff options             every option of 'kptprof diff' (default as there; --paired is implied):\n"
+	  DIFF_OPTIONS_HELP
+	  "  --plots DIR              also write gnuplot scripts and PNGs (default: none)\n"
+	  "  --suite-name S           JUnit test suite name (default: B's suite, else diff)\n"
+	  "  -h, --help               show this help\n" },
 	{ "baseline", cmd_baseline, "list, show, update or locate baselines per GPU model",
-	  "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [FILE]\n\n"
+	  "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]\n\n"
 	  "  list               every baseline under DIR: GPU, suite, runs, kernels, when recorded, file\n"
 	  "  show [FILE]        GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from and --suite\n"
-	  "  update FILE        copy FILE (2 runs or more) to DIR/<its gpu-slug>/<suite>.kpt, print that path\n"
+	  "  update FILE        add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU and boot: replaced)\n"
+	  "  --keep N           sessions a baseline keeps, 1 to 1000 (default 10)\n"
 	  "  path               print the baseline path for --gpu or --from and --suite\n"
 	  "  --baselines DIR    folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
 	  "  --suite S          suite (default: default for show and path, FILE's recorded suite for update)\n"

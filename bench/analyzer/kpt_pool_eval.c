@@ -128,6 +128,10 @@ static void power(const struct kpt_diff_side *base, struct kpt_diff_side *cand, 
 		if (kpt_diff_compare(base, cand, o, &df, &d) == 0 && (q = find_row(df, r))) {
 			n[bucket(r->base_ns)]++;
 			hit[bucket(r->base_ns)] += q->verdict == KPT_V_SLOW;
+			if (q->verdict != KPT_V_SLOW && getenv("KPT_EVAL_MISSES"))
+				fprintf(stderr, "  miss %+.0f%% %-40.40s %-40.40s %8.1f us: %+.1f%% [%+.1f, %+.1f] noise %.2f (between %.2f within %.2f) %s\n",
+					100 * (f - 1), q->name, q->path, q->base_ns / 1e3, q->change_pct, q->ci_low_pct,
+					q->ci_high_pct, q->noise_pct, q->between_pct, q->within_pct, kpt_verdict_name(q->verdict));
 		}
 		kpt_diff_destroy(df);
 		scale(cand, r, 1 / f);
@@ -177,7 +181,7 @@ int main(int argc, char **argv)
 {
 	struct machine m[MAXM];
 	int n = 0, base_runs = 5;
-	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 };
+	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 }, t1 = { 0 };
 	long real_n = 0, real_hit[2] = { 0, 0 }, real_other = 0, real_gates_other = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -245,6 +249,16 @@ int main(int argc, char **argv)
 			kpt_diff_destroy(df);
 		}
 		kpt_diff_side_destroy(base);
+		/* one-session baselines (the prior stands for the between part):
+		 * each of the two next machines alone against h */
+		for (int j = 1; j <= 2 && n > 2; j++) {
+			const struct kpt_diff_side *one[1] = { m[(h + j) % n].pool };
+			struct kpt_diff_side *b1 = NULL;
+
+			if (kpt_diff_side_combine(one, 1, (uint32_t)base_runs, "one", &b1, &d) == 0)
+				gate(b1, m[h].pool, r04, 5, &t1, 0, m[h].dir);
+			kpt_diff_side_destroy(b1);
+		}
 		/* same-machine A/B: pairs of consecutive runs */
 		{
 			static const uint32_t a1[] = { 0, 2, 4, 6, 8 }, b1[] = { 1, 3, 5, 7, 9 };
@@ -289,7 +303,8 @@ int main(int argc, char **argv)
 	printf("| gates | candidate runs | flagged (any SLOW/FAST key or shift) |\n|---|---|---|\n");
 	printf("| A/A | 5 | %d of %d |\n", t5.flagged, t5.gates);
 	printf("| A/A | 3 | %d of %d |\n", t3.flagged, t3.gates);
-	printf("| A/B paired (ab) | 5 / 4 pairs | %d of %d |\n\n", ab.flagged, ab.gates);
+	printf("| A/B paired (ab) | 5 / 4 pairs | %d of %d |\n", ab.flagged, ab.gates);
+	printf("| A/A, one-session baseline (prior) | 5 | %d of %d |\n\n", t1.flagged, t1.gates);
 	printf("Calibration: unchanged keys whose 95%% interval excludes 0\n\n| duration | M=5 | M=3 | ab |\n|---|---|---|---|\n");
 	for (int b = 0; b < NB; b++)
 		printf("| %s | %.1f%% of %ld | %.1f%% of %ld | %.1f%% of %ld |\n", bucket_name[b],

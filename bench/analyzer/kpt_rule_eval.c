@@ -4,7 +4,7 @@
  *
  *   kpt-rule-eval --null POOL.kpt [--planted PCT:FILE]... [--target LABEL=MATCH]...
  *                 [--m 3,5] [--gates 20] [--seed S] [--markdown OUT] [--disjoint-planted]
- *                 [--keep-throttled] [--threshold PCT]
+ *                 [--keep-throttled] [--threshold PCT] [--within-only]
  *
  * POOL holds many independent runs (processes) of unchanged code. Each A/A
  * gate draws 2M distinct runs from it at random: M as base, the other M as
@@ -17,6 +17,9 @@
  * overlap (for kpt-synth files, whose run r has the same noise in every file).
  * --keep-throttled keeps samples the NVML filter would drop; --threshold sets
  * the rule's threshold for kernels of 10 us and more (default 2%).
+ * --within-only leaves out the between-session part of the rule (a
+ * negligible prior): gates drawn from one recording's runs, as here, have
+ * no machine component to measure; kpt-pool-eval evaluates that part.
  * Loading is done once per file (kpt_diff_side_load); every gate is a
  * kpt_diff_compare() over run subsets.
  */
@@ -127,6 +130,7 @@ static int load(const char *path, int keep_throttled, struct kpt_diff_side **s)
 static const char *const method_names[NMETH] = { "rule", "rule (Welch)", "pooled U" };
 
 static double g_threshold_pct;
+static int g_within_only; /* --within-only: no between-session part (one session's runs) */
 
 static int gate(const struct kpt_diff_side *b, const struct kpt_diff_side *n,
 		const uint32_t *br, const uint32_t *nr, uint32_t m, int meth,
@@ -137,6 +141,10 @@ static int gate(const struct kpt_diff_side *b, const struct kpt_diff_side *n,
 	int rc;
 
 	o.threshold_pct = g_threshold_pct;
+	if (g_within_only) {
+		o.between_prior_pct = 0.001;
+		o.between_floor_ns = 1e-6;
+	}
 	o.method = meth == 2 ? KPT_DIFF_POOLED_U : KPT_DIFF_RULE;
 	o.welch = meth == 1;
 	o.base_runs = br;
@@ -295,6 +303,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(a, "--keep-throttled") == 0) {
 			keep_throttled = 1;
+			continue;
+		}
+		if (strcmp(a, "--within-only") == 0) {
+			g_within_only = 1;
 			continue;
 		}
 		if (!v)

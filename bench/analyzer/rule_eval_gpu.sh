@@ -21,7 +21,7 @@ for f in null plant2 plant5 plant10; do
 done
 args=(--null "$RES/null.kpt" --planted "2:$RES/plant2.kpt" --planted "5:$RES/plant5.kpt"
       --planted "10:$RES/plant10.kpt" --target "short=${SHORT:-memory.copy.24MiB}:copy_vec"
-      --target "mid=${MID:-memory.copy.128MiB}:copy_vec" --target "long=${LONG:-memory.copy.512MiB}:copy_vec" --m "$M" --gates 40)
+      --target "mid=${MID:-memory.copy.128MiB}:copy_vec" --target "long=${LONG:-memory.copy.512MiB}:copy_vec" --m "$M" --gates 40 --within-only)
 rc=0
 "$EVAL" "${args[@]}" --markdown "$RES/eval.md" >"$RES/eval.txt" 2>&1 || rc=$?
 "$EVAL" "${args[@]}" --threshold 1 --markdown "$RES/eval-thr1.md" >"$RES/eval-thr1.txt" 2>&1 || rc=$?

@@ -32,4 +32,4 @@ for p in 2 5 10; do
 done
 "$BUILD/kpt-rule-eval" --null "$T/null.kpt" --planted "2:$T/p2.kpt" --planted "5:$T/p5.kpt" \
 	--planted "10:$T/p10.kpt" --target "short=$SHORT" --target "long=$LONG" --m 3,5 --gates 40 \
-	--disjoint-planted ${THRESHOLD:+--threshold "$THRESHOLD"} --markdown "${OUTMD:-/dev/stdout}"
+	--disjoint-planted --within-only ${THRESHOLD:+--threshold "$THRESHOLD"} --markdown "${OUTMD:-/dev/stdout}"

@@ -312,9 +312,14 @@ static struct kpt_diff *diff2(struct paths *p, const struct gen *ga, const struc
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
 
+	/* Most tests here exercise the run-to-run part of the rule: without
+	 * options, the between-session part is made negligible. It has tests
+	 * of its own (test_sessions_*, test_one_session_*). */
+	static const struct kpt_diff_opts within_only = { .between_prior_pct = 0.001, .between_floor_ns = 1e-6 };
+
 	write_rec(p->a, ga);
 	write_rec(p->b, gb);
-	if (kpt_diff_paths(p->a, p->b, o, &df, &d) < 0)
+	if (kpt_diff_paths(p->a, p->b, o ? o : &within_only, &df, &d) < 0)
 		fail_msg("diff failed: %s", d.msg);
 	return df;
 }
@@ -727,7 +732,7 @@ static void test_one_run_side_borrows_the_other_sides_noise(void **state)
 	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
 	assert_int_equal(r->new_runs, 1);
 	assert_int_equal(r->verdict, KPT_V_SLOW);
-	assert_true(r->df == 4); /* from the 5 base runs */
+	assert_true(fabs(r->df - 4) < 0.01); /* from the 5 base runs */
 	assert_true(isnan(r->new_sd_pct));
 	kpt_diff_destroy(df);
 }
@@ -1013,6 +1018,141 @@ static void test_mann_whitney_known_value(void **state)
 	assert_true(isnan(kpt_mann_whitney_p(a, 0, b, 5)));
 }
 
+/* Sessions: base recordings of one model made on several machines. Each
+ * session's copy runs at its own offset (slow_pct), as machines do. */
+static struct kpt_diff *diff_sessions(struct paths *p, const double *offsets, int n, const struct gen *cand,
+				      const struct kpt_diff_opts *o)
+{
+	char files[8][512];
+	const char *bases[8];
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		struct gen g;
+
+		gen_defaults(&g);
+		g.seed = 100 + (uint64_t)i;
+		g.slow = "copy";
+		g.slow_pct = offsets[i];
+		snprintf(files[i], sizeof files[i], "%s/s%d.kpt", p->dir, i);
+		write_rec(files[i], &g);
+		bases[i] = files[i];
+	}
+	write_rec(p->b, cand);
+	if (kpt_diff_paths_multi(bases, (size_t)n, p->b, o, &df, &d) < 0)
+		fail_msg("diff failed: %s", d.msg);
+	for (int i = 0; i < n; i++)
+		unlink(files[i]);
+	return df;
+}
+
+static void test_sessions_measure_the_between_part(void **state)
+{
+	static const double spread[6] = { -2, 0, 2, 1, -1, 0 }, tight[6] = { 0, 0, 0, 0, 0, 0 };
+	struct gen c;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&c);
+	c.seed = 200;
+	c.slow = "copy";
+	c.slow_pct = 3.5; /* a machine 3.5% slower on copy, no code change */
+	df = diff_sessions(*state, spread, 6, &c, NULL);
+	assert_int_equal(df->base_sessions, 6);
+	assert_int_equal(df->prior_between, 0);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_non_null(r);
+	assert_true(r->between_pct > 1.2); /* the sessions' own spread (SD 1.4%) */
+	assert_int_not_equal(r->verdict, KPT_V_SLOW);
+	kpt_diff_destroy(df);
+	/* sessions that agree: a 5% change is beyond what these machines show */
+	c.slow_pct = 5;
+	df = diff_sessions(*state, tight, 6, &c, NULL);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_true(r->between_pct < 1.0);
+	assert_int_equal(r->verdict, KPT_V_SLOW);
+	assert_int_equal(df->result, KPT_DIFF_REGRESSION);
+	kpt_diff_destroy(df);
+}
+
+static void test_one_session_uses_the_prior_and_says_so(void **state)
+{
+	struct gen a;
+	struct kpt_diff *df;
+	const struct kpt_diff_row *r;
+	struct kpt_diff_opts o = { 0 };
+	int said = 0;
+
+	gen_defaults(&a);
+	df = diff2(*state, &a, &a, &o);
+	assert_int_equal(df->base_sessions, 1);
+	assert_int_equal(df->prior_between, 1);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_true(fabs(r->between_pct - kpt_diff_between_prior_pct(r->base_ns)) < 1e-9);
+	for (size_t i = 0; i < df->nnotes; i++)
+		said |= strcmp(df->notes[i].what, "sessions") == 0 && strstr(df->notes[i].text, "prior") != NULL;
+	assert_true(said);
+	kpt_diff_destroy(df);
+	assert_true(kpt_diff_between_prior_pct(1e3) > kpt_diff_between_prior_pct(100e3));
+}
+
+static void test_repeated_launches_aggregate_into_one_key(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	struct kpt_diff_opts o = { .aggregate_min = 2, .between_prior_pct = 0.001 };
+	const struct kpt_diff_row *r = NULL;
+
+	gen_defaults(&a);
+	b = a;
+	b.seed = 9;
+	b.slow = "gemm";
+	b.slow_pct = 10;
+	df = diff2(*state, &a, &b, &o);
+	assert_int_equal(df->nrows, 4); /* gemm's two launches are one key */
+	for (size_t i = 0; i < df->nrows; i++)
+		if (strstr(df->rows[i].name, "gemm"))
+			r = &df->rows[i];
+	assert_non_null(r);
+	assert_int_equal(r->aggregated, 2);
+	assert_true(r->base_ns > 1.9 * 50000); /* the sum of the two launches per iteration */
+	assert_int_equal(r->verdict, KPT_V_SLOW);
+	kpt_diff_destroy(df);
+	o.aggregate_min = -1;
+	df = diff2(*state, &a, &b, &o);
+	assert_int_equal(df->nrows, 5);
+	kpt_diff_destroy(df);
+}
+
+static void test_paired_runs_see_through_run_noise(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df;
+	struct kpt_diff_opts o = { 0 };
+	const struct kpt_diff_row *r;
+
+	gen_defaults(&a);
+	a.run_sigma = 0.03; /* processes differ by 3% */
+	a.within_sigma = 0.001;
+	b = a; /* same seed: run i of B shares run i of A's process noise, as an interleaved pair */
+	b.slow = "copy";
+	b.slow_pct = 2;
+	df = diff2(*state, &a, &b, &o);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_not_equal(r->verdict, KPT_V_SLOW);
+	kpt_diff_destroy(df);
+	o.paired = 1;
+	df = diff2(*state, &a, &b, &o);
+	assert_int_equal(df->paired, 1);
+	r = find_row(df, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->verdict, KPT_V_SLOW);
+	assert_true(r->change_pct > 1.9 && r->change_pct < 2.1);
+	assert_true(r->between_pct == 0);
+	assert_true(fabs(r->df - 4) < 1e-9);
+	kpt_diff_destroy(df);
+}
+
 static void test_verdict_names_table(void **state)
 {
 	(void)state;
@@ -1051,6 +1191,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_totals_per_workload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range_cycle_is_a_format_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_run_medians_match_the_sample_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sessions_measure_the_between_part, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_session_uses_the_prior_and_says_so, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeated_launches_aggregate_into_one_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paired_runs_see_through_run_noise, setup, teardown),
 		cmocka_unit_test(test_t_distribution_matches_tables),
 		cmocka_unit_test(test_holm_step_down),
 		cmocka_unit_test(test_mann_whitney_known_value),

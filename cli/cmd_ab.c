@@ -1,0 +1,294 @@
+/* cmd_ab.c - kptprof ab: two commands interleaved on this machine, each run a
+ * fresh process under the collector, and paired verdicts.
+ *
+ *   kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]
+ *
+ * Pair i runs A then B when i is even and B then A when it is odd (so a
+ * drift of the machine during the session weighs on both sides alike).
+ * Each run is `kptprof record --runs 1` of this same binary; the runs of A
+ * are merged into DIR/a.kpt and those of B into DIR/b.kpt (run i = pair i),
+ * and B is diffed against A with the paired rule (docs/decision-rule.md,
+ * "Same-machine A/B"): same verdicts, reports and exit status as diff.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd_diff.h"
+#include "kpt_cli.h"
+#include "kpt_format.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Runs `kptprof record --runs 1 -o out -- cmd...` with its output in log
+ * (appended). Returns the exit status, -1 when it could not start. */
+static int record_one(char **cmd, int ncmd, const char *out, const char *log)
+{
+	char **argv = calloc((size_t)ncmd + 8, sizeof *argv);
+	pid_t pid;
+	int st, k = 0;
+
+	if (!argv)
+		return -1;
+	argv[k++] = "kptprof";
+	argv[k++] = "record";
+	argv[k++] = "--runs";
+	argv[k++] = "1";
+	argv[k++] = "-o";
+	argv[k++] = (char *)out;
+	argv[k++] = "--";
+	for (int i = 0; i < ncmd; i++)
+		argv[k++] = cmd[i];
+	argv[k] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		free(argv);
+		return -1;
+	}
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	free(argv);
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* Merges dir/<side>-<i>.kpt, i < m, into dir/<side>.kpt as runs 0..m-1,
+ * then removes the parts. */
+static int merge_side(const char *dir, char side, int m, const char *command, struct kpt_diag *d)
+{
+	char path[PATH_MAX + 32], part[PATH_MAX + 32], buf[64];
+	struct kpt_writer *w = NULL;
+	int rc;
+
+	snprintf(path, sizeof path, "%s/%c.kpt", dir, side);
+	if ((rc = kpt_writer_create(path, NULL, &w, d)) < 0)
+		return rc;
+	for (int i = 0; i < m && rc == 0; i++) {
+		struct kpt_file *f = NULL;
+
+		snprintf(part, sizeof part, "%s/%c-%d.kpt", dir, side, i);
+		rc = kpt_file_open(part, &f, d);
+		if (rc == 0)
+			rc = kpt_file_copy_into(f, w, (uint32_t)i, 0, d);
+		kpt_file_close(f);
+	}
+	if (rc == 0) {
+		snprintf(buf, sizeof buf, "%d", m);
+		kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);
+		kpt_writer_meta(w, "command", command, d);
+		kpt_writer_meta(w, "runs", buf, d);
+		kpt_writer_meta(w, "ab_side", side == 'a' ? "A" : "B", d);
+		rc = kpt_writer_commit(w, d);
+	}
+	kpt_writer_destroy(w);
+	for (int i = 0; rc == 0 && i < m; i++) {
+		snprintf(part, sizeof part, "%s/%c-%d.kpt", dir, side, i);
+		unlink(part);
+	}
+	return rc;
+}
+
+static char *join(char **v, int n)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(v[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		strcat(s, v[i]);
+		if (i + 1 < n)
+			strcat(s, " ");
+	}
+	return s;
+}
+
+int cmd_ab(int argc, char **argv)
+{
+	struct kpt_diff_cli dc = { 0 };
+	struct kpt_diag d = { 0 };
+	const char *runs = "10", *outdir = NULL;
+	char tmpl[] = "/tmp/kptprof-ab.XXXXXX", dir[PATH_MAX], log[PATH_MAX + 16], part[PATH_MAX + 32];
+	char **cmd[2] = { NULL, NULL }, *cmdline[2] = { NULL, NULL };
+	int ncmd[2] = { 0, 0 }, sep = -1, split = -1, rc = 0, made_tmp = 0;
+	uint64_t m = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+		if (kpt_cli_is_help(argv[i])) {
+			rc = kpt_cli_help("ab");
+			goto out;
+		}
+		if ((rc = kpt_cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
+			if (rc < 0) {
+				rc = KPT_EXIT_ERROR;
+				goto out;
+			}
+			runs = v;
+			continue;
+		}
+		if ((rc = kpt_cli_opt(argc, argv, &i, "-o", &v)) != 0) {
+			if (rc < 0) {
+				rc = KPT_EXIT_ERROR;
+				goto out;
+			}
+			outdir = v;
+			continue;
+		}
+		if ((rc = kpt_cli_opt(argc, argv, &i, "--plots", &dc.plots)) != 0) {
+			if (rc < 0) {
+				rc = KPT_EXIT_ERROR;
+				goto out;
+			}
+			continue;
+		}
+		rc = kpt_diff_cli_option(argc, argv, &i, &dc);
+		if (rc == 1)
+			continue;
+		if (rc == 0)
+			rc = kpt_cli_usage_error(argv[0], "unknown argument '%s'", argv[i]);
+		goto out;
+	}
+	rc = 0;
+	if (sep < 0) {
+		rc = kpt_cli_usage_error(argv[0], "expected -- CMD_A [ARGS...] ::: CMD_B [ARGS...]");
+		goto out;
+	}
+	for (int i = sep + 1; i < argc; i++)
+		if (strcmp(argv[i], ":::") == 0) {
+			split = i;
+			break;
+		}
+	if (split < 0 || split == sep + 1 || split == argc - 1) {
+		rc = kpt_cli_usage_error(argv[0], "expected two commands: -- CMD_A [ARGS...] ::: CMD_B [ARGS...]");
+		goto out;
+	}
+	if (kpt_cli_parse_u64(argv[0], "--runs", runs, 2, 1000, &m)) {
+		rc = KPT_EXIT_ERROR;
+		goto out;
+	}
+	cmd[0] = argv + sep + 1;
+	ncmd[0] = split - sep - 1;
+	cmd[1] = argv + split + 1;
+	ncmd[1] = argc - split - 1;
+	cmdline[0] = join(cmd[0], ncmd[0]);
+	cmdline[1] = join(cmd[1], ncmd[1]);
+	if (!cmdline[0] || !cmdline[1]) {
+		rc = kpt_cli_usage_error(argv[0], "out of memory");
+		goto out;
+	}
+	if (outdir) {
+		if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
+			kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", outdir, strerror(errno));
+			rc = kpt_diff_cli_fail(&dc, &d);
+			goto out;
+		}
+		snprintf(dir, sizeof dir, "%s", outdir);
+	} else {
+		if (!mkdtemp(tmpl)) {
+			kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
+			rc = kpt_diff_cli_fail(&dc, &d);
+			goto out;
+		}
+		made_tmp = 1;
+		snprintf(dir, sizeof dir, "%s", tmpl);
+	}
+	snprintf(log, sizeof log, "%s/ab.log", dir);
+	fprintf(stderr, "kptprof ab: %llu pairs, A and B alternating first, each run a fresh process (log: %s)\n",
+		(unsigned long long)m, log);
+	for (uint64_t i = 0; i < m; i++) {
+		double t[2];
+
+		for (int k = 0; k < 2; k++) {
+			int s = (i % 2 == 0) ? k : 1 - k; /* ABBA... */
+			double t0 = now_s();
+			int st;
+
+			snprintf(part, sizeof part, "%s/%c-%llu.kpt", dir, s ? 'b' : 'a', (unsigned long long)i);
+			st = record_one(cmd[s], ncmd[s], part, log);
+			t[s] = now_s() - t0;
+			if (st != 0) {
+				if (st == KPT_EXIT_SKIP)
+					fprintf(stderr, "kptprof ab: no usable GPU (skipped)\n");
+				else
+					kpt_diag_set(&d, KPT_E_UNSUPPORTED, "run %llu of %c ('%s') failed (kptprof record exit status %d); see '%s'",
+						     (unsigned long long)i, s ? 'B' : 'A', cmdline[s], st, log);
+				rc = st == KPT_EXIT_SKIP ? KPT_EXIT_SKIP : kpt_diff_cli_fail(&dc, &d);
+				goto out;
+			}
+		}
+		fprintf(stderr, "kptprof ab: pair %llu/%llu (%s first): A %.1f s, B %.1f s\n",
+			(unsigned long long)i + 1, (unsigned long long)m, i % 2 == 0 ? "A" : "B", t[0], t[1]);
+	}
+	if (merge_side(dir, 'a', (int)m, cmdline[0], &d) < 0 || merge_side(dir, 'b', (int)m, cmdline[1], &d) < 0) {
+		rc = kpt_diff_cli_fail(&dc, &d);
+		goto out;
+	}
+	if (outdir)
+		fprintf(stderr, "kptprof ab: recordings in %s/a.kpt and %s/b.kpt\n", dir, dir);
+	dc.o.paired = 1;
+	{
+		char a[PATH_MAX + 16], b[PATH_MAX + 16];
+		const char *bases[1] = { a };
+
+		snprintf(a, sizeof a, "%s/a.kpt", dir);
+		snprintf(b, sizeof b, "%s/b.kpt", dir);
+		rc = kpt_diff_cli_run(argv[0], bases, 1, b, &dc);
+	}
+out:
+	if (made_tmp) {
+		char p[PATH_MAX + 32];
+
+		for (uint64_t i = 0; i < m; i++)
+			for (int s = 0; s < 2; s++) {
+				snprintf(p, sizeof p, "%s/%c-%llu.kpt", dir, s ? 'b' : 'a', (unsigned long long)i);
+				unlink(p);
+			}
+		snprintf(p, sizeof p, "%s/a.kpt", dir);
+		unlink(p);
+		snprintf(p, sizeof p, "%s/b.kpt", dir);
+		unlink(p);
+		unlink(log);
+		rmdir(dir);
+	}
+	free(cmdline[0]);
+	free(cmdline[1]);
+	kpt_diff_cli_release(&dc);
+	return rc;
+}
