@@ -35,10 +35,10 @@ fi
 K=$BIN/kptprof
 KW=$BIN/kpt-workloads
 timeout 200 "$K" ab --runs 10 -o "$OUT/aa" -- "$KW" --suite default ::: "$KW" --suite default \
-	>"$OUT/aa/verdict.txt" 2>"$OUT/aa/progress.txt"
+	>"$OUT/aa/verdict.txt" 2>>"$OUT/machine.txt"
 echo "ab A/A exit $? $(( $(date +%s) - T0 ))s: $(tail -n 1 "$OUT/aa/verdict.txt")" | tee -a "$OUT/machine.txt"
 timeout 200 "$K" ab --runs 10 -o "$OUT/plant" -- "$KW" --suite default ::: "$KW" --suite default \
-	--plant memory.copy.128MiB=2 --plant memory.triad.f32.64M=2 >"$OUT/plant/verdict.txt" 2>"$OUT/plant/progress.txt"
+	--plant memory.copy.128MiB=2 --plant memory.triad.f32.64M=2 >"$OUT/plant/verdict.txt" 2>>"$OUT/machine.txt"
 echo "ab plant exit $? $(( $(date +%s) - T0 ))s: $(tail -n 1 "$OUT/plant/verdict.txt")" | tee -a "$OUT/machine.txt"
 grep -E 'SLOW|FAST' "$OUT/plant/verdict.txt" | head -5
 rm -f "$OUT/aa/ab.log" "$OUT/plant/ab.log"
