@@ -539,6 +539,7 @@ static uint32_t bucket_of(double centre_ns)
 #define PRIOR_DF 10.0   /* df of the built-in prior when it stands alone (one session) */
 #define PRIOR_SHRINK_DF 2.0 /* its weight as a shrinkage target, when a bucket has too few keys */
 #define SHRINK_DF 3.0   /* weight of the duration bucket's median, likewise */
+#define SHRINK_Q 0.9    /* quantile of a family's between variances taken as its keys' target */
 #define SHIFT_PRIOR_PCT 0.5 /* between-session SD of a family's median change, one session */
 #define SHIFT_MIN_KEYS 6
 
@@ -677,7 +678,13 @@ static void est_test(struct ctx *c, struct kpt_diff_row *r, const struct est *e,
 
 	if (e->S >= 2) {
 		bdf = (e->S - 1) + tdf;
-		bvar = ((e->S - 1) * e->b_raw + tdf * target) / bdf; if (bvar < e->b_raw) bvar = e->b_raw;
+		bvar = ((e->S - 1) * e->b_raw + tdf * target) / bdf;
+		/* never below the key's own measurement: shrinking pulls a
+		 * quiet-looking key up toward its neighbours (a machine that is
+		 * odd on this key may simply be missing from the sessions), and
+		 * leaves a key that was seen to vary as it was */
+		if (bvar < e->b_raw)
+			bvar = e->b_raw;
 	} else {
 		bvar = target;
 		bdf = PRIOR_DF;
@@ -1347,7 +1354,7 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 	struct side_stats sb, sn;
 	struct kpt_strtab fams;
 	struct est *E = NULL;
-	double *half = NULL, *hinf = NULL, *pv = NULL;
+	double *half = NULL, *hinf = NULL, *pv = NULL, *utarget = NULL;
 	struct notes N = { .n = 0 };
 	int rc;
 
@@ -1405,12 +1412,19 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 	}
 	if (c->o.method == KPT_DIFF_RULE && !c->o.paired) {
 		/* Shrinkage targets: per duration bucket, the median
-		 * between-session variance of keys seen in 3+ sessions. */
+		 * between-session variance of keys seen in 3+ sessions; per
+		 * family (workload family and kernel kind) and bucket, the
+		 * SHRINK_Q quantile of its keys' when it has 5 or more: kernels
+		 * of one kind vary across machines alike (docs/decision-rule.md). */
 		double target[NBUCKETS], tdf[NBUCKETS], *v = malloc((U.n + 1) * sizeof *v);
 		double *shift = NULL;
+		uint32_t nf = kpt_strtab_count(&fams);
 
-		if (!v)
+		utarget = calloc(U.n + 1, sizeof *utarget);
+		if (!v || !utarget) {
+			free(v);
 			goto out;
+		}
 		for (uint32_t b = 0; b < NBUCKETS; b++) {
 			uint32_t m = 0;
 
@@ -1425,6 +1439,24 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 				tdf[b] = SHRINK_DF;
 			}
 		}
+		for (uint32_t i = 0; i < U.n; i++)
+			utarget[i] = E[i].tested ? target[E[i].bucket] : 0;
+		for (uint32_t f = 0; f < nf; f++)
+			for (uint32_t b = 0; b < NBUCKETS; b++) {
+				uint32_t m = 0;
+				double q;
+
+				for (uint32_t i = 0; i < U.n; i++)
+					if (E[i].tested && E[i].family == f && E[i].bucket == b && E[i].S >= 3)
+						v[m++] = E[i].b_raw;
+				if (m < 5)
+					continue;
+				qsort(v, m, sizeof *v, cmp_dbl);
+				q = v[(size_t)(SHRINK_Q * (m - 1))];
+				for (uint32_t i = 0; i < U.n; i++)
+					if (E[i].tested && E[i].family == f && E[i].bucket == b)
+						utarget[i] = q;
+			}
 		free(v);
 		shift = calloc(kpt_strtab_count(&fams) + 1, sizeof *shift);
 		if (!shift)
@@ -1441,7 +1473,7 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 
 			if (!e->tested)
 				continue;
-			est_test(c, r, e, shift[e->family], target[e->bucket], tdf[e->bucket], &half[i]);
+			est_test(c, r, e, shift[e->family], utarget[i], tdf[e->bucket], &half[i]);
 			/* what infinitely many NEW runs would leave */
 			h2 = half[i] * half[i] * (1 - e->w / e->M / (r->noise_pct * r->noise_pct / 1e4));
 			hinf[i] = h2 > 0 ? sqrt(h2) : 0;
@@ -1493,6 +1525,7 @@ out:
 	free(hinf);
 	free(pv);
 	free(E);
+	free(utarget);
 	return rc < 0 ? kpt_diag_set(c->d, rc, "cannot compare '%s' with '%s': %s",
 				     c->b->env.path, c->n->env.path, kpt_err_name(rc)) : 0;
 }

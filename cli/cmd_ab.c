@@ -96,7 +96,7 @@ static int merge_side(const char *dir, char side, int m, const char *command, st
 		snprintf(part, sizeof part, "%s/%c-%d.kpt", dir, side, i);
 		rc = kpt_file_open(part, &f, d);
 		if (rc == 0)
-			rc = kpt_file_copy_into(f, w, (uint32_t)i, 0, d);
+			rc = kpt_file_copy_into(f, w, (uint32_t)i, i == 0, d); /* meta (host, time, boot) of the first run */
 		kpt_file_close(f);
 	}
 	if (rc == 0) {
@@ -213,6 +213,12 @@ int cmd_ab(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "out of memory");
 		goto out;
 	}
+	if (access("/dev/nvidiactl", F_OK) != 0 && access("/proc/driver/nvidia/version", F_OK) != 0) {
+		fprintf(stderr, "kptprof ab: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n"
+				"hint: 'kptprof diff --paired A.kpt B.kpt' compares recordings made elsewhere\n");
+		rc = KPT_EXIT_SKIP;
+		goto out;
+	}
 	if (outdir) {
 		if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
 			kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", outdir, strerror(errno));
@@ -250,6 +256,7 @@ int cmd_ab(int argc, char **argv)
 					kpt_diag_set(&d, KPT_E_UNSUPPORTED, "run %llu of %c ('%s') failed (kptprof record exit status %d); see '%s'",
 						     (unsigned long long)i, s ? 'B' : 'A', cmdline[s], st, log);
 				rc = st == KPT_EXIT_SKIP ? KPT_EXIT_SKIP : kpt_diff_cli_fail(&dc, &d);
+				made_tmp = 0; /* keep the log and the runs made so far */
 				goto out;
 			}
 		}
@@ -263,6 +270,11 @@ int cmd_ab(int argc, char **argv)
 	if (outdir)
 		fprintf(stderr, "kptprof ab: recordings in %s/a.kpt and %s/b.kpt\n", dir, dir);
 	dc.o.paired = 1;
+	/* Paired runs on one machine resolve ~0.1% on long kernels: a 1%
+	 * threshold for kernels of 10 us and more, unless asked otherwise
+	 * (docs/decision-rule.md, "Same-machine A/B"). */
+	if (!(dc.o.threshold_pct > 0))
+		dc.o.threshold_pct = 1;
 	{
 		char a[PATH_MAX + 16], b[PATH_MAX + 16];
 		const char *bases[1] = { a };

@@ -333,7 +333,7 @@ static int bl_identify(const char *path, struct bl_session *id, struct kpt_count
 /* Adds the session the recording holds to the suite's folder (replacing a
  * recording of the same session: same GPU UUID and boot), moves an older
  * single-file baseline into the folder, and keeps the newest --keep
- * sessions (default 10). */
+ * sessions (default 16). */
 static int bl_update(struct bl_args *a)
 {
 	struct bl_session id, old;
@@ -341,7 +341,7 @@ static int bl_update(struct bl_args *a)
 	char slug[256], path[2 * PATH_MAX], sub[PATH_MAX + 256], folder[PATH_MAX + 512], single[PATH_MAX + 512];
 	char suite[256], **v = NULL;
 	size_t nv = 0;
-	unsigned long keep = 10;
+	unsigned long keep = 16;
 	int rc;
 	struct stat st;
 

@@ -79,7 +79,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --runs M                 pairs of runs, each a fresh process; A first in even pairs, B in odd (default 10)\n"
 	  "  -o DIR                   keep the recordings as DIR/a.kpt and DIR/b.kpt (default: a temporary folder, removed)\n"
 	  "  -- CMD_A ::: CMD_B       the baseline's and the candidate's command, e.g. two builds' kpt-workloads --suite default\n"
-	  "  diff options             every option of 'kptprof diff' (default as there; --paired is implied):\n"
+	  "  diff options             every option of 'kptprof diff' (default as there, but --threshold 1; --paired implied):\n"
 	  DIFF_OPTIONS_HELP
 	  "  --plots DIR              also write gnuplot scripts and PNGs (default: none)\n"
 	  "  --suite-name S           JUnit test suite name (default: B's suite, else diff)\n"
@@ -89,7 +89,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  list               every baseline under DIR: GPU, suite, runs, kernels, when recorded, file\n"
 	  "  show [FILE]        GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from and --suite\n"
 	  "  update FILE        add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU and boot: replaced)\n"
-	  "  --keep N           sessions a baseline keeps, 1 to 1000 (default 10)\n"
+	  "  --keep N           sessions a baseline keeps, 1 to 1000 (default 16)\n"
 	  "  path               print the baseline path for --gpu or --from and --suite\n"
 	  "  --baselines DIR    folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
 	  "  --suite S          suite (default: default for show and path, FILE's recorded suite for update)\n"

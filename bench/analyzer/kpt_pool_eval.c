@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kpt_diff.h"
 
@@ -38,6 +39,7 @@ static const char *const bucket_name[NB] = { "< 10 us", "10-50 us", "50-200 us",
 
 static int g_agg;         /* --aggregate: opts.aggregate_min (0 default) */
 static double g_floor;    /* --between-floor-ns */
+static double g_ab_threshold = 1; /* kptprof ab's default threshold */
 
 static void eval_opts(struct kpt_diff_opts *o)
 {
@@ -48,6 +50,7 @@ static void eval_opts(struct kpt_diff_opts *o)
 struct machine {
 	const char *dir;
 	struct kpt_diff_side *pool, *pool2, *plant;
+	struct kpt_diff_side *aa_a, *aa_b;  /* kptprof ab A/A recordings (ab_call.sh), or NULL */
 };
 
 static int bucket(double ns)
@@ -67,6 +70,8 @@ static struct kpt_diff_side *load(const char *dir, const char *name)
 	struct kpt_diag d = { 0 };
 
 	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (access(path, R_OK) != 0)
+		return NULL;
 	if (kpt_file_open(path, &f, &d) < 0 || kpt_diff_side_load(f, NULL, &s, &d) < 0) {
 		fprintf(stderr, "kpt-pool-eval: %s\n", d.msg);
 		s = NULL;
@@ -181,7 +186,7 @@ int main(int argc, char **argv)
 {
 	struct machine m[MAXM];
 	int n = 0, base_runs = 5;
-	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 }, t1 = { 0 };
+	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 }, t1 = { 0 }, ab10 = { 0 };
 	long real_n = 0, real_hit[2] = { 0, 0 }, real_other = 0, real_gates_other = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -202,8 +207,17 @@ int main(int argc, char **argv)
 		m[i].pool = load(m[i].dir, "pool.kpt");
 		m[i].pool2 = load(m[i].dir, "pool.kpt");
 		m[i].plant = load(m[i].dir, "plant.kpt");
-		if (!m[i].pool || !m[i].pool2)
+		m[i].aa_a = load(m[i].dir, "aa/a.kpt");
+		m[i].aa_b = load(m[i].dir, "aa/b.kpt");
+		if (!m[i].pool && m[i].aa_a) { /* an ab machine: its A side is its session */
+			m[i].pool = m[i].aa_a;
+			m[i].pool2 = load(m[i].dir, "aa/a.kpt");
+			m[i].aa_a = load(m[i].dir, "aa/a.kpt");
+		}
+		if (!m[i].pool || !m[i].pool2) {
+			fprintf(stderr, "kpt-pool-eval: '%s' holds no pool.kpt or aa/a.kpt\n", m[i].dir);
 			return 2;
+		}
 	}
 	for (int h = 0; h < n; h++) {
 		const struct kpt_diff_side *others[MAXM];
@@ -259,6 +273,32 @@ int main(int argc, char **argv)
 				gate(b1, m[h].pool, r04, 5, &t1, 0, m[h].dir);
 			kpt_diff_side_destroy(b1);
 		}
+		/* kptprof ab's own recordings: 10 pairs, A/A, and 2% plants on B */
+		if (m[h].aa_a && m[h].aa_b) {
+			struct kpt_diff_opts o = { 0 };
+			struct kpt_diff *df = NULL;
+
+			eval_opts(&o);
+			o.paired = 1;
+			o.threshold_pct = g_ab_threshold;
+			if (kpt_diff_compare(m[h].aa_a, m[h].aa_b, &o, &df, &d) == 0) {
+				ab10.gates++;
+				ab10.flagged += flags(df) > 0;
+				if (flags(df))
+					fprintf(stderr, "  ab10 A/A %s: %u SLOW %u FAST\n", m[h].dir, df->counts[KPT_V_SLOW],
+						df->counts[KPT_V_FAST]);
+				for (size_t i = 0; i < df->nrows; i++) {
+					const struct kpt_diff_row *r = &df->rows[i];
+
+					if (isnan(r->p))
+						continue;
+					ab10.keys[bucket(r->base_ns)]++;
+					ab10.excl[bucket(r->base_ns)] += r->ci_low_pct > 0 || r->ci_high_pct < 0;
+				}
+				power(m[h].aa_a, m[h].aa_b, &o, df, 1.02, 50e3, ab10.pw_n[1], ab10.pw_hit[1]);
+			}
+			kpt_diff_destroy(df);
+		}
 		/* same-machine A/B: pairs of consecutive runs */
 		{
 			static const uint32_t a1[] = { 0, 2, 4, 6, 8 }, b1[] = { 1, 3, 5, 7, 9 };
@@ -272,6 +312,7 @@ int main(int argc, char **argv)
 
 				eval_opts(&o);
 				o.paired = 1;
+				o.threshold_pct = g_ab_threshold;
 				o.base_runs = as[p];
 				o.n_base_runs = ns[p];
 				o.new_runs = bs[p];
@@ -304,7 +345,8 @@ int main(int argc, char **argv)
 	printf("| A/A | 5 | %d of %d |\n", t5.flagged, t5.gates);
 	printf("| A/A | 3 | %d of %d |\n", t3.flagged, t3.gates);
 	printf("| A/B paired (ab) | 5 / 4 pairs | %d of %d |\n", ab.flagged, ab.gates);
-	printf("| A/A, one-session baseline (prior) | 5 | %d of %d |\n\n", t1.flagged, t1.gates);
+	printf("| A/A, one-session baseline (prior) | 5 | %d of %d |\n", t1.flagged, t1.gates);
+	printf("| kptprof ab A/A recordings | 10 pairs | %d of %d |\n\n", ab10.flagged, ab10.gates);
 	printf("Calibration: unchanged keys whose 95%% interval excludes 0\n\n| duration | M=5 | M=3 | ab |\n|---|---|---|---|\n");
 	for (int b = 0; b < NB; b++)
 		printf("| %s | %.1f%% of %ld | %.1f%% of %ld | %.1f%% of %ld |\n", bucket_name[b],
@@ -320,6 +362,9 @@ int main(int argc, char **argv)
 	for (int b = 2; b < NB; b++)
 		printf("| +2%% (ab) | %s | | | %.1f%% of %ld |\n", bucket_name[b], pctof(ab.pw_hit[1][b], ab.pw_n[1][b]),
 		       ab.pw_n[1][b]);
+	for (int b = 2; b < NB; b++)
+		printf("| +2%% (ab, 10 pairs) | %s | | | %.1f%% of %ld |\n", bucket_name[b], pctof(ab10.pw_hit[1][b], ab10.pw_n[1][b]),
+		       ab10.pw_n[1][b]);
 	printf("\nReal plants (plant.kpt, 5 runs, against the other machines): memory.copy.128MiB +5%% SLOW in %ld of %ld, "
 	       "memory.triad.f32.64M +2%% SLOW in %ld of %ld; other SLOW keys or shifts: %ld in %ld gates\n",
 	       real_hit[0], real_n, real_hit[1], real_n, real_other, real_gates_other);
@@ -327,6 +372,8 @@ int main(int argc, char **argv)
 		kpt_diff_side_destroy(m[i].pool);
 		kpt_diff_side_destroy(m[i].pool2);
 		kpt_diff_side_destroy(m[i].plant);
+		kpt_diff_side_destroy(m[i].aa_a);
+		kpt_diff_side_destroy(m[i].aa_b);
 	}
 	return 0;
 }
