@@ -159,9 +159,16 @@ static void gate(const struct kpt_diff_side *base, struct kpt_diff_side *cand, c
 	}
 	t->gates++;
 	t->flagged += flags(df) > 0;
-	if (flags(df))
+	if (flags(df)) {
 		fprintf(stderr, "  A/A %s M=%u: %u SLOW %u FAST\n", label, nr, df->counts[KPT_V_SLOW],
 			df->counts[KPT_V_FAST]);
+		for (size_t i = 0; i < df->nrows; i++)
+			if (df->rows[i].verdict == KPT_V_SLOW || df->rows[i].verdict == KPT_V_FAST)
+				fprintf(stderr, "    %s %.50s %.40s %.1f us %+.1f%% [%+.1f, %+.1f] between %.2f within %.2f\n",
+					kpt_verdict_name(df->rows[i].verdict), df->rows[i].name, df->rows[i].path,
+					df->rows[i].base_ns / 1e3, df->rows[i].change_pct, df->rows[i].ci_low_pct,
+					df->rows[i].ci_high_pct, df->rows[i].between_pct, df->rows[i].within_pct);
+	}
 	for (size_t i = 0; i < df->nrows; i++) {
 		const struct kpt_diff_row *r = &df->rows[i];
 

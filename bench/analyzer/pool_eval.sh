@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# pool_eval.sh - the decision rule across machines, leave one machine out,
+# on the committed cross-machine recordings (issue 12):
+#
+#   bench/analyzer/pool_eval.sh BUILD_DIR [OUT_DIR]
+#
+# For each GPU model: every machine of bench/analyzer/pool-20261124
+# (pool_call.sh: pool.kpt, plant.kpt) and bench/analyzer/ab-20261124
+# (ab_call.sh: aa/a.kpt as its session, aa/{a,b}.kpt as an ab pair) is held
+# out in turn; the baseline is the others (kpt-pool-eval). Writes
+# OUT_DIR/eval-<gpu>.md (default bench/analyzer) and prints them.
+set -u
+BUILD=${1:?usage: pool_eval.sh BUILD_DIR [OUT_DIR]}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${2:-$SRC/bench/analyzer}
+EVAL=$BUILD/kpt-pool-eval
+[ -x "$EVAL" ] || { echo "pool_eval: '$EVAL' not built"; exit 2; }
+rc=0
+for g in h100 h200; do
+	"$EVAL" "$SRC"/bench/analyzer/pool-20261124/$g-* "$SRC"/bench/analyzer/ab-20261124/$g-* \
+		>"$OUT/eval-$g.md" 2>"$OUT/eval-$g.log" || rc=$?
+	echo "### $g"; cat "$OUT/eval-$g.md"; echo
+done
+exit $rc
