@@ -1222,10 +1222,18 @@ static double median_inplace(double *v, size_t n)
  * of ten H100s the MoE layer's small cuBLAS GEMMs ran 3-12% slower). */
 static int family_id(struct kpt_strtab *fams, const char *workload, const char *name, uint32_t *id)
 {
-	const char *dot = strchr(workload, '.'), *end = name + strcspn(name, "<("), *p, *start = name;
+	static const char anon[] = "(anonymous namespace)::";
+	const char *dot = strchr(workload, '.'), *end, *p, *start;
 	char buf[160];
 	size_t wl = dot ? (size_t)(dot - workload) : strlen(workload), kl;
 
+	/* "void (anonymous namespace)::attn_fwd_kernel<...>(...)" -> "attn" */
+	if (strncmp(name, "void ", 5) == 0)
+		name += 5;
+	while (strncmp(name, anon, sizeof anon - 1) == 0)
+		name += sizeof anon - 1;
+	end = name + strcspn(name, "<(");
+	start = name;
 	for (p = name; p + 1 < end; p++)
 		if (p[0] == ':' && p[1] == ':')
 			start = p + 2;

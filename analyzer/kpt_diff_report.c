@@ -135,8 +135,12 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 
 	if (wname < 16)
 		wname = 16;
-	fprintf(out, "base: %s (%s, %u run%s)\nnew:  %s (%s, %u run%s)\n\n",
-		df->base.path, df->base.gpu_name[0] ? df->base.gpu_name : "unknown GPU", df->base.runs,
+	if (df->base_sessions > 1)
+		snprintf(b6, sizeof b6, "%u sessions, ", df->base_sessions);
+	else
+		b6[0] = '\0';
+	fprintf(out, "base: %s (%s, %s%u run%s)\nnew:  %s (%s, %u run%s)\n\n",
+		df->base.path, df->base.gpu_name[0] ? df->base.gpu_name : "unknown GPU", b6, df->base.runs,
 		df->base.runs == 1 ? "" : "s",
 		df->new_.path, df->new_.gpu_name[0] ? df->new_.gpu_name : "unknown GPU", df->new_.runs,
 		df->new_.runs == 1 ? "" : "s");
@@ -641,6 +645,32 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 		kpt_json_end_object(&j);
 	}
 	kpt_json_end_array(&j);
+	/* the noise model: sessions of the base, and the families' shifts */
+	kpt_json_key(&j, "model");
+	kpt_json_begin_object(&j);
+	kpt_json_kv_u64(&j, "base_sessions", df->base_sessions);
+	kpt_json_kv_bool(&j, "prior_between", df->prior_between);
+	kpt_json_kv_bool(&j, "paired", df->paired);
+	kpt_json_kv_double(&j, "copy_ceiling_pct", df->copy_ceiling_pct);
+	kpt_json_kv_double(&j, "bf16_ceiling_pct", df->bf16_ceiling_pct);
+	kpt_json_key(&j, "shifts");
+	kpt_json_begin_array(&j);
+	for (size_t i = 0; i < df->nshifts; i++) {
+		const struct kpt_diff_shift *sh = &df->shifts[i];
+
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "family", sh->family);
+		kpt_json_kv_u64(&j, "keys", sh->keys);
+		kpt_json_kv_double(&j, "change_pct", sh->change_pct);
+		kpt_json_kv_double(&j, "ci_low_pct", sh->ci_low_pct);
+		kpt_json_kv_double(&j, "ci_high_pct", sh->ci_high_pct);
+		kpt_json_kv_double(&j, "sd_pct", sh->sd_pct);
+		kpt_json_kv_str(&j, "verdict", kpt_verdict_name(sh->verdict));
+		kpt_json_kv_bool(&j, "applied", sh->applied);
+		kpt_json_end_object(&j);
+	}
+	kpt_json_end_array(&j);
+	kpt_json_end_object(&j);
 	kpt_json_end_object(&j);
 	(void)o;
 	return kpt_json_finish(&j, d);
