@@ -283,7 +283,27 @@ static int copy_file(const char *src, const char *dst)
  * <time>-<first 8 hex digits of the UUID>.kpt. */
 struct bl_session {
 	char uuid[128], boot[64], name[256];
+	int has_suite;              /* the recording names its suite (meta "suite") */
 };
+
+/* Copies src to dst as a new recording whose meta names the suite (for a
+ * recording made with `record -- CMD` or `ab`, which cannot know it); the
+ * file appears only complete. */
+static int copy_with_suite(const char *src, const char *dst, const char *suite)
+{
+	struct kpt_file *f = NULL;
+	struct kpt_writer *w = NULL;
+	struct kpt_diag d = { 0 };
+	int rc;
+
+	if ((rc = kpt_file_open(src, &f, &d)) == 0 && (rc = kpt_writer_create(dst, NULL, &w, &d)) == 0 &&
+	    (rc = kpt_file_copy_into(f, w, KPT_NONE, 1, &d)) == 0 &&
+	    (rc = kpt_writer_meta(w, "suite", suite, &d)) == 0)
+		rc = kpt_writer_commit(w, &d);
+	kpt_writer_destroy(w);
+	kpt_file_close(f);
+	return rc < 0 ? kpt_cli_fail(&d) : 0;
+}
 
 static int bl_identify(const char *path, struct bl_session *id, struct kpt_counts *c, char *slug,
 		       size_t slugcap, const char *want_suite, char *suite, size_t suitecap)
@@ -318,6 +338,7 @@ static int bl_identify(const char *path, struct bl_session *id, struct kpt_count
 		 strncmp(u, "GPU-", 4) == 0 ? u + 4 : u);
 	if (slug)
 		snprintf(slug, slugcap, "%s", dev[0].slug);
+	id->has_suite = kpt_file_meta_get(f, "suite") != NULL;
 	ms = want_suite ? want_suite : kpt_file_meta_get(f, "suite");
 	if (suite) {
 		if (!ms || !ms[0] || strchr(ms, '/') || strlen(ms) >= suitecap) {
@@ -400,7 +421,7 @@ static int bl_update(struct bl_args *a)
 			v[i][0] = '\0';
 		}
 	}
-	rc = copy_file(a->pos[0], path);
+	rc = a->suite && !id.has_suite ? copy_with_suite(a->pos[0], path, suite) : copy_file(a->pos[0], path);
 	for (size_t i = 0; i < nv; i++)
 		free(v[i]);
 	free(v);
