@@ -331,6 +331,11 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		setenv("CUDA_INJECTION64_PATH", l->inject, 1);
 		setenv("NVTX_INJECTION64_PATH", l->inject, 1);
 		setenv("KPT_OUTPUT", out, 1);
+		/* NVLink multicast off in NCCL, PyTorch and NVSHMEM: a program that
+		 * uses it can take the GPUs of a shared host out of service */
+		setenv("NCCL_NVLS_ENABLE", "0", 1);
+		setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
+		setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
 		setenv("KPT_STATUS", st, 1);
 		if (l->api)
 			setenv("KPT_API", "1", 1);

@@ -23,7 +23,12 @@ static const char *const format_names[] = {
 	[FMT_TEXT] = "text", [FMT_MD] = "md", [FMT_CSV] = "csv", [FMT_JSON] = "json",
 };
 static const char *const by_names[] = {
-	[KPT_SUMMARY_BY_KERNEL] = "kernel", [KPT_SUMMARY_BY_RANGE] = "range",
+	[KPT_SUMMARY_BY_KERNEL] = "kernel", [KPT_SUMMARY_BY_RANGE] = "range", [KPT_SUMMARY_BY_RANK] = "rank",
+};
+
+/* The title of a row's name column for each grouping. */
+static const char *const by_titles[] = {
+	[KPT_SUMMARY_BY_KERNEL] = "Name", [KPT_SUMMARY_BY_RANGE] = "NVTX range", [KPT_SUMMARY_BY_RANK] = "Rank",
 };
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -271,7 +276,7 @@ static void print_text(const struct report *r)
 	printf("%s", bold);
 	for (int c = 0; c < 8; c++)
 		used += printf("%*s  ", text_widths[c], text_titles[c]);
-	printf("%s%s\n", r->by == KPT_SUMMARY_BY_RANGE ? "NVTX range" : "Name", reset);
+	printf("%s%s\n", by_titles[r->by], reset);
 	buf = malloc((size_t)(width > 0 ? width : 0) + 8);
 	for (size_t i = 0; i < rows_shown(r); i++) {
 		const struct kpt_summary_row *row = &r->s->rows[i];
@@ -285,6 +290,19 @@ static void print_text(const struct report *r)
 	free(buf);
 	if (rows_shown(r) < r->s->n)
 		printf("(%zu more rows: --top 0 shows all)\n", r->s->n - rows_shown(r));
+	if (r->by == KPT_SUMMARY_BY_RANK) {
+		/* communication: NCCL kernels per rank and GPU */
+		printf("\nCommunication (NCCL kernels) per rank:\n");
+		for (size_t i = 0; i < r->s->n; i++) {
+			const struct kpt_summary_row *row = &r->s->rows[i];
+			char t[32];
+
+			kpt_cli_fmt_ns((double)row->comm_ns, t, sizeof t);
+			printf("  %-20s %10s in %6llu kernels, %5.1f%% of its GPU time\n", row->display, t,
+			       (unsigned long long)row->comm_kernels,
+			       row->total_ns ? 100.0 * (double)row->comm_ns / (double)row->total_ns : 0.0);
+		}
+	}
 }
 
 /* ---- hardware counters (recordings made with --counters) ---- */
@@ -444,7 +462,7 @@ static void print_md(const struct report *r)
 	printf("|");
 	for (int c = 0; c < 8; c++)
 		printf(" %s |", text_titles[c]);
-	printf(" %s |\n|", r->by == KPT_SUMMARY_BY_RANGE ? "NVTX range" : "Name");
+	printf(" %s |\n|", by_titles[r->by]);
 	for (int c = 0; c < 8; c++)
 		printf("---:|");
 	printf("---|\n");
@@ -464,7 +482,7 @@ static void print_md(const struct report *r)
 static void print_csv(const struct report *r)
 {
 	printf("time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,%s\n",
-	       r->by == KPT_SUMMARY_BY_RANGE ? "range" : "name");
+	       r->by == KPT_SUMMARY_BY_RANGE ? "range" : r->by == KPT_SUMMARY_BY_RANK ? "rank" : "name");
 	for (size_t i = 0; i < rows_shown(r); i++) {
 		const struct kpt_summary_row *row = &r->s->rows[i];
 
@@ -488,6 +506,10 @@ static void json_rows(struct kpt_json *j, const struct report *r, const struct k
 		if (s->by == KPT_SUMMARY_BY_KERNEL) {
 			kpt_json_kv_str(j, "name", row->display);
 			kpt_json_kv_str(j, "mangled", row->name);
+		} else if (s->by == KPT_SUMMARY_BY_RANK) {
+			kpt_json_kv_str(j, "rank", row->name);
+			kpt_json_kv_u64(j, "comm_ns", row->comm_ns);
+			kpt_json_kv_u64(j, "comm_kernels", row->comm_kernels);
 		} else {
 			kpt_json_kv_str(j, "path", row->name);
 		}

@@ -19,7 +19,8 @@
 struct group {
 	uint64_t *dur;
 	size_t n, cap;
-	uint32_t key;               /* name string id, or path node id */
+	uint32_t key;               /* name string id, path node id, or rank slot * devices + device */
+	uint64_t comm_ns, comm_n;   /* NCCL kernels among them */
 };
 
 /* Range paths form a trie: node 0 is "no range"; a node is (parent node,
@@ -53,6 +54,10 @@ struct builder {
 	uint32_t *group_of;         /* key -> group index + 1, 0: none yet */
 	size_t nkeys;
 	struct kpt_range_paths *rp; /* by range only */
+	/* by rank: distinct ranks (KPT_NONE for none) and the process -> slot map */
+	uint32_t *ranks, nranks, *proc_slot, ndev;
+	size_t nprocs;
+	unsigned char *is_comm;     /* [strings] 1 nccl kernel, 2 not, 0 unknown */
 };
 
 static int nomem(struct kpt_diag *d)
@@ -361,7 +366,16 @@ static int row_names(const struct builder *b, const struct group *g, struct kpt_
 {
 	const char *name, *display;
 
-	if (b->by == KPT_SUMMARY_BY_KERNEL) {
+	if (b->by == KPT_SUMMARY_BY_RANK) {
+		char buf[64];
+		uint32_t r = b->ranks[g->key / b->ndev];
+
+		if (r == KPT_NONE)
+			snprintf(buf, sizeof buf, "no rank GPU %u", g->key % b->ndev);
+		else
+			snprintf(buf, sizeof buf, "rank %u GPU %u", r, g->key % b->ndev);
+		name = display = arena_str(a, buf);
+	} else if (b->by == KPT_SUMMARY_BY_KERNEL) {
 		const char *s = kpt_file_string(b->f, g->key);
 		char *dem;
 
@@ -430,10 +444,27 @@ static int collect(struct builder *b, const struct kpt_summary_opts *o, struct k
 						  kpt_file_path(b->f), key);
 				break;
 			}
+			if (b->by == KPT_SUMMARY_BY_RANK) {
+				uint32_t slot = k[i].process < b->nprocs ? b->proc_slot[k[i].process] : 0;
+				uint32_t dev = k[i].device < b->ndev ? k[i].device : 0;
+
+				if (!b->is_comm[k[i].name]) {
+					const char *nm = kpt_file_string(b->f, k[i].name);
+
+					b->is_comm[k[i].name] = nm && strncmp(nm, "nccl", 4) == 0 ? 1 : 2;
+				}
+				key = slot * b->ndev + dev;
+			}
 			if (b->by == KPT_SUMMARY_BY_RANGE && range_node(b->rp, k[i].range, &key) < 0)
 				rc = nomem(d);
 			else if (add_sample(b, key, dur) < 0)
 				rc = nomem(d);
+			else if (b->by == KPT_SUMMARY_BY_RANK && b->is_comm[k[i].name] == 1) {
+				struct group *g = &b->groups[b->group_of[key] - 1];
+
+				g->comm_ns += dur;
+				g->comm_n++;
+			}
 			if (!s->kernels || k[i].start_ns < s->first_ns)
 				s->first_ns = k[i].start_ns;
 			if (k[i].end_ns > s->last_ns)
@@ -452,7 +483,53 @@ static void builder_release(struct builder *b)
 		free(b->groups[i].dur);
 	free(b->groups);
 	free(b->group_of);
+	free(b->ranks);
+	free(b->proc_slot);
+	free(b->is_comm);
 	kpt_range_paths_destroy(b->rp);
+}
+
+/* By rank: the distinct ranks of the processes, ascending (no rank last),
+ * and each process's slot among them. */
+static int ranks_load(struct builder *b, struct kpt_diag *d)
+{
+	const struct kpt_process *p;
+	const struct kpt_device *dv;
+	size_t np, nd;
+	int rc;
+
+	if ((rc = kpt_file_processes(b->f, &p, &np, d)) < 0 || (rc = kpt_file_devices(b->f, &dv, &nd, d)) < 0)
+		return rc;
+	b->ndev = nd ? (uint32_t)nd : 1;
+	b->nprocs = np;
+	b->ranks = calloc(np + 1, sizeof *b->ranks);
+	b->proc_slot = calloc(np + 1, sizeof *b->proc_slot);
+	b->is_comm = calloc(kpt_file_string_count(b->f) + 1, 1);
+	if (!b->ranks || !b->proc_slot || !b->is_comm)
+		return nomem(d);
+	for (size_t i = 0; i < np; i++) {
+		uint32_t j = 0;
+
+		while (j < b->nranks && b->ranks[j] != p[i].rank)
+			j++;
+		if (j == b->nranks)
+			b->ranks[b->nranks++] = p[i].rank;
+	}
+	if (!b->nranks)
+		b->ranks[b->nranks++] = KPT_NONE;
+	/* ascending, KPT_NONE (UINT32_MAX) last */
+	for (uint32_t i = 1; i < b->nranks; i++)
+		for (uint32_t j = i; j > 0 && b->ranks[j - 1] > b->ranks[j]; j--) {
+			uint32_t t = b->ranks[j];
+
+			b->ranks[j] = b->ranks[j - 1];
+			b->ranks[j - 1] = t;
+		}
+	for (size_t i = 0; i < np; i++)
+		for (uint32_t j = 0; j < b->nranks; j++)
+			if (b->ranks[j] == p[i].rank)
+				b->proc_slot[i] = j;
+	return 0;
 }
 
 int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
@@ -466,7 +543,7 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 	int rc;
 
 	*out = NULL;
-	if (o->by != KPT_SUMMARY_BY_KERNEL && o->by != KPT_SUMMARY_BY_RANGE)
+	if (o->by != KPT_SUMMARY_BY_KERNEL && o->by != KPT_SUMMARY_BY_RANGE && o->by != KPT_SUMMARY_BY_RANK)
 		return kpt_diag_set(d, KPT_E_INVAL, "unknown summary grouping %d", (int)o->by);
 	sa = calloc(1, sizeof *sa);
 	if (!sa)
@@ -477,6 +554,8 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 	rc = kpt_file_load_strings(f, d);
 	if (rc >= 0 && o->by == KPT_SUMMARY_BY_RANGE)
 		rc = kpt_range_paths_create(f, &b.rp, d);
+	if (rc >= 0 && o->by == KPT_SUMMARY_BY_RANK)
+		rc = ranks_load(&b, d);
 	if (rc >= 0)
 		rc = collect(&b, o, s, d);
 	if (rc >= 0 && b.ngroups) {
@@ -489,6 +568,8 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 		if (row_names(&b, g, &s->rows[i], &sa->arena) < 0 ||
 		    row_stats(&s->rows[i], g->dur, g->n, s->total_ns, &sa->arena) < 0)
 			rc = nomem(d);
+		s->rows[i].comm_ns = g->comm_ns;
+		s->rows[i].comm_kernels = g->comm_n;
 		free(g->dur);           /* copied into the arena */
 		g->dur = NULL;
 		s->n++;

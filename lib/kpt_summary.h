@@ -22,6 +22,10 @@
  *   analyzer/kpt_diff.h uses. A kernel counts once, for its innermost range
  *   (exclusive time: "a" does not include the kernels of "a/b"); kernels
  *   launched outside any range form the row with path "".
+ * - KPT_SUMMARY_BY_RANK: one row per rank (process.rank: RANK,
+ *   OMPI_COMM_WORLD_RANK or SLURM_PROCID of the process) and GPU, "rank R
+ *   GPU D", "no rank GPU D" for processes without one; comm_ns and
+ *   comm_kernels count the NCCL kernels (names starting "nccl") of the row.
  * The statistics of a row are over the durations (end - start) of its kernel
  * executions: a range row's Instances is its number of kernels.
  *
@@ -44,6 +48,7 @@
 enum kpt_summary_by {
 	KPT_SUMMARY_BY_KERNEL = 0,
 	KPT_SUMMARY_BY_RANGE = 1,
+	KPT_SUMMARY_BY_RANK = 2,
 };
 
 struct kpt_summary_opts {
@@ -64,6 +69,8 @@ struct kpt_summary_row {
 	double stddev_ns;           /* sample SD (n - 1); 0 for one instance */
 	double time_pct;            /* 100 * total_ns / summary total_ns */
 	const uint64_t *durations;  /* the instances' durations, ascending */
+	uint64_t comm_ns;           /* of total_ns, in NCCL kernels (names "nccl...") */
+	uint64_t comm_kernels;
 };
 
 struct kpt_summary {

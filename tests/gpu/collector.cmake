@@ -26,3 +26,9 @@ if(TARGET kptprof)
   set_tests_properties(cli.record_merge PROPERTIES LABELS cli TIMEOUT 120 SKIP_RETURN_CODE 77
     ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;CHECK=$<TARGET_FILE:kpt-collector-check>;KPT_DATA=${PROJECT_SOURCE_DIR}/tests/data")
 endif()
+# Ranks on two GPUs (issue 15): torchrun with NCCL under kptprof record.
+if(TARGET kptprof AND TARGET kptinject)
+  add_test(NAME gpu.ddp_2gpu COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/ddp_test.sh)
+  set_tests_properties(gpu.ddp_2gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
+    ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;SCRIPT=${PROJECT_SOURCE_DIR}/bench/collector/ddp_step.py")
+endif()
