@@ -1072,6 +1072,14 @@ static void env_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 			note(c, N, "outside", 0, afmt(c, "%s: %llu launches under kpt:warmup/kpt:flush and %llu outside kpt:iter (set-up, checks) not compared",
 						       names[i], (unsigned long long)e->skipped,
 						       (unsigned long long)e->outside));
+		if (e->ranks >= 2)
+			note(c, N, "ranks", e->ranks_differ,
+			     e->ranks_differ
+				     ? afmt(c, "%s: %u ranks did different work (%llu to %llu launches per rank): each rank's kernels are keys of their own",
+					    names[i], e->ranks, (unsigned long long)e->rank_launches_min,
+					    (unsigned long long)e->rank_launches_max)
+				     : afmt(c, "%s: %u ranks, the same launches each: each rank's kernels are keys of their own",
+					    names[i], e->ranks));
 		if (e->runs < 2)
 			note(c, N, "runs", 1, afmt(c, "%s has %u run(s): the rule needs >= 2 runs per side to measure run-to-run noise (record with --runs 5)",
 						    names[i], e->runs));

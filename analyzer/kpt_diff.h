@@ -193,6 +193,12 @@ struct kpt_diff_env {
 	double throttled_frac;      /* env samples with a non-ignored reason, 0..1 */
 	double capped_frac;         /* env samples under the SW power cap (0x4), 0..1 */
 	uint64_t throttle_bits;     /* OR of non-ignored reasons seen */
+	/* Ranks (two or more distinct process.rank values: each key carries
+	 * its rank, "rank R/" leading its path), and whether they launched
+	 * different numbers of kernels (different work). */
+	uint32_t ranks;
+	int ranks_differ;
+	uint64_t rank_launches_min, rank_launches_max;
 };
 
 /* A difference between the environments worth printing beside verdicts. */

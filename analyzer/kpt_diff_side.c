@@ -91,12 +91,18 @@ struct loader {
 
 	struct kpt_wmap site_map;   /* (name sid, grid, block, path) -> site */
 	struct site_memo {          /* direct-mapped cache in front of site_map */
-		uint32_t key[8], site;
+		uint32_t key[9], site;
 	} memo[SITE_MEMO];
 	struct site *sites;
 	uint32_t capsites;
 
 	struct iterbuf *ib;         /* [max(nprocs, 1)] */
+	/* Two or more distinct ranks (process.rank) in the file: the rank is
+	 * part of each key; launches counted per rank to see whether the
+	 * ranks did the same work. */
+	int ranked;
+	uint32_t *ranks, nranks;
+	uint64_t *rank_kernels;
 
 	const struct kpt_env_sample *env;
 	size_t nenv;
@@ -577,7 +583,8 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
  * outside any); *sid = NO_ID when k is under a skipped range. */
 static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *sid, uint32_t *iter)
 {
-	uint32_t ri = range_index(L, k->range), path = 0, skey[8];
+	uint32_t ri = range_index(L, k->range), path = 0, skey[9];
+	uint32_t rank = L->ranked && k->process < L->nprocs ? L->procs[k->process].rank : KPT_NONE;
 	struct site *st;
 	int added, rc;
 
@@ -596,6 +603,15 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	memcpy(skey + 1, k->grid, sizeof k->grid);
 	memcpy(skey + 4, k->block, sizeof k->block);
 	skey[7] = path;
+	skey[8] = rank;
+	if (rank != KPT_NONE && L->rank_kernels) {
+		uint32_t j = 0;
+
+		while (j < L->nranks && L->ranks[j] != rank)
+			j++;
+		if (j < L->nranks)
+			L->rank_kernels[j]++;
+	}
 	{
 		struct site_memo *mm = &L->memo[(k->name * 2654435761u ^ path * 40503u ^ k->grid[0] ^
 						 k->block[0] * 97u) & (SITE_MEMO - 1)];
@@ -624,6 +640,22 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	memset(st, 0, sizeof *st);
 	st->path = L->path_str[path];
 	st->workload = L->path_workload[path];
+	if (rank != KPT_NONE) {
+		/* ranks that do different work are different keys: the rank
+		 * leads the path ("rank 1/moe.layer/...") */
+		const char *ps = side_str(L->s, st->path);
+		size_t len = strlen(ps) + 32;
+		char *buf = malloc(len);
+		int rc2;
+
+		if (!buf)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+		snprintf(buf, len, ps[0] ? "rank %u/%s" : "rank %u", rank, ps);
+		rc2 = side_intern(L->s, buf, &st->path, L->d);
+		free(buf);
+		if (rc2 < 0)
+			return rc2;
+	}
 	memcpy(st->grid, k->grid, sizeof st->grid);
 	memcpy(st->block, k->block, sizeof st->block);
 	st->last_proc = NO_ID;
@@ -1052,6 +1084,8 @@ static void loader_release(struct loader *L)
 	free(L->name_cache);
 	free(L->mangled_cache);
 	free(L->range_class);
+	free(L->ranks);
+	free(L->rank_kernels);
 }
 
 static int side_load(struct loader *L)
@@ -1084,6 +1118,21 @@ static int side_load(struct loader *L)
 	memset(L->name_cache, 0xff, L->nfile_strings * sizeof(uint32_t));
 	if ((rc = load_runs(L)) < 0 || (rc = load_env(L)) < 0 || (rc = load_ranges(L)) < 0)
 		return rc;
+	L->ranks = calloc(L->nprocs + 1, sizeof *L->ranks);
+	L->rank_kernels = calloc(L->nprocs + 1, sizeof *L->rank_kernels);
+	if (!L->ranks || !L->rank_kernels)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
+	for (size_t i = 0; i < L->nprocs; i++) {
+		uint32_t j = 0;
+
+		if (L->procs[i].rank == KPT_NONE)
+			continue;
+		while (j < L->nranks && L->ranks[j] != L->procs[i].rank)
+			j++;
+		if (j == L->nranks)
+			L->ranks[L->nranks++] = L->procs[i].rank;
+	}
+	L->ranked = L->nranks >= 2;
 	L->ib = calloc(L->nprocs ? L->nprocs : 1, sizeof *L->ib);
 	if (!L->ib)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
@@ -1112,6 +1161,18 @@ static int side_load(struct loader *L)
 		return rc;
 	if (!s->env.kernels)
 		return kpt_diag_set(d, KPT_E_INVAL, "'%s' holds no kernels", kpt_file_path(f));
+	if (L->ranked) {
+		uint64_t lo = UINT64_MAX, hi = 0;
+
+		for (uint32_t j = 0; j < L->nranks; j++) {
+			lo = L->rank_kernels[j] < lo ? L->rank_kernels[j] : lo;
+			hi = L->rank_kernels[j] > hi ? L->rank_kernels[j] : hi;
+		}
+		s->env.ranks = L->nranks;
+		s->env.ranks_differ = hi != lo;
+		s->env.rank_launches_min = lo;
+		s->env.rank_launches_max = hi;
+	}
 	if ((rc = take_medians(L)) < 0)
 		return rc;
 	return load_env_strings(L, devs, ndev, first_dev);
@@ -1140,7 +1201,7 @@ int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
 	L.keep_throttled = opts ? opts->keep_throttled : 0;
 	kpt_wmap_init(&L.range_ids, 1);
 	kpt_wmap_init(&L.paths, 2);
-	kpt_wmap_init(&L.site_map, 8);
+	kpt_wmap_init(&L.site_map, 9);
 	for (size_t i = 0; i < SITE_MEMO; i++)
 		L.memo[i].site = NO_ID;
 	rc = side_load(&L);

@@ -621,8 +621,8 @@ static int print_json(const struct report *r, struct kpt_diag *d)
 	kpt_json_kv_u64(&j, "span_ns", by_kernel->last_ns - by_kernel->first_ns);
 	kpt_json_key(&j, "kernels");
 	json_rows(&j, r, by_kernel);
-	if (r->by == KPT_SUMMARY_BY_RANGE) {
-		kpt_json_key(&j, "ranges");
+	if (r->by == KPT_SUMMARY_BY_RANGE || r->by == KPT_SUMMARY_BY_RANK) {
+		kpt_json_key(&j, r->by == KPT_SUMMARY_BY_RANGE ? "ranges" : "ranks");
 		json_rows(&j, r, r->s);
 	}
 	json_counters(&j, r);

@@ -451,6 +451,9 @@ static int collect(struct builder *b, const struct kpt_summary_opts *o, struct k
 				if (!b->is_comm[k[i].name]) {
 					const char *nm = kpt_file_string(b->f, k[i].name);
 
+					/* "ncclDevKernel_..." is stored mangled: "_Z40ncclDevKernel_..." */
+					while (nm && (*nm == '_' || *nm == 'Z' || (*nm >= '0' && *nm <= '9')))
+						nm++;
 					b->is_comm[k[i].name] = nm && strncmp(nm, "nccl", 4) == 0 ? 1 : 2;
 				}
 				key = slot * b->ndev + dev;

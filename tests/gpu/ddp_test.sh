@@ -19,7 +19,7 @@ grep -q "ddp_step median_ms" "$tmp/log" || fail "the script did not finish: $(ta
 python3 - "$tmp/r.json" <<'PY' || fail "ranks in the recording"
 import json, sys
 d = json.load(open(sys.argv[1]))
-ranks = {k["rank"]: k for k in d["kernels"]}
+ranks = {k["rank"]: k for k in d["ranks"]}
 assert "rank 0 GPU 0" in ranks and "rank 1 GPU 1" in ranks, list(ranks)
 for k in ranks.values():
     assert k["comm_kernels"] > 0 and k["comm_ns"] > 0, k
