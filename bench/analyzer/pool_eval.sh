@@ -6,7 +6,9 @@
 #
 # For each GPU model: every machine of bench/analyzer/pool-20261124
 # (pool_call.sh: pool.kpt, plant.kpt) and bench/analyzer/ab-20261124
-# (ab_call.sh: aa/a.kpt as its session, aa/{a,b}.kpt as an ab pair) is held
+# (ab_call.sh: aa/a.kpt as its session, aa/{a,b}.kpt as an ab pair), and
+# the 2026-11-22 session of each GPU (bench/analyzer/pool-20261122, 5 runs:
+# its gates of runs 5-9 and its pairs do not exist and are skipped) is held
 # out in turn; the baseline is the others (kpt-pool-eval). Writes
 # OUT_DIR/eval-<gpu>.md (default bench/analyzer) and prints them.
 set -u
@@ -17,7 +19,7 @@ EVAL=$BUILD/kpt-pool-eval
 [ -x "$EVAL" ] || { echo "pool_eval: '$EVAL' not built"; exit 2; }
 rc=0
 for g in h100 h200; do
-	"$EVAL" "$SRC"/bench/analyzer/pool-20261124/$g-* "$SRC"/bench/analyzer/ab-20261124/$g-* \
+	"$EVAL" "$SRC"/bench/analyzer/pool-20261124/$g-* "$SRC"/bench/analyzer/ab-20261124/$g-* "$SRC"/bench/analyzer/pool-20261122/$g-* \
 		>"$OUT/eval-$g.md" 2>"$OUT/eval-$g.log" || rc=$?
 	echo "### $g"; cat "$OUT/eval-$g.md"; echo
 done
