@@ -37,6 +37,7 @@ struct report {
 	uint64_t top;               /* rows to print, 0: all */
 	int by;                     /* enum kpt_summary_by */
 	int format;                 /* enum report_format */
+	const char *step;           /* --step NAME: NVTX range that marks a step (by rank) */
 	int color;
 	struct kpt_file *f;
 	struct kpt_summary *s;
@@ -62,6 +63,10 @@ static int parse_args(int argc, char **argv, struct report *r)
 		if ((rc = kpt_cli_opt(argc, argv, &i, "--top", &v)) != 0) {
 			if (rc < 0 || kpt_cli_parse_u64("report", "--top", v, 0, UINT32_MAX, &r->top))
 				return KPT_EXIT_ERROR;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--step", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			r->step = v;
 		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--by", &v)) != 0) {
 			if (rc < 0 || kpt_cli_parse_choice("report", "--by", v, by_names, NELEM(by_names), &r->by))
 				return KPT_EXIT_ERROR;
@@ -260,6 +265,27 @@ static void row_cells(const struct kpt_summary_row *row, char cells[8][32])
 
 static const int text_widths[] = { 6, 9, 9, 9, 9, 9, 9, 9 };
 
+/* NVTX ranges named r->step opened by the processes of rank (KPT_NONE: the
+ * processes without one): the steps of that rank. 0 when unreadable. */
+static uint64_t steps_of_rank(const struct report *r, uint32_t rank)
+{
+	const struct kpt_range *rg;
+	const struct kpt_process *p;
+	size_t nr, np;
+	uint64_t n = 0;
+
+	if (kpt_file_ranges(r->f, &rg, &nr, NULL) < 0 || kpt_file_processes(r->f, &p, &np, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < nr; i++) {
+		const char *nm = rg[i].name != KPT_NONE ? kpt_file_string(r->f, rg[i].name) : NULL;
+
+		if (nm && strcmp(nm, r->step) == 0 && rg[i].process < np && p[rg[i].process].rank == rank &&
+		    rg[i].kind != KPT_RANGE_MARK)
+			n++;
+	}
+	return n;
+}
+
 static void print_text(const struct report *r)
 {
 	const char *bold = r->color ? "\033[1m" : "", *reset = r->color ? "\033[0m" : "";
@@ -295,12 +321,20 @@ static void print_text(const struct report *r)
 		printf("\nCommunication (NCCL kernels) per rank:\n");
 		for (size_t i = 0; i < r->s->n; i++) {
 			const struct kpt_summary_row *row = &r->s->rows[i];
-			char t[32];
+			uint64_t steps = r->step ? steps_of_rank(r, row->rank) : 0;
+			char t[32], ps[32];
 
 			kpt_cli_fmt_ns((double)row->comm_ns, t, sizeof t);
-			printf("  %-20s %10s in %6llu kernels, %5.1f%% of its GPU time\n", row->display, t,
+			printf("  %-20s %10s in %6llu kernels, %5.1f%% of its GPU time", row->display, t,
 			       (unsigned long long)row->comm_kernels,
 			       row->total_ns ? 100.0 * (double)row->comm_ns / (double)row->total_ns : 0.0);
+			if (steps) {
+				kpt_cli_fmt_ns((double)row->comm_ns / (double)steps, ps, sizeof ps);
+				printf("; %s per '%s' (%llu of them)", ps, r->step, (unsigned long long)steps);
+			} else if (r->step) {
+				printf("; no '%s' range on this rank", r->step);
+			}
+			printf("\n");
 		}
 	}
 }

@@ -49,10 +49,11 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
 	  "  -h, --help             show this help\n" },
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
-	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--format text|md|csv|json]\n\n"
+	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--format text|md|csv|json]\n\n"
 	  "  FILE                       a .kpt recording\n"
 	  "  --top N                    rows to print, busiest first (default 0: all)\n"
 	  "  --by kernel|range|rank     one row per kernel name, NVTX range path, or rank and GPU with NCCL time (default kernel)\n"
+	  "  --step NAME                --by rank: also NCCL time per NVTX range NAME (a training step) per rank (default: none)\n"
 	  "  --format text|md|csv|json  output format; json adds meta, devices, env, counts (default text)\n"
 	  "  -h, --help                 show this help\n" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",

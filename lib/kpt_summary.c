@@ -370,6 +370,8 @@ static int row_names(const struct builder *b, const struct group *g, struct kpt_
 		char buf[64];
 		uint32_t r = b->ranks[g->key / b->ndev];
 
+		row->rank = r;
+		row->device = g->key % b->ndev;
 		if (r == KPT_NONE)
 			snprintf(buf, sizeof buf, "no rank GPU %u", g->key % b->ndev);
 		else

@@ -71,6 +71,7 @@ struct kpt_summary_row {
 	const uint64_t *durations;  /* the instances' durations, ascending */
 	uint64_t comm_ns;           /* of total_ns, in NCCL kernels (names "nccl...") */
 	uint64_t comm_kernels;
+	uint32_t rank, device;      /* by rank: the row's rank (KPT_NONE: none) and device index */
 };
 
 struct kpt_summary {

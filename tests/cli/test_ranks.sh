@@ -12,6 +12,12 @@ run "$KPTPROF" report "$F" --by rank
 expect_rc 0 "report --by rank"
 grep -q "rank 0 GPU 0" "$T/out" && grep -q "rank 1 GPU 1" "$T/out" || fail "ranks missing: $(cat "$T/out")"
 grep -Eq "rank 0 GPU 0 +[0-9.]+ ms in +[1-9][0-9]* kernels" "$T/out" || fail "no NCCL time for rank 0: $(cat "$T/out")"
+# per training step: the script's NVTX range "step", 20 warm-up + 200 timed on each rank
+run "$KPTPROF" report "$F" --by rank --step step
+expect_rc 0 "report --by rank --step step"
+[ "$(grep -c "per 'step' (220 of them)" "$T/out")" -eq 2 ] || fail "per-step NCCL time: $(tail -3 "$T/out")"
+run "$KPTPROF" report "$F" --by rank --step nosuchrange
+grep -q "no 'nosuchrange' range on this rank" "$T/out" || fail "a step range that is not there: $(tail -3 "$T/out")"
 "$KPTPROF" report "$F" --by rank --format json >"$T/r.json" || fail "report --by rank --format json"
 python3 - "$T/r.json" <<'PY' || fail "JSON ranks"
 import json, sys
