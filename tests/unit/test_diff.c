@@ -1153,6 +1153,75 @@ static void test_paired_runs_see_through_run_noise(void **state)
 	kpt_diff_destroy(df);
 }
 
+/* Two ranks of one run; rank 1 launches one kernel more than rank 0. */
+static void write_ranked(const char *path)
+{
+	struct kpt_writer *w = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_device dev = { 0 };
+	uint32_t k1, k2;
+	struct kpt_kernel k[7];
+	int n = 0;
+
+	assert_int_equal(kpt_writer_create(path, NULL, &w, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z4stepPf", &k1, &d), 0);
+	assert_int_equal(kpt_writer_intern_cstr(w, "_Z5extraPf", &k2, &d), 0);
+	dev.name = "NVIDIA H100 80GB HBM3";
+	dev.slug = "nvidia-h100-80gb-hbm3";
+	dev.uuid = dev.driver_string = "";
+	assert_int_equal(kpt_writer_device(w, &dev, &d), 0);
+	for (uint32_t r = 0; r < 2; r++) {
+		struct kpt_process pr = { 0 };
+
+		pr.index = r;
+		pr.run = 0;
+		pr.pid = 100 + r;
+		pr.rank = r;
+		pr.command = KPT_NONE;
+		assert_int_equal(kpt_writer_process(w, &pr, &d), 0);
+		for (int i = 0; i < 3 + (int)r; i++) {
+			memset(&k[n], 0, sizeof k[n]);
+			k[n].start_ns = 1000 * (uint64_t)(n + 1);
+			k[n].end_ns = k[n].start_ns + 500;
+			k[n].name = i < 3 ? k1 : k2;
+			k[n].process = r;
+			k[n].range = KPT_NONE;
+			k[n].graph = KPT_NONE;
+			n++;
+		}
+	}
+	assert_int_equal(kpt_writer_kernels(w, k, (size_t)n, &d), 0);
+	assert_int_equal(kpt_writer_commit(w, &d), 0);
+	kpt_writer_destroy(w);
+}
+
+static void test_ranks_are_keys_and_different_work_is_noted(void **state)
+{
+	struct paths *p = *state;
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+	int r0 = 0, r1 = 0, extra1 = 0, noted = 0;
+
+	write_ranked(p->a);
+	assert_int_equal(kpt_diff_paths(p->a, p->a, NULL, &df, &d), 0);
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+
+		r0 += strncmp(r->path, "rank 0", 6) == 0;
+		r1 += strncmp(r->path, "rank 1", 6) == 0;
+		extra1 += strstr(r->name, "extra") && strncmp(r->path, "rank 1", 6) == 0;
+	}
+	assert_int_equal(r0, 1);   /* step */
+	assert_int_equal(r1, 2);   /* step, extra */
+	assert_int_equal(extra1, 1);
+	assert_int_equal(df->base.ranks, 2);
+	assert_int_equal(df->base.ranks_differ, 1);
+	for (size_t i = 0; i < df->nnotes; i++)
+		noted |= strcmp(df->notes[i].what, "ranks") == 0 && strstr(df->notes[i].text, "different work") != NULL;
+	assert_true(noted);
+	kpt_diff_destroy(df);
+}
+
 static void test_verdict_names_table(void **state)
 {
 	(void)state;
@@ -1195,6 +1264,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_one_session_uses_the_prior_and_says_so, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_launches_aggregate_into_one_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paired_runs_see_through_run_noise, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranks_are_keys_and_different_work_is_noted, setup, teardown),
 		cmocka_unit_test(test_t_distribution_matches_tables),
 		cmocka_unit_test(test_holm_step_down),
 		cmocka_unit_test(test_mann_whitney_known_value),
