@@ -155,28 +155,25 @@ int cmd_ab(int argc, char **argv)
 			rc = kpt_cli_help("ab");
 			goto out;
 		}
-		if ((rc = kpt_cli_opt(argc, argv, &i, "--runs", &v)) != 0) {
-			if (rc < 0) {
-				rc = KPT_EXIT_ERROR;
-				goto out;
+		{
+			/* ab's own options; the rest are diff's */
+			static const char *const names[] = { "--runs", "-o", "--plots" };
+			const char **dst[] = { &runs, &outdir, &dc.plots };
+			int hit = 0;
+
+			for (size_t j = 0; j < sizeof names / sizeof names[0] && !hit; j++) {
+				rc = kpt_cli_opt(argc, argv, &i, names[j], &v);
+				if (rc < 0) {
+					rc = KPT_EXIT_ERROR;
+					goto out;
+				}
+				if (rc == 1) {
+					*dst[j] = v;
+					hit = 1;
+				}
 			}
-			runs = v;
-			continue;
-		}
-		if ((rc = kpt_cli_opt(argc, argv, &i, "-o", &v)) != 0) {
-			if (rc < 0) {
-				rc = KPT_EXIT_ERROR;
-				goto out;
-			}
-			outdir = v;
-			continue;
-		}
-		if ((rc = kpt_cli_opt(argc, argv, &i, "--plots", &dc.plots)) != 0) {
-			if (rc < 0) {
-				rc = KPT_EXIT_ERROR;
-				goto out;
-			}
-			continue;
+			if (hit)
+				continue;
 		}
 		rc = kpt_diff_cli_option(argc, argv, &i, &dc);
 		if (rc == 1)
