@@ -37,6 +37,7 @@
 
 struct record_opts {
 	const char *out;
+	char out_buf[PATH_MAX];     /* -o with %p / %r expanded */
 	int api, cold;
 	long runs, iterations, warmup;
 	const char *suite;
@@ -171,6 +172,14 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	if (o->cmd && (o->iterations >= 0 || o->warmup >= 0 || o->cold))
 		return kpt_cli_usage_error("record", "'--iterations', '--warmup' and '--cold' apply to "
 					   "'--suite' and '--workload' only");
+	if (strchr(o->out, '%')) {
+		/* as KPT_OUTPUT: %p this kptprof's pid, %r its rank (when a launcher
+		 * starts one kptprof per rank), %% a '%' */
+		if (kpt_inject_expand(o->out, (unsigned)getpid(), kpt_inject_rank(), o->out_buf,
+				      (int)sizeof o->out_buf) < 0)
+			return kpt_cli_usage_error("record", "bad output pattern '%s' (escapes: %%p %%r %%%%)", o->out);
+		o->out = o->out_buf;
+	}
 	return 0;
 }
 

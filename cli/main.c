@@ -36,7 +36,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ "record", cmd_record, "run a workload or program under the collector and write a .kpt file",
 	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               [--api] [--kinds LIST] (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n\n"
-	  "  -o, --output FILE      the recording to write (default kptprof.kpt)\n"
+	  "  -o, --output FILE      the recording to write; %p: kptprof's pid, %r: its RANK, %%: % (default kptprof.kpt)\n"
 	  "  --runs M               independent runs, one process each; baselines need 2, 5 is better (default 1)\n"
 	  "  --iterations N         timed iterations per workload; --suite/--workload only (default 20)\n"
 	  "  --warmup W             untimed warm-up iterations per workload; --suite/--workload only (default 3)\n"

@@ -378,6 +378,17 @@ static uint32_t device_index(uint32_t ordinal)
 	}
 	if (cuDriverGetVersion(&drv) == CUDA_SUCCESS)
 		r->driver_version = (uint32_t)drv;
+	{
+		/* The program's CUDA runtime, when it links libcudart dynamically
+		 * (PyTorch does): by the time a context exists the library is
+		 * loaded. A statically linked runtime exports no symbol: 0, unknown. */
+		int (*rtver)(int *) = NULL;
+		int rv = 0;
+
+		*(void **)&rtver = dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion");
+		if (rtver && rtver(&rv) == 0 && rv > 0)
+			r->runtime_version = (uint32_t)rv;
+	}
 	r->mem_bytes = mem;
 	kpt_slug(name, slug, sizeof slug);
 	r->name = xstrdup(name);

@@ -35,6 +35,8 @@ expect_clean() {
 	fi
 }
 
+expect 2 "bad output pattern 'r%q.kpt'" "$KPTPROF" record -o 'r%q.kpt' -- true
+expect 2 "bad output pattern 'r%'" "$KPTPROF" record -o 'r%' -- true
 expect 2 "command not found: 'no-such-command-kpt'" "$KPTPROF" record -o r.kpt -- no-such-command-kpt
 expect_clean "command not found"
 expect 2 "cannot write '$work/nodir/r.kpt'" "$KPTPROF" record -o "$work/nodir/r.kpt" -- true
