@@ -53,7 +53,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  FILE                       a .kpt recording\n"
 	  "  --top N                    rows to print, busiest first (default 0: all)\n"
 	  "  --by kernel|range|rank     one row per kernel name, NVTX range path, or rank and GPU with NCCL time (default kernel)\n"
-	  "  --step NAME                --by rank: also NCCL time per NVTX range NAME (a training step) per rank (default: none)\n"
+	  "  --step NAME                with --by rank, also the NCCL time per NVTX range NAME (a step) per rank (default: none)\n"
 	  "  --format text|md|csv|json  output format; json adds meta, devices, env, counts (default text)\n"
 	  "  -h, --help                 show this help\n" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
