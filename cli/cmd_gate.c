@@ -174,10 +174,11 @@ int cmd_gate(int argc, char **argv)
 	if (stat(base, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		snprintf(base, sizeof base, "%s/%s/%s.kpt", dir, slug, suite);
 	if (stat(base, &sb) != 0) {
-		kpt_diag_set(&d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s')",
-			     slug, suite, base);
-		kpt_diag_hint(&d, "make one on this GPU with 'kptprof record --suite %s --runs 5 -o rec.kpt' "
-			      "and 'kptprof baseline update rec.kpt --baselines %s', then commit it", suite, dir);
+		kpt_diag_set(&d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s/%s/%s/' and '%s')",
+			     slug, suite, dir, slug, suite, base);
+		kpt_diag_hint(&d, "make one with 'kptprof record --suite %s --runs 5 -o rec.kpt' and 'kptprof baseline "
+			      "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
+			      suite, dir);
 		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}

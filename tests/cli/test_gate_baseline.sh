@@ -49,6 +49,13 @@ grep -q "same session" "$T/err" || fail "same boot not replaced: $(cat "$T/err")
 ls "$BL/$SLUG/quick" | grep -q 20261120 && fail "--keep kept the oldest session"
 "$KPTPROF" baseline update "$T/s1.kpt" --baselines "$BL" --keep 0 2>/dev/null
 [ $? -eq 2 ] || fail "--keep 0 accepted"
+# a folder without sessions, or with a truncated one, is an error naming it
+mkdir -p "$T/empty"
+"$KPTPROF" diff "$T/empty" "$T/rec.kpt" 2>"$T/err" >/dev/null
+[ $? -eq 2 ] && grep -q "holds no .kpt sessions" "$T/err" || fail "empty baseline folder: $(cat "$T/err")"
+mkdir -p "$T/trunc" && head -c 3000 "$T/s1.kpt" >"$T/trunc/a.kpt" && cp "$T/s2.kpt" "$T/trunc/b.kpt"
+"$KPTPROF" diff "$T/trunc" "$T/rec.kpt" 2>"$T/err" >/dev/null
+[ $? -eq 2 ] && grep -q "trunc/a.kpt" "$T/err" || fail "truncated session: $(cat "$T/err")"
 # the folder is a baseline of several sessions for diff
 "$KPTPROF" diff "$BL/$SLUG/quick" "$T/rec.kpt" -q --json "$T/s.json"
 rc=$?; [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "diff of a folder: exit $rc"
