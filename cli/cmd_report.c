@@ -26,6 +26,9 @@ static const char *const by_names[] = {
 	[KPT_SUMMARY_BY_KERNEL] = "kernel", [KPT_SUMMARY_BY_RANGE] = "range", [KPT_SUMMARY_BY_RANK] = "rank",
 };
 
+/* --ranges: NVTX's rule (the launching thread's ranges), or any thread's. */
+static const char *const range_rules[] = { "thread", "any-thread" };
+
 /* The title of a row's name column for each grouping. */
 static const char *const by_titles[] = {
 	[KPT_SUMMARY_BY_KERNEL] = "Name", [KPT_SUMMARY_BY_RANGE] = "NVTX range", [KPT_SUMMARY_BY_RANK] = "Rank",
@@ -38,6 +41,7 @@ struct report {
 	int by;                     /* enum kpt_summary_by */
 	int format;                 /* enum report_format */
 	const char *step;           /* --step NAME: NVTX range that marks a step (by rank) */
+	int any_thread;             /* --ranges any-thread */
 	int color;
 	struct kpt_file *f;
 	struct kpt_summary *s;
@@ -62,6 +66,10 @@ static int parse_args(int argc, char **argv, struct report *r)
 		}
 		if ((rc = kpt_cli_opt(argc, argv, &i, "--top", &v)) != 0) {
 			if (rc < 0 || kpt_cli_parse_u64("report", "--top", v, 0, UINT32_MAX, &r->top))
+				return KPT_EXIT_ERROR;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--ranges", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_choice("report", "--ranges", v, range_rules, NELEM(range_rules),
+							   &r->any_thread))
 				return KPT_EXIT_ERROR;
 		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--step", &v)) != 0) {
 			if (rc < 0)
@@ -674,7 +682,8 @@ static int print_json(const struct report *r, struct kpt_diag *d)
  * empty) and --format json never leaves half a document on stdout. */
 static int load(struct report *r, struct kpt_diag *d)
 {
-	struct kpt_summary_opts so = { .by = (enum kpt_summary_by)r->by, .device = KPT_NONE };
+	struct kpt_summary_opts so = { .by = (enum kpt_summary_by)r->by, .device = KPT_NONE,
+				       .any_thread = r->any_thread };
 	const struct kpt_meta_kv *kv;
 	const struct kpt_range *ranges;
 	const struct kpt_env_sample *env;

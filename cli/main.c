@@ -49,11 +49,13 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
 	  "  -h, --help             show this help\n" },
 	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
-	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--format text|md|csv|json]\n\n"
+	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
+	  "                   [--format text|md|csv|json]\n\n"
 	  "  FILE                       a .kpt recording\n"
 	  "  --top N                    rows to print, busiest first (default 0: all)\n"
 	  "  --by kernel|range|rank     one row per kernel name, NVTX range path, or rank and GPU with NCCL time (default kernel)\n"
 	  "  --step NAME                with --by rank, also the NCCL time per NVTX range NAME (a step) per rank (default: none)\n"
+	  "  --ranges RULE              any-thread: by range, a kernel with no range of its own thread goes to another thread's (default thread)\n"
 	  "  --format text|md|csv|json  output format; json adds meta, devices, env, counts (default text)\n"
 	  "  -h, --help                 show this help\n" },
 	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",

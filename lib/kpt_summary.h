@@ -26,6 +26,9 @@
  *   OMPI_COMM_WORLD_RANK or SLURM_PROCID of the process) and GPU, "rank R
  *   GPU D", "no rank GPU D" for processes without one; comm_ns and
  *   comm_kernels count the NCCL kernels (names starting "nccl") of the row.
+ *   With opts.any_thread, a kernel with no range on its launching thread
+ *   counts for the innermost range open on any thread of its process at its
+ *   GPU start, in a row of that path marked " (other thread)".
  * The statistics of a row are over the durations (end - start) of its kernel
  * executions: a range row's Instances is its number of kernels.
  *
@@ -54,6 +57,12 @@ enum kpt_summary_by {
 struct kpt_summary_opts {
 	enum kpt_summary_by by;
 	uint32_t device;            /* only kernels of this device index; KPT_NONE: all */
+	/* By range: a kernel launched outside any range on its own thread
+	 * counts for the innermost range open on any thread of its process
+	 * when it started on the GPU, marked " (other thread)" (PyTorch's
+	 * backward kernels come from autograd's thread, outside the training
+	 * loop's "step"). 0: NVTX's per-thread rule only. */
+	int any_thread;
 };
 
 struct kpt_summary_row {
