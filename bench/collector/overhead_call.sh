@@ -11,7 +11,9 @@
 # rotated): plain; `kptprof record` (default kinds); `record --kinds
 # kernel`; the collector by hand without NVTX injection
 # (CUDA_INJECTION64_PATH only); the same without the NVML sampler
-# (KPT_SAMPLE_MS=0). Prints one line per mode and round: "mode round ms".
+# (KPT_SAMPLE_MS=0); record and record --kinds kernel without the sampler
+# (recnonvml, kernelnonvml). MODES picks (default: the first five). Prints
+# one line per mode and round: "mode round ms".
 set -u -o pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$SRC/out}
@@ -31,9 +33,11 @@ mode() {
 	kernel) "$K" record --kinds kernel -o /tmp/o.kpt -- "${STEP[@]}" ;;
 	nonvtx) CUDA_INJECTION64_PATH=$INJ KPT_OUTPUT=/tmp/h-%p.kpt "${STEP[@]}" ;;
 	nonvml) CUDA_INJECTION64_PATH=$INJ KPT_OUTPUT=/tmp/h-%p.kpt KPT_SAMPLE_MS=0 "${STEP[@]}" ;;
+	recnonvml) KPT_SAMPLE_MS=0 "$K" record -o /tmp/o.kpt -- "${STEP[@]}" ;;
+	kernelnonvml) KPT_SAMPLE_MS=0 "$K" record --kinds kernel -o /tmp/o.kpt -- "${STEP[@]}" ;;
 	esac
 }
-modes=(plain record kernel nonvtx nonvml)
+read -r -a modes <<<"${MODES:-plain record kernel nonvtx nonvml}"
 for r in $(seq 1 "$ROUNDS"); do
 	for i in "${!modes[@]}"; do
 		m=${modes[$(( (i + r) % ${#modes[@]} ))]}
@@ -49,7 +53,7 @@ by = {}
 for m, r, v in rows:
     by.setdefault(r, {})[m] = float(v)
 rounds = [d for d in by.values() if "plain" in d]
-for m in ("record", "kernel", "nonvtx", "nonvml"):
+for m in ("record", "kernel", "nonvtx", "nonvml", "recnonvml", "kernelnonvml"):
     rat = [d[m] / d["plain"] - 1 for d in rounds if m in d]
     if not rat:
         continue
