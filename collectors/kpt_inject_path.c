@@ -10,7 +10,7 @@
 int kpt_inject_kinds(const char *list, const char **bad, int *badlen)
 {
 	static const struct { const char *name; int mask; } w[] = {
-		{ "kernel", 1 }, { "memcpy", 2 | 4 }, { "memset", 8 }, { "sync", 16 },
+		{ "kernel", 1 }, { "memcpy", 2 | 4 }, { "memset", 8 }, { "sync", 16 }, { "all", 1 | 2 | 4 | 8 | 16 },
 	};
 	int mask = 0;
 

@@ -52,9 +52,14 @@ run "$KPTPROF" record -o "$T/k.kpt" --runs 2 --kinds kernel,memcpy -- "$T/target
 expect_rc 0 "--kinds kernel,memcpy"
 got=$(kinds timing); [ "$got" = "kernel,memcpy kernel,memcpy " ] || fail "KPT_ACTIVITY_KINDS in the runs: $got"
 
+# A program gets kernels only by default (memcpy, memset and sync are opt-in:
+# they cost a launch-bound step +18%); --kinds all asks for the four.
 run "$KPTPROF" record -o "$T/k.kpt" -- "$T/target.sh"
 expect_rc 0 "no --kinds"
-got=$(kinds timing); [ "$got" = "unset " ] || fail "KPT_ACTIVITY_KINDS set without --kinds: $got"
+got=$(kinds timing); [ "$got" = "kernel " ] || fail "KPT_ACTIVITY_KINDS without --kinds: $got"
+run "$KPTPROF" record -o "$T/k.kpt" --kinds all -- "$T/target.sh"
+expect_rc 0 "--kinds all"
+got=$(kinds timing); [ "$got" = "all " ] || fail "KPT_ACTIVITY_KINDS with --kinds all: $got"
 
 # Without --kinds an inherited value is left alone (scripts/gpu/collector.sh
 # sets it around record); --kinds replaces it.

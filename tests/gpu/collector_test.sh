@@ -15,25 +15,25 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 field() { "$CHECK" stats "$1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -1; }
 
-"$KPTPROF" record -o "$tmp/app.kpt" -- "$APP"
+"$KPTPROF" record --kinds all -o "$tmp/app.kpt" -- "$APP"
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: kptprof record exited $rc"; exit 1; }
 [ -z "$(ls -A "$tmp" | grep -v '^app.kpt$')" ] || { echo "FAIL: temporary files left: $(ls -A "$tmp")"; fail=1; }
 "$CHECK" app "$tmp/app.kpt" || fail=1
 [ -n "${KEEP:-}" ] && cp "$tmp/app.kpt" "$KEEP/collector_app.kpt"
 
-"$KPTPROF" record --runs 2 --api -o "$tmp/runs.kpt" -- "$APP" >/dev/null 2>&1 || { echo "FAIL: --runs 2 --api"; fail=1; }
+"$KPTPROF" record --kinds all --runs 2 --api -o "$tmp/runs.kpt" -- "$APP" >/dev/null 2>&1 || { echo "FAIL: --runs 2 --api"; fail=1; }
 "$CHECK" stats "$tmp/runs.kpt"
 [ "$(field "$tmp/runs.kpt" processes)" = 6 ] || { echo "FAIL: --runs 2: want 6 processes"; fail=1; }
 [ "$(field "$tmp/runs.kpt" runs)" = 2 ] || { echo "FAIL: --runs 2: want 2 runs"; fail=1; }
 [ "$(field "$tmp/runs.kpt" kernels)" = 34 ] || { echo "FAIL: --runs 2: want 34 kernels"; fail=1; }
 [ "$(field "$tmp/runs.kpt" events)" -gt 100 ] || { echo "FAIL: --api: too few API events"; fail=1; }
 
-"$KPTPROF" record -o "$tmp/reset.kpt" -- "$APP" --reset >/dev/null 2>&1 || { echo "FAIL: --reset run"; fail=1; }
+"$KPTPROF" record --kinds all -o "$tmp/reset.kpt" -- "$APP" --reset >/dev/null 2>&1 || { echo "FAIL: --reset run"; fail=1; }
 n=$("$CHECK" names "$tmp/reset.kpt" | grep -c kpt_t_empty)
 [ "$n" = 7 ] || { echo "FAIL: cudaDeviceReset: $n kernels, want 7"; fail=1; }
 
-"$KPTPROF" record -o "$tmp/term.kpt" -- "$APP" --wait >"$tmp/wait.out" 2>"$tmp/wait.err" &
+"$KPTPROF" record --kinds all -o "$tmp/term.kpt" -- "$APP" --wait >"$tmp/wait.out" 2>"$tmp/wait.err" &
 kp=$!
 for _ in $(seq 1 100); do grep -q ready "$tmp/wait.out" 2>/dev/null && break; sleep 0.1; done
 kill -TERM $kp
@@ -45,7 +45,7 @@ n=$("$CHECK" names "$tmp/term.kpt" 2>/dev/null | grep -c kpt_t_empty)
 # Another CUPTI subscriber before CUDA starts: the target runs to the end,
 # kptprof says why nothing was recorded and exits 2, leaving no file.
 if [ -x "${LAUNCH:-}" ]; then
-	"$KPTPROF" record -o "$tmp/busy.kpt" -- "$LAUNCH" --subscribe-first --n 100 --reps 3 >"$tmp/busy.out" 2>"$tmp/busy.err"
+	"$KPTPROF" record --kinds all -o "$tmp/busy.kpt" -- "$LAUNCH" --subscribe-first --n 100 --reps 3 >"$tmp/busy.out" 2>"$tmp/busy.err"
 	rc=$?
 	if [ $rc -ne 2 ] || ! grep -q "another profiler is already attached" "$tmp/busy.err" || \
 	   ! grep -q "^launch " "$tmp/busy.out" || [ -e "$tmp/busy.kpt" ]; then
