@@ -48,7 +48,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --workload NAME...     run built-in workloads: the names up to the next option; repeatable (exactly one of the three)\n"
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
 	  "  -h, --help             show this help\n" },
-	{ "report", cmd_report, "summarise a recording per kernel or per NVTX range",
+	{ "report", cmd_report, "summarise a recording per kernel, NVTX range or rank",
 	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
 	  "                   [--format text|md|csv|json]\n\n"
 	  "  FILE                       a .kpt recording\n"
