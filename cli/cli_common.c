@@ -109,6 +109,23 @@ int kpt_cli_opt(int argc, char **argv, int *i, const char *name, const char **va
 	return 1;
 }
 
+int kpt_cli_opt_table(int argc, char **argv, int *i, const char *const *names, const char **const *dst,
+		      size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		const char *v;
+		int rc = kpt_cli_opt(argc, argv, i, names[j], &v);
+
+		if (rc < 0)
+			return -1;
+		if (rc == 1) {
+			*dst[j] = v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int kpt_cli_parse_u64(const char *cmd, const char *opt, const char *value,
 		      uint64_t min, uint64_t max, uint64_t *out)
 {

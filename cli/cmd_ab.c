@@ -145,8 +145,6 @@ int cmd_ab(int argc, char **argv)
 	uint64_t m = 0;
 
 	for (int i = 1; i < argc; i++) {
-		const char *v;
-
 		if (strcmp(argv[i], "--") == 0) {
 			sep = i;
 			break;
@@ -158,21 +156,14 @@ int cmd_ab(int argc, char **argv)
 		{
 			/* ab's own options; the rest are diff's */
 			static const char *const names[] = { "--runs", "-o", "--plots" };
-			const char **dst[] = { &runs, &outdir, &dc.plots };
-			int hit = 0;
+			const char **const dst[] = { &runs, &outdir, &dc.plots };
 
-			for (size_t j = 0; j < sizeof names / sizeof names[0] && !hit; j++) {
-				rc = kpt_cli_opt(argc, argv, &i, names[j], &v);
-				if (rc < 0) {
-					rc = KPT_EXIT_ERROR;
-					goto out;
-				}
-				if (rc == 1) {
-					*dst[j] = v;
-					hit = 1;
-				}
+			rc = kpt_cli_opt_table(argc, argv, &i, names, dst, sizeof names / sizeof names[0]);
+			if (rc < 0) {
+				rc = KPT_EXIT_ERROR;
+				goto out;
 			}
-			if (hit)
+			if (rc == 1)
 				continue;
 		}
 		rc = kpt_diff_cli_option(argc, argv, &i, &dc);

@@ -83,7 +83,7 @@ int cmd_gate(int argc, char **argv)
 {
 	struct kpt_diff_cli dc = { 0 };
 	const char *suite = "default", *dir = default_baselines(), *from = NULL, *runs = "5";
-	const char *keep = NULL, *v;
+	const char *keep = NULL;
 	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX];
 	struct kpt_diag d = { 0 };
 	struct stat sb;
@@ -98,21 +98,14 @@ int cmd_gate(int argc, char **argv)
 		{
 			static const char *const names[] = { "--suite", "--baselines", "--from", "--runs", "-o",
 							     "--plots" };
-			const char **dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots };
-			int hit = 0;
+			const char **const dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots };
 
-			for (size_t j = 0; j < sizeof names / sizeof names[0] && !hit; j++) {
-				rc = kpt_cli_opt(argc, argv, &i, names[j], &v);
-				if (rc < 0) {
-					rc = KPT_EXIT_ERROR;
-					goto out;
-				}
-				if (rc == 1) {
-					*dst[j] = v;
-					hit = 1;
-				}
+			rc = kpt_cli_opt_table(argc, argv, &i, names, dst, sizeof names / sizeof names[0]);
+			if (rc < 0) {
+				rc = KPT_EXIT_ERROR;
+				goto out;
 			}
-			if (hit)
+			if (rc == 1)
 				continue;
 		}
 		rc = kpt_diff_cli_option(argc, argv, &i, &dc);

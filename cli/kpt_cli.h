@@ -53,6 +53,10 @@ int kpt_cli_color(int fd);
  * returns -1 when VALUE is missing (the caller returns KPT_EXIT_ERROR). */
 int kpt_cli_is_help(const char *arg);
 int kpt_cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
+/* kpt_cli_opt over a table: names[j] sets *dst[j]. Returns 1 when argv[*i]
+ * was one of them, 0 when none, -1 after printing a missing value. */
+int kpt_cli_opt_table(int argc, char **argv, int *i, const char *const *names, const char **const *dst,
+		      size_t n);
 /* Value checks that print "kptprof CMD: bad value 'V' for --opt: ..." and
  * return KPT_EXIT_ERROR, or store the result and return 0.
  * kpt_cli_parse_u64: a decimal integer in [min, max].
