@@ -121,6 +121,10 @@ struct kpt_diff_opts {
 	 * prior). */
 	double between_prior_pct;
 	int no_shift;               /* do not look for family-wide shifts */
+	/* --ranges any-thread: a kernel launched outside any range of its own
+	 * thread gets the path of the innermost range open on another thread
+	 * of its process at its GPU start, marked " (other thread)". */
+	int any_thread;
 	double between_floor_ns;    /* [30] least between-session SD assumed, ns */
 	/* Run subsets (process.run numbers) to use from each side; NULL: all
 	 * runs. Used by the evaluation to draw gates from one pool. */

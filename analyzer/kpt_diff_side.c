@@ -5,6 +5,7 @@
  * small next to kernels: ranges are per launch site and iteration, env
  * samples every 10 ms).
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@ struct loader {
 	double min_clock_frac;
 	uint64_t throttle_ignore;
 	int keep_throttled;
+	int any_thread;
 
 	const struct kpt_process *procs;
 	size_t nprocs;
@@ -103,6 +105,9 @@ struct loader {
 	int ranked;
 	uint32_t *ranks, nranks;
 	uint64_t *rank_kernels;
+	/* --ranges any-thread: range indices (no marks) by process, then start */
+	uint32_t *open_idx;
+	size_t nopen;
 
 	const struct kpt_env_sample *env;
 	size_t nenv;
@@ -581,14 +586,78 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
 
 /* Site of kernel k (name, config, path) and its kpt:iter range (NO_ID when
  * outside any); *sid = NO_ID when k is under a skipped range. */
+static int cmp_open(const void *pa, const void *pb, void *ranges)
+{
+	const struct kpt_range *rg = ranges;
+	const struct kpt_range *a = &rg[*(const uint32_t *)pa], *b = &rg[*(const uint32_t *)pb];
+
+	if (a->process != b->process)
+		return a->process < b->process ? -1 : 1;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int open_index(struct loader *L)
+{
+	L->open_idx = malloc((L->nranges + 1) * sizeof *L->open_idx);
+	if (!L->open_idx)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing ranges");
+	for (size_t i = 0; i < L->nranges; i++)
+		if (L->ranges[i].kind != KPT_RANGE_MARK)
+			L->open_idx[L->nopen++] = (uint32_t)i;
+	qsort_r(L->open_idx, L->nopen, sizeof *L->open_idx, cmp_open, (void *)L->ranges);
+	return 0;
+}
+
+/* The innermost range open at t on any thread of process (the one that
+ * started last among those not ended by t); NO_ID when none. Looks back
+ * over at most 4096 ranges. */
+static uint32_t other_thread_range(const struct loader *L, uint32_t process, uint64_t t)
+{
+	const struct kpt_range *r = L->ranges;
+	size_t lo = 0, hi = L->nopen;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct kpt_range *m = &r[L->open_idx[mid]];
+
+		if (m->process < process || (m->process == process && m->start_ns <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t n = 0; lo > 0 && n < 4096; n++) {
+		const struct kpt_range *c = &r[L->open_idx[--lo]];
+
+		if (c->process != process)
+			break;
+		if (c->end_ns == 0 || c->end_ns > t)
+			return L->open_idx[lo];
+	}
+	return NO_ID;
+}
+
 static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *sid, uint32_t *iter)
 {
 	uint32_t ri = range_index(L, k->range), path = 0, skey[9];
 	uint32_t rank = L->ranked && k->process < L->nprocs ? L->procs[k->process].rank : KPT_NONE;
 	struct site *st;
-	int added, rc;
+	int added, rc, other = 0;
 
 	*iter = NO_ID;
+	if (ri == NO_ID && L->open_idx) {
+		/* --ranges any-thread: the innermost range open on another thread
+		 * of the process; its path marked (other thread) */
+		uint32_t o = other_thread_range(L, k->process, k->start_ns);
+
+		if (o != NO_ID) {
+			if (L->range_path[o] == NO_ID && (rc = resolve_range(L, o)) < 0)
+				return rc;
+			if (L->range_path[o] != SKIP_PATH) {
+				path = L->range_path[o];
+				other = 1;
+			}
+		}
+	}
 	if (ri != NO_ID) {
 		if (L->range_path[ri] == NO_ID && (rc = resolve_range(L, ri)) < 0)
 			return rc;
@@ -602,7 +671,7 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	skey[0] = k->name;
 	memcpy(skey + 1, k->grid, sizeof k->grid);
 	memcpy(skey + 4, k->block, sizeof k->block);
-	skey[7] = path;
+	skey[7] = path | (other ? 0x80000000u : 0);
 	skey[8] = rank;
 	if (rank != KPT_NONE && L->rank_kernels) {
 		uint32_t j = 0;
@@ -640,6 +709,20 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	memset(st, 0, sizeof *st);
 	st->path = L->path_str[path];
 	st->workload = L->path_workload[path];
+	if (other) {
+		const char *ps = side_str(L->s, st->path);
+		size_t len = strlen(ps) + 32;
+		char *buf = malloc(len);
+		int rc2;
+
+		if (!buf)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+		snprintf(buf, len, "%s (other thread)", ps);
+		rc2 = side_intern(L->s, buf, &st->path, L->d);
+		free(buf);
+		if (rc2 < 0)
+			return rc2;
+	}
 	if (rank != KPT_NONE) {
 		/* ranks that do different work are different keys: the rank
 		 * leads the path ("rank 1/moe.layer/...") */
@@ -1086,6 +1169,7 @@ static void loader_release(struct loader *L)
 	free(L->range_class);
 	free(L->ranks);
 	free(L->rank_kernels);
+	free(L->open_idx);
 }
 
 static int side_load(struct loader *L)
@@ -1133,6 +1217,8 @@ static int side_load(struct loader *L)
 			L->ranks[L->nranks++] = L->procs[i].rank;
 	}
 	L->ranked = L->nranks >= 2;
+	if (L->any_thread && (rc = open_index(L)) < 0)
+		return rc;
 	L->ib = calloc(L->nprocs ? L->nprocs : 1, sizeof *L->ib);
 	if (!L->ib)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading '%s'", kpt_file_path(f));
@@ -1199,6 +1285,7 @@ int kpt_diff_side_load(struct kpt_file *f, const struct kpt_diff_opts *opts,
 	L.throttle_ignore = !opts || !opts->throttle_ignore ? KPT_DIFF_IGNORE_DEFAULT :
 		opts->throttle_ignore == KPT_DIFF_IGNORE_NONE ? 0 : opts->throttle_ignore;
 	L.keep_throttled = opts ? opts->keep_throttled : 0;
+	L.any_thread = opts ? opts->any_thread : 0;
 	kpt_wmap_init(&L.range_ids, 1);
 	kpt_wmap_init(&L.paths, 2);
 	kpt_wmap_init(&L.site_map, 9);

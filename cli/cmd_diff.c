@@ -91,7 +91,10 @@ enum diff_opt_kind {
 	DO_METHOD,  /* enum kpt_diff_method at off */
 	DO_RUNS,    /* run list: pointer at off, count at off2, buffer runs_buf[(int)lo] */
 	DO_INT,     /* int at off, in [lo, hi] */
+	DO_RANGES,  /* int at off: 0 thread, 1 any-thread */
 };
+
+static const char *const range_rules[] = { "thread", "any-thread" };
 
 struct diff_opt {
 	const char *name;
@@ -117,6 +120,7 @@ static const struct diff_opt diff_opts[] = {
 	{ "--welch", DO_FLAG, DC(o.welch), 0, 0, 0 },
 	{ "--keep-throttled", DO_FLAG, DC(o.keep_throttled), 0, 0, 0 },
 	{ "--paired", DO_FLAG, DC(o.paired), 0, 0, 0 },
+	{ "--ranges", DO_RANGES, DC(o.any_thread), 0, 0, 0 },
 	{ "--no-shift", DO_FLAG, DC(o.no_shift), 0, 0, 0 },
 	{ "--aggregate", DO_INT, DC(o.aggregate_min), 0, -1, 1000000 },
 	{ "--between-prior", DO_NUMBER, DC(o.between_prior_pct), 0, 0.001, 100 },
@@ -165,6 +169,11 @@ int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
 			*(int *)(base + op->off) = x == 0 ? -1 : (int)x;
 			return 1;
 		}
+		case DO_RANGES:
+			if (kpt_cli_parse_choice(cmd, op->name, v, range_rules, 2, &idx))
+				return KPT_EXIT_ERROR;
+			*(int *)(base + op->off) = idx;
+			return 1;
 		case DO_METHOD:
 			if (kpt_cli_parse_choice(cmd, op->name, v, method_names, 2, &idx))
 				return KPT_EXIT_ERROR;

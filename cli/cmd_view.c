@@ -30,6 +30,7 @@ static const struct {
 	{ "--between-prior", "PCT: between-machine SD assumed when the baseline has one session (default: by duration)" },
 	{ "--no-shift", "do not take a family's common move out of its keys (default: taken out, reported once)" },
 	{ "--paired", "run i of the recording against run i of the baseline, interleaved on one machine (default: off)" },
+	{ "--ranges", "RULE: any-thread puts a kernel with no range of its own thread in another thread's (default thread)" },
 	{ "--base-runs LIST", "use only these BASE runs, e.g. 0-4,7 (default: all)" },
 	{ "--new-runs LIST", "use only these NEW runs (default: all)" },
 	{ "--method rule|pooled-u", "decision method (maintainers; default rule)" },

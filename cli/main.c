@@ -27,6 +27,7 @@ static int help(int argc, char **argv);
 	"  --between-prior PCT      between-machine SD when BASE has one session (default: by kernel duration)\n" \
 	"  --no-shift               keep a family's common move in its keys' changes (default: reported once, taken out)\n" \
 	"  --paired                 run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)\n" \
+	"  --ranges RULE            any-thread: a kernel with no range of its own thread takes another thread's (default thread)\n" \
 	"  --base-runs LIST         use only these runs of BASE, e.g. 0-4,7 (default: all)\n" \
 	"  --new-runs LIST          use only these runs of NEW (default: all)\n" \
 	"  --method rule|pooled-u   decision method; pooled-u only shows its false alarms (maintainers; default rule)\n"

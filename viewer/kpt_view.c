@@ -286,7 +286,8 @@ out:
 
 static int gather(struct view *v, struct kpt_diag *d)
 {
-	struct kpt_summary_opts so = { .by = KPT_SUMMARY_BY_KERNEL, .device = KPT_NONE };
+	struct kpt_summary_opts so = { .by = KPT_SUMMARY_BY_KERNEL, .device = KPT_NONE,
+				       .any_thread = v->o->diff.any_thread };
 	int rc;
 
 	if ((rc = kpt_file_open(v->path, &v->f, d)) < 0 || (rc = kpt_file_counts(v->f, &v->counts, d)) < 0 ||
