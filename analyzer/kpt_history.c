@@ -1,0 +1,1168 @@
+/* kpt_history.c - the history store: schema and migrations, add, queries.
+ * Written once for both backends (kpt_history_db.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kpt_diff.h"
+#include "kpt_format.h"
+#include "kpt_history.h"
+#include "kpt_history_db.h"
+#include "kpt_model.h"
+#include "kpt_stats.h"
+
+#define CHUNK 200                   /* points per INSERT */
+#define POINT_COLS 5
+
+struct kpt_history {
+	const struct kpt_hdb_ops *ops;
+	struct kpt_hdb *db;
+	int schema;
+	struct kpt_history_open_opts o;
+};
+
+/* ---- schema ------------------------------------------------------------ */
+
+/* Migration v reaches schema version v from v-1; never edit a shipped one,
+ * add the next. @ID@: the backend's self-numbering integer primary key. */
+static const char *const migrations[] = {
+	[1] =
+	"CREATE TABLE sessions ("
+	" id @ID@,"
+	" added TEXT NOT NULL, run_time TEXT NOT NULL, commit_sha TEXT NOT NULL,"
+	" branch TEXT NOT NULL, suite TEXT NOT NULL, gpu_name TEXT NOT NULL,"
+	" gpu_slug TEXT NOT NULL, gpu_uuid TEXT NOT NULL, driver TEXT NOT NULL,"
+	" cuda TEXT NOT NULL, host TEXT NOT NULL, source TEXT NOT NULL,"
+	" runs INTEGER NOT NULL, sm_mhz DOUBLE PRECISION, temp_c DOUBLE PRECISION,"
+	" throttled_frac DOUBLE PRECISION);"
+	"CREATE INDEX sessions_series ON sessions (suite, gpu_slug, branch, id);"
+	"CREATE TABLE kernel_keys ("
+	" id @ID@, ident TEXT NOT NULL UNIQUE, name TEXT NOT NULL, path TEXT NOT NULL,"
+	" workload TEXT NOT NULL, grid TEXT NOT NULL, block TEXT NOT NULL,"
+	" ordinal INTEGER NOT NULL);"
+	"CREATE TABLE points ("
+	" session_id BIGINT NOT NULL REFERENCES sessions (id),"
+	" key_id BIGINT NOT NULL REFERENCES kernel_keys (id),"
+	" runs INTEGER NOT NULL, centre_ns DOUBLE PRECISION NOT NULL, run_ns TEXT NOT NULL,"
+	" PRIMARY KEY (session_id, key_id));",
+	[2] =
+	"CREATE TABLE session_labels ("
+	" session_id BIGINT NOT NULL REFERENCES sessions (id),"
+	" name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (session_id, name));"
+	"CREATE INDEX points_key ON points (key_id, session_id);",
+};
+_Static_assert(sizeof migrations / sizeof migrations[0] == KPT_HISTORY_SCHEMA + 1,
+	       "one migration per schema version");
+
+/* A growing string; on allocation failure .oom is set and appends stop. */
+struct sbuf {
+	char *s;
+	size_t n, cap;
+	int oom;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *p;
+
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* text with every "@ID@" as the backend's id type. */
+static char *substitute(const char *text, const char *id_type)
+{
+	struct sbuf b = { 0 };
+	const char *p = text, *q;
+
+	while ((q = strstr(p, "@ID@")) != NULL) {
+		sb_add(&b, p, (size_t)(q - p));
+		sb_str(&b, id_type);
+		p = q + 4;
+	}
+	sb_str(&b, p);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+static int get_int(void *ctx, const struct kpt_hdb_row *row)
+{
+	*(int64_t *)ctx = row->ops->is_null(row, 0) ? 0 : row->ops->integer(row, 0);
+	return 0;
+}
+
+static void rollback(struct kpt_history *h)
+{
+	h->ops->exec(h->db, "ROLLBACK", NULL); /* its own failure changes nothing */
+}
+
+/* Brings the schema to `want` in one transaction, serialised between
+ * processes (a fresh store opened by many writers at once is migrated once). */
+static int migrate(struct kpt_history *h, int want, struct kpt_diag *d)
+{
+	int64_t have = 0;
+	int rc;
+
+	if ((rc = h->ops->exec(h->db, h->ops->begin_write, d)) < 0)
+		return rc;
+	if ((h->ops->migrate_lock[0] &&
+	     (rc = h->ops->query(h->db, h->ops->migrate_lock, 0, NULL, NULL, NULL, d)) < 0) ||
+	    (rc = h->ops->exec(h->db, "CREATE TABLE IF NOT EXISTS kpt_schema (version INTEGER NOT NULL)", d)) < 0 ||
+	    (rc = h->ops->query(h->db, "SELECT max(version) FROM kpt_schema", 0, NULL, get_int, &have, d)) < 0)
+		goto out;
+	if (have > KPT_HISTORY_SCHEMA) {
+		rc = kpt_diag_set(d, KPT_E_VERSION, "history store has schema version %" PRId64
+				  ", newer than this kptprof knows (%d)", have, KPT_HISTORY_SCHEMA);
+		kpt_diag_hint(d, "use a newer kptprof");
+		goto out;
+	}
+	for (int v = (int)have + 1; v <= want; v++) {
+		char *sql = substitute(migrations[v], h->ops->id_type), num[16];
+		const char *param[] = { num };
+
+		if (!sql) {
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+			goto out;
+		}
+		rc = h->ops->exec(h->db, sql, d);
+		free(sql);
+		snprintf(num, sizeof num, "%d", v);
+		if (rc < 0 || (rc = h->ops->query(h->db, "INSERT INTO kpt_schema (version) VALUES (?)",
+						  1, param, NULL, NULL, d)) < 0) {
+			kpt_diag_set(d, rc, "cannot migrate the history store to schema %d: %s", v, d ? d->msg : "");
+			goto out;
+		}
+	}
+	if ((rc = h->ops->exec(h->db, "COMMIT", d)) < 0)
+		goto out;
+	h->schema = have > want ? (int)have : want;
+	return 0;
+out:
+	rollback(h);
+	return rc;
+}
+
+static const struct kpt_hdb_ops *backend_of(const char *url)
+{
+	return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0 ?
+		kpt_hdb_pg : kpt_hdb_sqlite;
+}
+
+static int is_pg_url(const char *url)
+{
+	return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0;
+}
+
+int kpt_history_supported(const char *url)
+{
+	return backend_of(url) != NULL;
+}
+
+int kpt_history_open(const char *url, const struct kpt_history_open_opts *o,
+		     struct kpt_history **out, struct kpt_diag *d)
+{
+	const struct kpt_hdb_ops *ops = backend_of(url);
+	struct kpt_history *h;
+	int rc;
+
+	*out = NULL;
+	if (!url[0])
+		return kpt_diag_set(d, KPT_E_INVAL, "empty history store name");
+	if (!ops) {
+		kpt_diag_set(d, KPT_E_UNSUPPORTED, "kptprof was built without %s: cannot open history store '%s'",
+			     is_pg_url(url) ? "PostgreSQL (libpq)" : "SQLite", is_pg_url(url) ? "postgresql://..." : url);
+		return kpt_diag_hint(d, "install %s and rebuild kptprof", is_pg_url(url) ? "libpq-dev" : "libsqlite3-dev");
+	}
+	h = calloc(1, sizeof *h);
+	if (!h)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	h->ops = ops;
+	if (o)
+		h->o = *o;
+	if ((rc = ops->open(url, h->o.create, &h->db, d)) < 0 ||
+	    (rc = migrate(h, h->o.schema > 0 && h->o.schema < KPT_HISTORY_SCHEMA ? h->o.schema :
+			  KPT_HISTORY_SCHEMA, d)) < 0) {
+		kpt_history_close(h);
+		return rc;
+	}
+	*out = h;
+	return 0;
+}
+
+void kpt_history_close(struct kpt_history *h)
+{
+	if (!h)
+		return;
+	if (h->db)
+		h->ops->close(h->db);
+	free(h);
+}
+
+const char *kpt_history_backend(const struct kpt_history *h)
+{
+	return h->ops->name;
+}
+
+int kpt_history_schema(const struct kpt_history *h)
+{
+	return h->schema;
+}
+
+/* ---- loading a recording ----------------------------------------------- */
+
+static const char *adup(struct kpt_arena *a, const char *s)
+{
+	return kpt_arena_strndup(a, s ? s : "", s ? strlen(s) : 0);
+}
+
+static int load_points(struct kpt_history_run *run, const struct kpt_diff_side *side,
+		       struct kpt_diag *d)
+{
+	const uint32_t *runs;
+	uint32_t nr;
+	size_t nk = kpt_diff_side_keys(side);
+
+	kpt_diff_side_runs(side, &runs, &nr);
+	run->points = kpt_arena_calloc(&run->arena, nk ? nk : 1, sizeof *run->points);
+	if (!run->points)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (size_t k = 0; k < nk; k++) {
+		struct kpt_history_point *p = &run->points[run->npoints];
+		struct kpt_diff_key_info ki;
+		double *v = kpt_arena_alloc(&run->arena, (nr ? nr : 1) * sizeof *v);
+		uint32_t n = 0;
+
+		if (!v)
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		for (uint32_t r = 0; r < nr; r++) {
+			double m = kpt_diff_side_run_median(side, k, r);
+
+			if (isfinite(m) && m > 0)
+				v[n++] = m;
+		}
+		if (!n)
+			continue; /* every sample of the key dropped by the env filter */
+		kpt_diff_side_key(side, k, &ki);
+		p->key.name = adup(&run->arena, ki.name);
+		p->key.path = adup(&run->arena, ki.path);
+		p->key.workload = adup(&run->arena, ki.workload);
+		if (!p->key.name || !p->key.path || !p->key.workload)
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		memcpy(p->key.grid, ki.grid, sizeof p->key.grid);
+		memcpy(p->key.block, ki.block, sizeof p->key.block);
+		p->key.ordinal = ki.ordinal;
+		p->nruns = n;
+		p->run_ns = v;
+		p->centre_ns = kpt_geomean_f64(v, n); /* the diff's centre of a side */
+		run->npoints++;
+	}
+	return 0;
+}
+
+int kpt_history_run_load(const char *path, struct kpt_history_run *run, struct kpt_diag *d)
+{
+	struct kpt_history_session *s = &run->session;
+	struct kpt_file *f = NULL;
+	struct kpt_diff_side *side = NULL;
+	const struct kpt_diff_env *env;
+	const struct kpt_device *dev = NULL;
+	size_t ndev = 0;
+	const char *branch;
+	int rc;
+
+	memset(run, 0, sizeof *run);
+	kpt_arena_init(&run->arena);
+	if ((rc = kpt_file_open(path, &f, d)) < 0 ||
+	    (rc = kpt_diff_side_load(f, NULL, &side, d)) < 0 ||
+	    (rc = kpt_file_devices(f, &dev, &ndev, d)) < 0)
+		goto out;
+	env = kpt_diff_side_env(side);
+	branch = kpt_file_meta_get(f, "branch");
+	s->time = adup(&run->arena, env->time);
+	s->commit = adup(&run->arena, env->commit);
+	s->branch = adup(&run->arena, branch && branch[0] ? branch : "main");
+	s->suite = adup(&run->arena, env->suite);
+	s->gpu_name = adup(&run->arena, env->gpu_name);
+	s->gpu_slug = adup(&run->arena, env->gpu_slug);
+	s->gpu_uuid = "";
+	for (size_t i = 0; i < ndev; i++)
+		if (strcmp(dev[i].slug, env->gpu_slug) == 0) {
+			s->gpu_uuid = adup(&run->arena, dev[i].uuid);
+			break;
+		}
+	s->driver = adup(&run->arena, env->driver);
+	s->cuda = adup(&run->arena, env->cuda);
+	s->host = adup(&run->arena, env->host);
+	s->source = adup(&run->arena, path);
+	s->runs = env->runs;
+	s->sm_mhz = env->sm_mhz_median;
+	s->temp_c = env->temp_c_median;
+	s->throttled_frac = env->env_samples ? env->throttled_frac : NAN;
+	if (!s->time || !s->commit || !s->branch || !s->suite || !s->gpu_name || !s->gpu_slug ||
+	    !s->gpu_uuid || !s->driver || !s->cuda || !s->host || !s->source) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = load_points(run, side, d);
+out:
+	kpt_diff_side_destroy(side);
+	kpt_file_close(f);
+	if (rc < 0)
+		kpt_history_run_release(run);
+	return rc;
+}
+
+void kpt_history_run_release(struct kpt_history_run *run)
+{
+	kpt_arena_release(&run->arena);
+	memset(run, 0, sizeof *run);
+}
+
+/* ---- add ----------------------------------------------------------------- */
+
+/* The key's identity as text: a 64-bit FNV-1a of every field, in hex. The
+ * key's fields may be kilobytes (template names), too long for an index
+ * entry in PostgreSQL; 64 bits make a collision among a store's keys
+ * (thousands) about 1e-12 likely. */
+static void key_ident(const struct kpt_history_key *k, char out[17])
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char num[128];
+	const char *parts[] = { k->name, k->path, num };
+
+	snprintf(num, sizeof num, "%u,%u,%u/%u,%u,%u/%u", k->grid[0], k->grid[1], k->grid[2],
+		 k->block[0], k->block[1], k->block[2], k->ordinal);
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		for (const char *p = parts[i];; p++) {
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+			if (!*p)
+				break;
+		}
+	snprintf(out, 17, "%016" PRIx64, h);
+}
+
+struct add_key {
+	char ident[17];
+	size_t point;               /* index in run->points */
+	int64_t id;                 /* 0 until known */
+	int dup;                    /* same ident as an earlier entry: not written */
+};
+
+static int cmp_add_key(const void *a, const void *b)
+{
+	const struct add_key *x = a, *y = b;
+	int c = strcmp(x->ident, y->ident);
+
+	return c ? c : (x->point > y->point) - (x->point < y->point);
+}
+
+struct id_fill {
+	struct add_key *keys;
+	size_t n;
+};
+
+static int fill_id(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct id_fill *f = ctx;
+	struct add_key probe;
+	size_t lo = 0, hi = f->n;
+
+	snprintf(probe.ident, sizeof probe.ident, "%s", row->ops->text(row, 1));
+	while (lo < hi) { /* first entry with this ident */
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(f->keys[mid].ident, probe.ident) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < f->n && strcmp(f->keys[lo].ident, probe.ident) == 0; lo++)
+		f->keys[lo].id = row->ops->integer(row, 0);
+	return 0;
+}
+
+/* ",(?,?,...)" (cols placeholders), without the comma for the first row. */
+static void placeholders(struct sbuf *b, int first, int cols)
+{
+	sb_str(b, first ? "(" : ",(");
+	for (int c = 0; c < cols; c++)
+		sb_str(b, c ? ",?" : "?");
+	sb_str(b, ")");
+}
+
+struct key_nums {
+	char grid[40], block[40], ordinal[16];
+};
+
+/* Looks up the ids of keys[0..n) (sorted by ident), creating missing keys:
+ * pass 0 looks up, pass 1 inserts the missing (another writer may insert
+ * the same key at once: ON CONFLICT DO NOTHING), pass 2 looks them up. */
+static int key_ids(struct kpt_history *h, const struct kpt_history_run *run,
+		   struct add_key *keys, size_t n, struct kpt_diag *d)
+{
+	struct id_fill fill = { keys, n };
+	const char **par = malloc(CHUNK * 7 * sizeof *par);
+	struct key_nums *num = malloc(CHUNK * sizeof *num);
+	int rc = 0;
+
+	if (!par || !num) {
+		free(par);
+		free(num);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	for (int pass = 0; pass < 3 && rc == 0; pass++) {
+		for (size_t i = 0; i < n && rc == 0;) {
+			struct sbuf sql = { 0 };
+			size_t m = 0;
+
+			sb_str(&sql, pass == 1 ?
+			       "INSERT INTO kernel_keys (ident, name, path, workload, grid, block, ordinal) VALUES " :
+			       "SELECT id, ident FROM kernel_keys WHERE ident IN (");
+			for (; i < n && m < CHUNK; i++) {
+				const struct kpt_history_key *k = &run->points[keys[i].point].key;
+
+				if (keys[i].dup || (pass > 0 && keys[i].id))
+					continue;
+				if (pass != 1) {
+					sb_str(&sql, m ? ",?" : "?");
+					par[m] = keys[i].ident;
+				} else {
+					const char **p = par + m * 7;
+
+					placeholders(&sql, m == 0, 7);
+					snprintf(num[m].grid, sizeof num[m].grid, "%u,%u,%u", k->grid[0], k->grid[1], k->grid[2]);
+					snprintf(num[m].block, sizeof num[m].block, "%u,%u,%u", k->block[0], k->block[1], k->block[2]);
+					snprintf(num[m].ordinal, sizeof num[m].ordinal, "%u", k->ordinal);
+					p[0] = keys[i].ident;
+					p[1] = k->name;
+					p[2] = k->path;
+					p[3] = k->workload;
+					p[4] = num[m].grid;
+					p[5] = num[m].block;
+					p[6] = num[m].ordinal;
+				}
+				m++;
+			}
+			sb_str(&sql, pass == 1 ? " ON CONFLICT (ident) DO NOTHING" : ")");
+			if (sql.oom)
+				rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+			else if (m)
+				rc = h->ops->query(h->db, sql.s, (int)(m * (pass == 1 ? 7 : 1)), par,
+						   pass == 1 ? NULL : fill_id, &fill, d);
+			free(sql.s);
+		}
+	}
+	free(par);
+	free(num);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (!keys[i].dup && !keys[i].id)
+			rc = kpt_diag_set(d, KPT_E_IO, "history store: kernel key '%s' was not stored",
+					  run->points[keys[i].point].key.name);
+	return rc;
+}
+
+static void fmt_real(char *buf, size_t cap, double v)
+{
+	if (isfinite(v))
+		snprintf(buf, cap, "%.12g", v);
+	else
+		buf[0] = '\0';
+}
+
+static int insert_session(struct kpt_history *h, const struct kpt_history_session *s,
+			  int64_t *id, struct kpt_diag *d)
+{
+	char added[32], runs[16], mhz[32], temp[32], thr[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	const char *par[16];
+	int rc;
+
+	gmtime_r(&now, &tm);
+	strftime(added, sizeof added, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(runs, sizeof runs, "%u", s->runs);
+	fmt_real(mhz, sizeof mhz, s->sm_mhz);
+	fmt_real(temp, sizeof temp, s->temp_c);
+	fmt_real(thr, sizeof thr, s->throttled_frac);
+	par[0] = added;
+	par[1] = s->time ? s->time : "";
+	par[2] = s->commit ? s->commit : "";
+	par[3] = s->branch ? s->branch : "";
+	par[4] = s->suite ? s->suite : "";
+	par[5] = s->gpu_name ? s->gpu_name : "";
+	par[6] = s->gpu_slug ? s->gpu_slug : "";
+	par[7] = s->gpu_uuid ? s->gpu_uuid : "";
+	par[8] = s->driver ? s->driver : "";
+	par[9] = s->cuda ? s->cuda : "";
+	par[10] = s->host ? s->host : "";
+	par[11] = s->source ? s->source : "";
+	par[12] = runs;
+	par[13] = mhz[0] ? mhz : NULL;
+	par[14] = temp[0] ? temp : NULL;
+	par[15] = thr[0] ? thr : NULL;
+	*id = 0;
+	rc = h->ops->query(h->db,
+			   "INSERT INTO sessions (added, run_time, commit_sha, branch, suite, gpu_name,"
+			   " gpu_slug, gpu_uuid, driver, cuda, host, source, runs, sm_mhz, temp_c,"
+			   " throttled_frac) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+			   16, par, get_int, id, d);
+	if (rc == 0 && *id <= 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "history store: the new session got no id");
+	for (uint32_t i = 0; rc == 0 && i < s->nlabels; i++) {
+		char sid[24];
+		const char *lp[] = { sid, s->labels[i].name, s->labels[i].value };
+
+		snprintf(sid, sizeof sid, "%" PRId64, *id);
+		if (h->schema < 2)
+			return kpt_diag_set(d, KPT_E_UNSUPPORTED, "history store schema %d has no labels", h->schema);
+		rc = h->ops->query(h->db, "INSERT INTO session_labels (session_id, name, value) VALUES (?,?,?)",
+				   3, lp, NULL, NULL, d);
+	}
+	return rc;
+}
+
+/* "v1,v2,..." of a point's run medians. */
+static void runs_text(struct sbuf *b, const struct kpt_history_point *p)
+{
+	char num[32];
+
+	b->n = 0;
+	if (b->s)
+		b->s[0] = '\0';
+	for (uint32_t r = 0; r < p->nruns; r++) {
+		snprintf(num, sizeof num, r ? ",%.12g" : "%.12g", p->run_ns[r]);
+		sb_str(b, num);
+	}
+	if (!b->s)
+		sb_str(b, "");
+}
+
+struct point_text {
+	char nruns[16], centre[32];
+	struct sbuf runs;
+};
+
+static int insert_points(struct kpt_history *h, const struct kpt_history_run *run,
+			 const struct add_key *keys, size_t n, int64_t sid, struct kpt_diag *d)
+{
+	const char **par = malloc(CHUNK * POINT_COLS * sizeof *par);
+	struct point_text *pt = calloc(CHUNK, sizeof *pt);
+	char (*kid)[24] = malloc(CHUNK * sizeof *kid), sidtxt[24];
+	size_t written = 0;
+	int rc = 0;
+
+	if (!par || !pt || !kid)
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	snprintf(sidtxt, sizeof sidtxt, "%" PRId64, sid);
+	for (size_t i = 0; i < n && rc == 0;) {
+		struct sbuf sql = { 0 };
+		size_t m = 0;
+
+		sb_str(&sql, "INSERT INTO points (session_id, key_id, runs, centre_ns, run_ns) VALUES ");
+		for (; i < n && m < CHUNK; i++) {
+			const struct kpt_history_point *p = &run->points[keys[i].point];
+			const char **q = par + m * POINT_COLS;
+
+			if (keys[i].dup)
+				continue;
+			placeholders(&sql, m == 0, POINT_COLS);
+			snprintf(kid[m], sizeof kid[m], "%" PRId64, keys[i].id);
+			snprintf(pt[m].nruns, sizeof pt[m].nruns, "%u", p->nruns);
+			snprintf(pt[m].centre, sizeof pt[m].centre, "%.12g", p->centre_ns);
+			runs_text(&pt[m].runs, p);
+			q[0] = sidtxt;
+			q[1] = kid[m];
+			q[2] = pt[m].nruns;
+			q[3] = pt[m].centre;
+			q[4] = pt[m].runs.s;
+			if (pt[m].runs.oom)
+				sql.oom = 1;
+			m++;
+		}
+		if (sql.oom)
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		else if (m)
+			rc = h->ops->query(h->db, sql.s, (int)(m * POINT_COLS), par, NULL, NULL, d);
+		free(sql.s);
+		written += m;
+		if (rc == 0 && m && h->o.on_chunk)
+			h->o.on_chunk(h->o.ctx, written);
+	}
+	for (size_t i = 0; pt && i < CHUNK; i++)
+		free(pt[i].runs.s);
+	free(par);
+	free(pt);
+	free(kid);
+	return rc;
+}
+
+int kpt_history_add(struct kpt_history *h, const struct kpt_history_run *run,
+		    int64_t *id, struct kpt_diag *d)
+{
+	struct add_key *keys = calloc(run->npoints ? run->npoints : 1, sizeof *keys);
+	int64_t sid = 0;
+	int rc;
+
+	if (id)
+		*id = 0;
+	if (!keys)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < run->npoints; i++) {
+		const struct kpt_history_point *p = &run->points[i];
+
+		if (!(p->centre_ns > 0) || !isfinite(p->centre_ns) || !p->nruns) {
+			free(keys);
+			return kpt_diag_set(d, KPT_E_INVAL, "kernel '%s' has no positive run median", p->key.name);
+		}
+		key_ident(&p->key, keys[i].ident);
+		keys[i].point = i;
+	}
+	qsort(keys, run->npoints, sizeof *keys, cmp_add_key);
+	for (size_t i = 1; i < run->npoints; i++)
+		keys[i].dup = strcmp(keys[i].ident, keys[i - 1].ident) == 0;
+	if ((rc = h->ops->exec(h->db, h->ops->begin_write, d)) < 0) {
+		free(keys);
+		return rc;
+	}
+	if ((rc = insert_session(h, &run->session, &sid, d)) < 0 ||
+	    (rc = key_ids(h, run, keys, run->npoints, d)) < 0 ||
+	    (rc = insert_points(h, run, keys, run->npoints, sid, d)) < 0 ||
+	    (rc = h->ops->exec(h->db, "COMMIT", d)) < 0)
+		rollback(h);
+	free(keys);
+	if (rc == 0 && id)
+		*id = sid;
+	return rc;
+}
+
+/* ---- queries --------------------------------------------------------------- */
+
+#define SESSION_COLS "s.id, s.added, s.run_time, s.commit_sha, s.branch, s.suite, s.gpu_name," \
+	" s.gpu_slug, s.gpu_uuid, s.driver, s.cuda, s.host, s.source, s.runs, s.sm_mhz, s.temp_c," \
+	" s.throttled_frac"
+/* Each field as two parameters: '1' when any value matches, and the value. */
+#define SESSION_WHERE "(? = '1' OR s.suite = ?) AND (? = '1' OR s.gpu_slug = ?) AND (? = '1' OR s.branch = ?)"
+
+struct growth {
+	void *p;
+	size_t n, cap, size;
+};
+
+static void *grow(struct growth *g)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		void *p = realloc(g->p, cap * g->size);
+
+		if (!p)
+			return NULL;
+		g->p = p;
+		g->cap = cap;
+	}
+	return (char *)g->p + g->size * g->n++;
+}
+
+struct qctx {
+	struct kpt_history_set *set;
+	struct growth sessions;     /* struct kpt_history_session */
+	struct growth keys;         /* struct kpt_history_series */
+	int with_runs;
+	struct kpt_diag *d;
+};
+
+static const char *rdup(struct kpt_arena *a, const struct kpt_hdb_row *row, int col)
+{
+	const char *s = row->ops->text(row, col);
+
+	return kpt_arena_strndup(a, s, strlen(s));
+}
+
+static int read_session(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct qctx *q = ctx;
+	struct kpt_history_session *s = grow(&q->sessions);
+	struct kpt_arena *a = &q->set->arena;
+	const char **str[] = { &s->added, &s->time, &s->commit, &s->branch, &s->suite, &s->gpu_name,
+			       &s->gpu_slug, &s->gpu_uuid, &s->driver, &s->cuda, &s->host, &s->source };
+
+	if (!s)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	memset(s, 0, sizeof *s);
+	s->id = row->ops->integer(row, 0);
+	for (int i = 0; i < 12; i++)
+		if (!(*str[i] = rdup(a, row, i + 1)))
+			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	s->runs = (uint32_t)row->ops->integer(row, 13);
+	s->sm_mhz = row->ops->real(row, 14);
+	s->temp_c = row->ops->real(row, 15);
+	s->throttled_frac = row->ops->real(row, 16);
+	s->keys = (uint32_t)row->ops->integer(row, 17);
+	return 0;
+}
+
+static void parse3(const char *s, uint32_t v[3])
+{
+	char *end;
+
+	for (int i = 0; i < 3; i++) {
+		v[i] = (uint32_t)strtoul(s, &end, 10);
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static int read_key(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct qctx *q = ctx;
+	struct kpt_history_series *se = grow(&q->keys);
+	struct kpt_arena *a = &q->set->arena;
+
+	if (!se)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	memset(se, 0, sizeof *se);
+	se->key.id = row->ops->integer(row, 0);
+	se->key.name = rdup(a, row, 1);
+	se->key.path = rdup(a, row, 2);
+	se->key.workload = rdup(a, row, 3);
+	parse3(row->ops->text(row, 4), se->key.grid);
+	parse3(row->ops->text(row, 5), se->key.block);
+	se->key.ordinal = (uint32_t)row->ops->integer(row, 6);
+	if (!se->key.name || !se->key.path || !se->key.workload)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	return 0;
+}
+
+/* Points arrive in any order; each series grows in malloc'd arrays (moved
+ * into the arena at the end). */
+struct pt_grow {
+	struct growth sess, centre, nruns, runs;
+};
+
+struct pctx {
+	struct qctx *q;
+	struct pt_grow *g;          /* [nseries] */
+};
+
+static size_t find_by_id(const void *base, size_t n, size_t size, size_t off, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int64_t v;
+
+		memcpy(&v, (const char *)base + mid * size + off, sizeof v);
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static double *parse_runs(struct kpt_arena *a, const char *s, uint32_t *n)
+{
+	uint32_t k = 1;
+	double *v;
+	char *end;
+
+	for (const char *p = s; *p; p++)
+		k += *p == ',';
+	v = kpt_arena_alloc(a, k * sizeof *v);
+	if (!v)
+		return NULL;
+	*n = 0;
+	while (*s) {
+		v[(*n)++] = strtod(s, &end);
+		if (end == s)
+			break;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return v;
+}
+
+static int read_point(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct pctx *p = ctx;
+	struct qctx *q = p->q;
+	int64_t sid = row->ops->integer(row, 0), kid = row->ops->integer(row, 1);
+	size_t si = find_by_id(q->sessions.p, q->sessions.n, sizeof(struct kpt_history_session),
+			       offsetof(struct kpt_history_session, id), sid);
+	size_t ki = find_by_id(q->keys.p, q->keys.n, sizeof(struct kpt_history_series),
+			       offsetof(struct kpt_history_series, key.id), kid);
+	struct pt_grow *g;
+	uint32_t *ps;
+	double *pc;
+
+	if (si >= q->sessions.n || ((struct kpt_history_session *)q->sessions.p)[si].id != sid ||
+	    ki >= q->keys.n || ((struct kpt_history_series *)q->keys.p)[ki].key.id != kid)
+		return 0; /* a session or key added after the first queries */
+	g = &p->g[ki];
+	ps = grow(&g->sess);
+	pc = grow(&g->centre);
+	if (!ps || !pc)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	*ps = (uint32_t)si;
+	*pc = row->ops->real(row, 2);
+	if (q->with_runs) {
+		uint32_t *nr = grow(&g->nruns);
+		double **rv = grow(&g->runs);
+
+		if (!nr || !rv || !(*rv = parse_runs(&q->set->arena, row->ops->text(row, 3), nr)))
+			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+struct sort_pt {
+	uint32_t sess, nruns;
+	double centre;
+	double *runs;
+};
+
+static int cmp_sort_pt(const void *a, const void *b)
+{
+	const struct sort_pt *x = a, *y = b;
+
+	return (x->sess > y->sess) - (x->sess < y->sess);
+}
+
+/* Moves one key's points into the arena, ordered by session. */
+static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow *g)
+{
+	struct kpt_arena *a = &q->set->arena;
+	uint32_t *sess = g->sess.p, *nr = g->nruns.p;
+	double *c = g->centre.p, **rv = g->runs.p;
+	size_t n = g->sess.n;
+	int sorted = 1;
+
+	se->n = (uint32_t)n;
+	se->sess = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->sess);
+	se->centre_ns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->centre_ns);
+	if (q->with_runs) {
+		se->nruns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->nruns);
+		se->run_ns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->run_ns);
+		if (!se->nruns || !se->run_ns)
+			return KPT_E_NOMEM;
+	}
+	if (!se->sess || !se->centre_ns)
+		return KPT_E_NOMEM;
+	for (size_t i = 1; i < n; i++)
+		sorted &= sess[i - 1] < sess[i];
+	if (sorted) {
+		memcpy(se->sess, sess, n * sizeof *sess);
+		memcpy(se->centre_ns, c, n * sizeof *c);
+		if (q->with_runs) {
+			memcpy(se->nruns, nr, n * sizeof *nr);
+			memcpy(se->run_ns, rv, n * sizeof *rv);
+		}
+		return 0;
+	}
+	{
+		struct sort_pt *t = malloc(n * sizeof *t);
+
+		if (!t)
+			return KPT_E_NOMEM;
+		for (size_t i = 0; i < n; i++)
+			t[i] = (struct sort_pt){ sess[i], nr ? nr[i] : 0, c[i], rv ? rv[i] : NULL };
+		qsort(t, n, sizeof *t, cmp_sort_pt);
+		for (size_t i = 0; i < n; i++) {
+			se->sess[i] = t[i].sess;
+			se->centre_ns[i] = t[i].centre;
+			if (q->with_runs) {
+				se->nruns[i] = t[i].nruns;
+				se->run_ns[i] = t[i].runs;
+			}
+		}
+		free(t);
+	}
+	return 0;
+}
+
+static int read_label(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct qctx *q = ctx;
+	struct kpt_history_session *ss = q->set->sessions;
+	int64_t sid = row->ops->integer(row, 0);
+	size_t si = find_by_id(ss, q->set->nsessions, sizeof *ss, offsetof(struct kpt_history_session, id), sid);
+	struct kpt_history_label *l;
+
+	if (si >= q->set->nsessions || ss[si].id != sid)
+		return 0;
+	/* labels of a session arrive together (ORDER BY): grow in place */
+	l = kpt_arena_alloc(&q->set->arena, (ss[si].nlabels + 1) * sizeof *l);
+	if (!l)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	if (ss[si].nlabels)
+		memcpy(l, ss[si].labels, ss[si].nlabels * sizeof *l);
+	l[ss[si].nlabels].name = rdup(&q->set->arena, row, 1);
+	l[ss[si].nlabels].value = rdup(&q->set->arena, row, 2);
+	if (!l[ss[si].nlabels].name || !l[ss[si].nlabels].value)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	ss[si].labels = l;
+	ss[si].nlabels++;
+	return 0;
+}
+
+static void filter_params(const struct kpt_history_filter *f, const char **par)
+{
+	const char *v[3] = { f ? f->suite : NULL, f ? f->gpu_slug : NULL, f ? f->branch : NULL };
+
+	for (int i = 0; i < 3; i++) {
+		par[2 * i] = v[i] ? "0" : "1";
+		par[2 * i + 1] = v[i] ? v[i] : "";
+	}
+}
+
+/* Reads the sessions of f into q (ascending id); with last, only the last. */
+static int query_sessions(struct kpt_history *h, const struct kpt_history_filter *f,
+			  struct qctx *q, int count_points)
+{
+	const char *par[7];
+	char last[24];
+
+	filter_params(f, par);
+	snprintf(last, sizeof last, "%" PRId64, f && f->last ? (int64_t)f->last : INT64_MAX);
+	par[6] = last;
+	return h->ops->query(h->db, count_points ?
+			     "SELECT * FROM (SELECT " SESSION_COLS ", (SELECT count(*) FROM points p"
+			     " WHERE p.session_id = s.id) AS npoints FROM sessions s WHERE " SESSION_WHERE
+			     " ORDER BY s.id DESC LIMIT ?) t ORDER BY id" :
+			     "SELECT * FROM (SELECT " SESSION_COLS ", 0 AS npoints FROM sessions s WHERE "
+			     SESSION_WHERE " ORDER BY s.id DESC LIMIT ?) t ORDER BY id",
+			     7, par, read_session, q, q->d);
+}
+
+static int set_create(struct kpt_history_set **out, struct qctx *q, struct kpt_diag *d)
+{
+	*out = calloc(1, sizeof **out);
+	if (!*out)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	kpt_arena_init(&(*out)->arena);
+	memset(q, 0, sizeof *q);
+	q->set = *out;
+	q->sessions.size = sizeof(struct kpt_history_session);
+	q->keys.size = sizeof(struct kpt_history_series);
+	q->d = d;
+	return 0;
+}
+
+/* Moves q's growing arrays into the set. */
+static int set_finish(struct qctx *q)
+{
+	struct kpt_history_set *s = q->set;
+
+	s->nsessions = q->sessions.n;
+	s->sessions = kpt_arena_alloc(&s->arena, (s->nsessions ? s->nsessions : 1) * sizeof *s->sessions);
+	if (!s->sessions)
+		return KPT_E_NOMEM;
+	if (s->nsessions)
+		memcpy(s->sessions, q->sessions.p, s->nsessions * sizeof *s->sessions);
+	free(q->sessions.p);
+	q->sessions.p = NULL;
+	return 0;
+}
+
+static int query_labels(struct kpt_history *h, const struct kpt_history_filter *f, struct qctx *q)
+{
+	const char *par[6];
+
+	if (h->schema < 2 || !q->set->nsessions)
+		return 0;
+	filter_params(f, par);
+	return h->ops->query(h->db, "SELECT l.session_id, l.name, l.value FROM session_labels l"
+			     " JOIN sessions s ON s.id = l.session_id WHERE " SESSION_WHERE
+			     " ORDER BY l.session_id, l.name", 6, par, read_label, q, q->d);
+}
+
+int kpt_history_sessions(struct kpt_history *h, const struct kpt_history_filter *f,
+			 struct kpt_history_set **out, struct kpt_diag *d)
+{
+	struct qctx q;
+	int rc = set_create(out, &q, d);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = query_sessions(h, f, &q, 1)) == 0 && (rc = set_finish(&q)) == 0)
+		rc = query_labels(h, f, &q);
+	free(q.sessions.p);
+	if (rc < 0) {
+		kpt_history_set_destroy(*out);
+		*out = NULL;
+		return d && d->code ? rc : kpt_diag_set(d, rc, "out of memory");
+	}
+	return 0;
+}
+
+#define KEY_COLS "k.id, k.name, k.path, k.workload, k.grid, k.block, k.ordinal"
+
+int kpt_history_query(struct kpt_history *h, const struct kpt_history_filter *f,
+		      struct kpt_history_set **out, struct kpt_diag *d)
+{
+	struct qctx q;
+	struct pctx pc = { &q, NULL };
+	const char *par[9];
+	char kid[24], first[24];
+	struct sbuf sql = { 0 };
+	int rc = set_create(out, &q, d);
+
+	if (rc < 0)
+		return rc;
+	q.with_runs = f && f->with_runs;
+	if ((rc = query_sessions(h, f, &q, 0)) < 0)
+		goto out;
+	snprintf(kid, sizeof kid, "%" PRId64, f && f->key_id ? f->key_id : 0);
+	par[0] = par[1] = kid;
+	par[2] = par[3] = f && f->workload ? f->workload : "";
+	par[4] = f && f->workload ? "1" : "0";
+	rc = h->ops->query(h->db, "SELECT " KEY_COLS " FROM kernel_keys k WHERE (? = '0' OR k.id = ?)"
+			   " AND (k.workload = ? OR ? = '' AND ? = '0') ORDER BY k.id", 5,
+			   par, read_key, &q, d);
+	if (rc < 0)
+		goto out;
+	pc.g = calloc(q.keys.n ? q.keys.n : 1, sizeof *pc.g);
+	if (!pc.g) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < q.keys.n; i++) {
+		pc.g[i].sess.size = sizeof(uint32_t);
+		pc.g[i].centre.size = sizeof(double);
+		pc.g[i].nruns.size = sizeof(uint32_t);
+		pc.g[i].runs.size = sizeof(double *);
+	}
+	if (q.sessions.n && q.keys.n) {
+		filter_params(f, par);
+		snprintf(first, sizeof first, "%" PRId64, ((struct kpt_history_session *)q.sessions.p)[0].id);
+		par[6] = first;
+		par[7] = par[8] = kid;
+		sb_str(&sql, "SELECT p.session_id, p.key_id, p.centre_ns");
+		sb_str(&sql, q.with_runs ? ", p.run_ns" : "");
+		sb_str(&sql, " FROM points p JOIN sessions s ON s.id = p.session_id WHERE " SESSION_WHERE
+		       " AND s.id >= ? AND (? = '0' OR p.key_id = ?)");
+		rc = sql.oom ? kpt_diag_set(d, KPT_E_NOMEM, "out of memory") :
+			h->ops->query(h->db, sql.s, 9, par, read_point, &pc, d);
+		free(sql.s);
+		if (rc < 0)
+			goto out;
+	}
+	if ((rc = set_finish(&q)) < 0)
+		goto out;
+	/* keep the keys that have points */
+	{
+		struct kpt_history_series *all = q.keys.p;
+		size_t m = 0;
+
+		q.set->series = kpt_arena_alloc(&q.set->arena, (q.keys.n ? q.keys.n : 1) * sizeof *all);
+		if (!q.set->series) {
+			rc = KPT_E_NOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < q.keys.n; i++) {
+			if (!pc.g[i].sess.n)
+				continue;
+			q.set->series[m] = all[i];
+			if ((rc = settle(&q, &q.set->series[m], &pc.g[i])) < 0)
+				goto out;
+			m++;
+		}
+		q.set->nseries = m;
+	}
+	rc = query_labels(h, f, &q);
+out:
+	for (size_t i = 0; pc.g && i < q.keys.n; i++) {
+		free(pc.g[i].sess.p);
+		free(pc.g[i].centre.p);
+		free(pc.g[i].nruns.p);
+		free(pc.g[i].runs.p);
+	}
+	free(pc.g);
+	free(q.sessions.p);
+	free(q.keys.p);
+	if (rc < 0) {
+		kpt_history_set_destroy(*out);
+		*out = NULL;
+		return d && d->code ? rc : kpt_diag_set(d, rc, "out of memory");
+	}
+	return 0;
+}
+
+int kpt_history_baseline(struct kpt_history *h, const char *suite, const char *gpu_slug,
+			 const char *branch, uint32_t n, struct kpt_history_set **out,
+			 struct kpt_diag *d)
+{
+	struct kpt_history_filter f = { .suite = suite, .gpu_slug = gpu_slug, .branch = branch,
+					.last = n, .with_runs = 1 };
+
+	if (!n)
+		return kpt_diag_set(d, KPT_E_INVAL, "a baseline needs at least one session");
+	return kpt_history_query(h, &f, out, d);
+}
+
+int kpt_history_find_keys(struct kpt_history *h, const char *name,
+			  struct kpt_history_set **out, struct kpt_diag *d)
+{
+	struct qctx q;
+	char *end;
+	int numeric = name[0] && (strtoll(name, &end, 10), *end == '\0');
+	int rc = set_create(out, &q, d);
+	const char *par[] = { name };
+
+	if (rc < 0)
+		return rc;
+	rc = h->ops->query(h->db, numeric ? "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.id = ?" :
+			   "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id", 1, par,
+			   read_key, &q, d);
+	if (rc == 0 && !q.keys.n && !numeric)
+		rc = h->ops->query(h->db, "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
+				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id", 1, par,
+				   read_key, &q, d);
+	if (rc == 0) {
+		q.set->nseries = q.keys.n;
+		q.set->series = kpt_arena_alloc(&q.set->arena, (q.keys.n ? q.keys.n : 1) * sizeof *q.set->series);
+		if (!q.set->series)
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		else if (q.keys.n)
+			memcpy(q.set->series, q.keys.p, q.keys.n * sizeof *q.set->series);
+	}
+	free(q.keys.p);
+	if (rc < 0) {
+		kpt_history_set_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+void kpt_history_set_destroy(struct kpt_history_set *s)
+{
+	if (!s)
+		return;
+	kpt_arena_release(&s->arena);
+	free(s);
+}
