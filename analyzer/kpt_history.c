@@ -21,6 +21,7 @@
 struct kpt_history {
 	const struct kpt_hdb_ops *ops;
 	struct kpt_hdb *db;
+	char *shown;                /* the URL, password masked */
 	int schema;
 	struct kpt_history_open_opts o;
 };
@@ -169,6 +170,36 @@ out:
 	return rc;
 }
 
+char *kpt_history_mask_url(const char *url)
+{
+	size_t n = strlen(url);
+	char *s = malloc(n + 8), *at, *colon, *pw;
+
+	if (!s)
+		return NULL;
+	memcpy(s, url, n + 1);
+	at = strchr(s, '@');
+	colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
+	/* the scheme's "postgresql:" colon is followed by "//" */
+	if (colon && colon[1] == '/' && colon[2] == '/')
+		colon = memchr(colon + 3, ':', (size_t)(at - colon - 3));
+	/* each mask grows the text by at most 3 (a 0- or 1-character
+	 * password): n + 8 bytes hold both */
+	if (colon && at - colon > 1) {
+		memmove(colon + 4, at, strlen(at) + 1);
+		memcpy(colon + 1, "***", 3);
+	}
+	if ((pw = strstr(s, "password=")) != NULL) {
+		char *end = pw + 9;
+
+		while (*end && *end != '&')
+			end++;
+		memmove(pw + 12, end, strlen(end) + 1);
+		memcpy(pw + 9, "***", 3);
+	}
+	return s;
+}
+
 static const struct kpt_hdb_ops *backend_of(const char *url)
 {
 	return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0 ?
@@ -204,6 +235,10 @@ int kpt_history_open(const char *url, const struct kpt_history_open_opts *o,
 	if (!h)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	h->ops = ops;
+	if (!(h->shown = kpt_history_mask_url(url))) {
+		free(h);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
 	if (o)
 		h->o = *o;
 	if ((rc = ops->open(url, h->o.create, &h->db, d)) < 0 ||
@@ -222,7 +257,13 @@ void kpt_history_close(struct kpt_history *h)
 		return;
 	if (h->db)
 		h->ops->close(h->db);
+	free(h->shown);
 	free(h);
+}
+
+const char *kpt_history_where(const struct kpt_history *h)
+{
+	return h->shown;
 }
 
 const char *kpt_history_backend(const struct kpt_history *h)

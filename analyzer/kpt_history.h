@@ -117,6 +117,8 @@ void kpt_history_close(struct kpt_history *h); /* accepts NULL */
 /* "sqlite" or "postgresql"; the schema version of the open store. */
 const char *kpt_history_backend(const struct kpt_history *h);
 int kpt_history_schema(const struct kpt_history *h);
+/* The store's URL or path as given, any password shown as ***. */
+const char *kpt_history_where(const struct kpt_history *h);
 /* Whether this build has the backend for url (1) or not (0). */
 int kpt_history_supported(const char *url);
 

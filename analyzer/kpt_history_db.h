@@ -47,6 +47,10 @@ struct kpt_hdb_ops {
 	int (*is_null)(const struct kpt_hdb_row *r, int col);
 };
 
+/* url with any password (user:PASSWORD@, password=...) as ***, for
+ * messages; malloc'd, NULL when out of memory. */
+char *kpt_history_mask_url(const char *url);
+
 /* NULL when this build lacks the library. */
 extern const struct kpt_hdb_ops *const kpt_hdb_sqlite;
 extern const struct kpt_hdb_ops *const kpt_hdb_pg;

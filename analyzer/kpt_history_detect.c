@@ -115,52 +115,15 @@ static void clip(const double *y, uint32_t n, double sd, double *z)
 	}
 }
 
-int kpt_cp_detect(const double *x, uint32_t n, const struct kpt_cp_opts *o,
-		  struct kpt_cp **out, uint32_t *ncp, struct kpt_diag *d)
+/* Binary segmentation of c's series (split while the best split is
+ * significant), then pruning (drop the weakest boundary that is too small
+ * or no longer significant between its final neighbours, until none is).
+ * cut: n + 2 slots, stack: 2 (n + 1). Returns the number of cuts, sorted. */
+static uint32_t segment(const struct seg_ctx *cc, uint32_t n, double alpha, double min_step,
+			uint32_t *cut, uint32_t *stack)
 {
-	double min_step = o && o->min_step_pct > 0 ? o->min_step_pct : 1.0;
-	double alpha = o && o->alpha > 0 ? o->alpha : 0.001;
-	uint32_t min_seg = o && o->min_seg > 0 ? o->min_seg : 3;
-	double *y = NULL, *z = NULL, *cum = NULL;
-	uint32_t *cut = NULL, ncut = 0, *stack = NULL, nstack = 0;
-	struct seg_ctx c;
-	int rc = 0;
-
-	*out = NULL;
-	*ncp = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (!(x[i] > 0) || !isfinite(x[i]))
-			return kpt_diag_set(d, KPT_E_INVAL, "series value %u is not a positive number", i);
-	if (n < 2 * min_seg)
-		return 0;
-	y = malloc(n * sizeof *y);
-	z = malloc(n * sizeof *z);
-	cum = malloc((n + 1) * sizeof *cum);
-	cut = malloc((n + 2) * sizeof *cut);
-	stack = malloc(2 * (n + 1) * sizeof *stack);
-	if (!y || !z || !cum || !cut || !stack) {
-		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		y[i] = log(x[i]);
-	c.sd = robust_sd(y, n, z);
-	c.sd = c.sd > SD_FLOOR ? c.sd : SD_FLOOR;
-	c.min_seg = min_seg;
-	clip(y, n, c.sd, z);
-	{
-		/* between-machine offsets make the noise a mixture: a few slow
-		 * machines leave the median difference alone but not the spread
-		 * of a mean of a few points; the SD of the differences
-		 * (the largest 1% trimmed, so steps barely count) sees them */
-		double t = trimmed_sd(y, n, cum);
-
-		c.sd = t > c.sd ? t : c.sd;
-	}
-	cum[0] = 0;
-	for (uint32_t i = 0; i < n; i++)
-		cum[i + 1] = cum[i] + z[i];
-	c.cum = cum;
+	const struct seg_ctx c = *cc;
+	uint32_t ncut = 0, nstack = 0;
 
 	/* binary segmentation: split while the best split is significant */
 	stack[nstack++] = 0;
@@ -198,6 +161,78 @@ int kpt_cp_detect(const double *x, uint32_t n, const struct kpt_cp_opts *o,
 			break;
 		memmove(cut + worst, cut + worst + 1, (ncut - worst - 1) * sizeof *cut);
 		ncut--;
+	}
+	return ncut;
+}
+
+int kpt_cp_detect(const double *x, uint32_t n, const struct kpt_cp_opts *o,
+		  struct kpt_cp **out, uint32_t *ncp, struct kpt_diag *d)
+{
+	double min_step = o && o->min_step_pct > 0 ? o->min_step_pct : 1.0;
+	double alpha = o && o->alpha > 0 ? o->alpha : 0.001;
+	uint32_t min_seg = o && o->min_seg > 0 ? o->min_seg : 3;
+	double *y = NULL, *z = NULL, *cum = NULL;
+	uint32_t *cut = NULL, ncut = 0, *stack = NULL;
+	double sd_robust;
+	struct seg_ctx c;
+	int rc = 0;
+
+	*out = NULL;
+	*ncp = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(x[i] > 0) || !isfinite(x[i]))
+			return kpt_diag_set(d, KPT_E_INVAL, "series value %u is not a positive number", i);
+	if (n < 2 * min_seg)
+		return 0;
+	y = malloc(2 * n * sizeof *y);
+	z = malloc(n * sizeof *z);
+	cum = malloc((n + 1) * sizeof *cum);
+	cut = malloc((n + 2) * sizeof *cut);
+	stack = malloc(2 * (n + 1) * sizeof *stack);
+	if (!y || !z || !cum || !cut || !stack) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		y[i] = log(x[i]);
+	c.sd = sd_robust = robust_sd(y, n, z);
+	c.sd = sd_robust = c.sd > SD_FLOOR ? c.sd : SD_FLOOR;
+	c.min_seg = min_seg;
+	clip(y, n, c.sd, z);
+	{
+		/* between-machine offsets make the noise a mixture: a few slow
+		 * machines leave the median difference alone but not the spread
+		 * of a mean of a few points; the SD of the differences
+		 * (the largest 1% trimmed, so steps barely count) sees them */
+		double t = trimmed_sd(y, n, cum);
+
+		c.sd = t > c.sd ? t : c.sd;
+	}
+	cum[0] = 0;
+	for (uint32_t i = 0; i < n; i++)
+		cum[i + 1] = cum[i] + z[i];
+	c.cum = cum;
+
+	ncut = segment(&c, n, alpha, min_step, cut, stack);
+	{
+		/* again with the noise measured around the segments found: the
+		 * differences of the residuals hold no step, which in a short
+		 * series would otherwise inflate the noise */
+		double *r = y, t;
+
+		for (uint32_t j = 0, a = 0; j <= ncut; j++) {
+			uint32_t b = j < ncut ? cut[j] : n;
+			double m = seg_mean(&c, a, b);
+
+			for (uint32_t i = a; i < b; i++)
+				r[i] = y[i] - m;
+			a = b;
+		}
+		t = trimmed_sd(r, n, y + n);
+		if (t < c.sd && ncut) {
+			c.sd = t > sd_robust ? t : sd_robust;
+			ncut = segment(&c, n, alpha, min_step, cut, stack);
+		}
 	}
 	if (ncut) {
 		*out = calloc(ncut, sizeof **out);

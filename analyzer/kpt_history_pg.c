@@ -25,33 +25,6 @@ struct pg_row {
 	int r;
 };
 
-/* url with the password (user:PASSWORD@ or password=...) replaced by ***. */
-static char *mask_url(const char *url)
-{
-	char *s = strdup(url), *at, *colon, *pw;
-
-	if (!s)
-		return NULL;
-	at = strchr(s, '@');
-	colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
-	/* the scheme's "postgresql:" colon is followed by "//" */
-	if (colon && colon[1] == '/' && colon[2] == '/')
-		colon = memchr(colon + 3, ':', (size_t)(at - colon - 3));
-	if (colon && at - colon > 1) {
-		memmove(colon + 4, at, strlen(at) + 1);
-		memcpy(colon + 1, "***", 3);
-	}
-	if ((pw = strstr(s, "password=")) != NULL) {
-		char *end = pw + 9;
-
-		while (*end && *end != '&')
-			end++;
-		memmove(pw + 12, end, strlen(end) + 1);
-		memcpy(pw + 9, "***", 3);
-	}
-	return s;
-}
-
 /* libpq's message on one line: lines joined with "; ", tabs and the
  * trailing newline dropped. Writes into buf. */
 static const char *one_line(const char *msg, char *buf, size_t cap)
@@ -107,7 +80,7 @@ static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt
 
 	(void)create; /* the database must exist; the schema is made on open */
 	*out = NULL;
-	if (!h || !(h->shown = mask_url(url))) {
+	if (!h || !(h->shown = kpt_history_mask_url(url))) {
 		free(h);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}

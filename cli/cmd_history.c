@@ -32,7 +32,7 @@ static const struct { const char *name; unsigned subs; } opts[O_COUNT] = {
 	[O_COMMIT] = { "--commit", B(S_ADD) },
 	[O_BRANCH] = { "--branch", ALL },
 	[O_LABEL] = { "--label", B(S_ADD) },
-	[O_SUITE] = { "--suite", B(S_LS) | SERIES },
+	[O_SUITE] = { "--suite", ALL },
 	[O_GPU] = { "--gpu", B(S_LS) | SERIES },
 	[O_WORKLOAD] = { "--workload", SERIES },
 	[O_FORMAT] = { "--format", B(S_LS) | B(S_SHOW) | B(S_DETECT) },
@@ -200,6 +200,8 @@ static int h_add(struct args *a)
 		run.session.commit = a->val[O_COMMIT];
 	if (a->val[O_BRANCH])
 		run.session.branch = a->val[O_BRANCH];
+	if (a->val[O_SUITE])
+		run.session.suite = a->val[O_SUITE];
 	run.session.labels = a->labels;
 	run.session.nlabels = a->nlabels;
 	if ((rc = open_store(a, 1, &h)) != 0) {
@@ -209,7 +211,7 @@ static int h_add(struct args *a)
 	rc = kpt_history_add(h, &run, &id, &d);
 	if (rc == 0)
 		printf("added session %" PRId64 " to '%s' (%s): %zu kernel keys, %u runs, %s, suite %s, commit %s, branch %s\n",
-		       id, db_url(a), kpt_history_backend(h), run.npoints, run.session.runs,
+		       id, kpt_history_where(h), kpt_history_backend(h), run.npoints, run.session.runs,
 		       run.session.gpu_name[0] ? run.session.gpu_name : "unknown GPU",
 		       run.session.suite[0] ? run.session.suite : "-",
 		       run.session.commit[0] ? run.session.commit : "-", run.session.branch);
@@ -286,7 +288,7 @@ static int h_ls(struct args *a, struct kpt_history *h)
 		printf("\n");
 	}
 	if (!set->nsessions)
-		fprintf(stderr, "kptprof: no sessions in '%s' match\n", db_url(a));
+		fprintf(stderr, "kptprof: no sessions in '%s' match\n", kpt_history_where(h));
 	kpt_history_set_destroy(set);
 	return KPT_EXIT_OK;
 }
@@ -307,7 +309,7 @@ static int pick_group(const struct args *a, struct kpt_history *h, struct kpt_hi
 	if (!(*keep)->nsessions) {
 		fprintf(stderr, "kptprof: no sessions on branch '%s'%s%s%s%s in '%s'\n", g.branch,
 			g.suite ? " of suite " : "", g.suite ? g.suite : "", g.gpu_slug ? " on GPU " : "",
-			g.gpu_slug ? g.gpu_slug : "", db_url(a));
+			g.gpu_slug ? g.gpu_slug : "", kpt_history_where(h));
 		return KPT_EXIT_ERROR;
 	}
 	*f = g;
@@ -319,6 +321,10 @@ static int pick_group(const struct args *a, struct kpt_history *h, struct kpt_hi
 
 static void key_text(FILE *out, const struct kpt_history_key *k)
 {
+	if (!k->id) { /* a workload's total (detect) */
+		fprintf(out, "workload %s (sum of its kernels)", k->workload);
+		return;
+	}
 	fprintf(out, "%s [grid %u,%u,%u block %u,%u,%u #%u]%s%s", k->name, k->grid[0], k->grid[1], k->grid[2],
 		k->block[0], k->block[1], k->block[2], k->ordinal, k->path[0] ? " in " : "", k->path);
 }
@@ -333,7 +339,7 @@ static int pick_key(const struct args *a, struct kpt_history *h, int64_t *id)
 		return kpt_cli_fail(&d);
 	if (keys->nseries != 1) {
 		fprintf(stderr, "kptprof: %s kernel key in '%s' matches '%s'\n",
-			keys->nseries ? "more than one" : "no", db_url(a), a->pos);
+			keys->nseries ? "more than one" : "no", kpt_history_where(h), a->pos);
 		for (size_t i = 0; i < keys->nseries && i < 20; i++) {
 			fprintf(stderr, "  %" PRId64 ": ", keys->series[i].key.id);
 			key_text(stderr, &keys->series[i].key);
@@ -737,7 +743,7 @@ static int h_detect(struct args *a, struct kpt_history *h)
 	if (rc != 0)
 		goto out;
 	if (!ng) {
-		fprintf(stderr, "kptprof: no sessions on branch '%s' in '%s'\n", branch, db_url(a));
+		fprintf(stderr, "kptprof: no sessions on branch '%s' in '%s'\n", branch, kpt_history_where(h));
 		rc = KPT_EXIT_ERROR;
 		goto out;
 	}
@@ -799,6 +805,56 @@ static int h_detect(struct args *a, struct kpt_history *h)
 				total++;
 			}
 			free(cp);
+		}
+		/* workload totals: a step spread over kernels whose launch
+		 * configs changed (new keys) still shows in the sum */
+		for (size_t k = 0; k < set->nseries && rc == 0 && !a->val[O_WORKLOAD]; k++) {
+			struct kpt_history_series tot = { .key = { .workload = set->series[k].key.workload,
+								   .name = "", .path = "" } };
+			double *sum = calloc(set->nsessions, sizeof *sum);
+			uint32_t *idx = calloc(set->nsessions, sizeof *idx);
+			struct kpt_cp *cp = NULL;
+			uint32_t ncp = 0, seen = 0;
+
+			for (size_t e = 0; e < k && !seen; e++)
+				seen = strcmp(set->series[e].key.workload, tot.key.workload) == 0;
+			if (!sum || !idx || seen || !tot.key.workload[0]) {
+				free(sum);
+				free(idx);
+				if (!sum || !idx)
+					rc = kpt_cli_usage_error("history", "out of memory");
+				continue;
+			}
+			for (size_t e = k; e < set->nseries; e++)
+				if (strcmp(set->series[e].key.workload, tot.key.workload) == 0)
+					for (uint32_t i = 0; i < set->series[e].n; i++)
+						sum[set->series[e].sess[i]] += set->series[e].centre_ns[i];
+			for (uint32_t i = 0; i < set->nsessions; i++)
+				if (sum[i] > 0) {
+					idx[tot.n] = i;
+					sum[tot.n++] = sum[i];
+				}
+			tot.sess = idx;
+			tot.centre_ns = sum;
+			if (kpt_cp_detect(sum, tot.n, &co, &cp, &ncp, &d) < 0)
+				rc = kpt_cli_fail(&d);
+			for (uint32_t c = 0; c < ncp; c++) {
+				struct found x = { set, &tot, cp[c], tot.sess[cp[c].at] + a->head >= set->nsessions, 0 };
+
+				x.regression = x.head && cp[c].step_pct >= a->threshold;
+				regressions += (uint32_t)x.regression;
+				if (!a->json && group_cps++ == 0)
+					printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s  %s\n", "step", "confidence",
+					       "commit", "previous", "session", "before", "after", "noise", "key");
+				if (a->json)
+					json_found(&j, &x);
+				else
+					print_found(&x, (uint32_t)set->nsessions);
+				total++;
+			}
+			free(cp);
+			free(sum);
+			free(idx);
 		}
 		if (a->json) {
 			kpt_json_end_array(&j);

@@ -96,7 +96,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --plots DIR   also write a bar plot per workload (.gp, and .png when gnuplot is installed)\n"
 	  "  -h, --help    show this help\n" },
 	{ "history", cmd_history, "keep every run in a store; trends, plots and change points",
-	  "kptprof history add FILE [--commit SHA] [--branch B] [--label K=V]... [--db URL]\n"
+	  "kptprof history add FILE [--commit SHA] [--branch B] [--suite S] [--label K=V]... [--db URL]\n"
 	  "kptprof history ls [--suite S] [--gpu SLUG] [--branch B] [--last N] [--format text|json] [--db URL]\n"
 	  "kptprof history show (KEY | --workload W) [--suite S] [--gpu SLUG] [--branch B] [--last N] [--format text|json]\n"
 	  "kptprof history plot (KEY | --workload W) [-o DIR] [--suite S] [--gpu SLUG] [--branch B] [--last N]\n"
@@ -110,7 +110,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --commit SHA        add: the commit (default: the recording's meta commit)\n"
 	  "  --branch B          add: the branch (default: meta branch, else main); others: the series' branch (default main)\n"
 	  "  --label K=V         add: a label of the session; repeatable (default: none)\n"
-	  "  --suite S           the suite (default: show/plot the newest session's; ls/detect every suite)\n"
+	  "  --suite S           add: the suite (default: the recording's); show/plot: default the newest session's; ls/detect: default every suite\n"
 	  "  --gpu SLUG          the GPU model slug (default: show/plot the newest session's; ls/detect every GPU)\n"
 	  "  --workload W        show/plot: the workload's total (sum of its keys); detect: only its keys (default: none)\n"
 	  "  --last N            only the last N sessions (default: all)\n"
