@@ -227,7 +227,7 @@ int kpt_history_open(const char *url, const struct kpt_history_open_opts *o,
 	if (!url[0])
 		return kpt_diag_set(d, KPT_E_INVAL, "empty history store name");
 	if (!ops) {
-		kpt_diag_set(d, KPT_E_UNSUPPORTED, "kptprof was built without %s: cannot open history store '%s'",
+		kpt_diag_set(d, KPT_E_UNSUPPORTED, "this kptprof was built without %s: cannot open history store '%s'",
 			     is_pg_url(url) ? "PostgreSQL (libpq)" : "SQLite", is_pg_url(url) ? "postgresql://..." : url);
 		return kpt_diag_hint(d, "install %s and rebuild kptprof", is_pg_url(url) ? "libpq-dev" : "libsqlite3-dev");
 	}

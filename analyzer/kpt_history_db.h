@@ -10,6 +10,7 @@
 #ifndef KPT_HISTORY_DB_H
 #define KPT_HISTORY_DB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kpt_err.h"
