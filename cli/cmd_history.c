@@ -700,7 +700,8 @@ static void print_found(const struct found *x, uint32_t nsess)
 	       short_sha(s->commit, sha), short_sha(prev->commit, sha2), s->id,
 	       kpt_cli_fmt_ns(x->cp.before_ns, b1, sizeof b1), kpt_cli_fmt_ns(x->cp.after_ns, b2, sizeof b2),
 	       x->cp.noise_pct, x->regression ? "REGRESSION " : "");
-	printf("%" PRId64 ": ", x->se->key.id);
+	if (x->se->key.id)
+		printf("%" PRId64 ": ", x->se->key.id);
 	key_text(stdout, &x->se->key);
 	printf("\n");
 }
@@ -877,8 +878,8 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			goto out;
 		}
 	} else if (regressions) {
-		printf("\n%u kernel key%s got slower by %g%% or more in the last %u sessions of %s\n", regressions,
-		       regressions == 1 ? "" : "s", a->threshold, a->head, branch);
+		printf("\n%u series (kernel keys, workload totals) got slower by %g%% or more in the last %u sessions of %s\n",
+		       regressions, a->threshold, a->head, branch);
 	}
 	rc = regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
 out:
