@@ -184,7 +184,7 @@ int kpt_cp_detect(const double *x, uint32_t n, const struct kpt_cp_opts *o,
 			return kpt_diag_set(d, KPT_E_INVAL, "series value %u is not a positive number", i);
 	if (n < 2 * min_seg)
 		return 0;
-	y = malloc(2 * n * sizeof *y);
+	y = calloc(2 * (size_t)n, sizeof *y); /* zeroed: keeps -Wmaybe-uninitialized quiet under ASan */
 	z = malloc(n * sizeof *z);
 	cum = malloc((n + 1) * sizeof *cum);
 	cut = malloc((n + 2) * sizeof *cut);
@@ -269,7 +269,7 @@ double kpt_cp_noise(const double *x, uint32_t n)
 
 	if (n < 2)
 		return NAN;
-	y = malloc(2 * n * sizeof *y);
+	y = calloc(2 * (size_t)n, sizeof *y); /* zeroed: keeps -Wmaybe-uninitialized quiet under ASan */
 	if (!y)
 		return NAN;
 	for (uint32_t i = 0; i < n; i++) {

@@ -16,7 +16,8 @@ if [ ! -x "$bindir/initdb" ]; then
 	exit 1
 fi
 as_pg() {
-	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+	# from /: the postgres user may not enter the caller's folder
+	if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 case $cmd in
 start)

@@ -161,7 +161,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--commits")) commits = (uint32_t)atoi(v), i++;
 		else if (!strcmp(argv[i], "--reps")) reps = (uint32_t)atoi(v), i++;
-		else if (!strcmp(argv[i], "--seed")) rng_state ^= strtoull(v, NULL, 10) * 0x9e3779b97f4a7c15ull, i++;
+		else if (!strcmp(argv[i], "--seed")) /* xorshift must never hold 0 */
+			rng_state = (0x9e3779b97f4a7c15ull + strtoull(v, NULL, 10) * 0xbf58476d1ce4e5b9ull) | 1, i++;
 		else if (!strcmp(argv[i], "--spacing")) spacing = (uint32_t)atoi(v), i++;
 		else if (!strcmp(argv[i], "--min-step")) co.min_step_pct = atof(v), i++;
 		else if (!strcmp(argv[i], "--alpha")) co.alpha = atof(v), i++;
