@@ -200,15 +200,14 @@ char *kpt_history_mask_url(const char *url)
 	return s;
 }
 
-static const struct kpt_hdb_ops *backend_of(const char *url)
-{
-	return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0 ?
-		kpt_hdb_pg : kpt_hdb_sqlite;
-}
-
 static int is_pg_url(const char *url)
 {
 	return strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0;
+}
+
+static const struct kpt_hdb_ops *backend_of(const char *url)
+{
+	return is_pg_url(url) ? kpt_hdb_pg : kpt_hdb_sqlite;
 }
 
 int kpt_history_supported(const char *url)

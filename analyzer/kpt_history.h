@@ -200,9 +200,10 @@ struct kpt_cp {
 int kpt_cp_detect(const double *x, uint32_t n, const struct kpt_cp_opts *o,
 		  struct kpt_cp **out, uint32_t *ncp, struct kpt_diag *d);
 
-/* The robust point-to-point SD of log x (the noise kpt_cp_detect uses, as
- * a fraction: 0.003 is 0.3%); NAN when n < 2, a value is not positive, or
- * out of memory. O(n). */
+/* The point-to-point SD of log x as kpt_cp_detect first estimates it (the
+ * larger of the robust and the trimmed estimate; a fraction: 0.003 is
+ * 0.3%); NAN when n < 2, a value is not positive, or out of memory.
+ * O(n log n). */
 double kpt_cp_noise(const double *x, uint32_t n);
 
 #endif

@@ -280,6 +280,11 @@ double kpt_cp_noise(const double *x, uint32_t n)
 		y[i] = log(x[i]);
 	}
 	sd = robust_sd(y, n, y + n);
+	{
+		double t = trimmed_sd(y, n, y + n); /* as kpt_cp_detect's first pass */
+
+		sd = t > sd ? t : sd;
+	}
 	free(y);
 	return sd > SD_FLOOR ? sd : SD_FLOOR;
 }

@@ -689,13 +689,12 @@ struct found {
 	int head, regression;
 };
 
-static void print_found(const struct found *x, uint32_t nsess)
+static void print_found(const struct found *x)
 {
 	const struct kpt_history_session *s = &x->set->sessions[x->se->sess[x->cp.at]];
 	const struct kpt_history_session *prev = &x->set->sessions[x->se->sess[x->cp.at - 1]];
 	char b1[32], b2[32], sha[16], sha2[16];
 
-	(void)nsess;
 	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%%  %s", x->cp.step_pct, 1 - x->cp.p,
 	       short_sha(s->commit, sha), short_sha(prev->commit, sha2), s->id,
 	       kpt_cli_fmt_ns(x->cp.before_ns, b1, sizeof b1), kpt_cli_fmt_ns(x->cp.after_ns, b2, sizeof b2),
@@ -729,16 +728,84 @@ static void json_found(struct kpt_json *j, const struct found *x)
 	kpt_json_end_object(j);
 }
 
+/* What detect counts and where it writes, across series. */
+struct detect_run {
+	const struct args *a;
+	struct kpt_cp_opts co;
+	struct kpt_json *j;         /* NULL: text */
+	uint32_t regressions, total, group_cps;
+};
+
+/* Detects and reports the change points of one series of set. */
+static int detect_series(struct detect_run *r, const struct kpt_history_set *set,
+			 const struct kpt_history_series *se)
+{
+	struct kpt_cp *cp = NULL;
+	uint32_t ncp = 0;
+	struct kpt_diag d = { 0 };
+
+	if (kpt_cp_detect(se->centre_ns, se->n, &r->co, &cp, &ncp, &d) < 0)
+		return kpt_cli_fail(&d);
+	for (uint32_t c = 0; c < ncp; c++) {
+		/* head: the step lies among the branch's last `head` sessions */
+		struct found x = { set, se, cp[c], se->sess[cp[c].at] + r->a->head >= set->nsessions, 0 };
+
+		x.regression = x.head && cp[c].step_pct >= r->a->threshold;
+		r->regressions += (uint32_t)x.regression;
+		if (!r->j && r->group_cps == 0)
+			printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s  %s\n", "step", "confidence",
+			       "commit", "previous", "session", "before", "after", "noise", "key");
+		if (r->j)
+			json_found(r->j, &x);
+		else
+			print_found(&x);
+		r->group_cps++;
+		r->total++;
+	}
+	free(cp);
+	return 0;
+}
+
+/* The total of workload W over set's sessions (the sum of its keys'
+ * centres where it has any) into *tot; its arrays are malloc'd. A step
+ * spread over kernels whose launch configs changed (new keys) still shows
+ * in the sum. */
+static int workload_total(const struct kpt_history_set *set, const char *w, struct kpt_history_series *tot)
+{
+	double *sum = calloc(set->nsessions ? set->nsessions : 1, sizeof *sum);
+	uint32_t *idx = calloc(set->nsessions ? set->nsessions : 1, sizeof *idx);
+
+	memset(tot, 0, sizeof *tot);
+	tot->key.workload = w;
+	tot->key.name = tot->key.path = "";
+	if (!sum || !idx) {
+		free(sum);
+		free(idx);
+		return kpt_cli_usage_error("history", "out of memory");
+	}
+	for (size_t e = 0; e < set->nseries; e++)
+		if (strcmp(set->series[e].key.workload, w) == 0)
+			for (uint32_t i = 0; i < set->series[e].n; i++)
+				sum[set->series[e].sess[i]] += set->series[e].centre_ns[i];
+	for (uint32_t i = 0; i < set->nsessions; i++)
+		if (sum[i] > 0) {
+			idx[tot->n] = i;
+			sum[tot->n++] = sum[i];
+		}
+	tot->sess = idx;
+	tot->centre_ns = sum;
+	return 0;
+}
+
 static int h_detect(struct args *a, struct kpt_history *h)
 {
 	const char *branch = a->val[O_BRANCH] ? a->val[O_BRANCH] : "main";
-	struct kpt_cp_opts co = { a->min_step, a->alpha, a->min_seg };
 	struct kpt_history_set *all = NULL;
 	struct group *g = NULL;
 	size_t ng = 0;
 	struct kpt_diag d = { 0 };
 	struct kpt_json j;
-	uint32_t regressions = 0, total = 0;
+	struct detect_run r = { a, { a->min_step, a->alpha, a->min_seg }, NULL, 0, 0, 0 };
 	int rc = list_groups(a, h, branch, &all, &g, &ng);
 
 	if (rc != 0)
@@ -749,6 +816,7 @@ static int h_detect(struct args *a, struct kpt_history *h)
 		goto out;
 	}
 	if (a->json) {
+		r.j = &j;
 		kpt_json_init(&j, stdout, 3);
 		kpt_json_begin_object(&j);
 		kpt_json_kv_str(&j, "branch", branch);
@@ -763,12 +831,12 @@ static int h_detect(struct args *a, struct kpt_history *h)
 		struct kpt_history_filter f = { .suite = g[gi].suite, .gpu_slug = g[gi].gpu_slug, .branch = branch,
 						.workload = a->val[O_WORKLOAD], .last = a->last };
 		struct kpt_history_set *set;
-		uint32_t group_cps = 0;
 
 		if (kpt_history_query(h, &f, &set, &d) < 0) {
 			rc = kpt_cli_fail(&d);
 			break;
 		}
+		r.group_cps = 0;
 		if (a->json) {
 			kpt_json_begin_object(&j);
 			kpt_json_kv_str(&j, "suite", f.suite);
@@ -781,86 +849,26 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			printf("%ssuite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys\n", gi ? "\n" : "",
 			       f.suite[0] ? f.suite : "-", f.gpu_slug, branch, set->nsessions, set->nseries);
 		}
-		for (size_t k = 0; k < set->nseries; k++) {
-			const struct kpt_history_series *se = &set->series[k];
-			struct kpt_cp *cp = NULL;
-			uint32_t ncp = 0;
-
-			if (kpt_cp_detect(se->centre_ns, se->n, &co, &cp, &ncp, &d) < 0) {
-				rc = kpt_cli_fail(&d);
-				break;
-			}
-			for (uint32_t c = 0; c < ncp; c++) {
-				/* head: the step lies among the branch's last `head` sessions */
-				struct found x = { set, se, cp[c], se->sess[cp[c].at] + a->head >= set->nsessions, 0 };
-
-				x.regression = x.head && cp[c].step_pct >= a->threshold;
-				regressions += (uint32_t)x.regression;
-				if (!a->json && group_cps++ == 0)
-					printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s  %s\n", "step", "confidence",
-					       "commit", "previous", "session", "before", "after", "noise", "key");
-				if (a->json)
-					json_found(&j, &x);
-				else
-					print_found(&x, (uint32_t)set->nsessions);
-				total++;
-			}
-			free(cp);
-		}
-		/* workload totals: a step spread over kernels whose launch
-		 * configs changed (new keys) still shows in the sum */
+		for (size_t k = 0; k < set->nseries && rc == 0; k++)
+			rc = detect_series(&r, set, &set->series[k]);
+		/* each workload's total once (at its first key) */
 		for (size_t k = 0; k < set->nseries && rc == 0 && !a->val[O_WORKLOAD]; k++) {
-			struct kpt_history_series tot = { .key = { .workload = set->series[k].key.workload,
-								   .name = "", .path = "" } };
-			double *sum = calloc(set->nsessions, sizeof *sum);
-			uint32_t *idx = calloc(set->nsessions, sizeof *idx);
-			struct kpt_cp *cp = NULL;
-			uint32_t ncp = 0, seen = 0;
+			const char *w = set->series[k].key.workload;
+			struct kpt_history_series tot;
+			int seen = !w[0];
 
 			for (size_t e = 0; e < k && !seen; e++)
-				seen = strcmp(set->series[e].key.workload, tot.key.workload) == 0;
-			if (!sum || !idx || seen || !tot.key.workload[0]) {
-				free(sum);
-				free(idx);
-				if (!sum || !idx)
-					rc = kpt_cli_usage_error("history", "out of memory");
+				seen = strcmp(set->series[e].key.workload, w) == 0;
+			if (seen || (rc = workload_total(set, w, &tot)) != 0)
 				continue;
-			}
-			for (size_t e = k; e < set->nseries; e++)
-				if (strcmp(set->series[e].key.workload, tot.key.workload) == 0)
-					for (uint32_t i = 0; i < set->series[e].n; i++)
-						sum[set->series[e].sess[i]] += set->series[e].centre_ns[i];
-			for (uint32_t i = 0; i < set->nsessions; i++)
-				if (sum[i] > 0) {
-					idx[tot.n] = i;
-					sum[tot.n++] = sum[i];
-				}
-			tot.sess = idx;
-			tot.centre_ns = sum;
-			if (kpt_cp_detect(sum, tot.n, &co, &cp, &ncp, &d) < 0)
-				rc = kpt_cli_fail(&d);
-			for (uint32_t c = 0; c < ncp; c++) {
-				struct found x = { set, &tot, cp[c], tot.sess[cp[c].at] + a->head >= set->nsessions, 0 };
-
-				x.regression = x.head && cp[c].step_pct >= a->threshold;
-				regressions += (uint32_t)x.regression;
-				if (!a->json && group_cps++ == 0)
-					printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s  %s\n", "step", "confidence",
-					       "commit", "previous", "session", "before", "after", "noise", "key");
-				if (a->json)
-					json_found(&j, &x);
-				else
-					print_found(&x, (uint32_t)set->nsessions);
-				total++;
-			}
-			free(cp);
-			free(sum);
-			free(idx);
+			rc = detect_series(&r, set, &tot);
+			free(tot.sess);
+			free(tot.centre_ns);
 		}
 		if (a->json) {
 			kpt_json_end_array(&j);
 			kpt_json_end_object(&j);
-		} else if (!group_cps) {
+		} else if (!r.group_cps) {
 			printf("no change points\n");
 		}
 		kpt_history_set_destroy(set);
@@ -869,19 +877,19 @@ static int h_detect(struct args *a, struct kpt_history *h)
 		goto out;
 	if (a->json) {
 		kpt_json_end_array(&j);
-		kpt_json_kv_u64(&j, "change_points", total);
-		kpt_json_kv_u64(&j, "head_regressions", regressions);
-		kpt_json_kv_str(&j, "result", regressions ? "regression" : "ok");
+		kpt_json_kv_u64(&j, "change_points", r.total);
+		kpt_json_kv_u64(&j, "head_regressions", r.regressions);
+		kpt_json_kv_str(&j, "result", r.regressions ? "regression" : "ok");
 		kpt_json_end_object(&j);
 		if (kpt_json_finish(&j, &d) < 0) {
 			rc = kpt_cli_fail(&d);
 			goto out;
 		}
-	} else if (regressions) {
+	} else if (r.regressions) {
 		printf("\n%u series (kernel keys, workload totals) got slower by %g%% or more in the last %u sessions of %s\n",
-		       regressions, a->threshold, a->head, branch);
+		       r.regressions, a->threshold, a->head, branch);
 	}
-	rc = regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
+	rc = r.regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
 out:
 	free(g);
 	kpt_history_set_destroy(all);
