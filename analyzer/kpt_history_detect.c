@@ -75,27 +75,29 @@ static double robust_sd(const double *y, uint32_t n, double *tmp)
 	return kpt_median_f64(tmp, n - 1) / (0.6745 * sqrt(2.0));
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* SD of z from its first differences, the largest 1% left out (then scaled
  * back: for normal noise the kept 99% have 0.9248 of the variance). tmp:
- * n doubles. O(n log n). */
+ * n doubles. O(n): the cut is found by selection, not sorting. */
 static double trimmed_sd(const double *z, uint32_t n, double *tmp)
 {
-	uint32_t keep, m = n - 1;
-	double ss = 0;
+	uint32_t m = n - 1, keep = m - m / 100, below = 0;
+	double ss = 0, cut;
 
 	for (uint32_t i = 0; i + 1 < n; i++)
 		tmp[i] = fabs(z[i + 1] - z[i]);
-	qsort(tmp, m, sizeof *tmp, cmp_dbl);
-	keep = m - m / 100;
-	for (uint32_t i = 0; i < keep; i++)
-		ss += tmp[i] * tmp[i];
+	if (keep < m) {
+		/* the keep-th smallest; ties at the cut count up to keep */
+		cut = kpt_quantile_f64(tmp, m, (double)(keep - 1) / (m - 1));
+		for (uint32_t i = 0; i < m; i++)
+			if (tmp[i] < cut) {
+				ss += tmp[i] * tmp[i];
+				below++;
+			}
+		ss += (double)(keep - below) * cut * cut;
+	} else {
+		for (uint32_t i = 0; i < m; i++)
+			ss += tmp[i] * tmp[i];
+	}
 	return sqrt(ss / keep / 0.9248 / 2);
 }
 
