@@ -70,6 +70,16 @@ static void pg_close(struct kpt_hdb *h)
 	free(h);
 }
 
+static int pg_exec(struct kpt_hdb *h, const char *sql, struct kpt_diag *d)
+{
+	PGresult *res = PQexec(h->conn, sql);
+	ExecStatusType st = PQresultStatus(res);
+	int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : fail(h, "statement failed", d);
+
+	PQclear(res);
+	return rc;
+}
+
 static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt_diag *d)
 {
 	const char *keys[] = { "connect_timeout", "application_name", "dbname", NULL };
@@ -107,19 +117,20 @@ static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt
 		return rc;
 	}
 	PQsetNoticeProcessor(h->conn, no_notice, NULL);
+	{
+		/* cursors are read to the end: plan them for the whole result,
+		 * not for the first rows (the default 0.1) */
+		int rc = pg_exec(h, "SET cursor_tuple_fraction = 1.0", d);
+
+		if (rc < 0) {
+			pg_close(h);
+			return rc;
+		}
+	}
 	*out = h;
 	return 0;
 }
 
-static int pg_exec(struct kpt_hdb *h, const char *sql, struct kpt_diag *d)
-{
-	PGresult *res = PQexec(h->conn, sql);
-	ExecStatusType st = PQresultStatus(res);
-	int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : fail(h, "statement failed", d);
-
-	PQclear(res);
-	return rc;
-}
 
 /* sql with the i-th '?' (outside quotes) as $i; malloc'd. */
 static char *number_params(const char *sql, const char *prefix)
