@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "kpt_err.h"
+#include "kpt_history.h"
 
 struct kpt_hdb;
 
@@ -46,6 +47,16 @@ struct kpt_hdb_ops {
 	double (*real)(const struct kpt_hdb_row *r, int col);
 	int64_t (*integer)(const struct kpt_hdb_row *r, int col);
 	int (*is_null)(const struct kpt_hdb_row *r, int col);
+};
+
+/* An open store (kpt_history.h), shared by kpt_history.c (open, migrate,
+ * add) and kpt_history_query.c. */
+struct kpt_history {
+	const struct kpt_hdb_ops *ops;
+	struct kpt_hdb *db;
+	char *shown;                /* the URL, password masked */
+	int schema;                 /* version of the open store */
+	struct kpt_history_open_opts o;
 };
 
 /* url with any password (user:PASSWORD@, password=...) as ***, for
