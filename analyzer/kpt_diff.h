@@ -376,4 +376,19 @@ int kpt_holm(double *p, size_t n);
  * NAN when na or nb is 0. */
 double kpt_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
 
+/* Reading a side key by key (the history store keeps these; implemented in
+ * analyzer/kpt_history_side.c). k < kpt_diff_side_keys(s), r < the run
+ * count of kpt_diff_side_runs. Strings are owned by s. */
+struct kpt_diff_key_info {
+	const char *name, *mangled, *path, *workload;
+	uint32_t grid[3], block[3];
+	uint32_t ordinal;
+};
+void kpt_diff_side_key(const struct kpt_diff_side *s, size_t k, struct kpt_diff_key_info *out);
+/* The median of key k's kept samples in run slot r, exactly the one the
+ * comparison uses; NAN when that run has none. */
+double kpt_diff_side_run_median(const struct kpt_diff_side *s, size_t k, uint32_t r);
+/* The side's environment summary (strings owned by s). */
+const struct kpt_diff_env *kpt_diff_side_env(const struct kpt_diff_side *s);
+
 #endif

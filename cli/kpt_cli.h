@@ -91,5 +91,6 @@ int cmd_baseline(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 
 #endif

@@ -5,10 +5,13 @@
 # repository): without it kptprof builds without the collectors and kernels.
 
 # Needed to build kptprof and the tools its tests use.
-KPT_DEPS_BUILD="build-essential cmake pkg-config libzstd-dev libpng-dev"
+KPT_DEPS_BUILD="build-essential cmake pkg-config libzstd-dev libpng-dev libsqlite3-dev libpq-dev"
 # Needed to run the tests (cmocka unit tests, jansson JSON checks, python3
 # for CLI checks, gnuplot for the viewer's plots).
 KPT_DEPS_TEST="libcmocka-dev libjansson-dev python3 gnuplot-nox"
+# The history store's tests on PostgreSQL need a server (.ci/run starts a
+# throwaway one with tests/pg-server.sh; without it those tests skip).
+KPT_DEPS_PG="postgresql"
 # Wanted but not required: the viewer's browser test skips without it (on
 # Ubuntu the chromium package needs snapd, so a failure here is not fatal).
 KPT_DEPS_OPTIONAL="chromium"
@@ -25,6 +28,9 @@ kpt_have() {
 	libpng-dev) pkg-config --exists libpng 2>/dev/null ;;
 	libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;
 	libjansson-dev) pkg-config --exists jansson 2>/dev/null ;;
+	libsqlite3-dev) pkg-config --exists 'sqlite3 >= 3.35' 2>/dev/null ;;
+	libpq-dev) pkg-config --exists libpq 2>/dev/null ;;
+	postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null ;;
 	chromium) command -v chromium >/dev/null || command -v chromium-browser >/dev/null ;;
 	*) return 1 ;;
 	esac
@@ -62,6 +68,17 @@ kpt_install_deps() {
 		$sudo apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 \
 			|| echo "kpt-deps: optional package '$p' could not be installed; tests that need it skip" >&2
 	done
+}
+
+# The PostgreSQL server for the history tests (KPT_DEPS_PG), when missing.
+kpt_install_pg() {
+	local sudo=""
+	kpt_have postgresql && return 0
+	command -v apt-get >/dev/null || { echo "kpt-deps: no apt-get here: install $KPT_DEPS_PG yourself" >&2; return 1; }
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	echo "kpt-deps: installing $KPT_DEPS_PG" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends $KPT_DEPS_PG
 }
 
 # CMake >= 3.25 (Debian 12, Ubuntu 24.04); older ones get a clear message.

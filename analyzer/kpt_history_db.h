@@ -1,0 +1,70 @@
+/* kpt_history_db.h - the two history backends behind one small interface;
+ * private to analyzer/kpt_history*.c.
+ *
+ * The store's logic (schema, migrations, add, queries: kpt_history.c) is
+ * written once in SQL that both SQLite and PostgreSQL accept: '?'
+ * placeholders (the PostgreSQL backend numbers them $1, $2...), parameters
+ * passed as text (NULL: SQL NULL), and a few words that differ substituted
+ * by the backend (@ID@: an integer primary key the database numbers).
+ */
+#ifndef KPT_HISTORY_DB_H
+#define KPT_HISTORY_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpt_err.h"
+#include "kpt_history.h"
+
+struct kpt_hdb;
+
+/* One result row, valid during the callback. Columns from 0; NULL values
+ * read as "" / NAN / 0. */
+struct kpt_hdb_row {
+	const struct kpt_hdb_ops *ops;
+	void *impl;
+	int index;
+};
+
+/* Returns 0 to go on, or a negative kpt_err to stop (the query returns it). */
+typedef int (*kpt_hdb_row_fn)(void *ctx, const struct kpt_hdb_row *row);
+
+struct kpt_hdb_ops {
+	const char *name;           /* "sqlite", "postgresql" */
+	const char *id_type;        /* what @ID@ becomes */
+	const char *begin_write;    /* starts a write transaction */
+	/* Statement run first in the migration transaction, serialising
+	 * migrations between processes; "" when begin_write already does. */
+	const char *migrate_lock;
+	int (*open)(const char *url, int create, struct kpt_hdb **out, struct kpt_diag *d);
+	void (*close)(struct kpt_hdb *db);
+	/* SQL without parameters; may hold several statements. */
+	int (*exec)(struct kpt_hdb *db, const char *sql, struct kpt_diag *d);
+	/* One statement with nparams text parameters; fn (may be NULL) per row. */
+	int (*query)(struct kpt_hdb *db, const char *sql, int nparams, const char *const *params,
+		     kpt_hdb_row_fn fn, void *ctx, struct kpt_diag *d);
+	const char *(*text)(const struct kpt_hdb_row *r, int col);
+	double (*real)(const struct kpt_hdb_row *r, int col);
+	int64_t (*integer)(const struct kpt_hdb_row *r, int col);
+	int (*is_null)(const struct kpt_hdb_row *r, int col);
+};
+
+/* An open store (kpt_history.h), shared by kpt_history.c (open, migrate,
+ * add) and kpt_history_query.c. */
+struct kpt_history {
+	const struct kpt_hdb_ops *ops;
+	struct kpt_hdb *db;
+	char *shown;                /* the URL, password masked */
+	int schema;                 /* version of the open store */
+	struct kpt_history_open_opts o;
+};
+
+/* url with any password (user:PASSWORD@, password=...) as ***, for
+ * messages; malloc'd, NULL when out of memory. */
+char *kpt_history_mask_url(const char *url);
+
+/* NULL when this build lacks the library. */
+extern const struct kpt_hdb_ops *const kpt_hdb_sqlite;
+extern const struct kpt_hdb_ops *const kpt_hdb_pg;
+
+#endif

@@ -1,0 +1,274 @@
+/* kpt_history_pg.c - the PostgreSQL backend of the history store, through
+ * libpq. Reads go through a cursor, 50000 rows at a time, so that a
+ * long history is never held in memory twice (libpq would keep a whole
+ * result set). Notices (CREATE ... IF NOT EXISTS) are dropped: a library
+ * does not print. */
+#include "kpt_history_db.h"
+
+#ifdef KPT_HAVE_PQ
+#include <ctype.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONNECT_TIMEOUT_S "10"
+
+struct kpt_hdb {
+	PGconn *conn;
+	char *shown;                /* the URL with any password masked */
+};
+
+struct pg_row {
+	PGresult *res;
+	int r;
+};
+
+/* libpq's message on one line: lines joined with "; ", tabs and the
+ * trailing newline dropped. Writes into buf. */
+static const char *one_line(const char *msg, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *p = msg; *p && n + 3 < cap; p++) {
+		if (*p == '\n') {
+			while (p[1] == '\t' || p[1] == ' ')
+				p++;
+			if (p[1])
+				buf[n++] = ';', buf[n++] = ' ';
+		} else {
+			buf[n++] = *p == '\t' ? ' ' : *p;
+		}
+	}
+	while (n && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = '\0';
+	return buf;
+}
+
+static int fail(struct kpt_hdb *h, const char *what, struct kpt_diag *d)
+{
+	char line[768];
+
+	return kpt_diag_set(d, KPT_E_IO, "history store '%s': %s: %s", h->shown, what,
+			    one_line(PQerrorMessage(h->conn), line, sizeof line));
+}
+
+static void no_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static void pg_close(struct kpt_hdb *h)
+{
+	if (!h)
+		return;
+	PQfinish(h->conn); /* accepts NULL */
+	free(h->shown);
+	free(h);
+}
+
+static int pg_exec(struct kpt_hdb *h, const char *sql, struct kpt_diag *d)
+{
+	PGresult *res = PQexec(h->conn, sql);
+	ExecStatusType st = PQresultStatus(res);
+	int rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : fail(h, "statement failed", d);
+
+	PQclear(res);
+	return rc;
+}
+
+static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt_diag *d)
+{
+	const char *keys[] = { "connect_timeout", "application_name", "dbname", NULL };
+	const char *vals[] = { CONNECT_TIMEOUT_S, "kptprof", url, NULL };
+	struct kpt_hdb *h = calloc(1, sizeof *h);
+	PQconninfoOption *opts;
+	char *err = NULL, line[768];
+
+	(void)create; /* the database must exist; the schema is made on open */
+	*out = NULL;
+	if (!h || !(h->shown = kpt_history_mask_url(url))) {
+		free(h);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	opts = PQconninfoParse(url, &err);
+	if (!opts) {
+		kpt_diag_set(d, err ? KPT_E_INVAL : KPT_E_NOMEM, "bad PostgreSQL URL '%s': %s", h->shown,
+			     err ? one_line(err, line, sizeof line) : "out of memory");
+		kpt_diag_hint(d, "write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE");
+		PQfreemem(err);
+		pg_close(h);
+		return KPT_E_INVAL;
+	}
+	PQconninfoFree(opts);
+	h->conn = PQconnectdbParams(keys, vals, 1);
+	if (!h->conn) {
+		pg_close(h);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory connecting to PostgreSQL");
+	}
+	if (PQstatus(h->conn) != CONNECTION_OK) {
+		int rc = kpt_diag_set(d, KPT_E_IO, "cannot connect to history store '%s': %s", h->shown,
+				      one_line(PQerrorMessage(h->conn), line, sizeof line));
+
+		pg_close(h);
+		return rc;
+	}
+	PQsetNoticeProcessor(h->conn, no_notice, NULL);
+	{
+		/* cursors are read to the end: plan them for the whole result,
+		 * not for the first rows (the default 0.1) */
+		int rc = pg_exec(h, "SET cursor_tuple_fraction = 1.0", d);
+
+		if (rc < 0) {
+			pg_close(h);
+			return rc;
+		}
+	}
+	*out = h;
+	return 0;
+}
+
+
+/* sql with the i-th '?' (outside quotes) as $i; malloc'd. */
+static char *number_params(const char *sql, const char *prefix)
+{
+	size_t n = strlen(sql), np = strlen(prefix), q = 0;
+	char *out, *o;
+	int inq = 0, k = 0;
+
+	for (const char *p = sql; *p; p++)
+		q += *p == '?';
+	out = malloc(np + n + q * 11 + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, prefix, np);
+	o = out + np;
+	for (const char *p = sql; *p; p++) {
+		if (*p == '\'')
+			inq = !inq;
+		if (*p == '?' && !inq)
+			o += sprintf(o, "$%d", ++k);
+		else
+			*o++ = *p;
+	}
+	*o = '\0';
+	return out;
+}
+
+static int each_row(PGresult *res, kpt_hdb_row_fn fn, void *ctx, int *index)
+{
+	struct pg_row pr = { res, 0 };
+	struct kpt_hdb_row row = { kpt_hdb_pg, &pr, 0 };
+	int rc = 0;
+
+	for (int r = 0, nt = PQntuples(res); fn && r < nt && rc == 0; r++) {
+		pr.r = r;
+		row.index = (*index)++;
+		rc = fn(ctx, &row);
+	}
+	return rc;
+}
+
+static int is_select(const char *sql)
+{
+	while (isspace((unsigned char)*sql))
+		sql++;
+	return strncasecmp(sql, "SELECT", 6) == 0;
+}
+
+/* A SELECT: DECLARE a cursor (in a transaction of its own when none is
+ * open), FETCH until empty. Anything else: one PQexecParams. */
+static int pg_query(struct kpt_hdb *h, const char *sql, int nparams, const char *const *params,
+		    kpt_hdb_row_fn fn, void *ctx, struct kpt_diag *d)
+{
+	int cursor = is_select(sql), own = 0, index = 0, rc = 0;
+	char *text = number_params(sql, cursor ? "DECLARE kpt_cur NO SCROLL CURSOR FOR " : "");
+	PGresult *res;
+
+	if (!text)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	if (cursor && PQtransactionStatus(h->conn) == PQTRANS_IDLE) {
+		if ((rc = pg_exec(h, "BEGIN READ ONLY", d)) < 0) {
+			free(text);
+			return rc;
+		}
+		own = 1;
+	}
+	res = PQexecParams(h->conn, text, nparams, NULL, params, NULL, NULL, 0);
+	free(text);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+		rc = fail(h, "query failed", d);
+	else if (!cursor)
+		rc = each_row(res, fn, ctx, &index);
+	PQclear(res);
+	while (cursor && rc == 0) {
+		res = PQexec(h->conn, "FETCH 50000 FROM kpt_cur");
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			rc = fail(h, "query failed", d);
+		else if (PQntuples(res) == 0)
+			cursor = 0;
+		else
+			rc = each_row(res, fn, ctx, &index);
+		PQclear(res);
+	}
+	if (own) {
+		/* ends the cursor too; after an error the transaction is aborted
+		 * and ROLLBACK is what COMMIT does */
+		int rc2 = pg_exec(h, rc == 0 ? "COMMIT" : "ROLLBACK", rc == 0 ? d : NULL);
+
+		rc = rc == 0 ? rc2 : rc;
+	} else if (is_select(sql) && rc == 0) {
+		rc = pg_exec(h, "CLOSE kpt_cur", d);
+	}
+	return rc;
+}
+
+static const char *pg_text(const struct kpt_hdb_row *r, int col)
+{
+	const struct pg_row *p = r->impl;
+
+	return PQgetvalue(p->res, p->r, col); /* "" for NULL */
+}
+
+static double pg_real(const struct kpt_hdb_row *r, int col)
+{
+	const struct pg_row *p = r->impl;
+
+	return PQgetisnull(p->res, p->r, col) ? NAN : strtod(PQgetvalue(p->res, p->r, col), NULL);
+}
+
+static int64_t pg_integer(const struct kpt_hdb_row *r, int col)
+{
+	const struct pg_row *p = r->impl;
+
+	return strtoll(PQgetvalue(p->res, p->r, col), NULL, 10);
+}
+
+static int pg_is_null(const struct kpt_hdb_row *r, int col)
+{
+	const struct pg_row *p = r->impl;
+
+	return PQgetisnull(p->res, p->r, col);
+}
+
+static const struct kpt_hdb_ops pg_ops = {
+	.name = "postgresql",
+	.id_type = "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+	.begin_write = "BEGIN",
+	.migrate_lock = "SELECT pg_advisory_xact_lock(7405112)",
+	.open = pg_open,
+	.close = pg_close,
+	.exec = pg_exec,
+	.query = pg_query,
+	.text = pg_text,
+	.real = pg_real,
+	.integer = pg_integer,
+	.is_null = pg_is_null,
+};
+const struct kpt_hdb_ops *const kpt_hdb_pg = &pg_ops;
+#else
+const struct kpt_hdb_ops *const kpt_hdb_pg = NULL;
+#endif

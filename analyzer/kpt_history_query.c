@@ -1,0 +1,511 @@
+/* kpt_history_query.c - reading the history store: sessions, series per
+ * key, the gate's baseline, key lookup (kpt_history.h). Every query is
+ * one SQL text for both backends (kpt_history_db.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kpt_history.h"
+#include "kpt_history_db.h"
+
+#define SESSION_COLS "s.id, s.added, s.run_time, s.commit_sha, s.branch, s.suite, s.gpu_name," \
+	" s.gpu_slug, s.gpu_uuid, s.driver, s.cuda, s.host, s.source, s.runs, s.sm_mhz, s.temp_c," \
+	" s.throttled_frac"
+/* Each field as two parameters: '1' when any value matches, and the value. */
+#define SESSION_WHERE "(? = '1' OR s.suite = ?) AND (? = '1' OR s.gpu_slug = ?) AND (? = '1' OR s.branch = ?)"
+
+struct growth {
+	void *p;
+	size_t n, cap, size;
+};
+
+static void *grow(struct growth *g)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		void *p = realloc(g->p, cap * g->size);
+
+		if (!p)
+			return NULL;
+		g->p = p;
+		g->cap = cap;
+	}
+	return (char *)g->p + g->size * g->n++;
+}
+
+struct qctx {
+	struct kpt_history_set *set;
+	struct growth sessions;     /* struct kpt_history_session */
+	struct growth keys;         /* struct kpt_history_series */
+	int with_runs;
+	struct kpt_diag *d;
+};
+
+static const char *rdup(struct kpt_arena *a, const struct kpt_hdb_row *row, int col)
+{
+	const char *s = row->ops->text(row, col);
+
+	return kpt_arena_strndup(a, s, strlen(s));
+}
+
+static int read_session(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct qctx *q = ctx;
+	struct kpt_history_session *s = grow(&q->sessions);
+	struct kpt_arena *a = &q->set->arena;
+	const char **str[] = { &s->added, &s->time, &s->commit, &s->branch, &s->suite, &s->gpu_name,
+			       &s->gpu_slug, &s->gpu_uuid, &s->driver, &s->cuda, &s->host, &s->source };
+
+	if (!s)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	memset(s, 0, sizeof *s);
+	s->id = row->ops->integer(row, 0);
+	for (int i = 0; i < 12; i++)
+		if (!(*str[i] = rdup(a, row, i + 1)))
+			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	s->runs = (uint32_t)row->ops->integer(row, 13);
+	s->sm_mhz = row->ops->real(row, 14);
+	s->temp_c = row->ops->real(row, 15);
+	s->throttled_frac = row->ops->real(row, 16);
+	s->keys = (uint32_t)row->ops->integer(row, 17);
+	return 0;
+}
+
+static void parse3(const char *s, uint32_t v[3])
+{
+	char *end;
+
+	for (int i = 0; i < 3; i++) {
+		v[i] = (uint32_t)strtoul(s, &end, 10);
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+static int read_key(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct qctx *q = ctx;
+	struct kpt_history_series *se = grow(&q->keys);
+	struct kpt_arena *a = &q->set->arena;
+
+	if (!se)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	memset(se, 0, sizeof *se);
+	se->key.id = row->ops->integer(row, 0);
+	se->key.name = rdup(a, row, 1);
+	se->key.path = rdup(a, row, 2);
+	se->key.workload = rdup(a, row, 3);
+	parse3(row->ops->text(row, 4), se->key.grid);
+	parse3(row->ops->text(row, 5), se->key.block);
+	se->key.ordinal = (uint32_t)row->ops->integer(row, 6);
+	if (!se->key.name || !se->key.path || !se->key.workload)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	return 0;
+}
+
+/* Points arrive in any order; each series grows in malloc'd arrays (moved
+ * into the arena at the end). */
+struct pt_grow {
+	struct growth sess, centre, nruns, runs;
+};
+
+struct pctx {
+	struct qctx *q;
+	struct pt_grow *g;          /* [nseries] */
+};
+
+static size_t find_by_id(const void *base, size_t n, size_t size, size_t off, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int64_t v;
+
+		memcpy(&v, (const char *)base + mid * size + off, sizeof v);
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static double *parse_runs(struct kpt_arena *a, const char *s, uint32_t *n)
+{
+	uint32_t k = 1;
+	double *v;
+	char *end;
+
+	for (const char *p = s; *p; p++)
+		k += *p == ',';
+	v = kpt_arena_alloc(a, k * sizeof *v);
+	if (!v)
+		return NULL;
+	*n = 0;
+	while (*s) {
+		v[(*n)++] = strtod(s, &end);
+		if (end == s)
+			break;
+		s = *end == ',' ? end + 1 : end;
+	}
+	return v;
+}
+
+static int read_point(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct pctx *p = ctx;
+	struct qctx *q = p->q;
+	int64_t sid = row->ops->integer(row, 0), kid = row->ops->integer(row, 1);
+	size_t si = find_by_id(q->sessions.p, q->sessions.n, sizeof(struct kpt_history_session),
+			       offsetof(struct kpt_history_session, id), sid);
+	size_t ki = find_by_id(q->keys.p, q->keys.n, sizeof(struct kpt_history_series),
+			       offsetof(struct kpt_history_series, key.id), kid);
+	struct pt_grow *g;
+	uint32_t *ps;
+	double *pc;
+
+	if (si >= q->sessions.n || ((struct kpt_history_session *)q->sessions.p)[si].id != sid ||
+	    ki >= q->keys.n || ((struct kpt_history_series *)q->keys.p)[ki].key.id != kid)
+		return 0; /* a session or key added after the first queries */
+	g = &p->g[ki];
+	ps = grow(&g->sess);
+	pc = grow(&g->centre);
+	if (!ps || !pc)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	*ps = (uint32_t)si;
+	*pc = row->ops->real(row, 2);
+	if (q->with_runs) {
+		uint32_t *nr = grow(&g->nruns);
+		double **rv = grow(&g->runs);
+
+		if (!nr || !rv || !(*rv = parse_runs(&q->set->arena, row->ops->text(row, 3), nr)))
+			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+struct sort_pt {
+	uint32_t sess, nruns;
+	double centre;
+	double *runs;
+};
+
+static int cmp_sort_pt(const void *a, const void *b)
+{
+	const struct sort_pt *x = a, *y = b;
+
+	return (x->sess > y->sess) - (x->sess < y->sess);
+}
+
+/* Moves one key's points into the arena, ordered by session. */
+static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow *g)
+{
+	struct kpt_arena *a = &q->set->arena;
+	uint32_t *sess = g->sess.p, *nr = g->nruns.p;
+	double *c = g->centre.p, **rv = g->runs.p;
+	size_t n = g->sess.n;
+	int sorted = 1;
+
+	se->n = (uint32_t)n;
+	se->sess = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->sess);
+	se->centre_ns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->centre_ns);
+	if (q->with_runs) {
+		se->nruns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->nruns);
+		se->run_ns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->run_ns);
+		if (!se->nruns || !se->run_ns)
+			return KPT_E_NOMEM;
+	}
+	if (!se->sess || !se->centre_ns)
+		return KPT_E_NOMEM;
+	for (size_t i = 1; i < n; i++)
+		sorted &= sess[i - 1] < sess[i];
+	if (sorted) {
+		memcpy(se->sess, sess, n * sizeof *sess);
+		memcpy(se->centre_ns, c, n * sizeof *c);
+		if (q->with_runs) {
+			memcpy(se->nruns, nr, n * sizeof *nr);
+			memcpy(se->run_ns, rv, n * sizeof *rv);
+		}
+		return 0;
+	}
+	{
+		struct sort_pt *t = malloc(n * sizeof *t);
+
+		if (!t)
+			return KPT_E_NOMEM;
+		for (size_t i = 0; i < n; i++)
+			t[i] = (struct sort_pt){ sess[i], nr ? nr[i] : 0, c[i], rv ? rv[i] : NULL };
+		qsort(t, n, sizeof *t, cmp_sort_pt);
+		for (size_t i = 0; i < n; i++) {
+			se->sess[i] = t[i].sess;
+			se->centre_ns[i] = t[i].centre;
+			if (q->with_runs) {
+				se->nruns[i] = t[i].nruns;
+				se->run_ns[i] = t[i].runs;
+			}
+		}
+		free(t);
+	}
+	return 0;
+}
+
+static int read_label(void *ctx, const struct kpt_hdb_row *row)
+{
+	struct qctx *q = ctx;
+	struct kpt_history_session *ss = q->set->sessions;
+	int64_t sid = row->ops->integer(row, 0);
+	size_t si = find_by_id(ss, q->set->nsessions, sizeof *ss, offsetof(struct kpt_history_session, id), sid);
+	struct kpt_history_label *l;
+
+	if (si >= q->set->nsessions || ss[si].id != sid)
+		return 0;
+	/* labels of a session arrive together (ORDER BY): grow in place */
+	l = kpt_arena_alloc(&q->set->arena, (ss[si].nlabels + 1) * sizeof *l);
+	if (!l)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	if (ss[si].nlabels)
+		memcpy(l, ss[si].labels, ss[si].nlabels * sizeof *l);
+	l[ss[si].nlabels].name = rdup(&q->set->arena, row, 1);
+	l[ss[si].nlabels].value = rdup(&q->set->arena, row, 2);
+	if (!l[ss[si].nlabels].name || !l[ss[si].nlabels].value)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	ss[si].labels = l;
+	ss[si].nlabels++;
+	return 0;
+}
+
+static void filter_params(const struct kpt_history_filter *f, const char **par)
+{
+	const char *v[3] = { f ? f->suite : NULL, f ? f->gpu_slug : NULL, f ? f->branch : NULL };
+
+	for (int i = 0; i < 3; i++) {
+		par[2 * i] = v[i] ? "0" : "1";
+		par[2 * i + 1] = v[i] ? v[i] : "";
+	}
+}
+
+/* Reads the sessions of f into q (ascending id); with last, only the last. */
+static int query_sessions(struct kpt_history *h, const struct kpt_history_filter *f,
+			  struct qctx *q, int count_points)
+{
+	const char *par[7];
+	char last[24];
+
+	filter_params(f, par);
+	snprintf(last, sizeof last, "%" PRId64, f && f->last ? (int64_t)f->last : INT64_MAX);
+	par[6] = last;
+	return h->ops->query(h->db, count_points ?
+			     "SELECT * FROM (SELECT " SESSION_COLS ", (SELECT count(*) FROM points p"
+			     " WHERE p.session_id = s.id) AS npoints FROM sessions s WHERE " SESSION_WHERE
+			     " ORDER BY s.id DESC LIMIT ?) t ORDER BY id" :
+			     "SELECT * FROM (SELECT " SESSION_COLS ", 0 AS npoints FROM sessions s WHERE "
+			     SESSION_WHERE " ORDER BY s.id DESC LIMIT ?) t ORDER BY id",
+			     7, par, read_session, q, q->d);
+}
+
+static int set_create(struct kpt_history_set **out, struct qctx *q, struct kpt_diag *d)
+{
+	*out = calloc(1, sizeof **out);
+	if (!*out)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	kpt_arena_init(&(*out)->arena);
+	memset(q, 0, sizeof *q);
+	q->set = *out;
+	q->sessions.size = sizeof(struct kpt_history_session);
+	q->keys.size = sizeof(struct kpt_history_series);
+	q->d = d;
+	return 0;
+}
+
+/* Moves q's growing arrays into the set. */
+static int set_finish(struct qctx *q)
+{
+	struct kpt_history_set *s = q->set;
+
+	s->nsessions = q->sessions.n;
+	s->sessions = kpt_arena_alloc(&s->arena, (s->nsessions ? s->nsessions : 1) * sizeof *s->sessions);
+	if (!s->sessions)
+		return KPT_E_NOMEM;
+	if (s->nsessions)
+		memcpy(s->sessions, q->sessions.p, s->nsessions * sizeof *s->sessions);
+	free(q->sessions.p);
+	q->sessions.p = NULL;
+	return 0;
+}
+
+static int query_labels(struct kpt_history *h, const struct kpt_history_filter *f, struct qctx *q)
+{
+	const char *par[6];
+
+	if (h->schema < 2 || !q->set->nsessions)
+		return 0;
+	filter_params(f, par);
+	return h->ops->query(h->db, "SELECT l.session_id, l.name, l.value FROM session_labels l"
+			     " JOIN sessions s ON s.id = l.session_id WHERE " SESSION_WHERE
+			     " ORDER BY l.session_id, l.name", 6, par, read_label, q, q->d);
+}
+
+int kpt_history_sessions(struct kpt_history *h, const struct kpt_history_filter *f,
+			 struct kpt_history_set **out, struct kpt_diag *d)
+{
+	struct qctx q;
+	int rc = set_create(out, &q, d);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = query_sessions(h, f, &q, 1)) == 0 && (rc = set_finish(&q)) == 0)
+		rc = query_labels(h, f, &q);
+	free(q.sessions.p);
+	if (rc < 0) {
+		kpt_history_set_destroy(*out);
+		*out = NULL;
+		return d && d->code ? rc : kpt_diag_set(d, rc, "out of memory");
+	}
+	return 0;
+}
+
+#define KEY_COLS "k.id, k.name, k.path, k.workload, k.grid, k.block, k.ordinal"
+#define POINTS_SQL(extra) "SELECT p.session_id, p.key_id, p.centre_ns" extra \
+	" FROM points p JOIN sessions s ON s.id = p.session_id WHERE " SESSION_WHERE \
+	" AND s.id >= ? AND (? = '0' OR p.key_id = ?)"
+
+int kpt_history_query(struct kpt_history *h, const struct kpt_history_filter *f,
+		      struct kpt_history_set **out, struct kpt_diag *d)
+{
+	struct qctx q;
+	struct pctx pc = { &q, NULL };
+	const char *par[9];
+	char kid[24], first[24];
+	int rc = set_create(out, &q, d);
+
+	if (rc < 0)
+		return rc;
+	q.with_runs = f && f->with_runs;
+	if ((rc = query_sessions(h, f, &q, 0)) < 0)
+		goto out;
+	snprintf(kid, sizeof kid, "%" PRId64, f && f->key_id ? f->key_id : 0);
+	par[0] = par[1] = kid;
+	par[2] = par[3] = f && f->workload ? f->workload : "";
+	par[4] = f && f->workload ? "1" : "0";
+	rc = h->ops->query(h->db, "SELECT " KEY_COLS " FROM kernel_keys k WHERE (? = '0' OR k.id = ?)"
+			   " AND (k.workload = ? OR ? = '' AND ? = '0') ORDER BY k.id", 5,
+			   par, read_key, &q, d);
+	if (rc < 0)
+		goto out;
+	pc.g = calloc(q.keys.n ? q.keys.n : 1, sizeof *pc.g);
+	if (!pc.g) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < q.keys.n; i++) {
+		pc.g[i].sess.size = sizeof(uint32_t);
+		pc.g[i].centre.size = sizeof(double);
+		pc.g[i].nruns.size = sizeof(uint32_t);
+		pc.g[i].runs.size = sizeof(double *);
+	}
+	if (q.sessions.n && q.keys.n) {
+		filter_params(f, par);
+		snprintf(first, sizeof first, "%" PRId64, ((struct kpt_history_session *)q.sessions.p)[0].id);
+		par[6] = first;
+		par[7] = par[8] = kid;
+		rc = h->ops->query(h->db, q.with_runs ? POINTS_SQL(", p.run_ns") : POINTS_SQL(""), 9, par,
+				   read_point, &pc, d);
+		if (rc < 0)
+			goto out;
+	}
+	if ((rc = set_finish(&q)) < 0)
+		goto out;
+	/* keep the keys that have points */
+	{
+		struct kpt_history_series *all = q.keys.p;
+		size_t m = 0;
+
+		q.set->series = kpt_arena_alloc(&q.set->arena, (q.keys.n ? q.keys.n : 1) * sizeof *all);
+		if (!q.set->series) {
+			rc = KPT_E_NOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < q.keys.n; i++) {
+			if (!pc.g[i].sess.n)
+				continue;
+			q.set->series[m] = all[i];
+			if ((rc = settle(&q, &q.set->series[m], &pc.g[i])) < 0)
+				goto out;
+			m++;
+		}
+		q.set->nseries = m;
+	}
+	rc = query_labels(h, f, &q);
+out:
+	for (size_t i = 0; pc.g && i < q.keys.n; i++) {
+		free(pc.g[i].sess.p);
+		free(pc.g[i].centre.p);
+		free(pc.g[i].nruns.p);
+		free(pc.g[i].runs.p);
+	}
+	free(pc.g);
+	free(q.sessions.p);
+	free(q.keys.p);
+	if (rc < 0) {
+		kpt_history_set_destroy(*out);
+		*out = NULL;
+		return d && d->code ? rc : kpt_diag_set(d, rc, "out of memory");
+	}
+	return 0;
+}
+
+int kpt_history_baseline(struct kpt_history *h, const char *suite, const char *gpu_slug,
+			 const char *branch, uint32_t n, struct kpt_history_set **out,
+			 struct kpt_diag *d)
+{
+	struct kpt_history_filter f = { .suite = suite, .gpu_slug = gpu_slug, .branch = branch,
+					.last = n, .with_runs = 1 };
+
+	if (!n)
+		return kpt_diag_set(d, KPT_E_INVAL, "a baseline needs at least one session");
+	return kpt_history_query(h, &f, out, d);
+}
+
+int kpt_history_find_keys(struct kpt_history *h, const char *name,
+			  struct kpt_history_set **out, struct kpt_diag *d)
+{
+	struct qctx q;
+	char *end;
+	int numeric = name[0] && (strtoll(name, &end, 10), *end == '\0');
+	int rc = set_create(out, &q, d);
+	const char *par[] = { name };
+
+	if (rc < 0)
+		return rc;
+	rc = h->ops->query(h->db, numeric ? "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.id = ?" :
+			   "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id", 1, par,
+			   read_key, &q, d);
+	if (rc == 0 && !q.keys.n && !numeric)
+		rc = h->ops->query(h->db, "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
+				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id", 1, par,
+				   read_key, &q, d);
+	if (rc == 0) {
+		q.set->nseries = q.keys.n;
+		q.set->series = kpt_arena_alloc(&q.set->arena, (q.keys.n ? q.keys.n : 1) * sizeof *q.set->series);
+		if (!q.set->series)
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		else if (q.keys.n)
+			memcpy(q.set->series, q.keys.p, q.keys.n * sizeof *q.set->series);
+	}
+	free(q.keys.p);
+	if (rc < 0) {
+		kpt_history_set_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+void kpt_history_set_destroy(struct kpt_history_set *s)
+{
+	if (!s)
+		return;
+	kpt_arena_release(&s->arena);
+	free(s);
+}

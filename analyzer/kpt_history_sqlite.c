@@ -1,0 +1,192 @@
+/* kpt_history_sqlite.c - the SQLite backend of the history store: one file,
+ * WAL journal (readers never block the writer; writers queue on a 60 s busy
+ * timeout), synchronous=NORMAL (a committed add survives a crash of the
+ * process; a power cut may lose the last ones, never corrupt the file). */
+#include "kpt_history_db.h"
+
+#ifdef KPT_HAVE_SQLITE
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUSY_MS 60000
+
+struct kpt_hdb {
+	sqlite3 *db;
+	char *path;
+};
+
+static int fail(struct kpt_hdb *h, int rc, const char *what, struct kpt_diag *d)
+{
+	enum kpt_err code = rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? KPT_E_FORMAT :
+		rc == SQLITE_NOMEM ? KPT_E_NOMEM : KPT_E_IO;
+
+	return kpt_diag_set(d, code, "history store '%s': %s: %s", h->path, what,
+			    h->db ? sqlite3_errmsg(h->db) : sqlite3_errstr(rc));
+}
+
+static void sq_close(struct kpt_hdb *h)
+{
+	if (!h)
+		return;
+	if (h->db)
+		sqlite3_close_v2(h->db); /* SQLITE_OK or BUSY with statements left: we leave none */
+	free(h->path);
+	free(h);
+}
+
+/* The folder of path, made when absent (one level, like .kptprof/). */
+static int make_parent(const char *path, struct kpt_diag *d)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int rc = 0;
+
+	if (!slash || slash == path)
+		return 0;
+	dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot make folder '%s': %s", dir, strerror(errno));
+	free(dir);
+	return rc;
+}
+
+static int sq_exec(struct kpt_hdb *h, const char *sql, struct kpt_diag *d)
+{
+	int rc = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : fail(h, rc, "statement failed", d);
+}
+
+static int sq_query(struct kpt_hdb *h, const char *sql, int nparams, const char *const *params,
+		    kpt_hdb_row_fn fn, void *ctx, struct kpt_diag *d)
+{
+	sqlite3_stmt *st = NULL;
+	struct kpt_hdb_row row = { kpt_hdb_sqlite, NULL, 0 };
+	int rc = sqlite3_prepare_v2(h->db, sql, -1, &st, NULL), out = 0;
+
+	if (rc != SQLITE_OK)
+		return fail(h, rc, "cannot prepare a query", d);
+	for (int i = 0; i < nparams && rc == SQLITE_OK; i++)
+		rc = params[i] ? sqlite3_bind_text(st, i + 1, params[i], -1, SQLITE_STATIC) :
+			sqlite3_bind_null(st, i + 1);
+	if (rc != SQLITE_OK) {
+		out = fail(h, rc, "cannot bind a parameter", d);
+		sqlite3_finalize(st);
+		return out;
+	}
+	row.impl = st;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (fn && (out = fn(ctx, &row)) < 0)
+			break;
+		row.index++;
+	}
+	if (out == 0 && rc != SQLITE_DONE)
+		out = fail(h, rc, "query failed", d);
+	sqlite3_finalize(st); /* repeats step's error, already reported */
+	return out;
+}
+
+static const char *sq_text(const struct kpt_hdb_row *r, int col)
+{
+	const unsigned char *s = sqlite3_column_text(r->impl, col);
+
+	return s ? (const char *)s : "";
+}
+
+static double sq_real(const struct kpt_hdb_row *r, int col)
+{
+	return sqlite3_column_type(r->impl, col) == SQLITE_NULL ? NAN : sqlite3_column_double(r->impl, col);
+}
+
+static int64_t sq_integer(const struct kpt_hdb_row *r, int col)
+{
+	return sqlite3_column_int64(r->impl, col);
+}
+
+static int sq_is_null(const struct kpt_hdb_row *r, int col)
+{
+	return sqlite3_column_type(r->impl, col) == SQLITE_NULL;
+}
+
+static int want_wal(void *ctx, const struct kpt_hdb_row *row)
+{
+	*(int *)ctx = strcmp(sq_text(row, 0), "wal") == 0;
+	return 0;
+}
+
+static int sq_open(const char *path, int create, struct kpt_hdb **out, struct kpt_diag *d)
+{
+	struct kpt_hdb *h = calloc(1, sizeof *h);
+	struct stat st;
+	int rc, wal = 0;
+
+	*out = NULL;
+	if (!h || !(h->path = strdup(path))) {
+		free(h);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	if (stat(path, &st) != 0) {
+		if (!create) {
+			sq_close(h);
+			kpt_diag_set(d, KPT_E_NOTFOUND, "no history store at '%s'", path);
+			return kpt_diag_hint(d, "'kptprof history add FILE' makes one; --db or $KPTPROF_DB names another");
+		}
+		if ((rc = make_parent(path, d)) < 0) {
+			sq_close(h);
+			return rc;
+		}
+	} else if (!S_ISREG(st.st_mode)) {
+		sq_close(h);
+		return kpt_diag_set(d, KPT_E_FORMAT, "history store '%s' is not a file", path);
+	}
+	rc = sqlite3_open_v2(path, &h->db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+			     | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		rc = fail(h, rc, "cannot open", d);
+		sq_close(h);
+		return rc;
+	}
+	if ((rc = sqlite3_busy_timeout(h->db, BUSY_MS)) != SQLITE_OK) {
+		rc = fail(h, rc, "cannot set the busy timeout", d);
+		sq_close(h);
+		return rc;
+	}
+	/* The first read: a file that is not a database fails here. */
+	if ((rc = sq_query(h, "PRAGMA journal_mode=WAL", 0, NULL, want_wal, &wal, d)) < 0 ||
+	    (rc = sq_exec(h, "PRAGMA synchronous=NORMAL", d)) < 0) {
+		sq_close(h);
+		return rc;
+	}
+	if (!wal) {
+		sq_close(h);
+		return kpt_diag_set(d, KPT_E_IO, "history store '%s': cannot switch to the WAL journal", path);
+	}
+	*out = h;
+	return 0;
+}
+
+static const struct kpt_hdb_ops sqlite_ops = {
+	.name = "sqlite",
+	.id_type = "INTEGER PRIMARY KEY",
+	.begin_write = "BEGIN IMMEDIATE",
+	.migrate_lock = "",
+	.open = sq_open,
+	.close = sq_close,
+	.exec = sq_exec,
+	.query = sq_query,
+	.text = sq_text,
+	.real = sq_real,
+	.integer = sq_integer,
+	.is_null = sq_is_null,
+};
+const struct kpt_hdb_ops *const kpt_hdb_sqlite = &sqlite_ops;
+#else
+const struct kpt_hdb_ops *const kpt_hdb_sqlite = NULL;
+#endif

@@ -1,0 +1,928 @@
+/* cmd_history.c - `kptprof history add|ls|show|plot|detect`: every run kept
+ * in a store (analyzer/kpt_history.h), series per kernel key, trend plots
+ * and change points. docs/history.md has the store and the method. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kpt_cli.h"
+#include "kpt_gnuplot.h"
+#include "kpt_history.h"
+#include "kpt_json.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_LABELS 64
+
+enum sub { S_ADD, S_LS, S_SHOW, S_PLOT, S_DETECT, S_COUNT };
+
+/* Options: one table, each with the subcommands that take it. */
+enum opt {
+	O_DB, O_COMMIT, O_BRANCH, O_LABEL, O_SUITE, O_GPU, O_WORKLOAD, O_FORMAT, O_LAST,
+	O_OUT, O_THRESHOLD, O_MIN_STEP, O_ALPHA, O_MIN_SEG, O_HEAD, O_COUNT
+};
+#define B(s) (1u << (s))
+#define ALL (B(S_ADD) | B(S_LS) | B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
+#define SERIES (B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
+static const struct { const char *name; unsigned subs; } opts[O_COUNT] = {
+	[O_DB] = { "--db", ALL },
+	[O_COMMIT] = { "--commit", B(S_ADD) },
+	[O_BRANCH] = { "--branch", ALL },
+	[O_LABEL] = { "--label", B(S_ADD) },
+	[O_SUITE] = { "--suite", ALL },
+	[O_GPU] = { "--gpu", B(S_LS) | SERIES },
+	[O_WORKLOAD] = { "--workload", SERIES },
+	[O_FORMAT] = { "--format", B(S_LS) | B(S_SHOW) | B(S_DETECT) },
+	[O_LAST] = { "--last", B(S_LS) | SERIES },
+	[O_OUT] = { "-o", B(S_PLOT) },
+	[O_THRESHOLD] = { "--threshold", B(S_DETECT) },
+	[O_MIN_STEP] = { "--min-step", SERIES },
+	[O_ALPHA] = { "--alpha", SERIES },
+	[O_MIN_SEG] = { "--min-seg", SERIES },
+	[O_HEAD] = { "--head", B(S_DETECT) },
+};
+
+static const char *const sub_names[S_COUNT] = {
+	[S_ADD] = "add", [S_LS] = "ls", [S_SHOW] = "show", [S_PLOT] = "plot", [S_DETECT] = "detect",
+};
+static const char *const format_names[] = { "text", "json" };
+
+struct args {
+	enum sub sub;
+	const char *val[O_COUNT];
+	const char *pos;            /* FILE of add, KEY of show/plot */
+	struct kpt_history_label labels[MAX_LABELS];
+	uint32_t nlabels;
+	int json;
+	uint32_t last, min_seg, head;
+	double threshold, min_step, alpha;
+};
+
+static int parse_double(const char *opt, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= lo && x <= hi))
+		return kpt_cli_usage_error("history", "bad value '%s' for %s: a number from %g to %g", v, opt, lo, hi);
+	*out = x;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	int idx;
+	uint64_t u;
+
+	memset(a, 0, sizeof *a);
+	if (argc < 2)
+		return kpt_cli_usage_error("history", "missing subcommand: add, ls, show, plot or detect");
+	if (kpt_cli_parse_choice("history", "the subcommand", argv[1], sub_names, S_COUNT, &idx))
+		return KPT_EXIT_ERROR;
+	a->sub = (enum sub)idx;
+	for (int i = 2; i < argc; i++) {
+		int matched = 0;
+
+		for (int o = 0; o < O_COUNT && !matched; o++) {
+			const char *v;
+			int r = kpt_cli_opt(argc, argv, &i, opts[o].name, &v);
+
+			if (r < 0)
+				return KPT_EXIT_ERROR;
+			if (!r)
+				continue;
+			matched = 1;
+			if (!(opts[o].subs & B(a->sub)))
+				return kpt_cli_usage_error("history", "'history %s' takes no %s", sub_names[a->sub], opts[o].name);
+			if (o == O_LABEL) {
+				const char *eq = strchr(v, '=');
+
+				if (!eq || eq == v)
+					return kpt_cli_usage_error("history", "bad value '%s' for --label: write it as KEY=VALUE", v);
+				if (a->nlabels == MAX_LABELS)
+					return kpt_cli_usage_error("history", "more than %d labels", MAX_LABELS);
+				a->labels[a->nlabels].name = strndup(v, (size_t)(eq - v));
+				a->labels[a->nlabels++].value = eq + 1;
+				if (!a->labels[a->nlabels - 1].name)
+					return kpt_cli_usage_error("history", "out of memory");
+			} else {
+				a->val[o] = v;
+			}
+		}
+		if (matched)
+			continue;
+		if (argv[i][0] == '-' && argv[i][1])
+			return kpt_cli_usage_error("history", "unknown option '%s'", argv[i]);
+		if (a->pos || a->sub == S_LS || a->sub == S_DETECT)
+			return kpt_cli_usage_error("history", "unexpected argument '%s'", argv[i]);
+		a->pos = argv[i];
+	}
+	if (a->sub == S_ADD && !a->pos)
+		return kpt_cli_usage_error("history", "'history add' needs a FILE");
+	if ((a->sub == S_SHOW || a->sub == S_PLOT) && !a->pos == !a->val[O_WORKLOAD])
+		return kpt_cli_usage_error("history", "'history %s' needs a KEY or --workload W (one of them)",
+					   sub_names[a->sub]);
+	if (a->val[O_FORMAT]) {
+		if (kpt_cli_parse_choice("history", "--format", a->val[O_FORMAT], format_names, 2, &idx))
+			return KPT_EXIT_ERROR;
+		a->json = idx == 1;
+	}
+	a->min_seg = 3;
+	a->head = 10;
+	a->threshold = 2;
+	a->min_step = 1;
+	a->alpha = 0.001;
+	if (a->val[O_LAST]) {
+		if (kpt_cli_parse_u64("history", "--last", a->val[O_LAST], 1, UINT32_MAX, &u))
+			return KPT_EXIT_ERROR;
+		a->last = (uint32_t)u;
+	}
+	if (a->val[O_MIN_SEG]) {
+		if (kpt_cli_parse_u64("history", "--min-seg", a->val[O_MIN_SEG], 1, 1000, &u))
+			return KPT_EXIT_ERROR;
+		a->min_seg = (uint32_t)u;
+	}
+	if (a->val[O_HEAD]) {
+		if (kpt_cli_parse_u64("history", "--head", a->val[O_HEAD], 1, UINT32_MAX, &u))
+			return KPT_EXIT_ERROR;
+		a->head = (uint32_t)u;
+	}
+	if ((a->val[O_THRESHOLD] && parse_double("--threshold", a->val[O_THRESHOLD], 0.01, 1000, &a->threshold)) ||
+	    (a->val[O_MIN_STEP] && parse_double("--min-step", a->val[O_MIN_STEP], 0.01, 1000, &a->min_step)) ||
+	    (a->val[O_ALPHA] && parse_double("--alpha", a->val[O_ALPHA], 1e-12, 0.5, &a->alpha)))
+		return KPT_EXIT_ERROR;
+	return 0;
+}
+
+/* --db, else $KPTPROF_DB, else .kptprof/history.db */
+static const char *db_url(const struct args *a)
+{
+	const char *env = getenv("KPTPROF_DB");
+
+	return a->val[O_DB] ? a->val[O_DB] : env && env[0] ? env : KPT_HISTORY_DEFAULT_DB;
+}
+
+static int open_store(const struct args *a, int create, struct kpt_history **h)
+{
+	struct kpt_history_open_opts o = { .create = create };
+	struct kpt_diag d = { 0 };
+
+	if (kpt_history_open(db_url(a), &o, h, &d) < 0)
+		return kpt_cli_fail(&d);
+	return 0;
+}
+
+static const char *short_sha(const char *c, char *buf)
+{
+	snprintf(buf, 13, "%s", c[0] ? c : "-");
+	return buf;
+}
+
+/* ---- add ------------------------------------------------------------------- */
+
+static int h_add(struct args *a)
+{
+	struct kpt_history_run run;
+	struct kpt_history *h = NULL;
+	struct kpt_diag d = { 0 };
+	int64_t id;
+	int rc;
+
+	/* read the recording first: a bad file must not make a store */
+	if (kpt_history_run_load(a->pos, &run, &d) < 0)
+		return kpt_cli_fail(&d);
+	if (a->val[O_COMMIT])
+		run.session.commit = a->val[O_COMMIT];
+	if (a->val[O_BRANCH])
+		run.session.branch = a->val[O_BRANCH];
+	if (a->val[O_SUITE])
+		run.session.suite = a->val[O_SUITE];
+	run.session.labels = a->labels;
+	run.session.nlabels = a->nlabels;
+	if ((rc = open_store(a, 1, &h)) != 0) {
+		kpt_history_run_release(&run);
+		return rc;
+	}
+	rc = kpt_history_add(h, &run, &id, &d);
+	if (rc == 0)
+		printf("added session %" PRId64 " to '%s' (%s): %zu kernel keys, %u runs, %s, suite %s, commit %s, branch %s\n",
+		       id, kpt_history_where(h), kpt_history_backend(h), run.npoints, run.session.runs,
+		       run.session.gpu_name[0] ? run.session.gpu_name : "unknown GPU",
+		       run.session.suite[0] ? run.session.suite : "-",
+		       run.session.commit[0] ? run.session.commit : "-", run.session.branch);
+	kpt_history_close(h);
+	kpt_history_run_release(&run);
+	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
+}
+
+/* ---- ls -------------------------------------------------------------------- */
+
+static void json_session(struct kpt_json *j, const struct kpt_history_session *s)
+{
+	kpt_json_begin_object(j);
+	kpt_json_kv_i64(j, "session", s->id);
+	kpt_json_kv_str(j, "added", s->added);
+	kpt_json_kv_str(j, "time", s->time);
+	kpt_json_kv_str(j, "commit", s->commit);
+	kpt_json_kv_str(j, "branch", s->branch);
+	kpt_json_kv_str(j, "suite", s->suite);
+	kpt_json_kv_str(j, "gpu", s->gpu_name);
+	kpt_json_kv_str(j, "gpu_slug", s->gpu_slug);
+	kpt_json_kv_str(j, "gpu_uuid", s->gpu_uuid);
+	kpt_json_kv_str(j, "driver", s->driver);
+	kpt_json_kv_str(j, "cuda", s->cuda);
+	kpt_json_kv_str(j, "host", s->host);
+	kpt_json_kv_str(j, "source", s->source);
+	kpt_json_kv_u64(j, "runs", s->runs);
+	kpt_json_kv_double(j, "sm_mhz", s->sm_mhz);
+	kpt_json_kv_double(j, "temp_c", s->temp_c);
+	kpt_json_kv_double(j, "throttled_frac", s->throttled_frac);
+	kpt_json_key(j, "labels");
+	kpt_json_begin_object(j);
+	for (uint32_t i = 0; i < s->nlabels; i++)
+		kpt_json_kv_str(j, s->labels[i].name, s->labels[i].value);
+	kpt_json_end_object(j);
+	kpt_json_end_object(j);
+}
+
+static int h_ls(struct args *a, struct kpt_history *h)
+{
+	struct kpt_history_filter f = { .suite = a->val[O_SUITE], .gpu_slug = a->val[O_GPU],
+					.branch = a->val[O_BRANCH], .last = a->last };
+	struct kpt_history_set *set;
+	struct kpt_diag d = { 0 };
+	char sha[16];
+
+	if (kpt_history_sessions(h, &f, &set, &d) < 0)
+		return kpt_cli_fail(&d);
+	if (a->json) {
+		struct kpt_json j;
+
+		kpt_json_init(&j, stdout, 2);
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "store", kpt_history_backend(h));
+		kpt_json_kv_i64(&j, "schema", kpt_history_schema(h));
+		kpt_json_key(&j, "sessions");
+		kpt_json_begin_array(&j);
+		for (size_t i = 0; i < set->nsessions; i++)
+			json_session(&j, &set->sessions[i]);
+		kpt_json_end_array(&j);
+		kpt_json_end_object(&j);
+		kpt_history_set_destroy(set);
+		return kpt_json_finish(&j, &d) < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
+	}
+	printf("%-8s %-20s %-12s %-10s %-8s %-24s %5s %5s  %s\n", "session", "added", "commit", "branch",
+	       "suite", "gpu", "runs", "keys", "labels");
+	for (size_t i = 0; i < set->nsessions; i++) {
+		const struct kpt_history_session *s = &set->sessions[i];
+
+		printf("%-8" PRId64 " %-20s %-12s %-10s %-8s %-24s %5u %5u  ", s->id, s->added,
+		       short_sha(s->commit, sha), s->branch, s->suite[0] ? s->suite : "-", s->gpu_slug, s->runs, s->keys);
+		for (uint32_t l = 0; l < s->nlabels; l++)
+			printf("%s%s=%s", l ? "," : "", s->labels[l].name, s->labels[l].value);
+		printf("\n");
+	}
+	if (!set->nsessions)
+		fprintf(stderr, "kptprof: no sessions in '%s' match\n", kpt_history_where(h));
+	kpt_history_set_destroy(set);
+	return KPT_EXIT_OK;
+}
+
+/* ---- series: which group, which key ------------------------------------- */
+
+/* The (suite, GPU slug) of show/plot: the options, else the newest session
+ * on the branch. */
+static int pick_group(const struct args *a, struct kpt_history *h, struct kpt_history_filter *f,
+		      struct kpt_history_set **keep)
+{
+	struct kpt_history_filter g = { .suite = a->val[O_SUITE], .gpu_slug = a->val[O_GPU],
+					.branch = a->val[O_BRANCH] ? a->val[O_BRANCH] : "main", .last = 1 };
+	struct kpt_diag d = { 0 };
+
+	if (kpt_history_sessions(h, &g, keep, &d) < 0)
+		return kpt_cli_fail(&d);
+	if (!(*keep)->nsessions) {
+		fprintf(stderr, "kptprof: no sessions on branch '%s'%s%s%s%s in '%s'\n", g.branch,
+			g.suite ? " of suite " : "", g.suite ? g.suite : "", g.gpu_slug ? " on GPU " : "",
+			g.gpu_slug ? g.gpu_slug : "", kpt_history_where(h));
+		return KPT_EXIT_ERROR;
+	}
+	*f = g;
+	f->suite = (*keep)->sessions[0].suite;
+	f->gpu_slug = (*keep)->sessions[0].gpu_slug;
+	f->last = a->last;
+	return 0;
+}
+
+static void key_text(FILE *out, const struct kpt_history_key *k)
+{
+	if (!k->id) { /* a workload's total (detect) */
+		fprintf(out, "workload %s (sum of its kernels)", k->workload);
+		return;
+	}
+	fprintf(out, "%s [grid %u,%u,%u block %u,%u,%u #%u]%s%s", k->name, k->grid[0], k->grid[1], k->grid[2],
+		k->block[0], k->block[1], k->block[2], k->ordinal, k->path[0] ? " in " : "", k->path);
+}
+
+/* The one key that KEY names (an id, an exact name, or a substring). */
+static int pick_key(const struct args *a, struct kpt_history *h, int64_t *id)
+{
+	struct kpt_history_set *keys;
+	struct kpt_diag d = { 0 };
+
+	if (kpt_history_find_keys(h, a->pos, &keys, &d) < 0)
+		return kpt_cli_fail(&d);
+	if (keys->nseries != 1) {
+		fprintf(stderr, "kptprof: %s kernel key in '%s' matches '%s'\n",
+			keys->nseries ? "more than one" : "no", kpt_history_where(h), a->pos);
+		for (size_t i = 0; i < keys->nseries && i < 20; i++) {
+			fprintf(stderr, "  %" PRId64 ": ", keys->series[i].key.id);
+			key_text(stderr, &keys->series[i].key);
+			fprintf(stderr, "\n");
+		}
+		fprintf(stderr, "hint: name the key by its number (the first column above, or 'history detect')\n");
+		kpt_history_set_destroy(keys);
+		return KPT_EXIT_ERROR;
+	}
+	*id = keys->series[0].key.id;
+	kpt_history_set_destroy(keys);
+	return 0;
+}
+
+/* One series to show or plot: a key's, or a workload's total (the sum of
+ * its keys' centres in each session that has them). */
+struct one {
+	struct kpt_history_set *set, *group;
+	struct kpt_history_filter f;
+	const char *title;
+	char title_buf[256];
+	uint32_t n;
+	uint32_t *sess;
+	double *ns;
+	struct kpt_cp *cp;
+	uint32_t ncp;
+};
+
+static void one_release(struct one *o)
+{
+	kpt_history_set_destroy(o->set);
+	kpt_history_set_destroy(o->group);
+	free(o->sess);
+	free(o->ns);
+	free(o->cp);
+}
+
+static int load_one(const struct args *a, struct kpt_history *h, struct one *o)
+{
+	struct kpt_diag d = { 0 };
+	struct kpt_cp_opts co = { a->min_step, a->alpha, a->min_seg };
+	int64_t key = 0;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	if ((rc = pick_group(a, h, &o->f, &o->group)) != 0)
+		return rc;
+	if (a->pos && (rc = pick_key(a, h, &key)) != 0)
+		return rc;
+	o->f.key_id = key;
+	o->f.workload = a->val[O_WORKLOAD];
+	o->f.with_runs = a->pos != NULL;
+	if (kpt_history_query(h, &o->f, &o->set, &d) < 0)
+		return kpt_cli_fail(&d);
+	if (!o->set->nseries) {
+		fprintf(stderr, "kptprof: %s '%s' has no points for suite '%s' on GPU '%s', branch '%s'\n",
+			a->pos ? "kernel key" : "workload", a->pos ? a->pos : a->val[O_WORKLOAD], o->f.suite,
+			o->f.gpu_slug, o->f.branch);
+		return KPT_EXIT_ERROR;
+	}
+	o->sess = calloc(o->set->nsessions, sizeof *o->sess);
+	o->ns = calloc(o->set->nsessions, sizeof *o->ns);
+	if (!o->sess || !o->ns)
+		return kpt_cli_usage_error("history", "out of memory");
+	if (a->pos) {
+		const struct kpt_history_series *se = &o->set->series[0];
+
+		o->n = se->n;
+		memcpy(o->sess, se->sess, se->n * sizeof *se->sess);
+		memcpy(o->ns, se->centre_ns, se->n * sizeof *se->centre_ns);
+		snprintf(o->title_buf, sizeof o->title_buf, "%.200s", se->key.name);
+	} else {
+		for (size_t k = 0; k < o->set->nseries; k++)
+			for (uint32_t i = 0; i < o->set->series[k].n; i++)
+				o->ns[o->set->series[k].sess[i]] += o->set->series[k].centre_ns[i];
+		for (uint32_t s = 0; s < o->set->nsessions; s++)
+			if (o->ns[s] > 0) {
+				o->sess[o->n] = s;
+				o->ns[o->n++] = o->ns[s];
+			}
+		snprintf(o->title_buf, sizeof o->title_buf, "workload %.200s", a->val[O_WORKLOAD]);
+	}
+	o->title = o->title_buf;
+	if (kpt_cp_detect(o->ns, o->n, &co, &o->cp, &o->ncp, &d) < 0)
+		return kpt_cli_fail(&d);
+	return 0;
+}
+
+static const struct kpt_cp *cp_at(const struct one *o, uint32_t i)
+{
+	for (uint32_t c = 0; c < o->ncp; c++)
+		if (o->cp[c].at == i)
+			return &o->cp[c];
+	return NULL;
+}
+
+/* ---- show ------------------------------------------------------------------ */
+
+static void json_key(struct kpt_json *j, const struct kpt_history_key *k)
+{
+	kpt_json_begin_object(j);
+	kpt_json_kv_i64(j, "id", k->id);
+	kpt_json_kv_str(j, "name", k->name);
+	kpt_json_kv_str(j, "path", k->path);
+	kpt_json_kv_str(j, "workload", k->workload);
+	kpt_json_key(j, "grid");
+	kpt_json_begin_array(j);
+	for (int i = 0; i < 3; i++)
+		kpt_json_u64(j, k->grid[i]);
+	kpt_json_end_array(j);
+	kpt_json_key(j, "block");
+	kpt_json_begin_array(j);
+	for (int i = 0; i < 3; i++)
+		kpt_json_u64(j, k->block[i]);
+	kpt_json_end_array(j);
+	kpt_json_kv_u64(j, "ordinal", k->ordinal);
+	kpt_json_end_object(j);
+}
+
+static int h_show(struct args *a, struct kpt_history *h)
+{
+	struct one o;
+	struct kpt_diag d = { 0 };
+	char buf[32], sha[16];
+	int rc = load_one(a, h, &o);
+
+	if (rc != 0) {
+		one_release(&o);
+		return rc;
+	}
+	if (a->json) {
+		struct kpt_json j;
+
+		kpt_json_init(&j, stdout, 2);
+		kpt_json_begin_object(&j);
+		if (a->pos) {
+			kpt_json_key(&j, "key");
+			json_key(&j, &o.set->series[0].key);
+		} else {
+			kpt_json_kv_str(&j, "workload", a->val[O_WORKLOAD]);
+		}
+		kpt_json_kv_str(&j, "suite", o.f.suite);
+		kpt_json_kv_str(&j, "gpu_slug", o.f.gpu_slug);
+		kpt_json_kv_str(&j, "branch", o.f.branch);
+		kpt_json_key(&j, "points");
+		kpt_json_begin_array(&j);
+		for (uint32_t i = 0; i < o.n; i++) {
+			const struct kpt_history_session *s = &o.set->sessions[o.sess[i]];
+
+			kpt_json_begin_object(&j);
+			kpt_json_kv_i64(&j, "session", s->id);
+			kpt_json_kv_str(&j, "commit", s->commit);
+			kpt_json_kv_str(&j, "added", s->added);
+			kpt_json_kv_str(&j, "time", s->time);
+			kpt_json_kv_double(&j, "centre_ns", o.ns[i]);
+			if (a->pos) {
+				const struct kpt_history_series *se = &o.set->series[0];
+
+				kpt_json_key(&j, "run_ns");
+				kpt_json_begin_array(&j);
+				for (uint32_t r = 0; r < se->nruns[i]; r++)
+					kpt_json_double(&j, se->run_ns[i][r]);
+				kpt_json_end_array(&j);
+			}
+			kpt_json_end_object(&j);
+		}
+		kpt_json_end_array(&j);
+		kpt_json_key(&j, "change_points");
+		kpt_json_begin_array(&j);
+		for (uint32_t c = 0; c < o.ncp; c++) {
+			kpt_json_begin_object(&j);
+			kpt_json_kv_i64(&j, "session", o.set->sessions[o.sess[o.cp[c].at]].id);
+			kpt_json_kv_str(&j, "commit", o.set->sessions[o.sess[o.cp[c].at]].commit);
+			kpt_json_kv_double(&j, "step_pct", o.cp[c].step_pct);
+			kpt_json_kv_double(&j, "confidence", 1 - o.cp[c].p);
+			kpt_json_end_object(&j);
+		}
+		kpt_json_end_array(&j);
+		kpt_json_end_object(&j);
+		one_release(&o);
+		return kpt_json_finish(&j, &d) < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
+	}
+	if (a->pos) {
+		printf("key %" PRId64 ": ", o.set->series[0].key.id);
+		key_text(stdout, &o.set->series[0].key);
+		printf("\n");
+	} else {
+		printf("workload %s: sum of %zu kernel keys\n", a->val[O_WORKLOAD], o.set->nseries);
+	}
+	printf("suite %s, GPU %s, branch %s: %u sessions\n\n", o.f.suite[0] ? o.f.suite : "-", o.f.gpu_slug,
+	       o.f.branch, o.n);
+	printf("%-8s %-12s %-20s %12s %5s %8s  %s\n", "session", "commit", "added", "centre", "runs", "change",
+	       "change point");
+	for (uint32_t i = 0; i < o.n; i++) {
+		const struct kpt_history_session *s = &o.set->sessions[o.sess[i]];
+		const struct kpt_cp *cp = cp_at(&o, i);
+		char chg[16] = "";
+
+		if (i)
+			snprintf(chg, sizeof chg, "%+.2f%%", 100 * (o.ns[i] / o.ns[i - 1] - 1));
+		printf("%-8" PRId64 " %-12s %-20s %12s %5u %8s", s->id, short_sha(s->commit, sha), s->added,
+		       kpt_cli_fmt_ns(o.ns[i], buf, sizeof buf), a->pos ? o.set->series[0].nruns[i] : s->runs, chg);
+		if (cp)
+			printf("  step %+.2f%% (confidence %.4f)", cp->step_pct, 1 - cp->p);
+		printf("\n");
+	}
+	one_release(&o);
+	return KPT_EXIT_OK;
+}
+
+/* ---- plot ------------------------------------------------------------------ */
+
+static int h_plot(struct args *a, struct kpt_history *h)
+{
+	const char *dir = a->val[O_OUT] ? a->val[O_OUT] : ".";
+	char stem[96], sha[16];
+	struct kpt_diag d = { 0 };
+	struct one o;
+	FILE *gp;
+	int rc = load_one(a, h, &o);
+
+	if (rc != 0) {
+		one_release(&o);
+		return rc;
+	}
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		one_release(&o);
+		fprintf(stderr, "kptprof: cannot make folder '%s': %s\n", dir, strerror(errno));
+		return KPT_EXIT_ERROR;
+	}
+	if (a->pos)
+		snprintf(stem, sizeof stem, "history-key%" PRId64, o.set->series[0].key.id);
+	else
+		snprintf(stem, sizeof stem, "history-%.80s", a->val[O_WORKLOAD]);
+	for (char *p = stem; *p; p++)
+		if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
+		      (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			*p = '_';
+	if (kpt_gp_open(dir, stem, "a kernel's time over the sessions of its history", 1000, 480, &gp, &d) < 0) {
+		one_release(&o);
+		return kpt_cli_fail(&d);
+	}
+	/* $data: x, centre (us), band low, band high: the level of the point's
+	 * segment between change points +- 2 noise SDs */
+	fprintf(gp, "$data << EOD\n");
+	{
+		double sd = kpt_cp_noise(o.ns, o.n), lvl = NAN;
+		uint32_t c = 0;
+
+		sd = isfinite(sd) ? sd : 0;
+		if (!o.ncp) { /* one segment: its geometric mean */
+			double sum = 0;
+
+			for (uint32_t k = 0; k < o.n; k++)
+				sum += log(o.ns[k]);
+			lvl = exp(sum / o.n);
+		}
+		for (uint32_t i = 0; i < o.n; i++) {
+			while (c < o.ncp && o.cp[c].at <= i)
+				c++;
+			if (o.ncp)
+				lvl = c < o.ncp ? o.cp[c].before_ns : o.cp[o.ncp - 1].after_ns;
+			fprintf(gp, "%u %.6g %.6g %.6g\n", i, o.ns[i] / 1e3, lvl * exp(-2 * sd) / 1e3,
+				lvl * exp(2 * sd) / 1e3);
+		}
+	}
+	fprintf(gp, "EOD\n");
+	fprintf(gp, "set title ");
+	kpt_gp_quote(gp, o.title);
+	fprintf(gp, "\nset xlabel ");
+	{
+		char xl[256];
+
+		snprintf(xl, sizeof xl, "session (suite %s, GPU %s, branch %s)", o.f.suite, o.f.gpu_slug, o.f.branch);
+		kpt_gp_quote(gp, xl);
+	}
+	fprintf(gp, "\nset ylabel 'time (us)'\nset grid ytics\nset key top left\n");
+	for (uint32_t c = 0; c < o.ncp; c++) {
+		char lbl[64];
+
+		snprintf(lbl, sizeof lbl, "%+.1f%% at %s", o.cp[c].step_pct,
+			 short_sha(o.set->sessions[o.sess[o.cp[c].at]].commit, sha));
+		fprintf(gp, "set arrow from %g, graph 0 to %g, graph 1 nohead lc rgb '%s' dt 2\n",
+			o.cp[c].at - 0.5, o.cp[c].at - 0.5, o.cp[c].step_pct > 0 ? "#c0392b" : "#27ae60");
+		fprintf(gp, "set label ");
+		kpt_gp_quote(gp, lbl);
+		fprintf(gp, " at %g, graph 0.95 left offset 0.5,0 tc rgb '%s'\n", o.cp[c].at - 0.5,
+			o.cp[c].step_pct > 0 ? "#c0392b" : "#27ae60");
+	}
+	fprintf(gp, "plot $data using 1:3:4 with filledcurves lc rgb '#d6e4f0' title 'noise band (level +- 2 SD)', \\\n"
+		"     $data using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#1f4e79' title 'centre of the run medians'\n");
+	if (kpt_gp_close(gp, dir, stem, &d) < 0) {
+		one_release(&o);
+		return kpt_cli_fail(&d);
+	}
+	one_release(&o);
+	rc = kpt_gnuplot_render(dir, stem, 0, &d);
+	if (rc == KPT_E_UNSUPPORTED) {
+		printf("%s/%s.gp\n", dir, stem);
+		fprintf(stderr, "hint: gnuplot not found: install it (Debian: apt-get install gnuplot-nox) and run 'gnuplot %s.gp' in '%s'\n",
+			stem, dir);
+		return KPT_EXIT_OK;
+	}
+	if (rc < 0)
+		return kpt_cli_fail(&d);
+	printf("%s/%s.png\n", dir, stem);
+	return KPT_EXIT_OK;
+}
+
+/* ---- detect ---------------------------------------------------------------- */
+
+struct group {
+	const char *suite, *gpu_slug;
+};
+
+/* The distinct (suite, GPU slug) pairs of the branch's sessions, or the one
+ * the options name. */
+static int list_groups(const struct args *a, struct kpt_history *h, const char *branch,
+		       struct kpt_history_set **all, struct group **g, size_t *ng)
+{
+	struct kpt_history_filter f = { .suite = a->val[O_SUITE], .gpu_slug = a->val[O_GPU], .branch = branch };
+	struct kpt_diag d = { 0 };
+
+	*g = NULL;
+	*ng = 0;
+	if (kpt_history_sessions(h, &f, all, &d) < 0)
+		return kpt_cli_fail(&d);
+	*g = calloc((*all)->nsessions + 1, sizeof **g);
+	if (!*g)
+		return kpt_cli_usage_error("history", "out of memory");
+	for (size_t i = 0; i < (*all)->nsessions; i++) {
+		const struct kpt_history_session *s = &(*all)->sessions[i];
+		size_t j = 0;
+
+		while (j < *ng && !(strcmp((*g)[j].suite, s->suite) == 0 && strcmp((*g)[j].gpu_slug, s->gpu_slug) == 0))
+			j++;
+		if (j == *ng)
+			(*g)[(*ng)++] = (struct group){ s->suite, s->gpu_slug };
+	}
+	return 0;
+}
+
+struct found {
+	const struct kpt_history_set *set;
+	const struct kpt_history_series *se;
+	struct kpt_cp cp;
+	int head, regression;
+};
+
+static void print_found(const struct found *x)
+{
+	const struct kpt_history_session *s = &x->set->sessions[x->se->sess[x->cp.at]];
+	const struct kpt_history_session *prev = &x->set->sessions[x->se->sess[x->cp.at - 1]];
+	char b1[32], b2[32], sha[16], sha2[16];
+
+	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%%  %s", x->cp.step_pct, 1 - x->cp.p,
+	       short_sha(s->commit, sha), short_sha(prev->commit, sha2), s->id,
+	       kpt_cli_fmt_ns(x->cp.before_ns, b1, sizeof b1), kpt_cli_fmt_ns(x->cp.after_ns, b2, sizeof b2),
+	       x->cp.noise_pct, x->regression ? "REGRESSION " : "");
+	if (x->se->key.id)
+		printf("%" PRId64 ": ", x->se->key.id);
+	key_text(stdout, &x->se->key);
+	printf("\n");
+}
+
+static void json_found(struct kpt_json *j, const struct found *x)
+{
+	const struct kpt_history_session *s = &x->set->sessions[x->se->sess[x->cp.at]];
+	const struct kpt_history_session *prev = &x->set->sessions[x->se->sess[x->cp.at - 1]];
+
+	kpt_json_begin_object(j);
+	kpt_json_key(j, "key");
+	json_key(j, &x->se->key);
+	kpt_json_kv_i64(j, "session", s->id);
+	kpt_json_kv_str(j, "commit", s->commit);
+	kpt_json_kv_str(j, "previous_commit", prev->commit);
+	kpt_json_kv_double(j, "step_pct", x->cp.step_pct);
+	kpt_json_kv_double(j, "confidence", 1 - x->cp.p);
+	kpt_json_kv_double(j, "p", x->cp.p);
+	kpt_json_kv_double(j, "before_ns", x->cp.before_ns);
+	kpt_json_kv_double(j, "after_ns", x->cp.after_ns);
+	kpt_json_kv_double(j, "noise_pct", x->cp.noise_pct);
+	kpt_json_kv_u64(j, "sessions_after", x->se->n - x->cp.at);
+	kpt_json_kv_bool(j, "head", x->head);
+	kpt_json_kv_bool(j, "regression", x->regression);
+	kpt_json_end_object(j);
+}
+
+/* What detect counts and where it writes, across series. */
+struct detect_run {
+	const struct args *a;
+	struct kpt_cp_opts co;
+	struct kpt_json *j;         /* NULL: text */
+	uint32_t regressions, total, group_cps;
+};
+
+/* Detects and reports the change points of one series of set. */
+static int detect_series(struct detect_run *r, const struct kpt_history_set *set,
+			 const struct kpt_history_series *se)
+{
+	struct kpt_cp *cp = NULL;
+	uint32_t ncp = 0;
+	struct kpt_diag d = { 0 };
+
+	if (kpt_cp_detect(se->centre_ns, se->n, &r->co, &cp, &ncp, &d) < 0)
+		return kpt_cli_fail(&d);
+	for (uint32_t c = 0; c < ncp; c++) {
+		/* head: the step lies among the branch's last `head` sessions */
+		struct found x = { set, se, cp[c], se->sess[cp[c].at] + r->a->head >= set->nsessions, 0 };
+
+		x.regression = x.head && cp[c].step_pct >= r->a->threshold;
+		r->regressions += (uint32_t)x.regression;
+		if (!r->j && r->group_cps == 0)
+			printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s  %s\n", "step", "confidence",
+			       "commit", "previous", "session", "before", "after", "noise", "key");
+		if (r->j)
+			json_found(r->j, &x);
+		else
+			print_found(&x);
+		r->group_cps++;
+		r->total++;
+	}
+	free(cp);
+	return 0;
+}
+
+/* The total of workload W over set's sessions (the sum of its keys'
+ * centres where it has any) into *tot; its arrays are malloc'd. A step
+ * spread over kernels whose launch configs changed (new keys) still shows
+ * in the sum. */
+static int workload_total(const struct kpt_history_set *set, const char *w, struct kpt_history_series *tot)
+{
+	double *sum = calloc(set->nsessions ? set->nsessions : 1, sizeof *sum);
+	uint32_t *idx = calloc(set->nsessions ? set->nsessions : 1, sizeof *idx);
+
+	memset(tot, 0, sizeof *tot);
+	tot->key.workload = w;
+	tot->key.name = tot->key.path = "";
+	if (!sum || !idx) {
+		free(sum);
+		free(idx);
+		return kpt_cli_usage_error("history", "out of memory");
+	}
+	for (size_t e = 0; e < set->nseries; e++)
+		if (strcmp(set->series[e].key.workload, w) == 0)
+			for (uint32_t i = 0; i < set->series[e].n; i++)
+				sum[set->series[e].sess[i]] += set->series[e].centre_ns[i];
+	for (uint32_t i = 0; i < set->nsessions; i++)
+		if (sum[i] > 0) {
+			idx[tot->n] = i;
+			sum[tot->n++] = sum[i];
+		}
+	tot->sess = idx;
+	tot->centre_ns = sum;
+	return 0;
+}
+
+static int h_detect(struct args *a, struct kpt_history *h)
+{
+	const char *branch = a->val[O_BRANCH] ? a->val[O_BRANCH] : "main";
+	struct kpt_history_set *all = NULL;
+	struct group *g = NULL;
+	size_t ng = 0;
+	struct kpt_diag d = { 0 };
+	struct kpt_json j;
+	struct detect_run r = { a, { a->min_step, a->alpha, a->min_seg }, NULL, 0, 0, 0 };
+	int rc = list_groups(a, h, branch, &all, &g, &ng);
+
+	if (rc != 0)
+		goto out;
+	if (!ng) {
+		fprintf(stderr, "kptprof: no sessions on branch '%s' in '%s'\n", branch, kpt_history_where(h));
+		rc = KPT_EXIT_ERROR;
+		goto out;
+	}
+	if (a->json) {
+		r.j = &j;
+		kpt_json_init(&j, stdout, 3);
+		kpt_json_begin_object(&j);
+		kpt_json_kv_str(&j, "branch", branch);
+		kpt_json_kv_double(&j, "threshold_pct", a->threshold);
+		kpt_json_kv_double(&j, "min_step_pct", a->min_step);
+		kpt_json_kv_double(&j, "alpha", a->alpha);
+		kpt_json_kv_u64(&j, "head", a->head);
+		kpt_json_key(&j, "groups");
+		kpt_json_begin_array(&j);
+	}
+	for (size_t gi = 0; gi < ng && rc == 0; gi++) {
+		struct kpt_history_filter f = { .suite = g[gi].suite, .gpu_slug = g[gi].gpu_slug, .branch = branch,
+						.workload = a->val[O_WORKLOAD], .last = a->last };
+		struct kpt_history_set *set;
+
+		if (kpt_history_query(h, &f, &set, &d) < 0) {
+			rc = kpt_cli_fail(&d);
+			break;
+		}
+		r.group_cps = 0;
+		if (a->json) {
+			kpt_json_begin_object(&j);
+			kpt_json_kv_str(&j, "suite", f.suite);
+			kpt_json_kv_str(&j, "gpu_slug", f.gpu_slug);
+			kpt_json_kv_u64(&j, "sessions", set->nsessions);
+			kpt_json_kv_u64(&j, "keys", set->nseries);
+			kpt_json_key(&j, "change_points");
+			kpt_json_begin_array(&j);
+		} else {
+			printf("%ssuite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys\n", gi ? "\n" : "",
+			       f.suite[0] ? f.suite : "-", f.gpu_slug, branch, set->nsessions, set->nseries);
+		}
+		for (size_t k = 0; k < set->nseries && rc == 0; k++)
+			rc = detect_series(&r, set, &set->series[k]);
+		/* each workload's total once (at its first key) */
+		for (size_t k = 0; k < set->nseries && rc == 0 && !a->val[O_WORKLOAD]; k++) {
+			const char *w = set->series[k].key.workload;
+			struct kpt_history_series tot;
+			int seen = !w[0];
+
+			for (size_t e = 0; e < k && !seen; e++)
+				seen = strcmp(set->series[e].key.workload, w) == 0;
+			if (seen || (rc = workload_total(set, w, &tot)) != 0)
+				continue;
+			rc = detect_series(&r, set, &tot);
+			free(tot.sess);
+			free(tot.centre_ns);
+		}
+		if (a->json) {
+			kpt_json_end_array(&j);
+			kpt_json_end_object(&j);
+		} else if (!r.group_cps) {
+			printf("no change points\n");
+		}
+		kpt_history_set_destroy(set);
+	}
+	if (rc != 0)
+		goto out;
+	if (a->json) {
+		kpt_json_end_array(&j);
+		kpt_json_kv_u64(&j, "change_points", r.total);
+		kpt_json_kv_u64(&j, "head_regressions", r.regressions);
+		kpt_json_kv_str(&j, "result", r.regressions ? "regression" : "ok");
+		kpt_json_end_object(&j);
+		if (kpt_json_finish(&j, &d) < 0) {
+			rc = kpt_cli_fail(&d);
+			goto out;
+		}
+	} else if (r.regressions) {
+		printf("\n%u series (kernel keys, workload totals) got slower by %g%% or more in the last %u sessions of %s\n",
+		       r.regressions, a->threshold, a->head, branch);
+	}
+	rc = r.regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
+out:
+	free(g);
+	kpt_history_set_destroy(all);
+	return rc;
+}
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+static int (*const subs[S_COUNT])(struct args *, struct kpt_history *) = {
+	[S_LS] = h_ls, [S_SHOW] = h_show, [S_PLOT] = h_plot, [S_DETECT] = h_detect,
+};
+
+int cmd_history(int argc, char **argv)
+{
+	struct args a;
+	struct kpt_history *h = NULL;
+	int rc;
+
+	for (int i = 1; i < argc; i++)
+		if (kpt_cli_is_help(argv[i]))
+			return kpt_cli_help("history");
+	if ((rc = parse_args(argc, argv, &a)) != 0)
+		goto out;
+	if (a.sub == S_ADD) {
+		rc = h_add(&a);
+		goto out;
+	}
+	if ((rc = open_store(&a, 0, &h)) != 0)
+		goto out;
+	rc = subs[a.sub](&a, h);
+	kpt_history_close(h);
+out:
+	for (uint32_t i = 0; i < a.nlabels; i++)
+		free((char *)a.labels[i].name);
+	return rc;
+}
