@@ -4,9 +4,9 @@
 # and its exit status, and the one-line errors that write nothing.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_python
-BASE="$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/default.kpt"
+BASE="$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/default/20261122T023544Z-b23a9b16.kpt"
 CAND="$KPT_DATA/default_h100_candidate.kpt"
-PLANT="$KPT_DATA/default_h100_plant5_copy128MiB.kpt" # memory.copy.128MiB +5%
+PLANT="$KPT_DATA/heldout_h100_plant.kpt" # memory.copy.128MiB +5%, memory.triad.f32.64M +2%
 DB="$T/h.db"
 "$KPTPROF" history ls --db "$DB" 2>&1 | grep -q "built without SQLite" && skip "kptprof is built without SQLite"
 
