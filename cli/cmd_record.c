@@ -422,6 +422,47 @@ static int counters_status(const char *path, struct kpt_diag *d)
 	return rc;
 }
 
+/* What the collector says about a counters file that holds no values
+ * (meta it writes beside them), as the hint of the error. */
+struct counters_why {
+	uint64_t graphs, captured, lost;
+	char reason[300];
+};
+
+static uint64_t meta_u64(struct kpt_file *f, const char *key)
+{
+	const char *v = kpt_file_meta_get(f, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static void counters_why_add(struct counters_why *w, struct kpt_file *f)
+{
+	const char *r = kpt_file_meta_get(f, "counters.lost_reason");
+
+	w->graphs += meta_u64(f, "counters.graph_launches_skipped");
+	w->captured += meta_u64(f, "counters.captured_launches");
+	w->lost += meta_u64(f, "counters.lost_contexts");
+	if (r && *r && !w->reason[0])
+		snprintf(w->reason, sizeof w->reason, "%s", r);
+}
+
+/* A counters pass that read no value is an error, never a success: says
+ * what the collector saw instead. */
+static int counters_none(const struct counters_why *w, const char *cmd, int status, struct kpt_diag *d)
+{
+	kpt_diag_set(d, KPT_E_NOTFOUND, "the counters pass profiled no kernel of '%s' (exit status %d)", cmd, status);
+	if (w->lost)
+		return kpt_diag_hint(d, "%llu CUDA context%s could not be read at exit%s%s", (unsigned long long)w->lost,
+				     w->lost == 1 ? "" : "s", w->reason[0] ? ": " : "", w->reason);
+	if (w->graphs || w->captured)
+		return kpt_diag_hint(d, "kernels launched through CUDA graphs are not profiled (%llu graph launches, "
+				     "%llu launches captured into graphs); see docs/counters.md",
+				     (unsigned long long)w->graphs, (unsigned long long)w->captured);
+	return kpt_diag_hint(d, "no kernel launch reached the collector: does the program launch kernels "
+			     "when KPT_COUNTERS is set? See docs/counters.md");
+}
+
 /* Runs the command once more with KPT_COUNTERS (kernel replay distorts
  * time, so this is a pass of its own, after the timing runs). A collector
  * error fails the recording: counters were asked for. Its files hold
@@ -435,6 +476,8 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 	char *joined = kpt_metric_list_join(&o->metrics);
 	char from[PATH_MAX + 300], to[PATH_MAX + 300];
 	struct dirent *e;
+	struct counters_why why = { 0 };
+	uint64_t values = 0;
 	DIR *dir;
 	int s, files = 0, rc = 0;
 
@@ -461,11 +504,15 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 			struct kpt_file *f = NULL;
 			const char *p;
 
-			if (kpt_file_open(from, &f, NULL) == 0 && (p = kpt_file_meta_get(f, "counters.passes"))) {
-				unsigned long v = strtoul(p, NULL, 10);
+			if (kpt_file_open(from, &f, NULL) == 0) {
+				struct kpt_counts cnt;
+				unsigned long v = (p = kpt_file_meta_get(f, "counters.passes")) ? strtoul(p, NULL, 10) : 0;
 
 				if (v > o->counter_passes)
 					o->counter_passes = (unsigned)v;
+				if (kpt_file_counts(f, &cnt, NULL) == 0)
+					values += cnt.counters;
+				counters_why_add(&why, f);
 			}
 			kpt_file_close(f);
 			/* c00000-p<pid>.kpt -> r00000-zcounters-p<pid>.kpt: never a
@@ -480,6 +527,8 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 	if (rc == 0 && files == 0)
 		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "the counters pass recorded nothing ('%s' exit status %d)",
 				  cmd[0], s);
+	if (rc == 0 && values == 0)
+		rc = counters_none(&why, cmd[0], s, d);
 	if (rc == 0 && s != 0)
 		fprintf(stderr, "kptprof: warning: the counters pass exited with status %d\n", s);
 	return rc;

@@ -60,6 +60,9 @@ static struct {
 	uint64_t dropped;
 	uint64_t misaligned;        /* decodes whose ranges did not pair with launches */
 	uint64_t lost;              /* contexts that could not be decoded at the end */
+	char lost_msg[256];         /* why the first of them could not */
+	uint64_t graph_skipped;     /* graph launches run with the profiler paused */
+	uint64_t captured;          /* kernel launches into a capturing stream */
 	struct cctx ctx[KPT_CCOUNT_MAX_CTX];
 	unsigned nctx;
 	struct result *res;
@@ -461,6 +464,39 @@ int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d
 	return rc;
 }
 
+int kpt_ccount_pause(CUcontext ctx, struct kpt_diag *d)
+{
+	struct cctx *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&C.lock);
+	if ((c = ctx_find(ctx)) && c->active) {
+		C.graph_skipped++;
+		rc = decode(c, d);
+	}
+	pthread_mutex_unlock(&C.lock);
+	return rc;
+}
+
+int kpt_ccount_resume(CUcontext ctx, struct kpt_diag *d)
+{
+	struct cctx *c;
+	int rc = 0;
+
+	pthread_mutex_lock(&C.lock);
+	if ((c = ctx_find(ctx)) && c->rp && !c->active)
+		rc = arm(c, d);
+	pthread_mutex_unlock(&C.lock);
+	return rc;
+}
+
+void kpt_ccount_captured(void)
+{
+	pthread_mutex_lock(&C.lock);
+	C.captured++;
+	pthread_mutex_unlock(&C.lock);
+}
+
 int kpt_ccount_context_end(CUcontext ctx, struct kpt_diag *d)
 {
 	struct cctx *c;
@@ -495,8 +531,9 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 		if (C.ctx[i].ctx) {
 			struct kpt_diag lost;
 
-			if (decode_current(&C.ctx[i], &lost) < 0)
-				C.lost++;
+			kpt_diag_clear(&lost);
+			if (decode_current(&C.ctx[i], &lost) < 0 && C.lost++ == 0)
+				snprintf(C.lost_msg, sizeof C.lost_msg, "%s", lost.msg);
 			ctx_release(&C.ctx[i]);
 		}
 	for (size_t m = 0; m < C.nmetrics && rc == 0; m++)
@@ -531,6 +568,14 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 		kpt_writer_meta(w, "counters.names_from_ranges", buf, d);
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.lost);
 		kpt_writer_meta(w, "counters.lost_contexts", buf, d);
+		if (C.lost_msg[0])
+			kpt_writer_meta(w, "counters.lost_reason", C.lost_msg, d);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.graph_skipped);
+		kpt_writer_meta(w, "counters.graph_launches_skipped", buf, d);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.captured);
+		kpt_writer_meta(w, "counters.captured_launches", buf, d);
+		snprintf(buf, sizeof buf, "%u", C.nctx);
+		kpt_writer_meta(w, "counters.contexts", buf, d);
 	}
 	for (size_t i = 0; i < C.nres; i++) {
 		free(C.res[i].kernel);

@@ -37,6 +37,15 @@ int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, st
 /* Driver launch callback, API exit: remembers the kernel's (mangled)
  * symbol name and decodes the image when it is full. */
 int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d);
+/* A CUDA graph launch on ctx (API enter: pause; exit: resume). Graph kernel
+ * nodes are not profiled: their ranges would carry no launch symbol and
+ * misname every range of the image. Pausing decodes what was profiled so
+ * far; the pauses are counted (meta counters.graph_launches_skipped). */
+int kpt_ccount_pause(CUcontext ctx, struct kpt_diag *d);
+int kpt_ccount_resume(CUcontext ctx, struct kpt_diag *d);
+/* A kernel launch into a capturing stream (it runs later, in a graph, not
+ * now): counted (meta counters.captured_launches), not profiled. */
+void kpt_ccount_captured(void);
 /* Decodes what ctx has profiled and stops profiling it (context destroy). */
 int kpt_ccount_context_end(CUcontext ctx, struct kpt_diag *d);
 /* Decodes every context, then writes the counter rows (process index

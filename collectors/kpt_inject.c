@@ -21,6 +21,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -997,31 +998,74 @@ static void counters_fail(const struct kpt_diag *d)
 	fail(d);
 }
 
-/* Kernel launches only: graph launches are not profiled per kernel. */
+/* The driver launches a counters pass hooks (start() enables exactly
+ * these): kernel launches are profiled, one auto range each, unless they
+ * go into a capturing stream (they run later, inside a graph); graph
+ * launches pause the profiler (kpt_ccount_pause). The stream comes from
+ * the call's parameters: at an offset, or in a CUlaunchConfig. */
+enum launch_kind { LAUNCH_KERNEL, LAUNCH_KERNEL_EX, LAUNCH_GRAPH };
+static const struct {
+	CUpti_CallbackId cbid;
+	enum launch_kind kind;
+	size_t stream_off;          /* LAUNCH_KERNEL, LAUNCH_GRAPH */
+} counter_launches[] = {
+	{ CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, LAUNCH_KERNEL, offsetof(cuLaunchKernel_params, hStream) },
+	{ CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, LAUNCH_KERNEL, offsetof(cuLaunchKernel_ptsz_params, hStream) },
+	{ CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, LAUNCH_KERNEL,
+	  offsetof(cuLaunchCooperativeKernel_params, hStream) },
+	{ CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, LAUNCH_KERNEL_EX, 0 },
+	{ CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, LAUNCH_KERNEL_EX, 0 },
+	{ CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, LAUNCH_GRAPH, offsetof(cuGraphLaunch_params, hStream) },
+	{ CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, LAUNCH_GRAPH, offsetof(cuGraphLaunch_ptsz_params, hStream) },
+};
+#define KPT_COUNTER_LAUNCHES (sizeof counter_launches / sizeof counter_launches[0])
+
+static int stream_capturing(size_t i, const void *params)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUstream s;
+
+	if (!params)
+		return 0;
+	if (counter_launches[i].kind == LAUNCH_KERNEL_EX) {
+		const CUlaunchConfig *cfg = ((const cuLaunchKernelEx_params *)params)->config;
+
+		if (!cfg)
+			return 0;
+		s = cfg->hStream;
+	} else {
+		memcpy(&s, (const char *)params + counter_launches[i].stream_off, sizeof s);
+	}
+	/* allowed during global capture; a failure reads as not capturing */
+	return cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 static void counters_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 {
-	static const CUpti_CallbackId launches[] = {
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	};
 	struct kpt_diag d;
 	uint32_t ordinal = 0;
 	size_t i;
+	int rc = 0, enter = cd->callbackSite == CUPTI_API_ENTER;
 
-	for (i = 0; i < sizeof launches / sizeof launches[0] && launches[i] != cbid; i++)
+	for (i = 0; i < KPT_COUNTER_LAUNCHES && counter_launches[i].cbid != cbid; i++)
 		;
-	if (i == sizeof launches / sizeof launches[0] || !cd->context)
+	if (i == KPT_COUNTER_LAUNCHES || !cd->context)
 		return;
 	kpt_diag_clear(&d);
-	if (cd->callbackSite == CUPTI_API_ENTER) {
+	if (counter_launches[i].kind == LAUNCH_GRAPH) {
+		rc = enter ? kpt_ccount_pause(cd->context, &d) : kpt_ccount_resume(cd->context, &d);
+	} else if (stream_capturing(i, cd->functionParams)) {
+		if (enter)
+			kpt_ccount_captured();
+	} else if (enter) {
 		if (cuptiGetDeviceId(cd->context, &ordinal) != CUPTI_SUCCESS)
 			return;
-		if (kpt_ccount_launch_enter(cd->context, device_index(ordinal), ordinal, &d) < 0)
-			counters_fail(&d);
-	} else if (kpt_ccount_launch_exit(cd->context, cd->symbolName, &d) < 0) {
-		counters_fail(&d);
+		rc = kpt_ccount_launch_enter(cd->context, device_index(ordinal), ordinal, &d);
+	} else {
+		rc = kpt_ccount_launch_exit(cd->context, cd->symbolName, &d);
 	}
+	if (rc < 0)
+		counters_fail(&d);
 }
 
 static void counters_context_end(CUcontext ctx)
@@ -1389,11 +1433,6 @@ static int start(struct kpt_diag *d)
 	static const CUpti_ActivityKind api_kinds[] = {
 		CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 	};
-	static const CUpti_CallbackId counter_cbids[] = {
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	};
 	const char *counters = getenv(KPT_ENV_COUNTERS);
 	size_t dev_buf = (size_t)env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
 	unsigned nbuf = env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
@@ -1427,8 +1466,8 @@ static int start(struct kpt_diag *d)
 			return rc;
 		atomic_store(&g.counters, 1);
 		g.counters_mode = 1;
-		for (size_t i = 0; i < sizeof counter_cbids / sizeof counter_cbids[0]; i++)
-			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, counter_cbids[i]));
+		for (size_t i = 0; i < KPT_COUNTER_LAUNCHES; i++)
+			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, counter_launches[i].cbid));
 	} else {
 		int mask = activity_kinds(d);
 

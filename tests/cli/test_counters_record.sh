@@ -37,6 +37,7 @@ if [ -n "${KPT_COUNTERS:-}" ]; then
 	none) ;;
 	samples) echo "${KPT_SAMPLE_MS:-unset}" >"$FAKE_DIR/sample_ms" ;;
 	ok) "$FAKE_CC" --write "$out" cgc && echo "ok $out" >"$st" ;;
+	empty) "$FAKE_CC" --write "$out" "" && echo "ok $out" >"$st" ;;
 	esac
 	exit 0
 fi
@@ -62,6 +63,12 @@ expect_error "busy" "another profiler"
 FAKE_MODE=none run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
 expect_error "nothing" "the counters pass recorded nothing"
 ls -a "$T" | grep -q '^\.kptprof-record' && fail "temporary folder left behind"
+# A file with no counter values (a program whose kernels all ran in CUDA
+# graphs): an error naming why, never "0 kernels" and exit 0.
+FAKE_MODE=empty run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
+expect_error "no values" "the counters pass profiled no kernel of"
+expect_err "3 graph launches, 2 launches captured into graphs"
+[ ! -e "$T/out.kpt" ] || fail "an empty counters pass left '$T/out.kpt'"
 FAKE_MODE=samples run "$KPTPROF" record -o "$T/out.kpt" --counters -- "$T/target.sh"
 [ "$(cat "$T/sample_ms")" = 0 ] || fail "the counters pass samples NVML: KPT_SAMPLE_MS=$(cat "$T/sample_ms")"
 

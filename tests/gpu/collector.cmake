@@ -14,6 +14,10 @@ if(KPT_HAVE_CUDA AND TARGET kptinject)
   add_test(NAME gpu.collector_app COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/collector_test.sh)
   set_tests_properties(gpu.collector_app PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;APP=$<TARGET_FILE:kpt-collector-app>;CHECK=$<TARGET_FILE:kpt-collector-check>;LAUNCH=$<$<TARGET_EXISTS:kpt-launch-bench>:$<TARGET_FILE:kpt-launch-bench>>")
+  # record --counters on the plain program, cross-checked against ncu
+  add_test(NAME gpu.counters_app COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/counters_app_test.sh)
+  set_tests_properties(gpu.counters_app PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600
+    ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;APP=$<TARGET_FILE:kpt-collector-app>")
   add_test(NAME gpu.collector_torch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/collector_torch_test.sh)
   set_tests_properties(gpu.collector_torch PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;CHECK=$<TARGET_FILE:kpt-collector-check>;SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/gpu/torch_workload.py")
