@@ -141,6 +141,7 @@ static struct {
 	/* launch correlation id -> innermost range (corr << 32 | range) */
 	_Atomic uint64_t *corr;
 	_Atomic int api_cb_on;
+	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks enabled, failed */
 	_Atomic uint32_t next_range;
 	_Atomic(struct thread_log *) logs;
 	struct handle_tab domains, strings, startend;
@@ -786,15 +787,36 @@ static char *attr_message(const nvtxEventAttributes_t *a)
 	}
 }
 
+/* Enables the callbacks of dom for the API calls that start GPU work
+ * (kpt_inject_is_work_api: launches, graph launches, memcpy, memset), to
+ * link their correlation ids to the innermost NVTX range. Every enabled
+ * id costs its calls a pass through CUPTI's dispatch: PyTorch makes
+ * several other runtime calls per op (cudaGetDevice, cudaStreamIsCapturing,
+ * event records), which the whole runtime domain, enabled here before,
+ * sent through it for nothing. Returns how many; failures into *failed. */
+static unsigned enable_work_callbacks(CUpti_CallbackDomain dom, uint32_t ncbid, unsigned *failed)
+{
+	unsigned n = 0;
+
+	for (uint32_t cbid = 1; cbid < ncbid; cbid++) {
+		const char *name = NULL;
+
+		if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		if (!kpt_inject_is_work_api(name))
+			continue;
+		if (cuptiEnableCallback(1, g.sub, dom, cbid) == CUPTI_SUCCESS)
+			n++;
+		else
+			(*failed)++;
+	}
+	return n;
+}
+
 static void enable_launch_callbacks(void)
 {
-	static const CUpti_CallbackId drv[] = {
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-		CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-		CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-	};
 	_Atomic uint64_t *t;
+	unsigned failed = 0, n;
 
 	if (atomic_exchange(&g.api_cb_on, 1))
 		return;
@@ -802,9 +824,10 @@ static void enable_launch_callbacks(void)
 	if (!t)
 		return;
 	g.corr = t;
-	cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RUNTIME_API);
-	for (size_t i = 0; i < sizeof drv / sizeof drv[0]; i++)
-		cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, drv[i]);
+	n = enable_work_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &failed);
+	n += enable_work_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &failed);
+	atomic_store(&g.api_cbs, n);
+	atomic_store(&g.api_cbs_failed, failed);
 }
 
 static struct range_rec *range_new(struct thread_log *t, uint32_t kind, char *name, const char *domain)
@@ -1288,6 +1311,14 @@ static int file_finish(struct kpt_diag *d)
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)atomic_load(&g.pool_exhausted));
 	kpt_writer_meta(g.w, "collector.buffers_grown", buf, d);
 	kpt_writer_meta(g.w, "collector.nvml", g.nvml_ok ? "1" : "0", d);
+	/* NVTX range links: API callbacks enabled at the first push (0: no
+	 * NVTX, no callback); a failure leaves launches without their range */
+	snprintf(buf, sizeof buf, "%u", atomic_load(&g.api_cbs));
+	kpt_writer_meta(g.w, "collector.api_callbacks", buf, d);
+	if (atomic_load(&g.api_cbs_failed)) {
+		snprintf(buf, sizeof buf, "%u", atomic_load(&g.api_cbs_failed));
+		kpt_writer_meta(g.w, "collector.api_callbacks_failed", buf, d);
+	}
 	if (atomic_load(&g.counters) && !g.forked_child && (rc = kpt_ccount_write(g.w, 0, d)) < 0)
 		return rc;
 	if (g.forked_child)

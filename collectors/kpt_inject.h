@@ -65,6 +65,13 @@ int kpt_inject_expand(const char *pattern, unsigned pid, unsigned rank, char *ou
  * know. Shared by the collector and `kptprof record --kinds`. */
 int kpt_inject_kinds(const char *list, const char **bad, int *badlen);
 
+/* Whether the CUDA API function called name (as cuptiGetCallbackName
+ * gives it: "cudaLaunchKernel_v7000", "__cudaLaunchKernel_v13000",
+ * "cuMemcpyHtoDAsync_v2") starts GPU work: a kernel or graph launch, a
+ * memcpy or a memset, runtime or driver. The collector enables API
+ * callbacks for these only. */
+int kpt_inject_is_work_api(const char *name);
+
 /* Rank from RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID (the first that is
  * set and a number), else 0xFFFFFFFF (KPT_NONE). */
 unsigned kpt_inject_rank(void);

@@ -64,6 +64,21 @@ int kpt_inject_expand(const char *pat, unsigned pid, unsigned rank, char *out, i
 	return n;
 }
 
+int kpt_inject_is_work_api(const char *name)
+{
+	static const char *const prefixes[] = {
+		"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
+		"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset",
+	};
+
+	while (*name == '_')    /* CUDA 13's <<<>>> is __cudaLaunchKernel */
+		name++;
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
 unsigned kpt_inject_rank(void)
 {
 	static const char *const vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID" };

@@ -316,6 +316,24 @@ static void test_rank_from_environment_in_order(void **state)
 	unsetenv("SLURM_PROCID");
 }
 
+static void test_work_apis_are_launches_copies_and_sets(void **state)
+{
+	static const char *const yes[] = {
+		"cudaLaunchKernel_v7000", "__cudaLaunchKernel_v13000", "cudaLaunchKernelExC_ptsz_v11060",
+		"cudaGraphLaunch_v10000", "cudaMemcpyAsync_v3020", "cudaMemset2DAsync_v3020",
+		"cuLaunchKernel", "cuLaunchKernelEx_ptsz", "cuGraphLaunch", "cuMemcpyHtoDAsync_v2", "cuMemsetD8_v2",
+	};
+	static const char *const no[] = {
+		"cudaGetDevice_v3020", "cudaStreamIsCapturing_v10000", "cudaEventRecord_v3020",
+		"cudaStreamSynchronize_v3020", "cudaMalloc_v3020", "cuCtxSynchronize", "cuStreamWaitEvent", "",
+	};
+
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+		assert_true(kpt_inject_is_work_api(yes[i]));
+	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+		assert_false(kpt_inject_is_work_api(no[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_output_pattern_expands_pid_rank_percent),
 		cmocka_unit_test(test_output_pattern_rejects_unknown_escape_and_overflow),
 		cmocka_unit_test(test_rank_from_environment_in_order),
+		cmocka_unit_test(test_work_apis_are_launches_copies_and_sets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
