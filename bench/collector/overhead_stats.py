@@ -1,0 +1,89 @@
+"""overhead_stats.py RAW.tsv [OUT.md] - the collector overhead table.
+
+RAW.tsv rows (scripts/gpu/overhead.sh writes them): round, mode, workload,
+median_ms, mean_ms, kernels_per_step. Per workload and mode, the effect is
+the mean over rounds of log(mode median / plain median of the same round)
+(paired: rounds interleave the modes), shown as a percentage, with a 95%
+bootstrap interval over rounds (5000 resamples, fixed seed). Writes the
+Markdown table to OUT.md (when given) and prints a short table. No numpy.
+"""
+import math
+import random
+import sys
+from collections import defaultdict
+
+ORDER = ["kptprof", "kptprof-kernel", "abl-kernel+memcpy", "abl-kernel+memcpy+memset",
+         "torch.profiler", "floor", "floor-kernel"]
+ABOUT = {
+    "kptprof": "kptprof record, default kinds (kernel, memcpy, memset, sync) + NVTX links + NVML",
+    "kptprof-kernel": "kptprof record --kinds kernel",
+    "abl-kernel+memcpy": "kptprof record --kinds kernel,memcpy",
+    "abl-kernel+memcpy+memset": "kptprof record --kinds kernel,memcpy,memset",
+    "torch.profiler": "torch.profiler, CUDA activity only, timed inside its context",
+    "floor": "raw CUPTI, the same four kinds, nothing else (libkptfloor.so)",
+    "floor-kernel": "raw CUPTI, CONCURRENT_KERNEL only",
+}
+
+
+def load(path):
+    med = defaultdict(dict)     # (workload, mode) -> round -> median
+    kernels = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) < 5 or f[0] == "round":
+            continue
+        r, mode, wl, m = int(f[0]), f[1], f[2], float(f[3])
+        med[(wl, mode)][r] = m
+        if len(f) > 5 and int(f[5]) > 0:
+            kernels[wl] = int(f[5])
+    return med, kernels
+
+
+def median(v):
+    s = sorted(v)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def paired(plain, mode, rng, b=5000):
+    rounds = sorted(set(plain) & set(mode))
+    d = [math.log(mode[r] / plain[r]) for r in rounds]
+    if not d:
+        return None
+    est = sum(d) / len(d)
+    boots = sorted(sum(rng.choice(d) for _ in d) / len(d) for _ in range(b))
+    lo, hi = boots[int(0.025 * b)], boots[int(0.975 * b) - 1]
+    pct = lambda x: 100 * (math.exp(x) - 1)
+    return len(d), pct(est), pct(lo), pct(hi)
+
+
+def main():
+    med, kernels = load(sys.argv[1])
+    rng = random.Random(13)
+    rows = []
+    for wl in sorted({w for w, _ in med}, key=lambda w: (w != "launch", w)):
+        plain = med.get((wl, "plain"), {})
+        for mode in ORDER:
+            if (wl, mode) not in med or not plain:
+                continue
+            p = paired(plain, med[(wl, mode)], rng)
+            if p:
+                rows.append((wl, mode, p, median(plain.values()), median(med[(wl, mode)].values())))
+    md = ["| workload | mode | rounds | plain step (ms) | mode step (ms) | overhead vs plain | 95% interval |",
+          "| --- | --- | --- | --- | --- | --- | --- |"]
+    for wl, mode, (n, est, lo, hi), pm, mm in rows:
+        md.append(f"| {wl} | {mode} | {n} | {pm:.3f} | {mm:.3f} | {est:+.1f}% | {lo:+.1f}% .. {hi:+.1f}% |")
+    md.append("")
+    md.append("Modes: " + "; ".join(f"`{m}`: {ABOUT[m]}" for m in ORDER) + ".")
+    if kernels:
+        md.append("Kernels per step (torch.profiler): " +
+                  ", ".join(f"{w} {k}" for w, k in sorted(kernels.items())) + ".")
+    if len(sys.argv) > 2:
+        open(sys.argv[2], "w").write("\n".join(md) + "\n")
+    print(f"{'workload':8} {'mode':26} {'n':>3} {'plain ms':>9} {'overhead':>9}  95% interval")
+    for wl, mode, (n, est, lo, hi), pm, mm in rows:
+        print(f"{wl:8} {mode:26} {n:3d} {pm:9.3f} {est:+8.1f}%  {lo:+.1f}% .. {hi:+.1f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# scripts/gpu/overhead.sh - the collector's overhead on PyTorch training
+# steps, interleaved and paired (run by scripts/gpu-check.sh, or alone with
+# BUILD, SRC and RES set; bench/RESULTS.md "Collector" quotes it).
+#
+# Each round runs every mode once, in an order rotated from round to round,
+# as one process of bench/collector/overhead_step.py: a launch-bound step
+# (bf16 transformer block fwd+bwd+AdamW, batch 8 x seq 1024 x width 1024,
+# 200 timed steps) and a GPU-bound one (8 bf16 8192^3 matmuls, 20 steps),
+# each step timed inside the script between torch.cuda.synchronize() calls.
+# Modes: plain; kptprof (record, default kinds); kptprof-kernel (--kinds
+# kernel); the ablation abl-kernel+memcpy, abl-kernel+memcpy+memset (the
+# default adds sync); torch.profiler (CUDA activity, timed inside its
+# context); floor (raw CUPTI with the default kinds, libkptfloor.so);
+# floor-kernel (raw CUPTI, kernels only).
+# Writes under $RES: raw.tsv (round, mode, workload, median/mean ms),
+# overhead.md (the table: paired mean of log ratios vs plain, 95% bootstrap
+# interval over rounds), logs/; prints the short table last.
+# Knobs: ROUNDS (default 15), STEPS (200), BUDGET_S (420: no round starts
+# after this many seconds, so the whole part stays within 8 minutes of
+# device time with the build), MODES (space list, default all), CORES
+# (taskset list for every process, default 2-9: one L3 on the H100 hosts).
+set -u -o pipefail
+: "${SRC:?}" "${BUILD:?}" "${RES:?}"
+ROUNDS=${ROUNDS:-15}
+STEPS=${STEPS:-200}
+BUDGET_S=${BUDGET_S:-420}
+CORES=${CORES:-2-9}
+MODES=${MODES:-"plain kptprof kptprof-kernel abl-kernel+memcpy abl-kernel+memcpy+memset torch.profiler floor floor-kernel"}
+mkdir -p "$RES/logs"
+cmake --build "$BUILD" -j16 --target kptprof kptinject kptfloor >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
+python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "overhead: no PyTorch with CUDA: skipped"; exit 77; }
+K=$BUILD/cli/kptprof
+FLOOR=$BUILD/bench/collector/libkptfloor.so
+S=$SRC/bench/collector/overhead_step.py
+T=$(mktemp -d /tmp/kpt-ovh.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+PIN=""
+command -v taskset >/dev/null && [ "$(nproc)" -gt 9 ] && PIN="taskset -c $CORES"
+export KPTPROF_NO_CALIBRATE=1
+{
+	date -u +%FT%TZ
+	nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+	python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+	echo "rounds $ROUNDS steps $STEPS budget ${BUDGET_S}s pin '${PIN}'"
+} >"$RES/env.txt" 2>&1
+
+# run_mode MODE LOG: one process of the step script in MODE; its result
+# lines on stdout.
+run_mode() {
+	local a="--steps $STEPS"
+	case "$1" in
+	plain) $PIN python3 "$S" $a ;;
+	kptprof) $PIN "$K" record -o "$T/k.kpt" -- python3 "$S" $a ;;
+	kptprof-kernel) $PIN "$K" record --kinds kernel -o "$T/k.kpt" -- python3 "$S" $a ;;
+	abl-kernel+memcpy) $PIN "$K" record --kinds kernel,memcpy -o "$T/k.kpt" -- python3 "$S" $a ;;
+	abl-kernel+memcpy+memset) $PIN "$K" record --kinds kernel,memcpy,memset -o "$T/k.kpt" -- python3 "$S" $a ;;
+	torch.profiler) $PIN python3 "$S" $a --mode profiler ;;
+	floor) CUDA_INJECTION64_PATH=$FLOOR $PIN python3 "$S" $a ;;
+	floor-kernel) KPT_FLOOR_KINDS=kernel CUDA_INJECTION64_PATH=$FLOOR $PIN python3 "$S" $a ;;
+	*) echo "overhead: unknown mode '$1'" >&2; return 2 ;;
+	esac 2>"$2"
+}
+
+echo "round mode workload median_ms mean_ms kernels_per_step" >"$RES/raw.tsv"
+read -r -a modes <<<"$MODES"
+t0=$(date +%s)
+done_rounds=0
+for ((r = 0; r < ROUNDS; r++)); do
+	if (( $(date +%s) - t0 > BUDGET_S )); then
+		echo "overhead: time budget reached after $done_rounds rounds" | tee -a "$RES/env.txt"
+		break
+	fi
+	n=${#modes[@]}
+	for ((i = 0; i < n; i++)); do
+		m=${modes[$(( (i + r) % n ))]}
+		out=$(run_mode "$m" "$RES/logs/r$r-$m.err") || echo "overhead: round $r mode $m failed (logs/r$r-$m.err)" | tee -a "$RES/env.txt"
+		echo "$out" | sed -n 's/^result workload=\([a-z]*\) median_ms=\([0-9.]*\) mean_ms=\([0-9.]*\) .*kernels_per_step=\(-\{0,1\}[0-9]*\).*/\1 \2 \3 \4/p' |
+			while read -r wl med mean kern; do echo "$r $m $wl $med $mean $kern"; done >>"$RES/raw.tsv"
+	done
+	done_rounds=$((r + 1))
+	echo "round $r done ($(( $(date +%s) - t0 )) s)"
+done
+echo "rounds $done_rounds in $(( $(date +%s) - t0 )) s" >>"$RES/env.txt"
+# the recordings must be complete: no dropped records in the last one
+[ -f "$T/k.kpt" ] && "$K" report "$T/k.kpt" --top 5 >"$RES/last_recording.txt" 2>&1
+python3 "$SRC/bench/collector/overhead_stats.py" "$RES/raw.tsv" "$RES/overhead.md" | tee "$RES/summary.txt"
