@@ -18,6 +18,10 @@ if(KPT_HAVE_CUDA AND TARGET kptinject)
   add_test(NAME gpu.counters_app COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/counters_app_test.sh)
   set_tests_properties(gpu.counters_app PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;APP=$<TARGET_FILE:kpt-collector-app>")
+  # two torchrun ranks on one GPU: one recording, both ranks, one clock
+  add_test(NAME gpu.torchrun_ranks COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/torchrun_test.sh)
+  set_tests_properties(gpu.torchrun_ranks PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
+    ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/gpu/torchrun_ranks.py")
   add_test(NAME gpu.collector_torch COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/collector_torch_test.sh)
   set_tests_properties(gpu.collector_torch PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "KPTPROF=$<TARGET_FILE:kptprof>;CHECK=$<TARGET_FILE:kpt-collector-check>;SCRIPT=${CMAKE_CURRENT_SOURCE_DIR}/gpu/torch_workload.py")
