@@ -14,7 +14,8 @@
 # call ends by then and the results are packed (the device tool kills a
 # command at 600 s, and what is not under $OUT then is lost); the archive is
 # rewritten after each step. SKIP_BUILD=1 reuses BUILD as it is (a warm
-# machine); SKIP_CTEST=1 skips the tests.
+# machine); SKIP_CTEST=1 skips the tests; TARGETS="a b" builds only those
+# targets (a benchmark-only call: kptprof kptinject kptfloor).
 set -u -o pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out}
@@ -35,7 +36,7 @@ if [ "${SKIP_BUILD:-0}" = 1 ] && [ -x "$BUILD/cli/kptprof" ]; then
 	summary+=("build skipped (SKIP_BUILD=1)")
 else
 	{ cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-		&& timeout "$(left)" cmake --build "$BUILD" -j16; } >"$RESROOT/build.log" 2>&1
+		&& timeout "$(left)" cmake --build "$BUILD" -j16 ${TARGETS:+--target $TARGETS}; } >"$RESROOT/build.log" 2>&1
 	rc=$?
 	summary+=("build rc=$rc $(( $(date +%s) - T0 ))s")
 fi

@@ -12,16 +12,17 @@ import random
 import sys
 from collections import defaultdict
 
-ORDER = ["kptprof", "kptprof-kernel", "abl-kernel+memcpy", "abl-kernel+memcpy+memset",
-         "torch.profiler", "floor", "floor-kernel"]
+ORDER = ["kptprof", "kptprof-all", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
+         "torch.profiler", "floor-kernel", "floor"]
 ABOUT = {
-    "kptprof": "kptprof record, default kinds (kernel, memcpy, memset, sync) + NVTX links + NVML",
-    "kptprof-kernel": "kptprof record --kinds kernel",
+    "kptprof": "kptprof record -- CMD as typed (default: kernels, NVTX range links, NVML)",
+    "kptprof-all": "kptprof record --kinds all (kernel, memcpy, memset, sync)",
     "abl-kernel+memcpy": "kptprof record --kinds kernel,memcpy",
-    "abl-kernel+memcpy+memset": "kptprof record --kinds kernel,memcpy,memset",
+    "abl-kernel+memset": "kptprof record --kinds kernel,memset",
+    "abl-kernel+sync": "kptprof record --kinds kernel,sync",
     "torch.profiler": "torch.profiler, CUDA activity only, timed inside its context",
-    "floor": "raw CUPTI, the same four kinds, nothing else (libkptfloor.so)",
-    "floor-kernel": "raw CUPTI, CONCURRENT_KERNEL only",
+    "floor": "raw CUPTI, all four kinds, nothing else (libkptfloor.so)",
+    "floor-kernel": "raw CUPTI, CONCURRENT_KERNEL only (the default's kind)",
 }
 
 

@@ -8,11 +8,12 @@
 # (bf16 transformer block fwd+bwd+AdamW, batch 8 x seq 1024 x width 1024,
 # 200 timed steps) and a GPU-bound one (8 bf16 8192^3 matmuls, 20 steps),
 # each step timed inside the script between torch.cuda.synchronize() calls.
-# Modes: plain; kptprof (record, default kinds); kptprof-kernel (--kinds
-# kernel); the ablation abl-kernel+memcpy, abl-kernel+memcpy+memset (the
-# default adds sync); torch.profiler (CUDA activity, timed inside its
-# context); floor (raw CUPTI with the default kinds, libkptfloor.so);
-# floor-kernel (raw CUPTI, kernels only).
+# Modes: plain; kptprof (`record -- CMD` as a user types it: kernels, NVTX
+# links, NVML); kptprof-all (--kinds all: kernel, memcpy, memset, sync);
+# the per-kind ablation abl-kernel+memcpy, abl-kernel+memset,
+# abl-kernel+sync (each kind alone on top of the default); torch.profiler
+# (CUDA activity, timed inside its context); floor-kernel (raw CUPTI with
+# the default's one kind, libkptfloor.so); floor (raw CUPTI, all four).
 # Writes under $RES: raw.tsv (round, mode, workload, median/mean ms),
 # overhead.md (the table: paired mean of log ratios vs plain, 95% bootstrap
 # interval over rounds), logs/; prints the short table last.
@@ -26,7 +27,7 @@ ROUNDS=${ROUNDS:-15}
 STEPS=${STEPS:-200}
 BUDGET_S=${BUDGET_S:-420}
 CORES=${CORES:-2-9}
-MODES=${MODES:-"plain kptprof kptprof-kernel abl-kernel+memcpy abl-kernel+memcpy+memset torch.profiler floor floor-kernel"}
+MODES=${MODES:-"plain kptprof kptprof-all abl-kernel+memcpy abl-kernel+memset abl-kernel+sync torch.profiler floor-kernel floor"}
 mkdir -p "$RES/logs"
 cmake --build "$BUILD" -j16 --target kptprof kptinject kptfloor >"$RES/build.log" 2>&1 || { tail -30 "$RES/build.log"; exit 1; }
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "overhead: no PyTorch with CUDA: skipped"; exit 77; }
@@ -52,9 +53,10 @@ run_mode() {
 	case "$1" in
 	plain) $PIN python3 "$S" $a ;;
 	kptprof) $PIN "$K" record -o "$T/k.kpt" -- python3 "$S" $a ;;
-	kptprof-kernel) $PIN "$K" record --kinds kernel -o "$T/k.kpt" -- python3 "$S" $a ;;
+	kptprof-all) $PIN "$K" record --kinds all -o "$T/k.kpt" -- python3 "$S" $a ;;
 	abl-kernel+memcpy) $PIN "$K" record --kinds kernel,memcpy -o "$T/k.kpt" -- python3 "$S" $a ;;
-	abl-kernel+memcpy+memset) $PIN "$K" record --kinds kernel,memcpy,memset -o "$T/k.kpt" -- python3 "$S" $a ;;
+	abl-kernel+memset) $PIN "$K" record --kinds kernel,memset -o "$T/k.kpt" -- python3 "$S" $a ;;
+	abl-kernel+sync) $PIN "$K" record --kinds kernel,sync -o "$T/k.kpt" -- python3 "$S" $a ;;
 	torch.profiler) $PIN python3 "$S" $a --mode profiler ;;
 	floor) CUDA_INJECTION64_PATH=$FLOOR $PIN python3 "$S" $a ;;
 	floor-kernel) KPT_FLOOR_KINDS=kernel CUDA_INJECTION64_PATH=$FLOOR $PIN python3 "$S" $a ;;
@@ -74,7 +76,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 	n=${#modes[@]}
 	for ((i = 0; i < n; i++)); do
 		m=${modes[$(( (i + r) % n ))]}
+		t_m=$(date +%s.%N)
 		out=$(run_mode "$m" "$RES/logs/r$r-$m.err") || echo "overhead: round $r mode $m failed (logs/r$r-$m.err)" | tee -a "$RES/env.txt"
+		echo "$r $m $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t_m}") s" >>"$RES/process_seconds.txt"
+		# every kptprof recording complete: CUPTI's drops are warned about
+		if grep -q "dropped" "$RES/logs/r$r-$m.err"; then echo "$r $m $(grep dropped "$RES/logs/r$r-$m.err")" >>"$RES/dropped.txt"; fi
+		[ -f "$T/k.kpt" ] && { "$K" report "$T/k.kpt" --top 0 2>/dev/null | sed -n 's/^processes \(.*\)/\1/p' | sed "s/^/$r $m /" >>"$RES/recorded.txt"; rm -f "$T/k.kpt"; }
 		echo "$out" | sed -n 's/^result workload=\([a-z]*\) median_ms=\([0-9.]*\) mean_ms=\([0-9.]*\) .*kernels_per_step=\(-\{0,1\}[0-9]*\).*/\1 \2 \3 \4/p' |
 			while read -r wl med mean kern; do echo "$r $m $wl $med $mean $kern"; done >>"$RES/raw.tsv"
 	done
@@ -82,6 +89,5 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo "round $r done ($(( $(date +%s) - t0 )) s)"
 done
 echo "rounds $done_rounds in $(( $(date +%s) - t0 )) s" >>"$RES/env.txt"
-# the recordings must be complete: no dropped records in the last one
-[ -f "$T/k.kpt" ] && "$K" report "$T/k.kpt" --top 5 >"$RES/last_recording.txt" 2>&1
+echo "dropped-record warnings: $(cat "$RES/dropped.txt" 2>/dev/null | wc -l)" >>"$RES/env.txt"
 python3 "$SRC/bench/collector/overhead_stats.py" "$RES/raw.tsv" "$RES/overhead.md" | tee "$RES/summary.txt"

@@ -26,7 +26,12 @@ cat "$T/out" "$T/err"
 python3 - "$T/rank.json" "$T/k.csv" "$T/all.json" <<'PY'
 import csv, json, sys
 rep = json.load(open(sys.argv[1]))
-ranks = {r["rank"]: r["instances"] for r in rep["ranks"]}
+# labels are "rank R GPU G" (one row per rank and device)
+ranks = {}
+for r in rep["ranks"]:
+    w = r["rank"].split()
+    if len(w) >= 2 and w[0] == "rank":
+        ranks[w[1]] = ranks.get(w[1], 0) + r["instances"]
 print("kernels by rank:", ranks)
 assert ranks.get("0", 0) > 0 and ranks.get("1", 0) > 0, "both ranks need kernels: %s" % ranks
 allj = json.load(open(sys.argv[3]))
