@@ -533,7 +533,8 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 
 			kpt_diag_clear(&lost);
 			if (decode_current(&C.ctx[i], &lost) < 0 && C.lost++ == 0)
-				snprintf(C.lost_msg, sizeof C.lost_msg, "%s", lost.msg);
+				snprintf(C.lost_msg, sizeof C.lost_msg, "%.*s",
+					 (int)sizeof C.lost_msg - 1, lost.msg);
 			ctx_release(&C.ctx[i]);
 		}
 	for (size_t m = 0; m < C.nmetrics && rc == 0; m++)
