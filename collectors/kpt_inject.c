@@ -141,6 +141,7 @@ static struct {
 	/* launch correlation id -> innermost range (corr << 32 | range) */
 	_Atomic uint64_t *corr;
 	_Atomic int api_cb_on;
+	int link;                   /* KPT_RANGE_LINK: 0 api, 1 runtime only, 2 off */
 	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks enabled, failed */
 	_Atomic uint32_t next_range;
 	_Atomic(struct thread_log *) logs;
@@ -820,12 +821,15 @@ static void enable_launch_callbacks(void)
 
 	if (atomic_exchange(&g.api_cb_on, 1))
 		return;
+	if (g.link == 2)
+		return;
 	t = calloc((size_t)1 << KPT_CORR_BITS, sizeof *t);
 	if (!t)
 		return;
 	g.corr = t;
 	n = enable_work_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &failed);
-	n += enable_work_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &failed);
+	if (g.link == 0)
+		n += enable_work_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &failed);
 	atomic_store(&g.api_cbs, n);
 	atomic_store(&g.api_cbs_failed, failed);
 }
@@ -1474,6 +1478,11 @@ static int start(struct kpt_diag *d)
 		g.buf_size = 8u << 20;
 	g.api = getenv(KPT_ENV_API) && strcmp(getenv(KPT_ENV_API), "1") == 0;
 	g.sample_ms = env_uint(KPT_ENV_SAMPLE_MS, 10, 60000);
+	{
+		const char *l = getenv(KPT_ENV_RANGE_LINK);
+
+		g.link = !l || !*l || !strcmp(l, "api") ? 0 : !strcmp(l, "runtime") ? 1 : !strcmp(l, "off") ? 2 : 0;
+	}
 	g.command = read_cmdline();
 	if ((rc = paths_init(d)) < 0)
 		return rc;

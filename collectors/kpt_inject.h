@@ -50,6 +50,7 @@
 #define KPT_ENV_BUFFERS "KPT_BUFFERS"
 #define KPT_ENV_DEVICE_BUFFER_MB "KPT_DEVICE_BUFFER_MB"
 #define KPT_ENV_ACTIVITY_KINDS "KPT_ACTIVITY_KINDS"
+#define KPT_ENV_RANGE_LINK "KPT_RANGE_LINK" /* api (default), runtime, off */
 
 /* Bits of kpt_inject_kinds(), in the order the collector enables the CUPTI
  * activity kinds (memcpy covers MEMCPY and MEMCPY2). */

@@ -469,7 +469,7 @@ static int load_table(struct kpt_file *f, uint32_t sec, void **rows, size_t *n,
 	for (uint32_t i = 0; i < f->ntoc; i++) {
 		const struct kpt_disk_toc *e = &f->toc[i];
 		struct kpt_decode_err de;
-		const uint8_t *raw, *p;
+		const uint8_t *raw = NULL, *p;
 
 		if (e->id != sec)
 			continue;

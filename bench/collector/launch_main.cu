@@ -1,5 +1,5 @@
 // launch_main.cu - kpt-launch-bench: runs kpt_launch_us() reps times.
-//   kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--n N] [--reps R] [--pin CPU]
+//   kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--nvtx] [--n N] [--reps R] [--pin CPU]
 // --pin CPU: after CUDA start-up, pin the launching thread to that CPU, so
 // that every mode launches from the same core (threads CUDA and CUPTI start
 // keep the process's CPU set).
@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 #include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
 
 static void CUPTIAPI no_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *) {}
 
@@ -25,7 +26,7 @@ extern "C" double kpt_launch_last_wall_us(void);
 
 int main(int argc, char **argv)
 {
-	int n = 20000, reps = 31, floor_mode = 0, pin = -1;
+	int n = 20000, reps = 31, floor_mode = 0, pin = -1, nvtx = 0;
 	std::vector<double> v, w;
 
 	for (int i = 1; i < argc; i++) {
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 			if (cuptiSubscribe(&sub, no_callback, nullptr) != CUPTI_SUCCESS)
 				return 1;
 		}
+		else if (!strcmp(argv[i], "--nvtx"))
+			nvtx = 1; /* launches inside an NVTX range, as a training step's */
 		else if (!strcmp(argv[i], "--n") && i + 1 < argc)
 			n = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
@@ -47,7 +50,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--pin") && i + 1 < argc)
 			pin = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: kpt-launch-bench [--floor | --floor-all] [--n N] [--reps R] [--pin CPU]\n");
+			fprintf(stderr, "usage: kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--nvtx] [--n N] [--reps R] [--pin CPU]\n");
 			return 2;
 		}
 	}
@@ -68,11 +71,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (nvtx)
+		nvtxRangePushA("loop");
 	kpt_launch_us(2000); /* warm-up */
 	for (int r = 0; r < reps; r++) {
 		v.push_back(kpt_launch_us(n));
 		w.push_back(kpt_launch_last_wall_us());
 	}
+	if (nvtx)
+		nvtxRangePop();
 	std::sort(v.begin(), v.end());
 	std::sort(w.begin(), w.end());
 	printf("launch mode=%s n=%d reps=%d median_us=%.4f p10_us=%.4f p90_us=%.4f", floor_mode == 2 ? "floor_all" : floor_mode ? "floor" : "plain",

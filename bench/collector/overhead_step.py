@@ -81,7 +81,7 @@ def main():
     ap.add_argument("--mode", choices=["plain", "profiler"], default="plain")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--gpu-steps", type=int, default=20)
+    ap.add_argument("--gpu-steps", type=int, default=200)
     ap.add_argument("--no-nvtx", action="store_true")
     a = ap.parse_args()
     torch.manual_seed(0)
@@ -95,6 +95,8 @@ def main():
     work = [("launch", lambda: launch_step(layer, opt, x), a.steps, a.warmup),
             ("gpu", lambda: gpu_step(ga, gb), a.gpu_steps, 3)]
     for name, fn, steps, warmup in work:
+        if steps <= 0:
+            continue
         if a.mode == "profiler":
             kernels = count_kernels(fn)
             from torch.profiler import profile, ProfilerActivity
