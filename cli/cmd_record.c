@@ -310,6 +310,7 @@ struct launch {
 	/* KPT_ACTIVITY_KINDS value (--kinds); NULL: left as inherited, except
 	 * in the counters pass, which enables no activity and unsets it. */
 	const char *kinds;
+	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
 };
 
 /* Runs argv once as run `run`. Returns the wait status decoded as an exit
@@ -350,6 +351,8 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 			setenv("KPT_API", "1", 1);
 		else
 			unsetenv("KPT_API");
+		if (l->sample_ms)
+			setenv("KPT_SAMPLE_MS", l->sample_ms, 1);
 		if (l->kinds)
 			setenv(KPT_ENV_ACTIVITY_KINDS, l->kinds, 1);
 		else if (l->counters)
@@ -1145,12 +1148,16 @@ int cmd_record(int argc, char **argv)
 	exits[0] = '\0';
 	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api, .prefix = 'r', .kinds = o.kinds };
 	/* A program gets kernels only unless asked (--kinds, or an inherited
-	 * KPT_ACTIVITY_KINDS): memcpy, memset and sync records added +18% to a
-	 * launch-bound PyTorch step on an H100, kernels alone +1.4%
-	 * (bench/RESULTS.md, "Launch-bound PyTorch step, by part"). The
-	 * built-in suites keep all four: their runner's time is the GPU's. */
+	 * KPT_ACTIVITY_KINDS), and NVML samples every 100 ms instead of 10
+	 * (unless KPT_SAMPLE_MS is set): on a launch-bound PyTorch step on an
+	 * H100 the other kinds and the 10 ms sampler each cost points on top
+	 * of CUPTI's own kernel tracing (bench/RESULTS.md, "Collector"). The
+	 * built-in suites keep all four kinds and 10 ms: their runner's time
+	 * is the GPU's, and their runs are short. */
 	if (!l.kinds && o.cmd && !getenv(KPT_ENV_ACTIVITY_KINDS))
 		l.kinds = "kernel";
+	if (o.cmd && !getenv("KPT_SAMPLE_MS"))
+		l.sample_ms = "100";
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);

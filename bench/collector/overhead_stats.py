@@ -13,13 +13,16 @@ import sys
 from collections import defaultdict
 
 ORDER = ["kptprof", "kptprof-all", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
-         "torch.profiler", "floor-kernel", "floor"]
+         "abl-no-nvml", "abl-link-runtime", "abl-link-off", "torch.profiler", "floor-kernel", "floor"]
 ABOUT = {
     "kptprof": "kptprof record -- CMD as typed (default: kernels, NVTX range links, NVML)",
     "kptprof-all": "kptprof record --kinds all (kernel, memcpy, memset, sync)",
     "abl-kernel+memcpy": "kptprof record --kinds kernel,memcpy",
     "abl-kernel+memset": "kptprof record --kinds kernel,memset",
     "abl-kernel+sync": "kptprof record --kinds kernel,sync",
+    "abl-no-nvml": "the default without the NVML sampler (KPT_SAMPLE_MS=0)",
+    "abl-link-runtime": "the default with NVTX range links from runtime-API launches only (KPT_RANGE_LINK=runtime)",
+    "abl-link-off": "the default without NVTX range links (KPT_RANGE_LINK=off)",
     "torch.profiler": "torch.profiler, CUDA activity only, timed inside its context",
     "floor": "raw CUPTI, all four kinds, nothing else (libkptfloor.so)",
     "floor-kernel": "raw CUPTI, CONCURRENT_KERNEL only (the default's kind)",
@@ -75,7 +78,8 @@ def main():
     for wl, mode, (n, est, lo, hi), pm, mm in rows:
         md.append(f"| {wl} | {mode} | {n} | {pm:.3f} | {mm:.3f} | {est:+.1f}% | {lo:+.1f}% .. {hi:+.1f}% |")
     md.append("")
-    md.append("Modes: " + "; ".join(f"`{m}`: {ABOUT[m]}" for m in ORDER) + ".")
+    shown = [m for m in ORDER if any(r[1] == m for r in rows)]
+    md.append("Modes: " + "; ".join(f"`{m}`: {ABOUT[m]}" for m in shown) + ".")
     if kernels:
         md.append("Kernels per step (torch.profiler): " +
                   ", ".join(f"{w} {k}" for w, k in sorted(kernels.items())) + ".")

@@ -2,7 +2,7 @@
 collector overhead benchmark (scripts/gpu/overhead.sh).
 
   python3 overhead_step.py [--mode plain|profiler] [--steps N] [--warmup W]
-                           [--gpu-steps N] [--no-nvtx]
+                           [--gpu-steps N] [--no-nvtx] [--serve]
 
 Two workloads, one after the other in one process (Python start-up is most
 of a process's time):
@@ -76,6 +76,35 @@ def count_kernels(fn):
     return sum(1 for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA)
 
 
+def serve(work, profiler, nvtx):
+    """--serve: for scripts/gpu/overhead.sh's interleaved rounds. Warms up,
+    prints "ready PID", then answers lines on stdin: "WORKLOAD N" runs 2
+    untimed steps and N timed ones and prints "times WORKLOAD t1 ... tN"
+    (ms); "quit" ends. Between blocks the coordinator stops this process
+    (SIGSTOP), so nothing of it runs while another mode is timed."""
+    import os
+    import sys
+    work = [w for w in work if w[2] > 0]
+    fns = {name: fn for name, fn, _, _ in work}
+    for name, fn, steps, warmup in work:
+        timed(fn, 0, warmup, nvtx)
+    torch.cuda.synchronize()
+    prof = None
+    if profiler:
+        from torch.profiler import profile, ProfilerActivity
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+    print(f"ready {os.getpid()}", flush=True)
+    for line in sys.stdin:
+        f = line.split()
+        if not f or f[0] == "quit":
+            break
+        times = timed(fns[f[0]], int(f[1]), 2, nvtx)
+        print("times " + f[0] + " " + " ".join(f"{t:.4f}" for t in times), flush=True)
+    if prof is not None:
+        prof.__exit__(None, None, None)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=["plain", "profiler"], default="plain")
@@ -83,6 +112,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--gpu-steps", type=int, default=200)
     ap.add_argument("--no-nvtx", action="store_true")
+    ap.add_argument("--serve", action="store_true")
     a = ap.parse_args()
     torch.manual_seed(0)
     nvtx = not a.no_nvtx
@@ -94,6 +124,9 @@ def main():
     gb = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) * 0.01
     work = [("launch", lambda: launch_step(layer, opt, x), a.steps, a.warmup),
             ("gpu", lambda: gpu_step(ga, gb), a.gpu_steps, 3)]
+    if a.serve:
+        serve(work, a.mode == "profiler", nvtx)
+        return
     for name, fn, steps, warmup in work:
         if steps <= 0:
             continue
