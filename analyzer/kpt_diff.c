@@ -1804,7 +1804,6 @@ int kpt_diff_paths_multi(const char *const *base_paths, size_t nbase, const char
 			 const struct kpt_diff_opts *opts, struct kpt_diff **out, struct kpt_diag *d)
 {
 	struct kpt_diff_side *b = NULL;
-	struct load_job jn = { .path = new_path, .opts = opts };
 	struct stat st;
 	int rc;
 
@@ -1812,14 +1811,25 @@ int kpt_diff_paths_multi(const char *const *base_paths, size_t nbase, const char
 	if (nbase == 1 && stat(base_paths[0], &st) == 0 && !S_ISDIR(st.st_mode))
 		return kpt_diff_paths(base_paths[0], new_path, opts, out, d);
 	rc = kpt_diff_sessions_load(base_paths, nbase, opts, &b, d);
-	if (rc == 0) {
-		load_job_run(&jn);
-		rc = jn.rc;
-		if (rc < 0 && d)
-			*d = jn.d;
-	}
 	if (rc == 0)
-		rc = kpt_diff_compare(b, jn.side, opts, out, d);
+		rc = kpt_diff_side_vs_path(b, new_path, opts, out, d);
+	kpt_diff_side_destroy(b);
+	return rc;
+}
+
+int kpt_diff_side_vs_path(const struct kpt_diff_side *base, const char *new_path,
+			  const struct kpt_diff_opts *opts, struct kpt_diff **out, struct kpt_diag *d)
+{
+	struct load_job jn = { .path = new_path, .opts = opts };
+	int rc;
+
+	*out = NULL;
+	load_job_run(&jn);
+	rc = jn.rc;
+	if (rc < 0 && d)
+		*d = jn.d;
+	if (rc == 0)
+		rc = kpt_diff_compare(base, jn.side, opts, out, d);
 	if (rc >= 0 && *out && kpt_diff_attach_counters(*out, NULL, jn.counters) < 0) {
 		kpt_diff_destroy(*out);
 		*out = NULL;
@@ -1827,6 +1837,5 @@ int kpt_diff_paths_multi(const char *const *base_paths, size_t nbase, const char
 	}
 	kpt_counter_table_destroy(jn.counters);
 	kpt_diff_side_destroy(jn.side);
-	kpt_diff_side_destroy(b);
 	return rc;
 }

@@ -388,7 +388,21 @@ void kpt_diff_side_key(const struct kpt_diff_side *s, size_t k, struct kpt_diff_
 /* The median of key k's kept samples in run slot r, exactly the one the
  * comparison uses; NAN when that run has none. */
 double kpt_diff_side_run_median(const struct kpt_diff_side *s, size_t k, uint32_t r);
+/* The rest of run slot r of key k that a diff reads: the number of kept
+ * samples, the median of duration x SM clock (NAN when a sample has no
+ * clock, or the run none), and the samples the env filter dropped. */
+void kpt_diff_side_run_stats(const struct kpt_diff_side *s, size_t k, uint32_t r, uint32_t *samples,
+			     double *cyc, uint64_t *dropped);
 /* The side's environment summary (strings owned by s). */
 const struct kpt_diff_env *kpt_diff_side_env(const struct kpt_diff_side *s);
+/* Of a side loaded from one file: whether it has kpt:iter ranges, its
+ * boot id ("" unknown) and the ceilings measured with it (0 unknown). */
+void kpt_diff_side_session_info(const struct kpt_diff_side *s, int *iterated, const char **boot,
+				double *copy_gbps, double *bf16_tflops);
+/* Diffs new_path against an already built base side (kpt_diff_paths_multi
+ * after loading its baseline; the gate's baseline from the history store).
+ * base is not changed. */
+int kpt_diff_side_vs_path(const struct kpt_diff_side *base, const char *new_path,
+			  const struct kpt_diff_opts *opts, struct kpt_diff **out, struct kpt_diag *d);
 
 #endif

@@ -2,6 +2,7 @@
  * loading a recording, add (reads: kpt_history_query.c). Written once for
  * both backends (kpt_history_db.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +50,41 @@ static const char *const migrations[] = {
 	" session_id BIGINT NOT NULL REFERENCES sessions (id),"
 	" name TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (session_id, name));"
 	"CREATE INDEX points_key ON points (key_id, session_id);",
+	[3] =
+	"ALTER TABLE sessions ADD COLUMN boot TEXT;"
+	"ALTER TABLE sessions ADD COLUMN iterated INTEGER;"
+	"ALTER TABLE sessions ADD COLUMN copy_gbps DOUBLE PRECISION;"
+	"ALTER TABLE sessions ADD COLUMN bf16_tflops DOUBLE PRECISION;"
+	"ALTER TABLE sessions ADD COLUMN sm_mhz_min DOUBLE PRECISION;"
+	"ALTER TABLE sessions ADD COLUMN sm_mhz_max DOUBLE PRECISION;"
+	"ALTER TABLE sessions ADD COLUMN temp_c_max DOUBLE PRECISION;"
+	"ALTER TABLE sessions ADD COLUMN capped_frac DOUBLE PRECISION;"
+	"ALTER TABLE sessions ADD COLUMN kernels BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN samples BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN skipped BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN outside BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN dropped_throttle BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN dropped_clock BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN env_samples BIGINT;"
+	"ALTER TABLE sessions ADD COLUMN throttle_bits BIGINT;"
+	"ALTER TABLE kernel_keys ADD COLUMN mangled TEXT;"
+	"ALTER TABLE points ADD COLUMN run_info TEXT;"
+	"ALTER TABLE points ADD COLUMN dropped BIGINT;",
 };
+
+#define ENV_COL(n, t) { #n, KPT_HCOL_##t, offsetof(struct kpt_history_diff_env, n) }
+/* Migration 3's sessions columns, in its order; `iterated` (never NULL
+ * when written) tells a session added since from an older one. */
+const struct kpt_hcol kpt_history_env_cols[] = {
+	ENV_COL(boot, TEXT), ENV_COL(iterated, INT), ENV_COL(copy_gbps, REAL),
+	ENV_COL(bf16_tflops, REAL), ENV_COL(sm_mhz_min, REAL), ENV_COL(sm_mhz_max, REAL),
+	ENV_COL(temp_c_max, REAL), ENV_COL(capped_frac, REAL), ENV_COL(kernels, INT),
+	ENV_COL(samples, INT), ENV_COL(skipped, INT), ENV_COL(outside, INT),
+	ENV_COL(dropped_throttle, INT), ENV_COL(dropped_clock, INT), ENV_COL(env_samples, INT),
+	ENV_COL(throttle_bits, INT),
+};
+const size_t kpt_history_n_env_cols = sizeof kpt_history_env_cols / sizeof kpt_history_env_cols[0];
+#define ENV_ITERATED 1              /* index of `iterated` above */
 _Static_assert(sizeof migrations / sizeof migrations[0] == KPT_HISTORY_SCHEMA + 1,
 	       "one migration per schema version");
 
@@ -105,6 +140,48 @@ static char *substitute(const char *text, const char *id_type)
 		return NULL;
 	}
 	return b.s;
+}
+
+char *kpt_history_env_cols_sql(const char *prefix)
+{
+	struct sbuf b = { 0 };
+
+	for (size_t i = 0; i < kpt_history_n_env_cols; i++) {
+		sb_str(&b, ", ");
+		sb_str(&b, prefix);
+		sb_str(&b, kpt_history_env_cols[i].name);
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+int kpt_history_env_read(const struct kpt_hdb_row *row, int first, struct kpt_arena *a,
+			 struct kpt_history_diff_env *e)
+{
+	memset(e, 0, sizeof *e);
+	e->have = !row->ops->is_null(row, first + ENV_ITERATED);
+	for (size_t i = 0; i < kpt_history_n_env_cols; i++) {
+		const struct kpt_hcol *c = &kpt_history_env_cols[i];
+		char *f = (char *)e + c->off;
+		int col = first + (int)i;
+
+		if (c->type == KPT_HCOL_TEXT) {
+			const char *t = row->ops->text(row, col);
+
+			if (!(*(const char **)f = kpt_arena_strndup(a, t, strlen(t))))
+				return KPT_E_NOMEM;
+		} else if (c->type == KPT_HCOL_INT) {
+			*(int64_t *)f = row->ops->integer(row, col);
+		} else {
+			*(double *)f = e->have ? row->ops->real(row, col) : 0;
+		}
+	}
+	if (!e->have)
+		e->sm_mhz_min = e->sm_mhz_max = e->temp_c_max = NAN;
+	return 0;
 }
 
 static int get_int(void *ctx, const struct kpt_hdb_row *row)
@@ -291,24 +368,34 @@ static int load_points(struct kpt_history_run *run, const struct kpt_diff_side *
 		struct kpt_history_point *p = &run->points[run->npoints];
 		struct kpt_diff_key_info ki;
 		double *v = kpt_arena_alloc(&run->arena, (nr ? nr : 1) * sizeof *v);
+		struct kpt_history_run_info *ri = kpt_arena_alloc(&run->arena, (nr ? nr : 1) * sizeof *ri);
+		uint64_t dropped = 0;
 		uint32_t n = 0;
 
-		if (!v)
+		if (!v || !ri)
 			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 		for (uint32_t r = 0; r < nr; r++) {
 			double m = kpt_diff_side_run_median(side, k, r);
+			uint64_t dr;
 
-			if (isfinite(m) && m > 0)
+			kpt_diff_side_run_stats(side, k, r, &ri[n].samples, &ri[n].cyc, &dr);
+			dropped += dr;
+			if (isfinite(m) && m > 0) {
+				ri[n].slot = r;
 				v[n++] = m;
+			}
 		}
 		if (!n)
 			continue; /* every sample of the key dropped by the env filter */
 		kpt_diff_side_key(side, k, &ki);
 		p->key.name = adup(&run->arena, ki.name);
+		p->key.mangled = adup(&run->arena, ki.mangled);
 		p->key.path = adup(&run->arena, ki.path);
 		p->key.workload = adup(&run->arena, ki.workload);
-		if (!p->key.name || !p->key.path || !p->key.workload)
+		if (!p->key.name || !p->key.mangled || !p->key.path || !p->key.workload)
 			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		p->run_info = ri;
+		p->dropped = dropped;
 		memcpy(p->key.grid, ki.grid, sizeof p->key.grid);
 		memcpy(p->key.block, ki.block, sizeof p->key.block);
 		p->key.ordinal = ki.ordinal;
@@ -359,6 +446,31 @@ int kpt_history_run_load(const char *path, struct kpt_history_run *run, struct k
 	s->sm_mhz = env->sm_mhz_median;
 	s->temp_c = env->temp_c_median;
 	s->throttled_frac = env->env_samples ? env->throttled_frac : NAN;
+	{
+		struct kpt_history_diff_env *x = &s->env;
+		int iterated;
+
+		kpt_diff_side_session_info(side, &iterated, &x->boot, &x->copy_gbps, &x->bf16_tflops);
+		x->have = 1;
+		x->boot = adup(&run->arena, x->boot);
+		x->iterated = iterated;
+		x->sm_mhz_min = env->sm_mhz_min;
+		x->sm_mhz_max = env->sm_mhz_max;
+		x->temp_c_max = env->temp_c_max;
+		x->capped_frac = env->capped_frac;
+		x->kernels = (int64_t)env->kernels;
+		x->samples = (int64_t)env->samples;
+		x->skipped = (int64_t)env->skipped;
+		x->outside = (int64_t)env->outside;
+		x->dropped_throttle = (int64_t)env->dropped_throttle;
+		x->dropped_clock = (int64_t)env->dropped_clock;
+		x->env_samples = (int64_t)env->env_samples;
+		x->throttle_bits = (int64_t)env->throttle_bits;
+		if (!x->boot) {
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+			goto out;
+		}
+	}
 	if (!s->time || !s->commit || !s->branch || !s->suite || !s->gpu_name || !s->gpu_slug ||
 	    !s->gpu_uuid || !s->driver || !s->cuda || !s->host || !s->source) {
 		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
@@ -462,7 +574,8 @@ static int key_ids(struct kpt_history *h, const struct kpt_history_run *run,
 		   struct add_key *keys, size_t n, struct kpt_diag *d)
 {
 	struct id_fill fill = { keys, n };
-	const char **par = malloc(CHUNK * 7 * sizeof *par);
+	int kc = h->schema >= 3 ? 8 : 7; /* columns of a key: mangled from schema 3 */
+	const char **par = malloc(CHUNK * 8 * sizeof *par);
 	struct key_nums *num = malloc(CHUNK * sizeof *num);
 	int rc = 0;
 
@@ -476,9 +589,9 @@ static int key_ids(struct kpt_history *h, const struct kpt_history_run *run,
 			struct sbuf sql = { 0 };
 			size_t m = 0;
 
-			sb_str(&sql, pass == 1 ?
-			       "INSERT INTO kernel_keys (ident, name, path, workload, grid, block, ordinal) VALUES " :
-			       "SELECT id, ident FROM kernel_keys WHERE ident IN (");
+			sb_str(&sql, pass != 1 ? "SELECT id, ident FROM kernel_keys WHERE ident IN (" : kc == 8 ?
+			       "INSERT INTO kernel_keys (ident, name, path, workload, grid, block, ordinal, mangled) VALUES " :
+			       "INSERT INTO kernel_keys (ident, name, path, workload, grid, block, ordinal) VALUES ");
 			for (; i < n && m < CHUNK; i++) {
 				const struct kpt_history_key *k = &run->points[keys[i].point].key;
 
@@ -488,9 +601,9 @@ static int key_ids(struct kpt_history *h, const struct kpt_history_run *run,
 					sb_str(&sql, m ? ",?" : "?");
 					par[m] = keys[i].ident;
 				} else {
-					const char **p = par + m * 7;
+					const char **p = par + m * kc;
 
-					placeholders(&sql, m == 0, 7);
+					placeholders(&sql, m == 0, kc);
 					snprintf(num[m].grid, sizeof num[m].grid, "%u,%u,%u", k->grid[0], k->grid[1], k->grid[2]);
 					snprintf(num[m].block, sizeof num[m].block, "%u,%u,%u", k->block[0], k->block[1], k->block[2]);
 					snprintf(num[m].ordinal, sizeof num[m].ordinal, "%u", k->ordinal);
@@ -501,6 +614,8 @@ static int key_ids(struct kpt_history *h, const struct kpt_history_run *run,
 					p[4] = num[m].grid;
 					p[5] = num[m].block;
 					p[6] = num[m].ordinal;
+					if (kc == 8)
+						p[7] = k->mangled ? k->mangled : "";
 				}
 				m++;
 			}
@@ -508,7 +623,7 @@ static int key_ids(struct kpt_history *h, const struct kpt_history_run *run,
 			if (sql.oom)
 				rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 			else if (m)
-				rc = h->ops->query(h->db, sql.s, (int)(m * (pass == 1 ? 7 : 1)), par,
+				rc = h->ops->query(h->db, sql.s, (int)(m * (pass == 1 ? (size_t)kc : 1)), par,
 						   pass == 1 ? NULL : fill_id, &fill, d);
 			free(sql.s);
 		}
@@ -533,11 +648,12 @@ static void fmt_real(char *buf, size_t cap, double v)
 static int insert_session(struct kpt_history *h, const struct kpt_history_session *s,
 			  int64_t *id, struct kpt_diag *d)
 {
-	char added[32], runs[16], mhz[32], temp[32], thr[32];
+	char added[32], runs[16], mhz[32], temp[32], thr[32], env[16][32], *cols = NULL;
 	time_t now = time(NULL);
 	struct tm tm;
-	const char *par[16];
-	int rc;
+	const char *par[16 + 16];
+	struct sbuf sql = { 0 };
+	int rc, npar = 16;
 
 	gmtime_r(&now, &tm);
 	strftime(added, sizeof added, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -562,11 +678,43 @@ static int insert_session(struct kpt_history *h, const struct kpt_history_sessio
 	par[14] = temp[0] ? temp : NULL;
 	par[15] = thr[0] ? thr : NULL;
 	*id = 0;
-	rc = h->ops->query(h->db,
-			   "INSERT INTO sessions (added, run_time, commit_sha, branch, suite, gpu_name,"
-			   " gpu_slug, gpu_uuid, driver, cuda, host, source, runs, sm_mhz, temp_c,"
-			   " throttled_frac) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-			   16, par, get_int, id, d);
+	_Static_assert(sizeof env / sizeof env[0] >= sizeof kpt_history_env_cols / sizeof kpt_history_env_cols[0],
+		       "a buffer per diff-env column");
+	sb_str(&sql, "INSERT INTO sessions (added, run_time, commit_sha, branch, suite, gpu_name,"
+	       " gpu_slug, gpu_uuid, driver, cuda, host, source, runs, sm_mhz, temp_c, throttled_frac");
+	if (h->schema >= 3) {
+		if (!(cols = kpt_history_env_cols_sql("")))
+			sql.oom = 1;
+		else
+			sb_str(&sql, cols);
+		for (size_t i = 0; i < kpt_history_n_env_cols; i++) {
+			const struct kpt_hcol *c = &kpt_history_env_cols[i];
+			const char *f = (const char *)&s->env + c->off;
+
+			par[npar] = env[i];
+			if (c->type == KPT_HCOL_TEXT)
+				par[npar] = *(const char *const *)f ? *(const char *const *)f : "";
+			else if (c->type == KPT_HCOL_INT)
+				snprintf(env[i], sizeof env[i], "%" PRId64, *(const int64_t *)f);
+			else {
+				fmt_real(env[i], sizeof env[i], *(const double *)f);
+				if (!env[i][0])
+					par[npar] = NULL;
+			}
+			npar++;
+		}
+	}
+	sb_str(&sql, ") VALUES (");
+	for (int i = 0; i < npar; i++)
+		sb_str(&sql, i ? ",?" : "?");
+	sb_str(&sql, ") RETURNING id");
+	free(cols);
+	if (sql.oom) {
+		free(sql.s);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	rc = h->ops->query(h->db, sql.s, npar, par, get_int, id, d);
+	free(sql.s);
 	if (rc == 0 && *id <= 0)
 		rc = kpt_diag_set(d, KPT_E_IO, "history store: the new session got no id");
 	for (uint32_t i = 0; rc == 0 && i < s->nlabels; i++) {
@@ -598,15 +746,36 @@ static void runs_text(struct sbuf *b, const struct kpt_history_point *p)
 		sb_str(b, "");
 }
 
+/* "slot:samples:cycles,..." of a point's run medians (cycles "" unknown). */
+static void info_text(struct sbuf *b, const struct kpt_history_point *p)
+{
+	char num[64];
+
+	b->n = 0;
+	if (b->s)
+		b->s[0] = '\0';
+	for (uint32_t r = 0; p->run_info && r < p->nruns; r++) {
+		const struct kpt_history_run_info *ri = &p->run_info[r];
+		int n = snprintf(num, sizeof num, r ? ",%u:%u:" : "%u:%u:", ri->slot, ri->samples);
+
+		if (isfinite(ri->cyc) && n > 0 && (size_t)n < sizeof num)
+			snprintf(num + n, sizeof num - (size_t)n, "%.12g", ri->cyc);
+		sb_str(b, num);
+	}
+	if (!b->s)
+		sb_str(b, "");
+}
+
 struct point_text {
-	char nruns[16], centre[32];
-	struct sbuf runs;
+	char nruns[16], centre[32], dropped[24];
+	struct sbuf runs, info;
 };
 
 static int insert_points(struct kpt_history *h, const struct kpt_history_run *run,
 			 const struct add_key *keys, size_t n, int64_t sid, struct kpt_diag *d)
 {
-	const char **par = malloc(CHUNK * POINT_COLS * sizeof *par);
+	int pc = h->schema >= 3 ? POINT_COLS + 2 : POINT_COLS; /* run_info, dropped from schema 3 */
+	const char **par = malloc(CHUNK * (POINT_COLS + 2) * sizeof *par);
 	struct point_text *pt = calloc(CHUNK, sizeof *pt);
 	char (*kid)[24] = malloc(CHUNK * sizeof *kid), sidtxt[24];
 	size_t written = 0;
@@ -619,14 +788,16 @@ static int insert_points(struct kpt_history *h, const struct kpt_history_run *ru
 		struct sbuf sql = { 0 };
 		size_t m = 0;
 
-		sb_str(&sql, "INSERT INTO points (session_id, key_id, runs, centre_ns, run_ns) VALUES ");
+		sb_str(&sql, pc > POINT_COLS ?
+		       "INSERT INTO points (session_id, key_id, runs, centre_ns, run_ns, run_info, dropped) VALUES " :
+		       "INSERT INTO points (session_id, key_id, runs, centre_ns, run_ns) VALUES ");
 		for (; i < n && m < CHUNK; i++) {
 			const struct kpt_history_point *p = &run->points[keys[i].point];
-			const char **q = par + m * POINT_COLS;
+			const char **q = par + m * (size_t)pc;
 
 			if (keys[i].dup)
 				continue;
-			placeholders(&sql, m == 0, POINT_COLS);
+			placeholders(&sql, m == 0, pc);
 			snprintf(kid[m], sizeof kid[m], "%" PRId64, keys[i].id);
 			snprintf(pt[m].nruns, sizeof pt[m].nruns, "%u", p->nruns);
 			snprintf(pt[m].centre, sizeof pt[m].centre, "%.12g", p->centre_ns);
@@ -636,21 +807,29 @@ static int insert_points(struct kpt_history *h, const struct kpt_history_run *ru
 			q[2] = pt[m].nruns;
 			q[3] = pt[m].centre;
 			q[4] = pt[m].runs.s;
-			if (pt[m].runs.oom)
+			if (pc > POINT_COLS) {
+				info_text(&pt[m].info, p);
+				snprintf(pt[m].dropped, sizeof pt[m].dropped, "%" PRIu64, p->dropped);
+				q[5] = p->run_info ? pt[m].info.s : NULL;
+				q[6] = pt[m].dropped;
+			}
+			if (pt[m].runs.oom || pt[m].info.oom)
 				sql.oom = 1;
 			m++;
 		}
 		if (sql.oom)
 			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 		else if (m)
-			rc = h->ops->query(h->db, sql.s, (int)(m * POINT_COLS), par, NULL, NULL, d);
+			rc = h->ops->query(h->db, sql.s, (int)(m * (size_t)pc), par, NULL, NULL, d);
 		free(sql.s);
 		written += m;
 		if (rc == 0 && m && h->o.on_chunk)
 			h->o.on_chunk(h->o.ctx, written);
 	}
-	for (size_t i = 0; pt && i < CHUNK; i++)
+	for (size_t i = 0; pt && i < CHUNK; i++) {
 		free(pt[i].runs.s);
+		free(pt[i].info.s);
+	}
 	free(par);
 	free(pt);
 	free(kid);

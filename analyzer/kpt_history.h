@@ -30,7 +30,7 @@
 #include "kpt_arena.h"
 #include "kpt_err.h"
 
-#define KPT_HISTORY_SCHEMA 2          /* newest schema version this build writes */
+#define KPT_HISTORY_SCHEMA 3          /* newest schema version this build writes */
 #define KPT_HISTORY_DEFAULT_DB ".kptprof/history.db"
 
 struct kpt_history;
@@ -39,6 +39,7 @@ struct kpt_history;
 struct kpt_history_key {
 	int64_t id;                 /* store id; 0 before it is stored */
 	const char *name;           /* demangled name */
+	const char *mangled;        /* name as recorded; "" unknown (keys stored before schema 3) */
 	const char *path;           /* NVTX range path, "" none */
 	const char *workload;       /* outermost range, "" none */
 	uint32_t grid[3], block[3];
@@ -47,6 +48,21 @@ struct kpt_history_key {
 
 struct kpt_history_label {
 	const char *name, *value;
+};
+
+/* What a diff needs of a session beyond struct kpt_history_session
+ * (schema 3; the gate builds its baseline from it, kpt_history_side).
+ * Sessions added before schema 3 read as have = 0 and zeros. */
+struct kpt_history_diff_env {
+	int have;
+	const char *boot;           /* meta boot_id, "" unknown */
+	int64_t iterated;           /* 1: the recording has kpt:iter ranges */
+	double copy_gbps, bf16_tflops; /* ceilings measured with the recording, 0 unknown */
+	double sm_mhz_min, sm_mhz_max, temp_c_max; /* NAN unknown */
+	double capped_frac;         /* env samples under the SW power cap, 0..1 */
+	int64_t kernels, samples, skipped, outside; /* struct kpt_diff_env's counts */
+	int64_t dropped_throttle, dropped_clock, env_samples;
+	int64_t throttle_bits;      /* OR of the non-ignored NVML reasons seen */
 };
 
 struct kpt_history_session {
@@ -66,6 +82,16 @@ struct kpt_history_session {
 	double throttled_frac;      /* share of env samples throttled, NAN unknown */
 	const struct kpt_history_label *labels;
 	uint32_t nlabels;
+	struct kpt_history_diff_env env;
+};
+
+/* One run median's context (schema 3): which run of its session it is,
+ * how many samples it is the median of, and the median of duration x SM
+ * clock (the diff's cycle cross-check; NAN without clock samples). */
+struct kpt_history_run_info {
+	uint32_t slot;              /* run index in the session, 0..session.runs-1 */
+	uint32_t samples;
+	double cyc;                 /* ns x MHz */
 };
 
 /* One key in one session. */
@@ -73,6 +99,8 @@ struct kpt_history_point {
 	struct kpt_history_key key;
 	uint32_t nruns;
 	const double *run_ns;       /* [nruns] run medians, ns (runs with samples only) */
+	const struct kpt_history_run_info *run_info; /* [nruns]; NULL: unknown (before schema 3) */
+	uint64_t dropped;           /* samples the env filter dropped, all runs */
 	double centre_ns;           /* geometric mean of run_ns */
 };
 
@@ -144,6 +172,10 @@ struct kpt_history_series {
 	double *centre_ns;          /* [n] */
 	uint32_t *nruns;            /* [n] with_runs only, else NULL */
 	double **run_ns;            /* [n][nruns[i]] with_runs only, else NULL */
+	/* with_runs only: [n][nruns[i]], an entry NULL for points stored
+	 * before schema 3; and [n] dropped samples */
+	struct kpt_history_run_info **run_info;
+	uint64_t *dropped;
 };
 
 /* A query's result: sessions ascending by id, one series per key (keys by
@@ -167,6 +199,36 @@ void kpt_history_set_destroy(struct kpt_history_set *s); /* accepts NULL */
 int kpt_history_baseline(struct kpt_history *h, const char *suite, const char *gpu_slug,
 			 const char *branch, uint32_t n, struct kpt_history_set **out,
 			 struct kpt_diag *d);
+
+/* The diff side a baseline set stands for (set from kpt_history_baseline,
+ * with_runs): one session per stored session, one run slot per stored run,
+ * each key's run slot holding its stored run median repeated as many times
+ * as it had samples. What the decision rule reads of a side, the per-run
+ * medians (and cycle medians), the run's session, sample and drop counts,
+ * ceilings and the environment summary, is then what the sessions' own
+ * files would give through kpt_diff_sessions_load (docs/history.md, "For
+ * the gate", names the two exceptions). label names the side in reports.
+ * Memory: 4 bytes per stored sample. Free with kpt_diff_side_destroy. */
+struct kpt_diff_side;
+int kpt_history_side(const struct kpt_history_set *set, const char *label,
+		     struct kpt_diff_side **out, struct kpt_diag *d);
+
+/* The gate's baseline from the store: the last n sessions of (suite, GPU
+ * slug, branch) as kpt_history_baseline reads them, as a side
+ * (kpt_history_side) labelled "history:WHERE@BRANCH". *set (the sessions,
+ * for saying which) and *side are the caller's to free. Errors, one line
+ * each: no such sessions (KPT_E_NOTFOUND); fewer than
+ * KPT_HISTORY_MIN_SESSIONS of them with 2 runs or more (KPT_E_INVAL):
+ * the rule's between-session noise is measured from the sessions, and its
+ * run-to-run noise from sessions with several runs. */
+#define KPT_HISTORY_MIN_SESSIONS 2
+/* Sessions gate --db (and view --db) take by default: enough to measure
+ * the between-session noise, as a baseline folder of that many machines
+ * would, recent enough to follow the branch. */
+#define KPT_HISTORY_GATE_SESSIONS 10
+int kpt_history_gate_side(struct kpt_history *h, const char *suite, const char *gpu_slug,
+			  const char *branch, uint32_t n, struct kpt_history_set **set,
+			  struct kpt_diff_side **side, struct kpt_diag *d);
 
 /* Sessions matching f (points not read; session.keys counts them). */
 int kpt_history_sessions(struct kpt_history *h, const struct kpt_history_filter *f,

@@ -63,6 +63,24 @@ struct kpt_history {
  * messages; malloc'd, NULL when out of memory. */
 char *kpt_history_mask_url(const char *url);
 
+/* The sessions columns of struct kpt_history_diff_env (schema 3), one
+ * table for add and the queries (kpt_history.c). */
+enum kpt_hcol_type { KPT_HCOL_TEXT, KPT_HCOL_INT, KPT_HCOL_REAL };
+struct kpt_hcol {
+	const char *name;
+	enum kpt_hcol_type type;
+	size_t off;                 /* in struct kpt_history_diff_env */
+};
+extern const struct kpt_hcol kpt_history_env_cols[];
+extern const size_t kpt_history_n_env_cols;
+/* ", PREFIXcol1, PREFIXcol2, ..." of those columns; malloc'd, NULL when
+ * out of memory. */
+char *kpt_history_env_cols_sql(const char *prefix);
+/* Reads those columns of row from column `first` on into *e (have = 1 when
+ * the session has them); strings into a. 0 or KPT_E_NOMEM. */
+int kpt_history_env_read(const struct kpt_hdb_row *row, int first, struct kpt_arena *a,
+			 struct kpt_history_diff_env *e);
+
 /* NULL when this build lacks the library. */
 extern const struct kpt_hdb_ops *const kpt_hdb_sqlite;
 extern const struct kpt_hdb_ops *const kpt_hdb_pg;

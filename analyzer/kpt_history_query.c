@@ -40,6 +40,7 @@ struct qctx {
 	struct growth sessions;     /* struct kpt_history_session */
 	struct growth keys;         /* struct kpt_history_series */
 	int with_runs;
+	int schema;                 /* the store's: 3 reads the diff env, mangled names, run info */
 	struct kpt_diag *d;
 };
 
@@ -70,6 +71,11 @@ static int read_session(void *ctx, const struct kpt_hdb_row *row)
 	s->temp_c = row->ops->real(row, 15);
 	s->throttled_frac = row->ops->real(row, 16);
 	s->keys = (uint32_t)row->ops->integer(row, 17);
+	if (q->schema >= 3)
+		return kpt_history_env_read(row, 18, a, &s->env) < 0 ?
+			kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory") : 0;
+	s->env.boot = "";
+	s->env.sm_mhz_min = s->env.sm_mhz_max = s->env.temp_c_max = NAN;
 	return 0;
 }
 
@@ -99,7 +105,8 @@ static int read_key(void *ctx, const struct kpt_hdb_row *row)
 	parse3(row->ops->text(row, 4), se->key.grid);
 	parse3(row->ops->text(row, 5), se->key.block);
 	se->key.ordinal = (uint32_t)row->ops->integer(row, 6);
-	if (!se->key.name || !se->key.path || !se->key.workload)
+	se->key.mangled = q->schema >= 3 ? rdup(a, row, 7) : "";
+	if (!se->key.name || !se->key.mangled || !se->key.path || !se->key.workload)
 		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
 	return 0;
 }
@@ -107,7 +114,7 @@ static int read_key(void *ctx, const struct kpt_hdb_row *row)
 /* Points arrive in any order; each series grows in malloc'd arrays (moved
  * into the arena at the end). */
 struct pt_grow {
-	struct growth sess, centre, nruns, runs;
+	struct growth sess, centre, nruns, runs, info, dropped;
 };
 
 struct pctx {
@@ -153,6 +160,42 @@ static double *parse_runs(struct kpt_arena *a, const char *s, uint32_t *n)
 	return v;
 }
 
+/* The run info text of n run medians ("slot:samples:cycles,..."); NULL
+ * (and *bad = 0) when the point has none (stored before schema 3), *bad
+ * = 1 when out of memory. A malformed entry reads as slot r, 1 sample. */
+static struct kpt_history_run_info *parse_info(struct kpt_arena *a, const char *s, uint32_t n, int null,
+					       int *bad)
+{
+	struct kpt_history_run_info *v;
+	char *end;
+
+	*bad = 0;
+	if (null)
+		return NULL;
+	if (!(v = kpt_arena_alloc(a, (n ? n : 1) * sizeof *v))) {
+		*bad = 1;
+		return NULL;
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		v[r] = (struct kpt_history_run_info){ r, 1, NAN };
+		if (!*s)
+			continue;
+		v[r].slot = (uint32_t)strtoul(s, &end, 10);
+		s = *end == ':' ? end + 1 : end;
+		v[r].samples = (uint32_t)strtoul(s, &end, 10);
+		s = *end == ':' ? end + 1 : end;
+		if (*s && *s != ',') {
+			v[r].cyc = strtod(s, &end);
+			s = end;
+		}
+		while (*s && *s != ',')
+			s++;
+		if (*s == ',')
+			s++;
+	}
+	return v;
+}
+
 static int read_point(void *ctx, const struct kpt_hdb_row *row)
 {
 	struct pctx *p = ctx;
@@ -180,7 +223,16 @@ static int read_point(void *ctx, const struct kpt_hdb_row *row)
 		uint32_t *nr = grow(&g->nruns);
 		double **rv = grow(&g->runs);
 
-		if (!nr || !rv || !(*rv = parse_runs(&q->set->arena, row->ops->text(row, 3), nr)))
+		struct kpt_history_run_info **ri = grow(&g->info);
+		uint64_t *dr = grow(&g->dropped);
+		int v3 = q->schema >= 3, bad;
+
+		if (!nr || !rv || !ri || !dr || !(*rv = parse_runs(&q->set->arena, row->ops->text(row, 3), nr)))
+			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+		*ri = parse_info(&q->set->arena, v3 ? row->ops->text(row, 4) : "", *nr,
+				 !v3 || row->ops->is_null(row, 4), &bad);
+		*dr = v3 ? (uint64_t)row->ops->integer(row, 5) : 0;
+		if (bad)
 			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
 	}
 	return 0;
@@ -190,6 +242,8 @@ struct sort_pt {
 	uint32_t sess, nruns;
 	double centre;
 	double *runs;
+	struct kpt_history_run_info *info;
+	uint64_t dropped;
 };
 
 static int cmp_sort_pt(const void *a, const void *b)
@@ -205,6 +259,8 @@ static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow 
 	struct kpt_arena *a = &q->set->arena;
 	uint32_t *sess = g->sess.p, *nr = g->nruns.p;
 	double *c = g->centre.p, **rv = g->runs.p;
+	struct kpt_history_run_info **ri = g->info.p;
+	uint64_t *dr = g->dropped.p;
 	size_t n = g->sess.n;
 	int sorted = 1;
 
@@ -214,7 +270,9 @@ static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow 
 	if (q->with_runs) {
 		se->nruns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->nruns);
 		se->run_ns = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->run_ns);
-		if (!se->nruns || !se->run_ns)
+		se->run_info = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->run_info);
+		se->dropped = kpt_arena_alloc(a, (n ? n : 1) * sizeof *se->dropped);
+		if (!se->nruns || !se->run_ns || !se->run_info || !se->dropped)
 			return KPT_E_NOMEM;
 	}
 	if (!se->sess || !se->centre_ns)
@@ -227,6 +285,8 @@ static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow 
 		if (q->with_runs) {
 			memcpy(se->nruns, nr, n * sizeof *nr);
 			memcpy(se->run_ns, rv, n * sizeof *rv);
+			memcpy(se->run_info, ri, n * sizeof *ri);
+			memcpy(se->dropped, dr, n * sizeof *dr);
 		}
 		return 0;
 	}
@@ -236,7 +296,8 @@ static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow 
 		if (!t)
 			return KPT_E_NOMEM;
 		for (size_t i = 0; i < n; i++)
-			t[i] = (struct sort_pt){ sess[i], nr ? nr[i] : 0, c[i], rv ? rv[i] : NULL };
+			t[i] = (struct sort_pt){ sess[i], nr ? nr[i] : 0, c[i], rv ? rv[i] : NULL, ri ? ri[i] : NULL,
+						 dr ? dr[i] : 0 };
 		qsort(t, n, sizeof *t, cmp_sort_pt);
 		for (size_t i = 0; i < n; i++) {
 			se->sess[i] = t[i].sess;
@@ -244,6 +305,8 @@ static int settle(struct qctx *q, struct kpt_history_series *se, struct pt_grow 
 			if (q->with_runs) {
 				se->nruns[i] = t[i].nruns;
 				se->run_ns[i] = t[i].runs;
+				se->run_info[i] = t[i].info;
+				se->dropped[i] = t[i].dropped;
 			}
 		}
 		free(t);
@@ -291,18 +354,29 @@ static int query_sessions(struct kpt_history *h, const struct kpt_history_filter
 			  struct qctx *q, int count_points)
 {
 	const char *par[7];
-	char last[24];
+	char last[24], *env = h->schema >= 3 ? kpt_history_env_cols_sql("s.") : NULL, *sql;
+	size_t n;
+	int rc;
 
+	if (h->schema >= 3 && !env)
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	q->schema = h->schema;
 	filter_params(f, par);
 	snprintf(last, sizeof last, "%" PRId64, f && f->last ? (int64_t)f->last : INT64_MAX);
 	par[6] = last;
-	return h->ops->query(h->db, count_points ?
-			     "SELECT * FROM (SELECT " SESSION_COLS ", (SELECT count(*) FROM points p"
-			     " WHERE p.session_id = s.id) AS npoints FROM sessions s WHERE " SESSION_WHERE
-			     " ORDER BY s.id DESC LIMIT ?) t ORDER BY id" :
-			     "SELECT * FROM (SELECT " SESSION_COLS ", 0 AS npoints FROM sessions s WHERE "
-			     SESSION_WHERE " ORDER BY s.id DESC LIMIT ?) t ORDER BY id",
-			     7, par, read_session, q, q->d);
+	n = strlen(env ? env : "") + 512 + sizeof SESSION_COLS + sizeof SESSION_WHERE;
+	if (!(sql = malloc(n))) {
+		free(env);
+		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	}
+	snprintf(sql, n, "SELECT * FROM (SELECT " SESSION_COLS ", %s AS npoints%s FROM sessions s WHERE "
+		 SESSION_WHERE " ORDER BY s.id DESC LIMIT ?) t ORDER BY id",
+		 count_points ? "(SELECT count(*) FROM points p WHERE p.session_id = s.id)" : "0",
+		 env ? env : "");
+	rc = h->ops->query(h->db, sql, 7, par, read_session, q, q->d);
+	free(sql);
+	free(env);
+	return rc;
 }
 
 static int set_create(struct kpt_history_set **out, struct qctx *q, struct kpt_diag *d)
@@ -367,6 +441,7 @@ int kpt_history_sessions(struct kpt_history *h, const struct kpt_history_filter 
 }
 
 #define KEY_COLS "k.id, k.name, k.path, k.workload, k.grid, k.block, k.ordinal"
+#define KEY_COLS3 KEY_COLS ", k.mangled"
 #define POINTS_SQL(extra) "SELECT p.session_id, p.key_id, p.centre_ns" extra \
 	" FROM points p JOIN sessions s ON s.id = p.session_id WHERE " SESSION_WHERE \
 	" AND s.id >= ? AND (? = '0' OR p.key_id = ?)"
@@ -389,8 +464,9 @@ int kpt_history_query(struct kpt_history *h, const struct kpt_history_filter *f,
 	par[0] = par[1] = kid;
 	par[2] = par[3] = f && f->workload ? f->workload : "";
 	par[4] = f && f->workload ? "1" : "0";
-	rc = h->ops->query(h->db, "SELECT " KEY_COLS " FROM kernel_keys k WHERE (? = '0' OR k.id = ?)"
-			   " AND (k.workload = ? OR ? = '' AND ? = '0') ORDER BY k.id", 5,
+#define KEYS_SQL(cols) "SELECT " cols " FROM kernel_keys k WHERE (? = '0' OR k.id = ?)" \
+	" AND (k.workload = ? OR ? = '' AND ? = '0') ORDER BY k.id"
+	rc = h->ops->query(h->db, q.schema >= 3 ? KEYS_SQL(KEY_COLS3) : KEYS_SQL(KEY_COLS), 5,
 			   par, read_key, &q, d);
 	if (rc < 0)
 		goto out;
@@ -404,14 +480,17 @@ int kpt_history_query(struct kpt_history *h, const struct kpt_history_filter *f,
 		pc.g[i].centre.size = sizeof(double);
 		pc.g[i].nruns.size = sizeof(uint32_t);
 		pc.g[i].runs.size = sizeof(double *);
+		pc.g[i].info.size = sizeof(struct kpt_history_run_info *);
+		pc.g[i].dropped.size = sizeof(uint64_t);
 	}
 	if (q.sessions.n && q.keys.n) {
 		filter_params(f, par);
 		snprintf(first, sizeof first, "%" PRId64, ((struct kpt_history_session *)q.sessions.p)[0].id);
 		par[6] = first;
 		par[7] = par[8] = kid;
-		rc = h->ops->query(h->db, q.with_runs ? POINTS_SQL(", p.run_ns") : POINTS_SQL(""), 9, par,
-				   read_point, &pc, d);
+		rc = h->ops->query(h->db, !q.with_runs ? POINTS_SQL("") : q.schema >= 3 ?
+				   POINTS_SQL(", p.run_ns, p.run_info, p.dropped") : POINTS_SQL(", p.run_ns"),
+				   9, par, read_point, &pc, d);
 		if (rc < 0)
 			goto out;
 	}
@@ -444,6 +523,8 @@ out:
 		free(pc.g[i].centre.p);
 		free(pc.g[i].nruns.p);
 		free(pc.g[i].runs.p);
+		free(pc.g[i].info.p);
+		free(pc.g[i].dropped.p);
 	}
 	free(pc.g);
 	free(q.sessions.p);
@@ -479,11 +560,16 @@ int kpt_history_find_keys(struct kpt_history *h, const char *name,
 
 	if (rc < 0)
 		return rc;
-	rc = h->ops->query(h->db, numeric ? "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.id = ?" :
+	q.schema = h->schema;
+	rc = h->ops->query(h->db, numeric ? (q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE k.id = ?" :
+					     "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.id = ?") :
+			   q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id" :
 			   "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id", 1, par,
 			   read_key, &q, d);
 	if (rc == 0 && !q.keys.n && !numeric)
-		rc = h->ops->query(h->db, "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
+		rc = h->ops->query(h->db, q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE"
+				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id" :
+				   "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
 				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id", 1, par,
 				   read_key, &q, d);
 	if (rc == 0) {

@@ -1,9 +1,15 @@
-/* kpt_history_side.c - reading a loaded diff side key by key (kpt_diff.h),
- * for the history store. Kept apart from kpt_diff_side.c: the store only
- * reads what the loader already computed (the per-run medians). */
+/* kpt_history_side.c - between diff sides and the history store: reading
+ * a loaded side key by key (kpt_diff.h), for `history add`, and building
+ * the side a stored baseline stands for (kpt_history_side), for `gate
+ * --db`. Kept apart from kpt_diff_side.c: the store only reads what the
+ * loader already computed (the per-run medians) and gives it back. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kpt_diff_private.h"
+#include "kpt_history.h"
 
 static const char *str_of(const struct kpt_diff_side *s, uint32_t id)
 {
@@ -34,7 +40,290 @@ double kpt_diff_side_run_median(const struct kpt_diff_side *s, size_t k, uint32_
 	return v->n ? v->med_ns : NAN;
 }
 
+void kpt_diff_side_run_stats(const struct kpt_diff_side *s, size_t k, uint32_t r, uint32_t *samples,
+			     double *cyc, uint64_t *dropped)
+{
+	const struct kpt_sample_vec *v = &s->keys[k].runs[r];
+
+	*samples = v->n;
+	*cyc = v->n ? v->med_cyc : NAN;
+	*dropped = (uint64_t)v->dropped_throttle + v->dropped_clock;
+}
+
 const struct kpt_diff_env *kpt_diff_side_env(const struct kpt_diff_side *s)
 {
 	return &s->env;
+}
+
+void kpt_diff_side_session_info(const struct kpt_diff_side *s, int *iterated, const char **boot,
+				double *copy_gbps, double *bf16_tflops)
+{
+	const struct kpt_diff_session *ss = s->nsessions ? &s->sessions[0] : NULL;
+
+	*iterated = s->iterated;
+	*boot = ss && ss->boot ? ss->boot : "";
+	*copy_gbps = ss ? ss->copy_gbps : 0;
+	*bf16_tflops = ss ? ss->bf16_tflops : 0;
+}
+
+/* ---- a stored baseline as a side ----------------------------------------- */
+
+static const char *adup(struct kpt_diff_side *c, const char *v)
+{
+	return kpt_arena_strndup(&c->arena, v ? v : "", v ? strlen(v) : 0);
+}
+
+static int intern(struct kpt_diff_side *c, const char *v, uint32_t *id)
+{
+	return kpt_strtab_intern(&c->strs, v ? v : "", v ? strlen(v) : 0, id);
+}
+
+/* Run slots: session i owns slots off[i] .. off[i] + runs - 1, runs being
+ * the session's recorded runs or, when more, what its points name. */
+static int slots(const struct kpt_history_set *set, struct kpt_diff_side *c, uint32_t *off)
+{
+	uint32_t *runs = calloc(set->nsessions + 1, sizeof *runs);
+
+	if (!runs)
+		return KPT_E_NOMEM;
+	for (size_t i = 0; i < set->nsessions; i++)
+		runs[i] = set->sessions[i].runs;
+	for (size_t k = 0; k < set->nseries; k++) {
+		const struct kpt_history_series *se = &set->series[k];
+
+		for (uint32_t j = 0; j < se->n; j++)
+			for (uint32_t r = 0; r < se->nruns[j]; r++) {
+				uint32_t slot = se->run_info[j] ? se->run_info[j][r].slot : r;
+
+				if (slot + 1 > runs[se->sess[j]])
+					runs[se->sess[j]] = slot + 1;
+			}
+	}
+	for (size_t i = 0; i < set->nsessions; i++) {
+		off[i] = c->nruns;
+		c->nruns += runs[i];
+	}
+	free(runs);
+	return 0;
+}
+
+/* Sessions and the environment summary as kpt_diff_side_combine makes
+ * them from the sessions' files: the first (oldest) session's device and
+ * clocks, the newest time, summed counts, shares weighted by env samples. */
+static int sessions(const struct kpt_history_set *set, const char *label, struct kpt_diff_side *c,
+		    const uint32_t *off)
+{
+	const struct kpt_history_session *f = &set->sessions[0];
+	struct kpt_diff_env *e = &c->env;
+	const char *newest = f->time;
+	double envn = 0, capped = 0, throttled = 0;
+
+	c->nsessions = (uint32_t)set->nsessions;
+	c->sessions = kpt_arena_calloc(&c->arena, set->nsessions, sizeof *c->sessions);
+	c->run_ids = kpt_arena_calloc(&c->arena, c->nruns ? c->nruns : 1, sizeof *c->run_ids);
+	c->run_session = kpt_arena_calloc(&c->arena, c->nruns ? c->nruns : 1, sizeof *c->run_session);
+	if (!c->sessions || !c->run_ids || !c->run_session)
+		return KPT_E_NOMEM;
+	for (uint32_t r = 0; r < c->nruns; r++)
+		c->run_ids[r] = r;
+	for (size_t i = 0; i < set->nsessions; i++) {
+		const struct kpt_history_session *s = &set->sessions[i];
+		const struct kpt_history_diff_env *x = &s->env;
+		struct kpt_diff_session *ss = &c->sessions[i];
+		uint32_t end = i + 1 < set->nsessions ? off[i + 1] : c->nruns;
+
+		ss->path = adup(c, s->source);
+		ss->uuid = adup(c, s->gpu_uuid);
+		ss->host = adup(c, s->host);
+		ss->boot = adup(c, x->boot);
+		ss->time = adup(c, s->time);
+		if (!ss->path || !ss->uuid || !ss->host || !ss->boot || !ss->time)
+			return KPT_E_NOMEM;
+		ss->runs = end - off[i];
+		ss->copy_gbps = x->copy_gbps;
+		ss->bf16_tflops = x->bf16_tflops;
+		for (uint32_t r = off[i]; r < end; r++)
+			c->run_session[r] = (uint32_t)i;
+		/* a session stored before schema 3 does not say: a suite's
+		 * recording, which has kpt:iter ranges, is the usual case */
+		c->iterated |= x->have ? x->iterated != 0 : 1;
+		e->kernels += (uint64_t)x->kernels;
+		e->samples += (uint64_t)x->samples;
+		e->skipped += (uint64_t)x->skipped;
+		e->outside += (uint64_t)x->outside;
+		e->dropped_throttle += (uint64_t)x->dropped_throttle;
+		e->dropped_clock += (uint64_t)x->dropped_clock;
+		e->env_samples += (uint64_t)x->env_samples;
+		e->throttle_bits |= (uint64_t)x->throttle_bits;
+		envn += (double)x->env_samples;
+		capped += x->capped_frac * (double)x->env_samples;
+		if (isfinite(s->throttled_frac))
+			throttled += s->throttled_frac * (double)x->env_samples;
+		if (strcmp(s->time, newest) > 0)
+			newest = s->time;
+	}
+	e->path = adup(c, label);
+	e->gpu_name = adup(c, f->gpu_name);
+	e->gpu_slug = adup(c, f->gpu_slug);
+	e->driver = adup(c, f->driver);
+	e->cuda = adup(c, f->cuda);
+	e->suite = adup(c, f->suite);
+	e->host = adup(c, f->host);
+	e->time = adup(c, newest);
+	e->commit = adup(c, f->commit);
+	e->runs = c->nruns;
+	e->sm_mhz_median = f->sm_mhz;
+	e->sm_mhz_min = f->env.have ? f->env.sm_mhz_min : NAN;
+	e->sm_mhz_max = f->env.have ? f->env.sm_mhz_max : NAN;
+	e->temp_c_median = f->temp_c;
+	e->temp_c_max = f->env.have ? f->env.temp_c_max : NAN;
+	e->capped_frac = envn > 0 ? capped / envn : 0;
+	e->throttled_frac = envn > 0 ? throttled / envn : 0;
+	if (!e->path || !e->gpu_name || !e->gpu_slug || !e->driver || !e->cuda || !e->suite || !e->host ||
+	    !e->time || !e->commit)
+		return KPT_E_NOMEM;
+	return 0;
+}
+
+/* One run slot of a key: the stored median, repeated once per sample it
+ * was taken of (pooled medians of loose keys then weigh runs as the
+ * samples did), with its cycle median. */
+static int fill_run(struct kpt_sample_vec *v, double med, const struct kpt_history_run_info *ri)
+{
+	uint32_t n = ri && ri->samples ? ri->samples : 1;
+
+	v->ns = malloc(n * sizeof *v->ns);
+	if (!v->ns)
+		return KPT_E_NOMEM;
+	for (uint32_t q = 0; q < n; q++)
+		v->ns[q] = (float)med;
+	v->n = v->cap = n;
+	v->med_ns = med;
+	v->med_cyc = ri ? ri->cyc : NAN;
+	return 0;
+}
+
+static int keys(const struct kpt_history_set *set, struct kpt_diff_side *c, const uint32_t *off)
+{
+	uint32_t empty;
+
+	c->keys = calloc(set->nseries ? set->nseries : 1, sizeof *c->keys);
+	if (!c->keys || intern(c, "", &empty) < 0) /* "" first, as a loaded side has it */
+		return KPT_E_NOMEM;
+	c->capkeys = (uint32_t)(set->nseries ? set->nseries : 1);
+	for (size_t k = 0; k < set->nseries; k++) {
+		const struct kpt_history_series *se = &set->series[k];
+		const struct kpt_history_key *hk = &se->key;
+		struct kpt_side_key *K = &c->keys[c->nkeys];
+
+		if (intern(c, hk->name, &K->name) < 0 ||
+		    intern(c, hk->mangled && hk->mangled[0] ? hk->mangled : hk->name, &K->mangled) < 0 ||
+		    intern(c, hk->path, &K->path) < 0 || intern(c, hk->workload, &K->workload) < 0)
+			return KPT_E_NOMEM;
+		memcpy(K->grid, hk->grid, sizeof K->grid);
+		memcpy(K->block, hk->block, sizeof K->block);
+		K->ordinal = hk->ordinal;
+		K->runs = calloc(c->nruns ? c->nruns : 1, sizeof *K->runs);
+		if (!K->runs)
+			return KPT_E_NOMEM;
+		c->nkeys++;
+		for (uint32_t j = 0; j < se->n; j++) {
+			const struct kpt_history_run_info *ri = se->run_info[j];
+			uint32_t first = UINT32_MAX;
+
+			for (uint32_t r = 0; r < se->nruns[j]; r++) {
+				uint32_t slot = off[se->sess[j]] + (ri ? ri[r].slot : r);
+
+				if (K->runs[slot].ns) /* a slot named twice: keep the first */
+					continue;
+				if (fill_run(&K->runs[slot], se->run_ns[j][r], ri ? &ri[r] : NULL) < 0)
+					return KPT_E_NOMEM;
+				if (first == UINT32_MAX)
+					first = slot;
+			}
+			/* the diff sums a key's drops over its runs: one slot holds them */
+			if (first != UINT32_MAX)
+				K->runs[first].dropped_throttle = (uint32_t)(se->dropped[j] > UINT32_MAX ?
+									      UINT32_MAX : se->dropped[j]);
+		}
+	}
+	return 0;
+}
+
+int kpt_history_side(const struct kpt_history_set *set, const char *label,
+		     struct kpt_diff_side **out, struct kpt_diag *d)
+{
+	struct kpt_diff_side *c;
+	uint32_t *off;
+	int rc;
+
+	*out = NULL;
+	if (!set->nsessions)
+		return kpt_diag_set(d, KPT_E_INVAL, "no sessions to make a baseline of");
+	for (size_t k = 0; k < set->nseries; k++)
+		if (!set->series[k].run_ns || !set->series[k].run_info || !set->series[k].dropped)
+			return kpt_diag_set(d, KPT_E_INVAL, "the history set was read without its run medians");
+	c = calloc(1, sizeof *c);
+	off = calloc(set->nsessions, sizeof *off);
+	if (!c || !off) {
+		free(c);
+		free(off);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory building the baseline");
+	}
+	kpt_arena_init(&c->arena);
+	kpt_strtab_init(&c->strs);
+	if ((rc = slots(set, c, off)) < 0 || (rc = sessions(set, label, c, off)) < 0 ||
+	    (rc = keys(set, c, off)) < 0) {
+		free(off);
+		kpt_diff_side_destroy(c);
+		return kpt_diag_set(d, rc, "out of memory building the baseline");
+	}
+	free(off);
+	*out = c;
+	return 0;
+}
+
+int kpt_history_gate_side(struct kpt_history *h, const char *suite, const char *gpu_slug,
+			  const char *branch, uint32_t n, struct kpt_history_set **set,
+			  struct kpt_diff_side **side, struct kpt_diag *d)
+{
+	const char *where = kpt_history_where(h);
+	uint32_t usable = 0;
+	char *label;
+	size_t len;
+	int rc;
+
+	*set = NULL;
+	*side = NULL;
+	if ((rc = kpt_history_baseline(h, suite, gpu_slug, branch, n, set, d)) < 0)
+		return rc;
+	for (size_t i = 0; i < (*set)->nsessions; i++)
+		usable += (*set)->sessions[i].runs >= 2;
+	if (!(*set)->nsessions)
+		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "no sessions of suite '%s' on GPU '%s', branch '%s' in history store '%s'",
+				  suite, gpu_slug, branch, where);
+	else if (usable < KPT_HISTORY_MIN_SESSIONS)
+		rc = kpt_diag_set(d, KPT_E_INVAL, "history store '%s' holds %u session%s of suite '%s' on GPU '%s', branch '%s' "
+				  "with 2 runs or more in the last %zu: the noise model needs at least %d",
+				  where, usable, usable == 1 ? "" : "s", suite, gpu_slug, branch, (*set)->nsessions,
+				  KPT_HISTORY_MIN_SESSIONS);
+	if (rc < 0) {
+		kpt_history_set_destroy(*set);
+		*set = NULL;
+		return rc;
+	}
+	len = strlen(where) + strlen(branch) + 16;
+	if (!(label = malloc(len))) {
+		kpt_history_set_destroy(*set);
+		*set = NULL;
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	snprintf(label, len, "history:%s@%s", where, branch);
+	rc = kpt_history_side(*set, label, side, d);
+	free(label);
+	if (rc < 0) {
+		kpt_history_set_destroy(*set);
+		*set = NULL;
+	}
+	return rc;
 }

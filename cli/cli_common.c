@@ -210,3 +210,24 @@ int kpt_cli_term_width(int fd)
 		return ws.ws_col;
 	return cols ? atoi(cols) : 0;
 }
+
+int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, size_t cu, struct kpt_diag *d)
+{
+	struct kpt_file *f = NULL;
+	const struct kpt_device *dev;
+	const char *s;
+	size_t n;
+	int rc;
+
+	if ((rc = kpt_file_open(path, &f, d)) == 0 && (rc = kpt_file_devices(f, &dev, &n, d)) == 0) {
+		if (n == 0 || !dev[0].slug[0]) {
+			rc = kpt_diag_set(d, KPT_E_FORMAT, "'%s' names no GPU: cannot pick a baseline", path);
+		} else {
+			s = kpt_file_meta_get(f, "suite");
+			snprintf(slug, cs, "%s", dev[0].slug);
+			snprintf(suite, cu, "%s", s ? s : "");
+		}
+	}
+	kpt_file_close(f);
+	return rc;
+}

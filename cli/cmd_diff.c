@@ -295,18 +295,13 @@ int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err)
 	return kpt_cli_fail(err);
 }
 
-int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
-		     struct kpt_diff_cli *dc)
+/* Prints and writes the reports of df, destroys it, returns the exit status. */
+static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 {
-	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
 	struct kpt_report_opts ro = { 0 };
 	int rc, width;
 
-	(void)cmd;
-	rc = kpt_diff_paths_multi(bases, nbase, new_, &dc->o, &df, &d);
-	if (rc < 0)
-		return kpt_diff_cli_fail(dc, &d);
 	ro.color = kpt_cli_color(1);
 	width = kpt_cli_term_width(1);
 	ro.width = width > 150 ? width - 110 : 0;
@@ -331,6 +326,28 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 fail:
 	kpt_diff_destroy(df);
 	return kpt_cli_fail(&d);
+}
+
+int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
+		     struct kpt_diff_cli *dc)
+{
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+
+	(void)cmd;
+	if (kpt_diff_paths_multi(bases, nbase, new_, &dc->o, &df, &d) < 0)
+		return kpt_diff_cli_fail(dc, &d);
+	return report(df, dc);
+}
+
+int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, struct kpt_diff_cli *dc)
+{
+	struct kpt_diff *df = NULL;
+	struct kpt_diag d = { 0 };
+
+	if (kpt_diff_side_vs_path(base, new_, &dc->o, &df, &d) < 0)
+		return kpt_diff_cli_fail(dc, &d);
+	return report(df, dc);
 }
 
 int cmd_diff(int argc, char **argv)

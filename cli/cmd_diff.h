@@ -25,6 +25,9 @@ int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc);
  * holds {"result": "error"}). */
 int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
 		     struct kpt_diff_cli *dc);
+/* The same against a baseline side already built (gate --db: from the
+ * history store). */
+int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, struct kpt_diff_cli *dc);
 /* Prints err (kpt_cli_fail), also writes {"result": "error"} to the --json
  * file when one was asked for, and returns KPT_EXIT_ERROR. */
 int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err);

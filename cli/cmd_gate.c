@@ -1,5 +1,7 @@
 /* cmd_gate.c - kptprof gate: record a suite on this GPU (or take --from FILE),
- * find this GPU model's baseline, diff, write the reports, exit as diff does. */
+ * find this GPU model's baseline (a folder of sessions, or with --db the
+ * last sessions of the history store), diff, write the reports, exit as
+ * diff does. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "cmd_diff.h"
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_history.h"
 
 /* Where baselines live when --baselines is not given. */
 static const char *default_baselines(void)
@@ -53,42 +56,68 @@ static int run_record(const char *suite, const char *runs, const char *out)
 	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* Slug of the first device of a recording, into buf. */
 /* The GPU slug of the recording at path; when it names a suite (meta
  * "suite"), that must be `suite` (gating a seed recording against the
  * default baseline would be all NEW and GONE). */
 static int file_slug(const char *path, const char *suite, char *buf, size_t cap, struct kpt_diag *d)
 {
-	struct kpt_file *f = NULL;
-	const struct kpt_device *dev;
-	const char *s;
-	size_t n;
+	char s[256];
+	int rc = kpt_cli_file_series(path, buf, cap, s, sizeof s, d);
+
+	if (rc == 0 && s[0] && strcmp(s, suite) != 0) {
+		kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, suite);
+		rc = kpt_diag_hint(d, "gate it with --suite %s", s);
+	}
+	return rc;
+}
+
+/* A commit as the gate prints it: the first 12 characters, "-" unknown. */
+static const char *short_commit(const char *c, char buf[13])
+{
+	snprintf(buf, 13, "%s", c && c[0] ? c : "-");
+	return buf;
+}
+
+/* The gate against the history store at url: the last n sessions of this
+ * suite, GPU model and branch, through the same diff as a folder. */
+static int gate_db(const char *url, const char *suite, const char *slug, const char *branch, uint32_t n,
+		   const char *rec, struct kpt_diff_cli *dc)
+{
+	struct kpt_history_open_opts oo = { 0 };
+	struct kpt_history *h = NULL;
+	struct kpt_history_set *set = NULL;
+	struct kpt_diff_side *side = NULL;
+	struct kpt_diag d = { 0 };
+	char c0[13], c1[13];
 	int rc;
 
-	if ((rc = kpt_file_open(path, &f, d)) == 0 && (rc = kpt_file_devices(f, &dev, &n, d)) == 0) {
-		if (n == 0 || !dev[0].slug[0])
-			rc = kpt_diag_set(d, KPT_E_FORMAT, "'%s' names no GPU: cannot pick a baseline", path);
-		else if ((s = kpt_file_meta_get(f, "suite")) && s[0] && strcmp(s, suite) != 0) {
-			kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, suite);
-			rc = kpt_diag_hint(d, "gate it with --suite %s", s);
-		}
-		else
-			snprintf(buf, cap, "%s", dev[0].slug);
+	if (kpt_history_open(url, &oo, &h, &d) < 0 ||
+	    kpt_history_gate_side(h, suite, slug, branch, n, &set, &side, &d) < 0) {
+		kpt_history_close(h);
+		return kpt_diff_cli_fail(dc, &d);
 	}
-	kpt_file_close(f);
+	fprintf(stderr, "kptprof gate: %s vs baseline from history store '%s' (%s): branch '%s', the last %zu "
+		"session%s of suite '%s' on %s, commits %s..%s (added %s..%s)\n", rec, kpt_history_where(h),
+		kpt_history_backend(h), branch, set->nsessions, set->nsessions == 1 ? "" : "s", suite, slug,
+		short_commit(set->sessions[0].commit, c0), short_commit(set->sessions[set->nsessions - 1].commit, c1),
+		set->sessions[0].added, set->sessions[set->nsessions - 1].added);
+	rc = kpt_diff_cli_run_side(side, rec, dc);
+	kpt_diff_side_destroy(side);
+	kpt_history_set_destroy(set);
+	kpt_history_close(h);
 	return rc;
 }
 
 int cmd_gate(int argc, char **argv)
 {
 	struct kpt_diff_cli dc = { 0 };
-	const char *suite = "default", *dir = default_baselines(), *from = NULL, *runs = "5";
-	const char *keep = NULL;
+	const char *suite = "default", *dir = NULL, *from = NULL, *runs = "5";
+	const char *keep = NULL, *db = NULL, *nsess = NULL, *branch = NULL;
 	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX];
 	struct kpt_diag d = { 0 };
 	struct stat sb;
 	int rc, made_tmp = 0;
-	uint64_t m;
+	uint64_t m, nb = KPT_HISTORY_GATE_SESSIONS;
 
 	for (int i = 1; i < argc; i++) {
 		if (kpt_cli_is_help(argv[i])) {
@@ -97,8 +126,9 @@ int cmd_gate(int argc, char **argv)
 		}
 		{
 			static const char *const names[] = { "--suite", "--baselines", "--from", "--runs", "-o",
-							     "--plots" };
-			const char **const dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots };
+							     "--plots", "--db", "--baseline-sessions", "--branch" };
+			const char **const dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots, &db, &nsess,
+						     &branch };
 
 			rc = kpt_cli_opt_table(argc, argv, &i, names, dst, sizeof names / sizeof names[0]);
 			if (rc < 0) {
@@ -123,6 +153,34 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s'", suite);
 		goto out;
 	}
+	if (!db && (nsess || branch)) {
+		rc = kpt_cli_usage_error(argv[0], "'%s' picks sessions of the history store: give --db too",
+					 nsess ? "--baseline-sessions" : "--branch");
+		goto out;
+	}
+	if (db) {
+		/* what the stored baseline cannot give: runs to pair or pick
+		 * by number, and the samples pooled-u tests */
+		const char *bad = dc.o.paired ? "--paired" : dc.o.base_runs ? "--base-runs" :
+				  dc.o.method == KPT_DIFF_POOLED_U ? "--method pooled-u" : NULL;
+
+		if (nsess && kpt_cli_parse_u64(argv[0], "--baseline-sessions", nsess, KPT_HISTORY_MIN_SESSIONS,
+					       1000, &nb)) {
+			rc = KPT_EXIT_ERROR;
+			goto out;
+		}
+		rc = 0;
+		if (bad)
+			rc = kpt_cli_usage_error(argv[0], "'%s' needs the baseline's recordings: not with --db", bad);
+		else if (dir)
+			rc = kpt_cli_usage_error(argv[0], "--db and --baselines name two baselines: give one");
+		else if (!db[0] || (branch && !branch[0]))
+			rc = kpt_cli_usage_error(argv[0], "empty %s", !db[0] ? "--db" : "--branch");
+		if (rc)
+			goto out;
+	}
+	if (!dir)
+		dir = default_baselines();
 	if (!dc.suite)
 		dc.suite = suite;
 	if (from) {
@@ -160,6 +218,10 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (file_slug(rec, suite, slug, sizeof slug, &d) < 0) {
 		rc = kpt_diff_cli_fail(&dc, &d);
+		goto out;
+	}
+	if (db) {
+		rc = gate_db(db, suite, slug, branch ? branch : "main", (uint32_t)nb, rec, &dc);
 		goto out;
 	}
 	/* A folder of sessions (baseline update keeps one), else one file. */

@@ -1,10 +1,13 @@
-/* cmd_view.c - kptprof view FILE [--baseline B] -o DIR: the HTML report. */
+/* cmd_view.c - kptprof view FILE [--baseline B] [--db URL] -o DIR: the HTML
+ * report; with --db the SLOW and AMBG keys' history, and without
+ * --baseline the store's baseline (as gate --db takes it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd_diff.h"
 #include "kpt_cli.h"
+#include "kpt_history.h"
 #include "kpt_view.h"
 
 /* `kptprof view --help`: every option parse_args accepts (its own and the
@@ -15,6 +18,10 @@ static const struct {
 	{ "FILE", "the .kpt recording to report on (required)" },
 	{ "-o, --output DIR", "folder to write the report into (required); replaced only when empty or an earlier view" },
 	{ "--baseline B", "BASE recording: diff FILE against it, verdicts first (default: none)" },
+	{ "--db URL", "history store (SQLite file or postgresql://...): SLOW and AMBG keys get their history; without --baseline also the baseline, as gate --db (default: none)" },
+	{ "--baseline-sessions N", "with --db and no --baseline: the last N sessions of FILE's suite and GPU model, 2 to 1000 (default 10)" },
+	{ "--branch B", "with --db: the sessions' branch (default main)" },
+	{ "--suite S", "with --db: the sessions' suite (default: FILE's recorded suite, as history add takes it)" },
 	{ "--width PX", "timeline width in pixels, 400..16384 (default 1600)" },
 	{ "--top N", "rows of the kernel and NVTX range tables (default 50)" },
 	{ "--trace-max N", "write trace.json only up to N kernels (default 2000000)" },
@@ -48,6 +55,8 @@ static void print_help(void)
 
 struct view_args {
 	const char *path, *out;
+	const char *db, *branch, *suite;
+	uint64_t nsess;             /* --baseline-sessions, 0: not given */
 	struct kpt_view_opts o;
 	struct kpt_diff_cli dc;     /* diff options shared with `kptprof diff` */
 };
@@ -72,6 +81,26 @@ static int parse_args(int argc, char **argv, struct view_args *a)
 			if (rc < 0)
 				return KPT_EXIT_ERROR;
 			a->out = v;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--db", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			if (!v[0])
+				return kpt_cli_usage_error("view", "empty --db");
+			a->db = v;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--suite", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			a->suite = v;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--branch", &v)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
+			if (!v[0])
+				return kpt_cli_usage_error("view", "empty --branch");
+			a->branch = v;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--baseline-sessions", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_u64("view", "--baseline-sessions", v, KPT_HISTORY_MIN_SESSIONS, 1000,
+							&a->nsess))
+				return KPT_EXIT_ERROR;
 		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--width", &v)) != 0) {
 			if (rc < 0 || kpt_cli_parse_u64("view", "--width", v, 400, 16384, &n))
 				return KPT_EXIT_ERROR;
@@ -105,6 +134,14 @@ static int parse_args(int argc, char **argv, struct view_args *a)
 		return kpt_cli_usage_error("view", "missing -o DIR (the folder to write the report into)");
 	if (!a->out[0])
 		return kpt_cli_usage_error("view", "empty -o DIR");
+	if (!a->db && (a->branch || a->nsess || a->suite))
+		return kpt_cli_usage_error("view", "'%s' picks sessions of the history store: give --db too",
+					   a->branch ? "--branch" : a->suite ? "--suite" : "--baseline-sessions");
+	if (a->db && a->o.baseline && a->nsess)
+		return kpt_cli_usage_error("view", "--baseline-sessions picks a stored baseline: not with --baseline");
+	if (a->db && !a->o.baseline && (a->dc.o.paired || a->dc.o.base_runs || a->dc.o.method == KPT_DIFF_POOLED_U))
+		return kpt_cli_usage_error("view", "'%s' needs the baseline's recordings: give --baseline with --db",
+					   a->dc.o.paired ? "--paired" : a->dc.o.base_runs ? "--base-runs" : "--method pooled-u");
 	return 0;
 }
 
@@ -113,6 +150,9 @@ int cmd_view(int argc, char **argv)
 	struct view_args a;
 	struct kpt_view_result res;
 	struct kpt_diag d;
+	struct kpt_history *h = NULL;
+	struct kpt_history_set *set = NULL;
+	struct kpt_diff_side *side = NULL;
 	int rc;
 
 	memset(&a, 0, sizeof a);
@@ -123,9 +163,27 @@ int cmd_view(int argc, char **argv)
 	}
 	a.o.diff = a.dc.o;
 	a.o.tool_version = KPT_VERSION;
+	a.o.history_branch = a.branch ? a.branch : "main";
+	a.o.history_suite = a.suite;
 	kpt_diag_clear(&d);
-	rc = kpt_view_write(a.path, &a.o, a.out, &res, &d);
+	if (a.db) {
+		struct kpt_history_open_opts oo = { 0 };
+		char slug[256], suite[256];
+
+		rc = kpt_history_open(a.db, &oo, &h, &d);
+		if (rc == 0 && !a.o.baseline &&
+		    (rc = kpt_cli_file_series(a.path, slug, sizeof slug, suite, sizeof suite, &d)) == 0 &&
+		    (rc = kpt_history_gate_side(h, a.suite ? a.suite : suite, slug, a.o.history_branch, a.nsess ? (uint32_t)a.nsess : KPT_HISTORY_GATE_SESSIONS,
+						&set, &side, &d)) == 0)
+			a.o.base_side = side;
+		a.o.history = h;
+	}
+	if (rc == 0)
+		rc = kpt_view_write(a.path, &a.o, a.out, &res, &d);
 	kpt_diff_cli_release(&a.dc);
+	kpt_diff_side_destroy(side);
+	kpt_history_set_destroy(set);
+	kpt_history_close(h);
 	if (rc < 0)
 		return kpt_cli_fail(&d);
 	if (res.gnuplot_missing)

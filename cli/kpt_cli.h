@@ -40,6 +40,11 @@ int kpt_cli_fail(const struct kpt_diag *d);
 /* printf-style variant for option errors: "kptprof CMD: <msg>"; returns 2. */
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The GPU slug of the first device of the recording at path into slug,
+ * and its meta "suite" ("" none) into suite: what picks its baseline.
+ * Errors: reading the file; no GPU named (KPT_E_FORMAT). */
+struct kpt_diag;
+int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, size_t cu, struct kpt_diag *d);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
 /* True when fd is a terminal and NO_COLOR is unset or empty. */

@@ -68,9 +68,13 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --suite-name S           JUnit test suite name (default: NEW's suite, else diff)\n"
 	  "  -h, --help               show this help\n" },
 	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
-	  "kptprof gate [--suite NAME] [--baselines DIR] [--runs M] [-o FILE | --from FILE] [diff options]\n\n"
+	  "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
+	  "             [-o FILE | --from FILE] [diff options]\n\n"
 	  "  --suite NAME             suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default)\n"
 	  "  --baselines DIR          folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
+	  "  --db URL                 baseline from the history store instead: SQLite file or postgresql://... (default: none)\n"
+	  "  --baseline-sessions N    with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)\n"
+	  "  --branch B               with --db: the sessions' branch (default main)\n"
 	  "  --runs M                 runs to record, 2 to 1000 (default 5)\n"
 	  "  -o FILE                  keep the recording in FILE (default: a temporary file, removed)\n"
 	  "  --from FILE              gate this recording instead of recording (default: record; no GPU: exit 77)\n"
@@ -108,7 +112,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  -h, --help                show this help\n" },
 	/* view prints its options itself (view_help[] in cli/cmd_view.c). */
 	{ "view", cmd_view, "write an HTML report with plots and a timeline",
-	  "kptprof view FILE [--baseline B] -o DIR [--width PX] [--top N] [--trace-max N] [--no-gnuplot] [diff options]" },
+	  "kptprof view FILE [--baseline B] [--db URL [--baseline-sessions N] [--branch B]] -o DIR [--width PX] [--top N]\n"
+	  "                  [--trace-max N] [--no-gnuplot] [diff options]" },
 	{ "compare", cmd_compare, "one suite across GPU models, side by side",
 	  "kptprof compare FILE... [--format text|md|json] [--plots DIR]\n\n"
 	  "  --format F    table format: text, md or json (default text)\n"

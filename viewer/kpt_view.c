@@ -38,6 +38,24 @@ struct fam_total {
 	double ns;
 };
 
+#define VIEW_HISTORY_ROWS 40     /* SLOW and AMBG keys given their history */
+#define VIEW_HISTORY_LAST 30     /* sessions of each */
+
+/* One SLOW or AMBG key's history from the store: per session of set, the
+ * sum of the centres of the stored keys the row stands for (one key; the
+ * configs of a loose row; the ordinals of an aggregated one), NAN where
+ * none was stored; change points over the sessions that have a value. */
+struct key_hist {
+	const struct kpt_diff_row *row;
+	struct kpt_history_set *set;  /* owned; NULL: the store has no such key */
+	double *ns;                   /* [set->nsessions] */
+	uint32_t nkeys;               /* stored keys summed */
+	uint32_t *at;                 /* [n] session index of each value */
+	uint32_t n;
+	struct kpt_cp *cp;            /* change points, .at indexes at[] */
+	uint32_t ncp;
+};
+
 struct view {
 	const struct kpt_view_opts *o;
 	const char *path;           /* the recording */
@@ -66,6 +84,8 @@ struct view {
 	struct fam_total *ftot;     /* families by kernel time (summary) */
 	const char *prefer[KPT_TL_PALETTE]; /* their names, for both timelines */
 	size_t nprefer;
+	struct key_hist *hist;      /* [nhist] with o->history and a diff */
+	size_t nhist;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -284,6 +304,109 @@ out:
 	return rc;
 }
 
+/* Whether stored key k is one the diff row stands for. */
+static int row_has_key(const struct kpt_diff_row *r, const struct kpt_history_key *k)
+{
+	if (strcmp(k->name, r->name) != 0 || strcmp(k->path, r->path) != 0)
+		return 0;
+	if (r->loose || r->aggregated)
+		return 1;
+	return k->ordinal == r->ordinal && memcmp(k->grid, r->grid, sizeof k->grid) == 0 &&
+	       memcmp(k->block, r->block, sizeof k->block) == 0;
+}
+
+/* Adds stored key id's series (sessions of filter f) into h. */
+static int hist_add_key(struct view *v, struct key_hist *h, int64_t id, struct kpt_history_filter *f,
+			struct kpt_diag *d)
+{
+	struct kpt_history_set *one = NULL;
+	int rc;
+
+	f->key_id = id;
+	if ((rc = kpt_history_query(v->o->history, f, &one, d)) < 0)
+		return rc;
+	if (!h->set) {
+		h->set = one;
+		one = NULL;
+		if (!(h->ns = malloc((h->set->nsessions ? h->set->nsessions : 1) * sizeof *h->ns))) {
+			kpt_history_set_destroy(one);
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < h->set->nsessions; i++)
+			h->ns[i] = NAN;
+	}
+	{
+		const struct kpt_history_set *src = one ? one : h->set;
+
+		for (size_t k = 0; k < src->nseries; k++)
+			for (uint32_t j = 0; j < src->series[k].n; j++) {
+				int64_t sid = src->sessions[src->series[k].sess[j]].id;
+
+				/* both sets hold the same sessions, but for adds in between */
+				for (size_t i = 0; i < h->set->nsessions; i++)
+					if (h->set->sessions[i].id == sid) {
+						h->ns[i] = (isnan(h->ns[i]) ? 0 : h->ns[i]) + src->series[k].centre_ns[j];
+						break;
+					}
+			}
+	}
+	h->nkeys++;
+	kpt_history_set_destroy(one);
+	return 0;
+}
+
+/* The history of each SLOW and AMBG row (the first VIEW_HISTORY_ROWS). */
+static int gather_history(struct view *v, struct kpt_diag *d)
+{
+	const struct kpt_diff *df = v->df;
+	struct kpt_history_filter f = { .suite = v->o->history_suite ? v->o->history_suite : df->new_.suite,
+					.gpu_slug = df->new_.gpu_slug,
+					.branch = v->o->history_branch ? v->o->history_branch : "main",
+					.last = v->o->history_last ? v->o->history_last : VIEW_HISTORY_LAST };
+	int rc = 0;
+
+	v->hist = calloc(VIEW_HISTORY_ROWS, sizeof *v->hist);
+	if (!v->hist)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < df->nrows && v->nhist < VIEW_HISTORY_ROWS && rc == 0; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+		struct key_hist *h = &v->hist[v->nhist];
+		struct kpt_history_set *keys = NULL;
+		double *x;
+
+		if (r->verdict != KPT_V_SLOW && r->verdict != KPT_V_AMBG)
+			continue;
+		h->row = r;
+		v->nhist++;
+		if ((rc = kpt_history_find_keys(v->o->history, r->name, &keys, d)) < 0)
+			break;
+		for (size_t k = 0; k < keys->nseries && rc == 0; k++)
+			if (row_has_key(r, &keys->series[k].key))
+				rc = hist_add_key(v, h, keys->series[k].key.id, &f, d);
+		kpt_history_set_destroy(keys);
+		if (rc < 0 || !h->set)
+			continue;
+		h->at = malloc((h->set->nsessions ? h->set->nsessions : 1) * sizeof *h->at);
+		x = malloc((h->set->nsessions ? h->set->nsessions : 1) * sizeof *x);
+		if (!h->at || !x) {
+			free(x);
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+			break;
+		}
+		for (uint32_t j = 0; j < h->set->nsessions; j++)
+			if (h->ns[j] > 0) {
+				h->at[h->n] = j;
+				x[h->n++] = h->ns[j];
+			}
+		/* the detector of `history detect`, with its defaults; too
+		 * short a series has none */
+		if (h->n >= 6 && kpt_cp_detect(x, h->n, NULL, &h->cp, &h->ncp, NULL) < 0)
+			h->ncp = 0;
+		free(x);
+	}
+	return rc;
+}
+
 static int gather(struct view *v, struct kpt_diag *d)
 {
 	struct kpt_summary_opts so = { .by = KPT_SUMMARY_BY_KERNEL, .device = KPT_NONE,
@@ -300,11 +423,17 @@ static int gather(struct view *v, struct kpt_diag *d)
 		return rc;
 	if ((rc = kpt_env_summarize(v->f, &v->env, &v->nenv, d)) < 0)
 		return rc;
-	if (v->o->baseline) {
-		rc = kpt_diff_paths(v->o->baseline, v->path, &v->o->diff, &v->df, d);
+	if (v->o->base_side) {
+		rc = kpt_diff_side_vs_path(v->o->base_side, v->path, &v->o->diff, &v->df, d);
+		if (rc < 0)
+			return rc;
+	} else if (v->o->baseline) {
+		rc = kpt_diff_paths_multi(&v->o->baseline, 1, v->path, &v->o->diff, &v->df, d);
 		if (rc < 0)
 			return rc;
 	}
+	if (v->df && v->o->history && (rc = gather_history(v, d)) < 0)
+		return rc;
 	return gather_roofline(v, d);
 }
 
@@ -794,6 +923,111 @@ static void html_diff(FILE *out, const struct view *v)
 	}
 }
 
+/* A sparkline of h's values (oldest left), this recording's time as the
+ * last, hollow point, change points as dashed lines; <title>s name each
+ * point. */
+static void hist_svg(FILE *out, const struct key_hist *h)
+{
+	const double W = 360, H = 56, pad = 5;
+	double lo = h->row->new_ns, hi = h->row->new_ns, span;
+	uint32_t n = h->n + 1;
+	char b[48];
+
+	for (uint32_t j = 0; j < h->n; j++) {
+		lo = fmin(lo, h->ns[h->at[j]]);
+		hi = fmax(hi, h->ns[h->at[j]]);
+	}
+	if (hi - lo < 0.02 * hi) { /* a flat series stays flat: at least 2% tall */
+		double mid = (hi + lo) / 2;
+
+		lo = mid * 0.99;
+		hi = mid * 1.01;
+	}
+	span = hi - lo > 0 ? hi - lo : 1;
+#define HX(j) (pad + (n > 1 ? (double)(j) * (W - 2 * pad) / (n - 1) : (W - 2 * pad) / 2))
+#define HY(val) (pad + (hi - (val)) / span * (H - 2 * pad))
+	fprintf(out, "<svg class=\"spark\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">", W, H, W, H);
+	for (uint32_t c = 0; c < h->ncp; c++)
+		fprintf(out, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#d62f2f\" stroke-dasharray=\"3,2\">"
+			"<title>change point %+.1f%%</title></line>", (HX(h->cp[c].at - 1) + HX(h->cp[c].at)) / 2,
+			(HX(h->cp[c].at - 1) + HX(h->cp[c].at)) / 2, H, h->cp[c].step_pct);
+	fprintf(out, "<polyline fill=\"none\" stroke=\"#3060c0\" stroke-width=\"1.5\" points=\"");
+	for (uint32_t j = 0; j < h->n; j++)
+		fprintf(out, "%s%.1f,%.1f", j ? " " : "", HX(j), HY(h->ns[h->at[j]]));
+	fprintf(out, "\"/>");
+	for (uint32_t j = 0; j < h->n; j++) {
+		const struct kpt_history_session *se = &h->set->sessions[h->at[j]];
+
+		kpt_fmt_ns(b, sizeof b, h->ns[h->at[j]]);
+		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#3060c0\"><title>", HX(j),
+			HY(h->ns[h->at[j]]));
+		esc(out, se->commit[0] ? se->commit : "-");
+		fprintf(out, " ");
+		esc(out, se->added);
+		fprintf(out, ": %s</title></circle>", b);
+	}
+	kpt_fmt_ns(b, sizeof b, h->row->new_ns);
+	fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#fff\" stroke=\"#e08000\" stroke-width=\"1.5\">"
+		"<title>this recording: %s</title></circle></svg>", HX(h->n), HY(h->row->new_ns), b);
+#undef HX
+#undef HY
+}
+
+static void html_history(FILE *out, const struct view *v)
+{
+	const struct kpt_diff *df = v->df;
+
+	fprintf(out, "<h3 id=\"history\">History of the SLOW and AMBG kernels</h3>\n<p class=\"sub\">From history store <code>");
+	esc(out, kpt_history_where(v->o->history));
+	fprintf(out, "</code>: suite <code>");
+	esc(out, v->o->history_suite ? v->o->history_suite : df->new_.suite);
+	fprintf(out, "</code>, GPU <code>");
+	esc(out, df->new_.gpu_slug);
+	fprintf(out, "</code>, branch <code>");
+	esc(out, v->o->history_branch ? v->o->history_branch : "main");
+	fprintf(out, "</code>, the last %u sessions, oldest first; the hollow point is this recording; dashed lines are "
+		     "change points (<code>kptprof history detect</code>'s detector).</p>\n",
+		v->o->history_last ? v->o->history_last : VIEW_HISTORY_LAST);
+	for (size_t i = 0; i < v->nhist; i++) {
+		const struct key_hist *h = &v->hist[i];
+		char b[48];
+
+		fprintf(out, "<div class=\"hist\"><p>");
+		badge(out, h->row->verdict);
+		fprintf(out, " <span class=\"name\">");
+		esc(out, h->row->name);
+		fprintf(out, "</span>");
+		key_config(out, h->row);
+		fprintf(out, "</p>\n");
+		if (!h->n) {
+			fprintf(out, "<p class=\"sub\">no stored history of this key</p></div>\n");
+			continue;
+		}
+		hist_svg(out, h);
+		fprintf(out, "\n<details><summary>%u session%s%s, %u change point%s</summary>\n<table><tr><th>commit</th>"
+			     "<th>added</th><th class=\"n\">time</th><th class=\"n\">change point</th></tr>\n",
+			h->n, h->n == 1 ? "" : "s", h->nkeys > 1 ? " (summed over its stored keys)" : "", h->ncp,
+			h->ncp == 1 ? "" : "s");
+		for (uint32_t j = 0; j < h->n; j++) {
+			const struct kpt_history_session *se = &h->set->sessions[h->at[j]];
+
+			fprintf(out, "<tr><td><code>");
+			esc(out, se->commit[0] ? se->commit : "-");
+			fprintf(out, "</code></td><td>");
+			esc(out, se->added);
+			fprintf(out, "</td>");
+			td_ns(out, h->ns[h->at[j]]);
+			fprintf(out, "<td class=\"n\">");
+			for (uint32_t c = 0; c < h->ncp; c++)
+				if (h->cp[c].at == j)
+					fprintf(out, "%+.1f%%", h->cp[c].step_pct);
+			fprintf(out, "</td></tr>\n");
+		}
+		kpt_fmt_ns(b, sizeof b, h->row->new_ns);
+		fprintf(out, "<tr><td>this recording</td><td></td><td class=\"n\">%s</td><td></td></tr>\n</table></details></div>\n", b);
+	}
+}
+
 static void kv_row(FILE *out, const char *k, const char *val)
 {
 	fprintf(out, "<tr><th>");
@@ -1087,6 +1321,8 @@ static int write_html(struct view *v, struct kpt_diag *d)
 			     "install gnuplot and run <code>gnuplot NAME.gp</code> here to draw them.</p>\n");
 	if (v->df)
 		html_diff(out, v);
+	if (v->df && v->o->history)
+		html_history(out, v);
 	html_summary(out, v);
 	html_environment(out, v);
 	html_timeline(out, v);
@@ -1144,6 +1380,13 @@ static int publish(struct view *v, const char *dir, int exists, struct kpt_diag 
 
 static void view_release(struct view *v)
 {
+	for (size_t i = 0; i < v->nhist; i++) {
+		kpt_history_set_destroy(v->hist[i].set);
+		free(v->hist[i].ns);
+		free(v->hist[i].at);
+		free(v->hist[i].cp);
+	}
+	free(v->hist);
 	kpt_summary_destroy(v->by_kernel);
 	kpt_summary_destroy(v->by_range);
 	free(v->env);

@@ -22,6 +22,7 @@
 
 #include "kpt_diff.h"
 #include "kpt_err.h"
+#include "kpt_history.h"
 
 struct kpt_view_opts {
 	const char *baseline;       /* BASE recording to diff against; NULL: none */
@@ -32,6 +33,17 @@ struct kpt_view_opts {
 	int gnuplot_timeout_ms;     /* per plot; 0: 30 s */
 	uint64_t trace_max_kernels; /* trace.json only up to this many kernels; 0: 2e6 */
 	const char *tool_version;   /* for the footer; NULL: "?" */
+	/* A baseline already built (the history store's, kpt_history_gate_side)
+	 * instead of the file `baseline`; not owned. */
+	const struct kpt_diff_side *base_side;
+	/* With a diff: each SLOW and AMBG key's last history_last (0: 30)
+	 * sessions from this store, of the recording's suite, GPU model and
+	 * history_branch (NULL: main), as a sparkline with its change points
+	 * and a table. Not owned; NULL: no history. */
+	struct kpt_history *history;
+	const char *history_branch;
+	const char *history_suite;  /* NULL: the recording's meta suite */
+	uint32_t history_last;
 };
 
 /* What happened, for the caller's one-line summary. */

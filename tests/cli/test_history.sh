@@ -46,7 +46,7 @@ expect_rc 0 "ls json"
 python3 - "$T/out" <<'PY' || fail "ls json"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["schema"] == 2 and j["store"] == "sqlite"
+assert j["schema"] == 3 and j["store"] == "sqlite"
 s = j["sessions"]
 assert [x["commit"] for x in s] == ["c%d" % i for i in range(1, 7)], s
 assert s[0]["gpu_uuid"].startswith("GPU-") and s[0]["runs"] == 5 and s[1]["runs"] == 3

@@ -390,7 +390,7 @@ static void test_migrates_a_populated_v1_store(void **state)
 	kpt_history_close(h);
 
 	h = open_ok(0);
-	assert_int_equal(kpt_history_schema(h), 2);
+	assert_int_equal(kpt_history_schema(h), KPT_HISTORY_SCHEMA);
 	fake_init(&f, 4, "new", 1.02);
 	f.run.session.labels = lab;
 	f.run.session.nlabels = 1;
@@ -413,9 +413,95 @@ static void test_migrates_a_populated_v1_store(void **state)
 
 		assert_int_equal(ops->open(url, 0, &db, &d), 0);
 		assert_int_equal(ops->query(db, "SELECT version FROM kpt_schema", 0, NULL, count_rows, &n, &d), 0);
-		assert_int_equal(n, 2);
+		assert_int_equal(n, KPT_HISTORY_SCHEMA);
 		ops->close(db);
 	}
+}
+
+/* A store of schema 2 with sessions is migrated to schema 3 (what the
+ * gate's diff needs: the diff environment of a session, each run median's
+ * run, samples and cycle median, drops, mangled names): the old sessions
+ * read as unknown (have 0, no run info), a new one round-trips, and a
+ * baseline side is built from both. */
+static void test_migrates_a_populated_v2_store_to_the_diff_env(void **state)
+{
+	struct kpt_history *h = open_ok(2);
+	struct fake f;
+	struct kpt_history_set *s;
+	struct kpt_diff_side *side = NULL;
+	struct kpt_history_run_info ri[3] = { { 0, 20, 1.5e9 }, { 2, 19, NAN }, { 3, 20, 1.6e9 } };
+	struct kpt_diag d = { 0 };
+	const struct kpt_history_series *k4;
+
+	(void)state;
+	fake_init(&f, 4, "old1", 1);
+	add_ok(h, &f);
+	fake_init(&f, 4, "old2", 1.01);
+	add_ok(h, &f);
+	kpt_history_close(h);
+
+	h = open_ok(0);
+	assert_int_equal(kpt_history_schema(h), 3);
+	fake_init(&f, 5, "new", 1.02);
+	f.run.session.runs = 4;
+	f.run.session.env = (struct kpt_history_diff_env){ .have = 1, .boot = "b-1", .iterated = 1,
+		.copy_gbps = 3000, .bf16_tflops = 700, .sm_mhz_min = 1900, .sm_mhz_max = 1980,
+		.temp_c_max = 60, .capped_frac = 0.5, .kernels = 1234, .samples = 1000, .skipped = 7,
+		.outside = 3, .dropped_throttle = 2, .dropped_clock = 1, .env_samples = 99, .throttle_bits = 4 };
+	f.pts[4].key.mangled = "_Z2k4v";
+	f.pts[4].run_info = ri;
+	f.pts[4].dropped = 3;
+	add_ok(h, &f);
+	assert_int_equal(kpt_history_baseline(h, "default", "nvidia-h100-80gb-hbm3", "main", 10, &s, &d), 0);
+	assert_int_equal(s->nsessions, 3);
+	assert_false(s->sessions[0].env.have);
+	assert_true(s->sessions[2].env.have);
+	assert_string_equal(s->sessions[2].env.boot, "b-1");
+	assert_int_equal(s->sessions[2].env.iterated, 1);
+	assert_true(s->sessions[2].env.copy_gbps == 3000);
+	assert_true(s->sessions[2].env.capped_frac == 0.5);
+	assert_int_equal(s->sessions[2].env.kernels, 1234);
+	assert_int_equal(s->sessions[2].env.throttle_bits, 4);
+	assert_true(isnan(s->sessions[0].env.temp_c_max));
+	k4 = series_of(s, 4);
+	assert_int_equal(k4->n, 1);
+	assert_string_equal(k4->key.mangled, "_Z2k4v");
+	assert_non_null(k4->run_info[0]);
+	assert_int_equal(k4->run_info[0][1].slot, 2);
+	assert_int_equal(k4->run_info[0][1].samples, 19);
+	assert_true(isnan(k4->run_info[0][1].cyc));
+	assert_true(k4->run_info[0][2].cyc == 1.6e9);
+	assert_int_equal(k4->dropped[0], 3);
+	assert_null(series_of(s, 0)->run_info[0]); /* stored at schema 2 */
+	assert_int_equal(kpt_history_side(s, "t", &side, &d), 0);
+	assert_int_equal(kpt_diff_side_sessions(side), 3);
+	assert_int_equal(kpt_diff_side_keys(side), 5);
+	{
+		const uint32_t *runs;
+		uint32_t nr, n;
+		double cyc;
+		uint64_t dr;
+		size_t k;
+
+		kpt_diff_side_runs(side, &runs, &nr);
+		assert_int_equal(nr, 3 + 3 + 4); /* the new session recorded 4 runs */
+		for (k = 0; k < 5; k++) {
+			struct kpt_diff_key_info ki;
+
+			kpt_diff_side_key(side, k, &ki);
+			if (strcmp(ki.name, "k4") == 0)
+				break;
+		}
+		assert_true(k < 5);
+		/* run 2 of the third session: slot 6 + 2 */
+		kpt_diff_side_run_stats(side, k, 8, &n, &cyc, &dr);
+		assert_int_equal(n, 19);
+		assert_true(kpt_diff_side_run_median(side, k, 8) == f.runs[4][1]);
+		assert_true(isnan(kpt_diff_side_run_median(side, k, 7))); /* slot 1: no median */
+	}
+	kpt_diff_side_destroy(side);
+	kpt_history_set_destroy(s);
+	kpt_history_close(h);
 }
 
 static void test_refuses_a_newer_schema(void **state)
@@ -527,6 +613,7 @@ int main(void)
 		cmocka_unit_test_setup(test_eight_concurrent_writers_lose_nothing, fresh_store),
 		cmocka_unit_test_setup(test_killed_writer_leaves_no_partial_run, fresh_store),
 		cmocka_unit_test_setup(test_migrates_a_populated_v1_store, fresh_store),
+		cmocka_unit_test_setup(test_migrates_a_populated_v2_store_to_the_diff_env, fresh_store),
 		cmocka_unit_test_setup(test_refuses_a_newer_schema, fresh_store),
 		cmocka_unit_test_setup(test_baseline_returns_the_last_sessions_with_run_medians, fresh_store),
 #ifdef KPT_TEST_PG
