@@ -358,10 +358,16 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		else if (l->counters)
 			unsetenv(KPT_ENV_ACTIVITY_KINDS);
 		if (l->counters) {
+			char lock[PATH_MAX + 32];
+
 			setenv("KPT_COUNTERS", l->counters, 1);
 			setenv("KPT_SAMPLE_MS", "0", 1); /* its clocks are replay's, not the runs' */
+			/* the program's processes hand the counters to each other */
+			snprintf(lock, sizeof lock, "%s/counters.lock", l->tmp);
+			setenv(KPT_ENV_COUNTERS_LOCK, lock, 1);
 		} else {
 			unsetenv("KPT_COUNTERS");
+			unsetenv(KPT_ENV_COUNTERS_LOCK);
 		}
 		execvp(argv[0], argv);
 		err = errno;
@@ -532,6 +538,10 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 				  cmd[0], s);
 	if (rc == 0 && values == 0)
 		rc = counters_none(&why, cmd[0], s, d);
+	if (rc == 0 && why.lost)
+		fprintf(stderr, "kptprof: warning: counters: %llu CUDA context%s could not be read at exit, "
+			"so %s last kernels have no counters%s%s\n", (unsigned long long)why.lost,
+			why.lost == 1 ? "" : "s", why.lost == 1 ? "its" : "their", why.reason[0] ? ": " : "", why.reason);
 	if (rc == 0 && s != 0)
 		fprintf(stderr, "kptprof: warning: the counters pass exited with status %d\n", s);
 	return rc;

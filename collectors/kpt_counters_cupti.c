@@ -7,15 +7,32 @@
  * name and EvaluateToGpuValues -> image re-initialised -> SetConfig ->
  * Start again.
  *
+ * One process at a time can hold a GPU's counters (a second gets
+ * CUPTI_ERROR_HARDWARE_BUSY), so when the launcher names a lock file
+ * (KPT_COUNTERS_LOCK) the processes of one counters pass hand the counters
+ * over: a process takes the lock (flock) before its first profiled launch;
+ * while it waits it holds a shared lock on LOCK.want; the holder's
+ * watchdog thread, seeing a waiter and no launch of its own in flight for
+ * KPT_CCOUNT_IDLE_MS, decodes and releases its contexts and the lock. The
+ * next launch takes it again. So a parent waiting for a child, or two
+ * ranks waiting for each other in a collective, pass the counters on
+ * instead of failing.
+ *
  * cupti_profiler_host.h includes <string>, a C++ header: collectors/cshim
  * supplies an empty one so this file stays C (nothing of it is used).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 #include <cupti_profiler_host.h>
@@ -25,8 +42,10 @@
 
 #include "kpt_counters.h"
 #include "kpt_counters_cupti.h"
+#include "kpt_inject.h"
 
 #define KPT_CCOUNT_MAX_CTX 64
+#define KPT_CCOUNT_IDLE_MS 20       /* no launch for this long: hand the counters over */
 
 /* One decoded range: a profiled kernel launch. */
 struct result {
@@ -68,7 +87,15 @@ static struct {
 	struct result *res;
 	size_t nres, capres;
 	uint32_t next_ordinal;
-} C = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	/* the hand-over between processes (file comment); lock_path NULL: none */
+	char *lock_path, *want_path;
+	int lock_fd, want_fd;       /* this process's, opened at its first acquire */
+	pid_t lock_pid;             /* the process that opened them (fork) */
+	int held, watching;
+	unsigned in_flight;         /* profiled launches between API enter and exit */
+	uint64_t last_ns;           /* last launch enter or exit, CLOCK_MONOTONIC */
+	uint64_t handoffs, waits;
+} C = { .lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1, .want_fd = -1 };
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -120,6 +147,7 @@ static int ccount_err(struct kpt_diag *d, CUptiResult r, const char *what)
 int kpt_ccount_init(const char *metrics, unsigned max_ranges, struct kpt_diag *d)
 {
 	char *save = NULL, *tok;
+	const char *lock;
 
 	if (!(C.metrics_buf = strdup(metrics)))
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
@@ -132,6 +160,14 @@ int kpt_ccount_init(const char *metrics, unsigned max_ranges, struct kpt_diag *d
 	if (!C.nmetrics)
 		return kpt_diag_set(d, KPT_E_INVAL, "%s names no counter", KPT_ENV_COUNTERS);
 	C.max_ranges = max_ranges ? max_ranges : 1024;
+	if ((lock = getenv(KPT_ENV_COUNTERS_LOCK)) && *lock) {
+		size_t n = strlen(lock);
+
+		if (!(C.lock_path = strdup(lock)) || !(C.want_path = malloc(n + 6)))
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		memcpy(C.want_path, lock, n);
+		memcpy(C.want_path + n, ".want", 6);
+	}
 	return 0;
 }
 
@@ -408,6 +444,156 @@ static void ctx_release(struct cctx *c)
 	c->ctx = NULL;
 }
 
+/* ---- hand-over between processes --------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int flock_retry(int fd, int op)
+{
+	int r;
+
+	while ((r = flock(fd, op)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+/* Another process of the pass waits for the counters (holds LOCK.want). */
+static int someone_waits(void)
+{
+	if (flock_retry(C.want_fd, LOCK_EX | LOCK_NB) == 0) {
+		flock_retry(C.want_fd, LOCK_UN);
+		return 0;
+	}
+	return errno == EWOULDBLOCK;
+}
+
+/* Decodes and releases every context of this process, then the lock.
+ * Called with C.lock held. A context that cannot be decoded loses its
+ * image, as at exit (counters.lost_contexts). */
+static void release_all(void)
+{
+	for (unsigned i = 0; i < C.nctx; i++)
+		if (C.ctx[i].ctx) {
+			struct kpt_diag lost;
+
+			kpt_diag_clear(&lost);
+			if (decode_current(&C.ctx[i], &lost) < 0 && C.lost++ == 0)
+				snprintf(C.lost_msg, sizeof C.lost_msg, "%.*s", (int)sizeof C.lost_msg - 1, lost.msg);
+			ctx_release(&C.ctx[i]);
+		}
+	if (C.held) {
+		flock_retry(C.lock_fd, LOCK_UN);
+		C.held = 0;
+		C.handoffs++;
+	}
+}
+
+static void *watchdog(void *arg)
+{
+	const struct timespec tick = { 0, 5 * 1000000L };
+
+	(void)arg;
+	for (;;) {
+		nanosleep(&tick, NULL);
+		pthread_mutex_lock(&C.lock);
+		if (C.held && !C.in_flight && now_ns() - C.last_ns >= KPT_CCOUNT_IDLE_MS * 1000000ull &&
+		    someone_waits())
+			release_all();
+		pthread_mutex_unlock(&C.lock);
+	}
+	return NULL;
+}
+
+/* At exit, before the CUDA runtime's own exit handler (registered earlier,
+ * at its initialisation, so run later) tears the contexts down: the last
+ * images are decoded while their contexts can still be made current (the
+ * collector's own handler runs after the runtime's, too late), and the
+ * counters go to the next process. A child forked without exec inherits
+ * the handler but neither the contexts nor the lock. */
+static pid_t exit_pid;
+
+static void exit_decode(void)
+{
+	if (getpid() != exit_pid)
+		return;
+	pthread_mutex_lock(&C.lock);
+	release_all();
+	pthread_mutex_unlock(&C.lock);
+}
+
+/* Takes the counters lock (waiting for the process that holds it) and
+ * starts this process's watchdog. Called with C.lock held. */
+static int acquire(struct kpt_diag *d)
+{
+	if (C.lock_pid != getpid()) {
+		/* first use, or a forked child: its inherited descriptions would
+		 * share the parent's lock */
+		if (C.lock_fd >= 0)
+			close(C.lock_fd);
+		if (C.want_fd >= 0)
+			close(C.want_fd);
+		C.held = C.watching = 0;
+		C.lock_fd = open(C.lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		C.want_fd = C.lock_fd < 0 ? -1 : open(C.want_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (C.want_fd < 0)
+			return kpt_diag_set(d, KPT_E_IO, "cannot open the counters lock %s: %s", C.lock_path,
+					    strerror(errno));
+		C.lock_pid = getpid();
+	}
+	if (flock_retry(C.lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			return kpt_diag_set(d, KPT_E_IO, "cannot lock %s: %s", C.lock_path, strerror(errno));
+		C.waits++;
+		if (flock_retry(C.want_fd, LOCK_SH) < 0 || flock_retry(C.lock_fd, LOCK_EX) < 0)
+			return kpt_diag_set(d, KPT_E_IO, "cannot lock %s: %s", C.lock_path, strerror(errno));
+		flock_retry(C.want_fd, LOCK_UN);
+	}
+	C.held = 1;
+	if (!C.watching) {
+		pthread_t t;
+		sigset_t all, old;
+
+		/* the program's signals are not the watchdog's to take */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&t, NULL, watchdog, NULL) == 0) {
+			pthread_detach(t);
+			C.watching = 1;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	return 0;
+}
+
+/* ctx_setup, retried for up to 2 s while the counters are busy and the
+ * hand-over is on: the process that released them may not have let the
+ * hardware go yet. */
+static int ctx_setup_retry(struct cctx *c, struct kpt_diag *d)
+{
+	CUcontext ctx = c->ctx;
+	uint32_t device = c->device, ordinal = c->ordinal;
+	const struct timespec pause = { 0, 50 * 1000000L };
+	int rc;
+
+	for (int tries = 0;; tries++) {
+		if ((rc = ctx_setup(c, d)) != KPT_E_BUSY || !C.lock_path || tries == 40)
+			return rc;
+		ctx_release(c);
+		memset(c, 0, sizeof *c);
+		c->ctx = ctx;
+		c->device = device;
+		c->ordinal = ordinal;
+		kpt_diag_clear(d);
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* ---- hooks ------------------------------------------------------------------------ */
 
 int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, struct kpt_diag *d)
@@ -431,17 +617,29 @@ int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, st
 		C.profiler_on = 1;
 	}
 	if (!ctx_find(ctx)) {
-		if (C.nctx == KPT_CCOUNT_MAX_CTX) {
+		unsigned i;
+
+		for (i = 0; i < C.nctx && C.ctx[i].ctx; i++)
+			; /* a slot released by a hand-over, or a new one */
+		if (i == KPT_CCOUNT_MAX_CTX) {
 			rc = kpt_diag_set(d, KPT_E_UNSUPPORTED, "too many CUDA contexts for counters (at most %d)",
 					  KPT_CCOUNT_MAX_CTX);
-		} else {
-			c = &C.ctx[C.nctx++];
+		} else if (!C.lock_path || C.held || (rc = acquire(d)) == 0) {
+			c = &C.ctx[i];
+			if (i == C.nctx)
+				C.nctx++;
 			memset(c, 0, sizeof *c);
 			c->ctx = ctx;
 			c->device = device;
 			c->ordinal = ordinal;
-			rc = ctx_setup(c, d);
+			rc = ctx_setup_retry(c, d);
+			if (rc == 0 && exit_pid != getpid() && atexit(exit_decode) == 0)
+				exit_pid = getpid();
 		}
+	}
+	if (rc == 0) {
+		C.in_flight++;
+		C.last_ns = now_ns();
 	}
 	pthread_mutex_unlock(&C.lock);
 	return rc;
@@ -453,6 +651,9 @@ int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d
 	int rc = 0;
 
 	pthread_mutex_lock(&C.lock);
+	if (C.in_flight)
+		C.in_flight--;
+	C.last_ns = now_ns();
 	c = ctx_find(ctx);
 	if (c && c->active) {
 		if (c->nnames < C.max_ranges)
@@ -527,16 +728,7 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 	/* A context that cannot be decoded now (CUDA already torn down at
 	 * exit) loses its last image; the others are still written, and
 	 * counters.lost_contexts says so. */
-	for (unsigned i = 0; i < C.nctx; i++)
-		if (C.ctx[i].ctx) {
-			struct kpt_diag lost;
-
-			kpt_diag_clear(&lost);
-			if (decode_current(&C.ctx[i], &lost) < 0 && C.lost++ == 0)
-				snprintf(C.lost_msg, sizeof C.lost_msg, "%.*s",
-					 (int)sizeof C.lost_msg - 1, lost.msg);
-			ctx_release(&C.ctx[i]);
-		}
+	release_all();
 	for (size_t m = 0; m < C.nmetrics && rc == 0; m++)
 		rc = kpt_writer_intern_cstr(w, C.metrics[m], &metric_ids[m], d);
 	for (size_t i = 0; i < C.nres && rc == 0; i++) {
@@ -577,6 +769,8 @@ int kpt_ccount_write(struct kpt_writer *w, uint32_t process, struct kpt_diag *d)
 		kpt_writer_meta(w, "counters.captured_launches", buf, d);
 		snprintf(buf, sizeof buf, "%u", C.nctx);
 		kpt_writer_meta(w, "counters.contexts", buf, d);
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)C.waits);
+		kpt_writer_meta(w, "counters.waits", buf, d);
 	}
 	for (size_t i = 0; i < C.nres; i++) {
 		free(C.res[i].kernel);

@@ -51,6 +51,10 @@
 #define KPT_ENV_DEVICE_BUFFER_MB "KPT_DEVICE_BUFFER_MB"
 #define KPT_ENV_ACTIVITY_KINDS "KPT_ACTIVITY_KINDS"
 #define KPT_ENV_RANGE_LINK "KPT_RANGE_LINK" /* api (default), runtime, off */
+/* A lock file the processes of one counters pass share, to hand the GPU's
+ * counters from one to the next (kptprof record sets it; unset: no hand-
+ * over, a second process that launches while the first holds them fails). */
+#define KPT_ENV_COUNTERS_LOCK "KPT_COUNTERS_LOCK"
 
 /* Bits of kpt_inject_kinds(), in the order the collector enables the CUPTI
  * activity kinds (memcpy covers MEMCPY and MEMCPY2). */

@@ -15,7 +15,9 @@
 # command at 600 s, and what is not under $OUT then is lost); the archive is
 # rewritten after each step. SKIP_BUILD=1 reuses BUILD as it is (a warm
 # machine); SKIP_CTEST=1 skips the tests; TARGETS="a b" builds only those
-# targets (a benchmark-only call: kptprof kptinject kptfloor).
+# targets (a benchmark-only call: kptprof kptinject kptfloor). CTEST_R=REGEX
+# runs only the tests it matches (default: every gpu test and the cli tests
+# that skip without a GPU).
 set -u -o pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out}
@@ -46,7 +48,7 @@ else
 	if [ "${SKIP_CTEST:-0}" != 1 ]; then
 		t1=$(date +%s)
 		# the gpu tests, and the cli tests that skip without a GPU
-		(cd "$BUILD" && timeout "$(left)" ctest -R '^gpu\.|record_errors|record_merge|kernels_list' \
+		(cd "$BUILD" && timeout "$(left)" ctest -R "${CTEST_R:-^gpu\.|record_errors|record_merge|kernels_list}" \
 			--output-on-failure --timeout 300) >"$RESROOT/ctest-gpu.log" 2>&1
 		summary+=("ctest gpu rc=$? $(( $(date +%s) - t1 ))s ($(grep -E 'tests passed|tests failed' "$RESROOT/ctest-gpu.log" | tail -1))")
 		pack

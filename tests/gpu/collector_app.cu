@@ -13,6 +13,14 @@
 //   fork + exec of itself with --child: kpt_t_child<<<1,32>>> x1 in range
 //                   "child_range" (a second recorded process)
 //   fork without exec: range "forked_nvtx" in the child, which then exits
+//                   (not with --no-fork: Nsight Compute spins in such a child)
+//   --big (for the counters test; first argument, or after --no-fork): at the
+//   end evict_l2 reads a 64 MiB buffer (dirty lines of the memsets before
+//   are written back during it, and L2 then holds clean lines only), then
+//   kpt_t_touch reads another 64 MiB and kpt_t_stream copies 256 MiB, so
+//   their DRAM bytes are their own and not what an earlier operation left in
+//   L2 (Nsight Compute flushes caches before each kernel; kptprof's pass
+//   does not)
 //   sleep 300 ms so the 10 ms NVML sampler has samples
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +61,56 @@ __global__ void kpt_t_empty() {}
 __global__ void kpt_t_graph_a(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] += 2.0f; }
 __global__ void kpt_t_graph_b(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] *= 0.5f; }
 __global__ void kpt_t_child(float *x) { x[threadIdx.x] = 1.0f; }
+
+/* Reads x (for --big); not a kpt_t_ kernel: the counters test leaves it out. */
+__global__ void evict_l2(const float4 *x, size_t n, float *out)
+{
+	float acc = 0.0f;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		acc += x[i].y + x[i].z;
+	if (acc == 12345.0f)
+		out[1] = acc;
+}
+
+__global__ void kpt_t_touch(const float4 *x, size_t n, float *out)
+{
+	float acc = 0.0f;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		acc += x[i].x + x[i].w;
+	if (acc == 12345.0f) /* never, for these values: keeps the loads */
+		out[0] = acc;
+}
+
+__global__ void kpt_t_stream(float4 *dst, const float4 *src, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+/* --big: see the header. */
+static void big_kernels()
+{
+	const size_t scratch = 64u << 20, stream = 256u << 20;
+	float *e, *t, *src, *dst;
+
+	CK(cudaMalloc(&e, scratch));
+	CK(cudaMalloc(&t, scratch));
+	CK(cudaMalloc(&src, stream));
+	CK(cudaMalloc(&dst, stream));
+	CK(cudaMemset(t, 0x3f, scratch));  /* floats of about 0.75 */
+	CK(cudaMemset(src, 0x41, stream)); /* about 12.1 */
+	CK(cudaMemset(e, 0x3e, scratch));  /* about 0.19 */
+	evict_l2<<<528, 256>>>((const float4 *)e, scratch / sizeof(float4), dst);
+	kpt_t_touch<<<528, 256>>>((const float4 *)t, scratch / sizeof(float4), dst);
+	kpt_t_stream<<<1056, 256>>>((float4 *)dst, (const float4 *)src, stream / sizeof(float4));
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(e));
+	CK(cudaFree(t));
+	CK(cudaFree(src));
+	CK(cudaFree(dst));
+}
 
 static int child_main()
 {
@@ -111,6 +169,8 @@ int main(int argc, char **argv)
 		return reset_main();
 	if (argc > 1 && strcmp(argv[1], "--wait") == 0)
 		return wait_main();
+	int no_fork = argc > 1 && strcmp(argv[1], "--no-fork") == 0;
+	int big_run = argc > 1 + no_fork && strcmp(argv[1 + no_fork], "--big") == 0;
 	CK(cudaMalloc(&d, big));
 	CK(cudaMallocHost(&h_pinned, big));
 	memset(h_pinned, 0, big);
@@ -164,16 +224,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collector_app: the exec'd child failed\n");
 		return 4;
 	}
-	pid = fork();
-	if (pid == 0) {
+	pid = no_fork ? 0 : fork();
+	if (pid == 0 && !no_fork) {
 		nvtxRangePushA("forked_nvtx");
 		nvtxRangePop();
 		exit(0);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (!no_fork && (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
 		fprintf(stderr, "collector_app: the forked child failed\n");
 		return 5;
 	}
+	if (big_run)
+		big_kernels();
 	usleep(300000);
 	CK(cudaGraphExecDestroy(exec));
 	CK(cudaGraphDestroy(graph));

@@ -15,7 +15,9 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 field() { "$CHECK" stats "$1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -1; }
 
-"$KPTPROF" record --kinds all -o "$tmp/app.kpt" -- "$APP"
+# the check counts the samples of a 10 ms NVML sampler (record -- CMD
+# samples every 100 ms unless KPT_SAMPLE_MS is set: a setting it must keep)
+KPT_SAMPLE_MS=10 "$KPTPROF" record --kinds all -o "$tmp/app.kpt" -- "$APP"
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: kptprof record exited $rc"; exit 1; }
 [ -z "$(ls -A "$tmp" | grep -v '^app.kpt$')" ] || { echo "FAIL: temporary files left: $(ls -A "$tmp")"; fail=1; }

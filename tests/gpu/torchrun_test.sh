@@ -5,6 +5,9 @@
 # ranks' kernels lie on one clock (CUPTI timestamps are one clock per
 # machine): the all_reduce keeps the ranks in lock step, so their kernel
 # time spans overlap and their first kernels start within 2 s of each other.
+# Then `record --counters` on the same job: the two ranks share one GPU's
+# counters (one process at a time), so they hand them over while waiting
+# for each other in the all_reduce; both ranks' kernels get counters.
 # Env: KPTPROF, SCRIPT. Exit 77 without a GPU, PyTorch or torchrun.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -53,4 +56,14 @@ assert r0[0] < r1[1] and r1[0] < r0[1], "rank kernel spans do not overlap: one c
 assert abs(r0[0] - r1[0]) < 2e9, "first kernels %.3f s apart" % (abs(r0[0] - r1[0]) / 1e9)
 PY
 [ $? -eq 0 ] || fail "ranks"
+
+KPTPROF_NO_CALIBRATE=1 timeout 240 "$KPTPROF" record -o "$T/cnt.kpt" --counters=sm__inst_executed.sum \
+	-- "$TR" --standalone --nproc-per-node 2 "$SCRIPT" >"$T/out" 2>"$T/err"; rc=$?
+cat "$T/err"
+[ $rc -eq 0 ] || fail "record --counters -- torchrun exit $rc"
+n=$(sed -n 's/^kptprof: counters: \([0-9]*\) kernels.*/\1/p' "$T/err")
+t=$(sed -n 's/^kptprof: recorded \([0-9]*\) kernels.*/\1/p' "$T/err")
+echo "timed kernels $t, kernels with counters $n"
+# the counters pass runs the job once more: as many kernels as the timing run
+[ -n "$n" ] && [ -n "$t" ] && [ "$n" -eq "$t" ] || fail "counters for $n kernels, timed $t"
 echo ok
