@@ -462,7 +462,7 @@ static int counters_none(const struct counters_why *w, const char *cmd, int stat
 {
 	kpt_diag_set(d, KPT_E_NOTFOUND, "the counters pass profiled no kernel of '%s' (exit status %d)", cmd, status);
 	if (w->lost)
-		return kpt_diag_hint(d, "%llu CUDA context%s could not be read at exit%s%s", (unsigned long long)w->lost,
+		return kpt_diag_hint(d, "%llu CUDA context%s could not be read (at exit or at a hand-over)%s%s", (unsigned long long)w->lost,
 				     w->lost == 1 ? "" : "s", w->reason[0] ? ": " : "", w->reason);
 	if (w->graphs || w->captured)
 		return kpt_diag_hint(d, "kernels launched through CUDA graphs are not profiled (%llu graph launches, "
@@ -539,8 +539,8 @@ static int counters_pass(struct record_opts *o, const struct launch *base, char 
 	if (rc == 0 && values == 0)
 		rc = counters_none(&why, cmd[0], s, d);
 	if (rc == 0 && why.lost)
-		fprintf(stderr, "kptprof: warning: counters: %llu CUDA context%s could not be read at exit, "
-			"so %s last kernels have no counters%s%s\n", (unsigned long long)why.lost,
+		fprintf(stderr, "kptprof: warning: counters: %llu CUDA context%s could not be read (at exit or when handing the "
+			"counters to another process), so %s last kernels have no counters%s%s\n", (unsigned long long)why.lost,
 			why.lost == 1 ? "" : "s", why.lost == 1 ? "its" : "their", why.reason[0] ? ": " : "", why.reason);
 	if (rc == 0 && s != 0)
 		fprintf(stderr, "kptprof: warning: the counters pass exited with status %d\n", s);

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -45,6 +46,7 @@
 #include "kpt_inject.h"
 
 #define KPT_CCOUNT_MAX_CTX 64
+#define KPT_CCOUNT_MAX_DEV 64
 #define KPT_CCOUNT_IDLE_MS 20       /* no launch for this long: hand the counters over */
 
 /* One decoded range: a profiled kernel launch. */
@@ -57,6 +59,7 @@ struct result {
 struct cctx {
 	CUcontext ctx;
 	uint32_t device, ordinal;
+	int dl;                     /* its GPU's lock in C.dl, -1 none */
 	int active;                 /* profiler started and not yet ended */
 	CUpti_Profiler_Host_Object *host;
 	CUpti_RangeProfiler_Object *rp;
@@ -88,14 +91,19 @@ static struct {
 	size_t nres, capres;
 	uint32_t next_ordinal;
 	/* the hand-over between processes (file comment); lock_path NULL: none */
-	char *lock_path, *want_path;
-	int lock_fd, want_fd;       /* this process's, opened at its first acquire */
-	pid_t lock_pid;             /* the process that opened them (fork) */
-	int held, watching;
-	unsigned in_flight;         /* profiled launches between API enter and exit */
+	char *lock_path;
+	int nolock;                 /* the file system has no flock: no hand-over */
+	struct dlock {              /* one GPU's lock: LOCK.<uuid> and LOCK.<uuid>.want */
+		char key[40];
+		int lock_fd, want_fd;
+		int held;
+	} dl[KPT_CCOUNT_MAX_DEV];
+	unsigned ndl;
+	int watching;
+	unsigned in_flight;         /* profiled launches (and graph launches) between API enter and exit */
 	uint64_t last_ns;           /* last launch enter or exit, CLOCK_MONOTONIC */
 	uint64_t handoffs, waits;
-} C = { .lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1, .want_fd = -1 };
+} C = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -144,6 +152,8 @@ static int ccount_err(struct kpt_diag *d, CUptiResult r, const char *what)
 
 /* ---- setup ----------------------------------------------------------------------- */
 
+static void after_fork_child(void);
+
 int kpt_ccount_init(const char *metrics, unsigned max_ranges, struct kpt_diag *d)
 {
 	char *save = NULL, *tok;
@@ -160,14 +170,9 @@ int kpt_ccount_init(const char *metrics, unsigned max_ranges, struct kpt_diag *d
 	if (!C.nmetrics)
 		return kpt_diag_set(d, KPT_E_INVAL, "%s names no counter", KPT_ENV_COUNTERS);
 	C.max_ranges = max_ranges ? max_ranges : 1024;
-	if ((lock = getenv(KPT_ENV_COUNTERS_LOCK)) && *lock) {
-		size_t n = strlen(lock);
-
-		if (!(C.lock_path = strdup(lock)) || !(C.want_path = malloc(n + 6)))
-			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-		memcpy(C.want_path, lock, n);
-		memcpy(C.want_path + n, ".want", 6);
-	}
+	if ((lock = getenv(KPT_ENV_COUNTERS_LOCK)) && *lock && !(C.lock_path = strdup(lock)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	pthread_atfork(NULL, NULL, after_fork_child);
 	return 0;
 }
 
@@ -463,17 +468,17 @@ static int flock_retry(int fd, int op)
 	return r;
 }
 
-/* Another process of the pass waits for the counters (holds LOCK.want). */
-static int someone_waits(void)
+/* Another process of the pass waits for l's GPU (holds LOCK.<gpu>.want). */
+static int someone_waits(const struct dlock *l)
 {
-	if (flock_retry(C.want_fd, LOCK_EX | LOCK_NB) == 0) {
-		flock_retry(C.want_fd, LOCK_UN);
+	if (flock_retry(l->want_fd, LOCK_EX | LOCK_NB) == 0) {
+		flock_retry(l->want_fd, LOCK_UN);
 		return 0;
 	}
 	return errno == EWOULDBLOCK;
 }
 
-/* Decodes and releases every context of this process, then the lock.
+/* Decodes and releases every context of this process, then its locks.
  * Called with C.lock held. A context that cannot be decoded loses its
  * image, as at exit (counters.lost_contexts). */
 static void release_all(void)
@@ -487,11 +492,12 @@ static void release_all(void)
 				snprintf(C.lost_msg, sizeof C.lost_msg, "%.*s", (int)sizeof C.lost_msg - 1, lost.msg);
 			ctx_release(&C.ctx[i]);
 		}
-	if (C.held) {
-		flock_retry(C.lock_fd, LOCK_UN);
-		C.held = 0;
-		C.handoffs++;
-	}
+	for (unsigned i = 0; i < C.ndl; i++)
+		if (C.dl[i].held) {
+			flock_retry(C.dl[i].lock_fd, LOCK_UN);
+			C.dl[i].held = 0;
+			C.handoffs++;
+		}
 }
 
 static void *watchdog(void *arg)
@@ -500,10 +506,14 @@ static void *watchdog(void *arg)
 
 	(void)arg;
 	for (;;) {
+		int wanted = 0;
+
 		nanosleep(&tick, NULL);
 		pthread_mutex_lock(&C.lock);
-		if (C.held && !C.in_flight && now_ns() - C.last_ns >= KPT_CCOUNT_IDLE_MS * 1000000ull &&
-		    someone_waits())
+		if (!C.in_flight && now_ns() - C.last_ns >= KPT_CCOUNT_IDLE_MS * 1000000ull)
+			for (unsigned i = 0; i < C.ndl && !wanted; i++)
+				wanted = C.dl[i].held && someone_waits(&C.dl[i]);
+		if (wanted)
 			release_all();
 		pthread_mutex_unlock(&C.lock);
 	}
@@ -514,8 +524,7 @@ static void *watchdog(void *arg)
  * at its initialisation, so run later) tears the contexts down: the last
  * images are decoded while their contexts can still be made current (the
  * collector's own handler runs after the runtime's, too late), and the
- * counters go to the next process. A child forked without exec inherits
- * the handler but neither the contexts nor the lock. */
+ * counters go to the next process. */
 static pid_t exit_pid;
 
 static void exit_decode(void)
@@ -527,34 +536,100 @@ static void exit_decode(void)
 	pthread_mutex_unlock(&C.lock);
 }
 
-/* Takes the counters lock (waiting for the process that holds it) and
- * starts this process's watchdog. Called with C.lock held. */
-static int acquire(struct kpt_diag *d)
+/* A child forked without exec: the parent's contexts, locks and watchdog
+ * are not its own. Its copies of the lock descriptions are closed at once,
+ * so that a lock the parent holds ends with the parent (closing them here
+ * does not release it: the parent's descriptor still refers to it). */
+static void after_fork_child(void)
 {
-	if (C.lock_pid != getpid()) {
-		/* first use, or a forked child: its inherited descriptions would
-		 * share the parent's lock */
-		if (C.lock_fd >= 0)
-			close(C.lock_fd);
-		if (C.want_fd >= 0)
-			close(C.want_fd);
-		C.held = C.watching = 0;
-		C.lock_fd = open(C.lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		C.want_fd = C.lock_fd < 0 ? -1 : open(C.want_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (C.want_fd < 0)
-			return kpt_diag_set(d, KPT_E_IO, "cannot open the counters lock %s: %s", C.lock_path,
-					    strerror(errno));
-		C.lock_pid = getpid();
+	pthread_mutex_init(&C.lock, NULL);
+	for (unsigned i = 0; i < C.ndl; i++) {
+		close(C.dl[i].lock_fd);
+		close(C.dl[i].want_fd);
 	}
-	if (flock_retry(C.lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	C.ndl = 0;
+	C.watching = 0;
+	C.in_flight = 0;
+	for (unsigned i = 0; i < C.nctx; i++)
+		C.ctx[i].ctx = NULL; /* the parent's; left allocated */
+	C.nctx = 0;
+}
+
+/* The lock of CUDA ordinal's GPU, opened on first use: the counters are
+ * per GPU, so ranks on different GPUs never wait for each other. Keyed by
+ * the GPU's UUID (ordinals depend on CUDA_VISIBLE_DEVICES). Returns its
+ * index, or < 0 with d set. Called with C.lock held. */
+static int dlock_for(uint32_t ordinal, struct kpt_diag *d)
+{
+	CUdevice dev;
+	CUuuid u;
+	char key[40], path[PATH_MAX];
+	struct dlock *l;
+
+	if (cuDeviceGet(&dev, (int)ordinal) == CUDA_SUCCESS && cuDeviceGetUuid_v2(&u, dev) == CUDA_SUCCESS) {
+		for (int i = 0; i < 16; i++)
+			snprintf(key + 2 * i, 3, "%02x", (unsigned char)u.bytes[i]);
+	} else {
+		snprintf(key, sizeof key, "ordinal%u", ordinal);
+	}
+	for (unsigned i = 0; i < C.ndl; i++)
+		if (strcmp(C.dl[i].key, key) == 0)
+			return (int)i;
+	if (C.ndl == KPT_CCOUNT_MAX_DEV)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "too many GPUs for counters (at most %d)", KPT_CCOUNT_MAX_DEV);
+	l = &C.dl[C.ndl];
+	memset(l, 0, sizeof *l);
+	snprintf(l->key, sizeof l->key, "%s", key);
+	if (snprintf(path, sizeof path, "%s.%s", C.lock_path, key) >= (int)sizeof path - 5)
+		return kpt_diag_set(d, KPT_E_INVAL, "the counters lock path %s is too long", C.lock_path);
+	if ((l->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot open the counters lock %s: %s", path, strerror(errno));
+	strcat(path, ".want");
+	if ((l->want_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		close(l->lock_fd);
+		return kpt_diag_set(d, KPT_E_IO, "cannot open the counters lock %s: %s", path, strerror(errno));
+	}
+	return (int)C.ndl++;
+}
+
+static int no_flock(int e)
+{
+	return e == ENOSYS || e == EOPNOTSUPP || e == ENOLCK || e == EINVAL;
+}
+
+/* Takes GPU li's lock, waiting for the process that holds it, and starts
+ * this process's watchdog. Called with C.lock held; releases it while it
+ * waits (the program's other threads, its signal handlers and exit go on).
+ * Where the file system has no flock the hand-over is off, as without
+ * KPT_COUNTERS_LOCK. */
+static int acquire(int li, struct kpt_diag *d)
+{
+	struct dlock *l = &C.dl[li];
+	int r, e;
+
+	if (l->held)
+		return 0;
+	if ((r = flock_retry(l->lock_fd, LOCK_EX | LOCK_NB)) < 0) {
+		int lfd = l->lock_fd, wfd = l->want_fd;
+
+		if (no_flock(errno)) {
+			C.nolock = 1;
+			return 0;
+		}
 		if (errno != EWOULDBLOCK)
-			return kpt_diag_set(d, KPT_E_IO, "cannot lock %s: %s", C.lock_path, strerror(errno));
+			return kpt_diag_set(d, KPT_E_IO, "cannot lock %s.%s: %s", C.lock_path, l->key, strerror(errno));
 		C.waits++;
-		if (flock_retry(C.want_fd, LOCK_SH) < 0 || flock_retry(C.lock_fd, LOCK_EX) < 0)
-			return kpt_diag_set(d, KPT_E_IO, "cannot lock %s: %s", C.lock_path, strerror(errno));
-		flock_retry(C.want_fd, LOCK_UN);
+		pthread_mutex_unlock(&C.lock);
+		r = flock_retry(wfd, LOCK_SH);
+		if (r == 0)
+			r = flock_retry(lfd, LOCK_EX);
+		e = errno;
+		flock_retry(wfd, LOCK_UN);
+		pthread_mutex_lock(&C.lock);
+		if (r < 0)
+			return kpt_diag_set(d, KPT_E_IO, "cannot lock %s.%s: %s", C.lock_path, l->key, strerror(e));
 	}
-	C.held = 1;
+	l->held = 1;
 	if (!C.watching) {
 		pthread_t t;
 		sigset_t all, old;
@@ -581,14 +656,19 @@ static int ctx_setup_retry(struct cctx *c, struct kpt_diag *d)
 	const struct timespec pause = { 0, 50 * 1000000L };
 	int rc;
 
+	int dl = c->dl;
+
 	for (int tries = 0;; tries++) {
-		if ((rc = ctx_setup(c, d)) != KPT_E_BUSY || !C.lock_path || tries == 40)
+		/* only CUPTI_ERROR_HARDWARE_BUSY passes; another tool attached does not */
+		if ((rc = ctx_setup(c, d)) != KPT_E_BUSY || !C.lock_path || C.nolock || tries == 40 ||
+		    !strstr(d->msg, "HARDWARE_BUSY"))
 			return rc;
 		ctx_release(c);
 		memset(c, 0, sizeof *c);
 		c->ctx = ctx;
 		c->device = device;
 		c->ordinal = ordinal;
+		c->dl = dl;
 		kpt_diag_clear(d);
 		nanosleep(&pause, NULL);
 	}
@@ -618,13 +698,19 @@ int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, st
 	}
 	if (!ctx_find(ctx)) {
 		unsigned i;
+		int li = -1;
 
+		/* the GPU's lock first: acquire() lets C.lock go while it waits */
+		if (C.lock_path && !C.nolock && (rc = li = dlock_for(ordinal, d)) >= 0)
+			rc = acquire(li, d);
 		for (i = 0; i < C.nctx && C.ctx[i].ctx; i++)
 			; /* a slot released by a hand-over, or a new one */
-		if (i == KPT_CCOUNT_MAX_CTX) {
+		if (rc < 0 || ctx_find(ctx)) {
+			; /* failed, or another thread set ctx up meanwhile */
+		} else if (i == KPT_CCOUNT_MAX_CTX) {
 			rc = kpt_diag_set(d, KPT_E_UNSUPPORTED, "too many CUDA contexts for counters (at most %d)",
 					  KPT_CCOUNT_MAX_CTX);
-		} else if (!C.lock_path || C.held || (rc = acquire(d)) == 0) {
+		} else {
 			c = &C.ctx[i];
 			if (i == C.nctx)
 				C.nctx++;
@@ -632,6 +718,7 @@ int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, st
 			c->ctx = ctx;
 			c->device = device;
 			c->ordinal = ordinal;
+			c->dl = C.nolock ? -1 : li;
 			rc = ctx_setup_retry(c, d);
 			if (rc == 0 && exit_pid != getpid() && atexit(exit_decode) == 0)
 				exit_pid = getpid();
@@ -671,6 +758,8 @@ int kpt_ccount_pause(CUcontext ctx, struct kpt_diag *d)
 	int rc = 0;
 
 	pthread_mutex_lock(&C.lock);
+	C.in_flight++; /* no hand-over in the middle of a graph launch */
+	C.last_ns = now_ns();
 	if ((c = ctx_find(ctx)) && c->active) {
 		C.graph_skipped++;
 		rc = decode(c, d);
@@ -685,10 +774,21 @@ int kpt_ccount_resume(CUcontext ctx, struct kpt_diag *d)
 	int rc = 0;
 
 	pthread_mutex_lock(&C.lock);
+	if (C.in_flight)
+		C.in_flight--;
+	C.last_ns = now_ns();
 	if ((c = ctx_find(ctx)) && c->rp && !c->active)
 		rc = arm(c, d);
 	pthread_mutex_unlock(&C.lock);
 	return rc;
+}
+
+void kpt_ccount_abandon(void)
+{
+	pthread_mutex_lock(&C.lock);
+	C.in_flight = 0;
+	release_all();
+	pthread_mutex_unlock(&C.lock);
 }
 
 void kpt_ccount_captured(void)

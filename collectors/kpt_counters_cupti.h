@@ -28,6 +28,9 @@
 /* Ranges per counter image before it is decoded (default 1024, 1..65536). */
 #define KPT_ENV_COUNTERS_RANGES "KPT_COUNTERS_RANGES"
 /* KPT_COUNTERS_LOCK (kpt_inject.h): the hand-over between processes. */
+/* After a counters error: releases this process's contexts and GPU locks,
+ * so that the program's other processes do not wait for it. */
+void kpt_ccount_abandon(void);
 
 /* Parses metrics (comma list, copied); the CUPTI profiler is initialised
  * at the first launch. max_ranges: kernels profiled per counter image. */

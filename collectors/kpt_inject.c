@@ -1022,6 +1022,7 @@ static void flush_cupti(void)
 static void counters_fail(const struct kpt_diag *d)
 {
 	atomic_store(&g.counters, 0);
+	kpt_ccount_abandon();
 	fail(d);
 }
 
