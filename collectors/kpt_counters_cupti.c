@@ -9,14 +9,14 @@
  *
  * One process at a time can hold a GPU's counters (a second gets
  * CUPTI_ERROR_HARDWARE_BUSY), so when the launcher names a lock file
- * (KPT_COUNTERS_LOCK) the processes of one counters pass hand the counters
- * over: a process takes the lock (flock) before its first profiled launch;
- * while it waits it holds a shared lock on LOCK.want; the holder's
- * watchdog thread, seeing a waiter and no launch of its own in flight for
- * KPT_CCOUNT_IDLE_MS, decodes and releases its contexts and the lock. The
- * next launch takes it again. So a parent waiting for a child, or two
- * ranks waiting for each other in a collective, pass the counters on
- * instead of failing.
+ * (KPT_COUNTERS_LOCK) the processes of one counters pass hand them over,
+ * GPU by GPU: a process takes LOCK.<gpu uuid> (flock) before its first
+ * profiled launch on that GPU; while it waits it holds a shared lock on
+ * LOCK.<gpu uuid>.want; the holder's watchdog thread, seeing a waiter and
+ * no launch of its own in flight for KPT_CCOUNT_IDLE_MS, decodes and
+ * releases its contexts and its locks. The next launch takes them again.
+ * So a parent waiting for a child, or two ranks on one GPU waiting for
+ * each other in a collective, pass the counters on instead of failing.
  *
  * cupti_profiler_host.h includes <string>, a C++ header: collectors/cshim
  * supplies an empty one so this file stays C (nothing of it is used).
@@ -102,7 +102,8 @@ static struct {
 	int watching;
 	unsigned in_flight;         /* profiled launches (and graph launches) between API enter and exit */
 	uint64_t last_ns;           /* last launch enter or exit, CLOCK_MONOTONIC */
-	uint64_t handoffs, waits;
+	uint64_t waits;             /* times this process waited for a lock */
+	CUptiResult last_err;       /* the CUPTI result ccount_err saw last */
 } C = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -136,6 +137,7 @@ static int ccount_err(struct kpt_diag *d, CUptiResult r, const char *what)
 {
 	const char *s = NULL;
 
+	C.last_err = r;
 	if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s)
 		s = "unknown CUPTI error";
 	for (size_t i = 0; i < sizeof errmap / sizeof errmap[0]; i++)
@@ -496,7 +498,6 @@ static void release_all(void)
 		if (C.dl[i].held) {
 			flock_retry(C.dl[i].lock_fd, LOCK_UN);
 			C.dl[i].held = 0;
-			C.handoffs++;
 		}
 }
 
@@ -660,8 +661,9 @@ static int ctx_setup_retry(struct cctx *c, struct kpt_diag *d)
 
 	for (int tries = 0;; tries++) {
 		/* only CUPTI_ERROR_HARDWARE_BUSY passes; another tool attached does not */
+		C.last_err = CUPTI_SUCCESS;
 		if ((rc = ctx_setup(c, d)) != KPT_E_BUSY || !C.lock_path || C.nolock || tries == 40 ||
-		    !strstr(d->msg, "HARDWARE_BUSY"))
+		    C.last_err != CUPTI_ERROR_HARDWARE_BUSY)
 			return rc;
 		ctx_release(c);
 		memset(c, 0, sizeof *c);

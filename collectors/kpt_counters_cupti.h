@@ -28,9 +28,6 @@
 /* Ranges per counter image before it is decoded (default 1024, 1..65536). */
 #define KPT_ENV_COUNTERS_RANGES "KPT_COUNTERS_RANGES"
 /* KPT_COUNTERS_LOCK (kpt_inject.h): the hand-over between processes. */
-/* After a counters error: releases this process's contexts and GPU locks,
- * so that the program's other processes do not wait for it. */
-void kpt_ccount_abandon(void);
 
 /* Parses metrics (comma list, copied); the CUPTI profiler is initialised
  * at the first launch. max_ranges: kernels profiled per counter image. */
@@ -50,6 +47,9 @@ int kpt_ccount_resume(CUcontext ctx, struct kpt_diag *d);
 /* A kernel launch into a capturing stream (it runs later, in a graph, not
  * now): counted (meta counters.captured_launches), not profiled. */
 void kpt_ccount_captured(void);
+/* After a counters error: releases this process's contexts and GPU locks,
+ * so that the program's other processes do not wait for it. */
+void kpt_ccount_abandon(void);
 /* Decodes what ctx has profiled and stops profiling it (context destroy). */
 int kpt_ccount_context_end(CUcontext ctx, struct kpt_diag *d);
 /* Decodes every context, then writes the counter rows (process index
