@@ -10,6 +10,9 @@
 # process), finds the committed baseline for this GPU model under
 # baselines/, prints the verdicts and exits 0 (no regression), 1 (a kernel
 # got slower) or 2 (error; no baseline for this GPU says how to make one).
+# Optional packages that cannot be installed (no network, no root) are left
+# out with one line each saying what that costs; a missing required one is
+# one line and exit 2 (scripts/kpt-deps.sh).
 # Without a GPU: diffs a committed real candidate recording of the default
 # suite (made on an H100) against the committed H100 baseline, the same
 # comparison `gate` makes. CANDIDATE=file.kpt and BASELINE=file.kpt pick
@@ -24,8 +27,8 @@ if [ "${KPT_NO_GPU:-0}" != 1 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidi
 	command -v nvcc >/dev/null 2>&1; then
 	gpu=1
 fi
-kpt_install_deps build
-kpt_check_cmake
+kpt_install_deps build || exit 2
+kpt_check_cmake || exit 2
 mkdir -p "$BUILD"
 targets=(kptprof)
 [ $gpu = 1 ] && targets+=(kptinject kpt-workloads)

@@ -10,8 +10,8 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$SRC/build-test}
 . "$SRC/scripts/kpt-deps.sh"
 
-kpt_install_deps test
-kpt_check_cmake
+kpt_install_deps test || exit 2
+kpt_check_cmake || exit 2
 cmake -S "$SRC" -B "$BUILD" "$@"
 cmake --build "$BUILD" -j"$(nproc)"
 cd "$BUILD"
