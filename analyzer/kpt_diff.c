@@ -73,6 +73,7 @@ struct ctx {
 	size_t capbuf;
 	double *pool_b, *pool_n;    /* scratch for POOLED_U */
 	size_t cap_pb, cap_pn;
+	enum kpt_diff_machine machine; /* OTHER, SAME_GPU or SAME_BOOT (machine_of) */
 };
 
 static void fill_defaults(struct kpt_diff_opts *o)
@@ -552,6 +553,8 @@ struct est {
 	double b_raw;               /* between-session variance, moment estimate; NAN with S < 2 */
 	double minv;                /* mean over base sessions of 1/runs */
 	uint32_t S, M, bucket, family;
+	uint32_t wl;                /* coarser group: the workload family alone ("moe (all)") */
+	double b_res;               /* between variance left after the group's machine effect */
 	double centre;              /* ns: exp of the base's mean */
 	double *xs;                 /* [S] session means minus their mean */
 };
@@ -666,38 +669,19 @@ out:
 	return rc;
 }
 
-/* Pass 2: the test. se^2 = sigma_b^2 (1 + 1/S) + w (1/M + mean(1/m_s)/S):
- * a new unchanged session differs from the base's mean by its own machine
- * offset and run noise plus the uncertainty of that mean. sigma_b^2 is the
- * key's estimate shrunk toward target (its duration bucket's median, or
- * the prior) with weights S-1 and tdf; df by Welch-Satterthwaite. */
+/* Pass 2: the test. se^2 = bvar (1 + 1/S) + w (1/M + mean(1/m_s)/S) +
+ * post: a new unchanged session differs from the base's mean by its own
+ * machine offset (bvar: the key's between-session variance left after its
+ * group's machine effect, machine_model) and run noise, plus the
+ * uncertainty of the base's mean and of the machine effect taken out
+ * (post). shift is that effect (log), subtracted from d. df by
+ * Welch-Satterthwaite. */
 static void est_test(struct ctx *c, struct kpt_diff_row *r, const struct est *e, double shift,
-		     double target, double tdf, double *half_log)
+		     double bvar, double bdf, double post, double *half_log)
 {
-	double dlog = e->d - shift, bvar, bdf, a, bpart, se2, df, q;
+	double dlog = e->d - shift, a, bpart, se2, df, q;
 
-	if (e->S >= 2) {
-		bdf = (e->S - 1) + tdf;
-		bvar = ((e->S - 1) * e->b_raw + tdf * target) / bdf;
-		/* never below the key's own measurement: shrinking pulls a
-		 * quiet-looking key up toward its neighbours (a machine that is
-		 * odd on this key may simply be missing from the sessions), and
-		 * leaves a key that was seen to vary as it was */
-		if (bvar < e->b_raw)
-			bvar = e->b_raw;
-	} else {
-		bvar = target;
-		bdf = PRIOR_DF;
-	}
-	{
-		/* Machines differ by tens of ns on the shortest kernels even when
-		 * their sessions agree (docs/decision-rule.md, "Sessions"). */
-		double fb = c->o.between_floor_ns / e->centre;
-
-		if (bvar < fb * fb)
-			bvar = fb * fb;
-	}
-	a = bvar * (1 + 1.0 / e->S);
+	a = bvar * (1 + 1.0 / e->S) + post;
 	bpart = c->o.welch ? e->vb * e->minv / e->S + e->vn / e->M : e->w * (1.0 / e->M + e->minv / e->S);
 	se2 = a + bpart;
 	df = se2 * se2 / ((a > 0 ? a * a / bdf : 0) + bpart * bpart / e->wdf);
@@ -706,7 +690,7 @@ static void est_test(struct ctx *c, struct kpt_diff_row *r, const struct est *e,
 	r->change_pct = pct(dlog);
 	r->shift_pct = shift != 0 ? pct(shift) : 0;
 	r->within_pct = 100 * sqrt(e->w);
-	r->between_pct = 100 * sqrt(bvar);
+	r->between_pct = 100 * sqrt(bvar + post);
 	r->noise_pct = 100 * sqrt(se2);
 	r->t = dlog / sqrt(se2);
 	r->df = df;
@@ -762,6 +746,7 @@ static void verdict_rule(struct ctx *c, struct kpt_diff_row *r, double dlog, dou
 	double m = (mb + mn) / 2.0, need, target;
 
 	r->more_runs = 0;
+	r->machine_limited = 0;
 	if (isnan(r->p)) {
 		r->verdict = KPT_V_AMBG;
 		r->more_runs = mb < 2 || mn < 2 ? 2 : 0;
@@ -786,7 +771,10 @@ static void verdict_rule(struct ctx *c, struct kpt_diff_row *r, double dlog, dou
 		return;
 	}
 	if (half_inf >= target) {
-		r->more_runs = MORE_RUNS_CAP; /* more runs cannot settle it: more baseline sessions might */
+		/* more runs cannot settle it: the machine part alone spans the
+		 * threshold; the same machine can (ab, a session of this runner) */
+		r->more_runs = MORE_RUNS_CAP;
+		r->machine_limited = r->between_pct > 0;
 		return;
 	}
 	need = m * (half * half - half_inf * half_inf) / (target * target - half_inf * half_inf);
@@ -1256,84 +1244,341 @@ static int family_id(struct kpt_strtab *fams, const char *workload, const char *
 	return kpt_strtab_intern(fams, buf, strlen(buf), id);
 }
 
-/* Per family: the median change of its tested keys, tested against the
- * spread of the same median between the base's sessions (or a prior with
- * fewer than 3 sessions). Fills df->shifts and shift[family] (log, 0 when
- * the family's shift is SAME and so not taken out). */
-static int find_shifts(struct ctx *c, struct kpt_diff *df, const struct est *E, uint32_t n,
-		       struct kpt_strtab *fams, double *shift)
+/* The coarser group of a key: its workload's first dot-separated part
+ * ("moe (all)"), for families with too few keys of their own. */
+static int workload_group_id(struct kpt_strtab *fams, const char *workload, uint32_t *id)
 {
-	uint32_t nf = kpt_strtab_count(fams), S = c->b->nsessions ? c->b->nsessions : 1;
-	double *v = malloc((n + 1) * sizeof *v), *os = malloc((S + 1) * sizeof *os);
-	double thr = log1p(c->o.threshold_pct / 100);
-	int rc = KPT_E_NOMEM;
+	const char *dot = strchr(workload, '.');
+	size_t wl = dot ? (size_t)(dot - workload) : strlen(workload);
+	char buf[80];
 
-	df->shifts = kpt_arena_calloc(c->a, nf + 1, sizeof *df->shifts);
-	if (!v || !os || !df->shifts)
-		goto out;
-	for (uint32_t f = 0; f < nf; f++) {
-		struct kpt_diff_shift *sh = &df->shifts[df->nshifts];
-		uint32_t m = 0, sv = 0;
-		double o, sd, se, dfree, q, half, p;
+	snprintf(buf, sizeof buf, "%.*s (all)", (int)(wl > 64 ? 64 : wl), workload);
+	return kpt_strtab_intern(fams, buf, strlen(buf), id);
+}
 
-		shift[f] = 0;
+/* ---- the machine model (docs/decision-rule.md, "Machines") ----------------
+ *
+ * A key's session mean is  mu_k + m_{s,g} + e_{s,k} + run noise:  m_{s,g} is
+ * what machine s does to every key of group g (its memory, its tensor-core
+ * clocks: the median of the group's keys' deviations in that session), e
+ * what is left to the key itself. The base's sessions give each group's
+ * effects, so the between-session variance of a key is measured on what is
+ * left (b_res), shrunk both ways toward its group and duration; NEW's own
+ * effect per group is the median change of the group's keys, shrunk toward
+ * 0 by how much such effects vary between machines (tau2) against how
+ * precisely the median is known, and taken out of every key of the group.
+ * One key that changed moves the median little, so it is still seen; a
+ * machine that is slower on a whole family is one line, tested on its own
+ * against tau2 (a family that got slower as a whole fails the gate there).
+ * With the same GPU and boot there is no machine part. */
+#define GROUP_MIN 6          /* keys a group needs for a machine effect of its own */
+#define W_PRIOR_DF 4.0       /* weight of a group's median run-to-run variance (moderated t) */
+
+struct keynoise {
+	double shift;            /* the group's machine effect taken out (log) */
+	double bvar, bdf;        /* between-session variance left and its df */
+	double post;             /* variance of the effect taken out */
+};
+
+struct mgroup {
+	uint32_t keys;           /* tested keys in the group */
+	uint32_t full;           /* of them, seen in every base session */
+	double *eff;             /* [S] base sessions' effects, or NULL */
+	double tau2, taudf;      /* between-session variance of the effect */
+	double m_new, m_used, post, v;
+	double tail_df;          /* df of a t with the residuals' kurtosis (heavy tails: odd machines) */
+};
+
+/* Chooses each tested key's group: its family when that has GROUP_MIN keys,
+ * else its workload family, else all keys. gid gets strtab ids of fams. */
+static int pick_groups(struct kpt_strtab *fams, const struct est *E, uint32_t n, uint32_t *gid)
+{
+	uint32_t nf = kpt_strtab_count(fams), all, *cnt;
+	int rc;
+
+	if ((rc = kpt_strtab_intern(fams, "(all keys)", 10, &all)) < 0)
+		return rc;
+	nf = kpt_strtab_count(fams);
+	if (!(cnt = calloc(nf + 1, sizeof *cnt)))
+		return KPT_E_NOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		if (E[i].tested) {
+			cnt[E[i].family]++;
+			cnt[E[i].wl]++;
+			cnt[all]++;
+		}
+	for (uint32_t i = 0; i < n; i++)
+		gid[i] = !E[i].tested ? UINT32_MAX : cnt[E[i].family] >= GROUP_MIN ? E[i].family :
+			 cnt[E[i].wl] >= GROUP_MIN ? E[i].wl : all;
+	free(cnt);
+	return 0;
+}
+
+/* The shrinkage target of each tested key's residual between variance:
+ * the median over its group and duration bucket (5+ keys seen in 3+
+ * sessions), else over its bucket, else the prior. */
+static void residual_targets(const struct ctx *c, const struct est *E, uint32_t n, const uint32_t *gid,
+			     double *v, double *target, double *tdf)
+{
+	double bt[NBUCKETS], bdf[NBUCKETS];
+
+	for (uint32_t b = 0; b < NBUCKETS; b++) {
+		uint32_t m = 0;
+
 		for (uint32_t i = 0; i < n; i++)
-			if (E[i].tested && E[i].family == f)
-				v[m++] = E[i].d;
-		if (m < SHIFT_MIN_KEYS)
+			if (E[i].tested && E[i].bucket == b && E[i].S >= 3)
+				v[m++] = E[i].b_res;
+		bt[b] = c->o.between_prior_pct > 0 ? c->o.between_prior_pct / 100 : between_prior[b].sd_pct / 100;
+		bt[b] *= bt[b];
+		bdf[b] = PRIOR_SHRINK_DF;
+		if (m >= 5) {
+			bt[b] = median_inplace(v, m);
+			bdf[b] = SHRINK_DF;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t m = 0;
+
+		if (!E[i].tested)
 			continue;
-		o = median_inplace(v, m);
-		/* the same median in each base session (keys seen in all of them) */
-		for (uint32_t q2 = 0; q2 < S && S >= 3; q2++) {
-			uint32_t k = 0;
+		target[i] = bt[E[i].bucket];
+		tdf[i] = bdf[E[i].bucket];
+		for (uint32_t j = 0; j < n; j++)
+			if (E[j].tested && gid[j] == gid[i] && E[j].bucket == E[i].bucket && E[j].S >= 3)
+				v[m++] = E[j].b_res;
+		if (m >= 5) {
+			target[i] = median_inplace(v, m);
+			if (getenv("KPT_MM_MEAN")) {
+				double t = 0;
+
+				for (uint32_t j = 0; j < m; j++)
+					t += v[j];
+				target[i] = t / m;
+			}
+			tdf[i] = SHRINK_DF;
+		}
+	}
+}
+
+static int machine_model(struct ctx *c, struct kpt_diff *df, struct est *E, uint32_t n,
+			 struct kpt_strtab *fams, struct keynoise *kn)
+{
+	uint32_t S = 0, ng, *gid = malloc((n + 1) * sizeof *gid);
+	double *v = malloc((n + 1) * sizeof *v), *target = calloc(n + 1, sizeof *target);
+	double *tdf = calloc(n + 1, sizeof *tdf), pr = SHIFT_PRIOR_PCT / 100;
+	double thr = log1p(c->o.threshold_pct / 100);
+	struct mgroup *G = NULL;
+	int rc = KPT_E_NOMEM, other = c->machine == KPT_MACHINE_OTHER;
+
+	if (!gid || !v || !target || !tdf || (rc = pick_groups(fams, E, n, gid)) < 0)
+		goto out;
+	rc = KPT_E_NOMEM;
+	ng = kpt_strtab_count(fams);
+	if (!(G = calloc(ng + 1, sizeof *G)))
+		goto out;
+	for (uint32_t i = 0; i < n; i++)
+		if (E[i].tested && E[i].S > S)
+			S = E[i].S;
+	for (uint32_t i = 0; i < n; i++)
+		if (E[i].tested) {
+			G[gid[i]].keys++;
+			G[gid[i]].full += E[i].S == S;
+			E[i].b_res = E[i].b_raw;
+		}
+	/* The base sessions' effects per group, and the keys' residuals. */
+	for (uint32_t g = 0; g < ng; g++) {
+		struct mgroup *q = &G[g];
+
+		q->tau2 = pr * pr;
+		q->taudf = PRIOR_DF;
+		if (!other || S < 3 || q->full < GROUP_MIN)
+			continue;
+		if (!(q->eff = kpt_arena_alloc(c->a, S * sizeof *q->eff)))
+			goto out;
+		for (uint32_t s = 0; s < S; s++) {
+			uint32_t m = 0;
 
 			for (uint32_t i = 0; i < n; i++)
-				if (E[i].tested && E[i].family == f && E[i].S == S)
-					v[k++] = E[i].xs[q2];
-			if (k >= SHIFT_MIN_KEYS)
-				os[sv++] = median_inplace(v, k);
+				if (E[i].tested && gid[i] == g && E[i].S == S)
+					v[m++] = E[i].xs[s];
+			q->eff[s] = median_inplace(v, m);
 		}
-		if (sv >= 3) {
-			double mean = 0, ss = 0, pr = SHIFT_PRIOR_PCT / 100;
+		{
+			double mean = 0, ss = 0;
 
-			for (uint32_t i = 0; i < sv; i++)
-				mean += os[i];
-			mean /= sv;
-			for (uint32_t i = 0; i < sv; i++)
-				ss += (os[i] - mean) * (os[i] - mean);
-			dfree = (sv - 1) + SHRINK_DF;
-			sd = sqrt((ss + SHRINK_DF * pr * pr) / dfree);
-		} else {
-			sd = SHIFT_PRIOR_PCT / 100;
-			dfree = PRIOR_DF;
+			for (uint32_t s = 0; s < S; s++)
+				mean += q->eff[s];
+			mean /= S;
+			for (uint32_t s = 0; s < S; s++)
+				ss += (q->eff[s] - mean) * (q->eff[s] - mean);
+			q->taudf = (S - 1) + SHRINK_DF;
+			q->tau2 = (ss + SHRINK_DF * pr * pr) / q->taudf;
 		}
-		se = sd * sqrt(1 + 1.0 / S);
-		q = kpt_t_quantile(1 - c->o.alpha / 2, dfree);
-		half = q * se;
-		p = kpt_t_pvalue(o / se, dfree) * nf; /* Bonferroni over the families */
-		sh->family = adup(c, kpt_strtab_get(fams, f, NULL));
-		if (!sh->family)
+		{
+			double m2 = 0, m4 = 0, cnt = 0;
+
+			for (uint32_t i = 0; i < n; i++) {
+				struct est *e = &E[i];
+				double ss = 0;
+
+				if (!e->tested || gid[i] != g || e->S != S)
+					continue;
+				for (uint32_t s = 0; s < S; s++) {
+					double r = e->xs[s] - q->eff[s];
+
+					ss += r * r;
+					m2 += r * r;
+					m4 += r * r * r * r;
+					cnt++;
+				}
+				e->b_res = ss / (S - 1) - e->w * e->minv;
+				if (e->b_res < 0)
+					e->b_res = 0;
+			}
+			/* A t whose kurtosis is the residuals' (df = 4 + 6 / excess):
+			 * on a few machines a few keys of a family are far off (the
+			 * MoE layer's small cuBLAS GEMMs, 3-12% on 3 of 14 H100s), so
+			 * its keys' tails are heavy and a normal tail would cry wolf. */
+			q->tail_df = 200;
+			if (cnt > 0 && m2 > 0) {
+				double ex = (m4 / cnt) / ((m2 / cnt) * (m2 / cnt)) - 3;
+
+				if (ex > 0.03)
+					q->tail_df = 4 + 6 / ex;
+				if (q->tail_df < 3)
+					q->tail_df = 3;
+			}
+		}
+	}
+	/* Moderated run-to-run variances (Smyth's moderated t): each key's w,
+	 * from a few runs, is pooled with its group's median w at W_PRIOR_DF
+	 * degrees of freedom. With 5 runs a side a key's own w has 8 df, and
+	 * Holm over ~80 keys then needs |t| > 5; the group's keys say what
+	 * run-to-run noise such kernels have. */
+	for (uint32_t g = 0; g < ng && !getenv("KPT_MM_NOMOD"); g++) {
+		uint32_t m = 0;
+		double s0;
+
+		for (uint32_t i = 0; i < n; i++)
+			if (E[i].tested && gid[i] == g)
+				v[m++] = E[i].w;
+		if (m < 5)
+			continue;
+		s0 = median_inplace(v, m);
+		for (uint32_t i = 0; i < n; i++)
+			if (E[i].tested && gid[i] == g) {
+				E[i].w = (W_PRIOR_DF * s0 + E[i].wdf * E[i].w) / (W_PRIOR_DF + E[i].wdf);
+				E[i].wdf += W_PRIOR_DF;
+			}
+	}
+	residual_targets(c, E, n, gid, v, target, tdf);
+	if (getenv("KPT_DEBUG_BRES"))
+		for (uint32_t i = 0; i < n; i++)
+			if (E[i].tested)
+				fprintf(stderr, "bres %u %.0f %.4f %.4f %.4f %s\n", E[i].S, E[i].centre, 100 * sqrt(E[i].b_raw),
+					100 * sqrt(E[i].b_res), 100 * sqrt(E[i].w), kpt_strtab_get(fams, gid[i], NULL));
+	/* Each key's between part. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct est *e = &E[i];
+		double b, bdf, prior;
+
+		if (!e->tested)
+			continue;
+		prior = c->o.between_prior_pct > 0 ? c->o.between_prior_pct / 100 : between_prior[e->bucket].sd_pct / 100;
+		if (c->machine == KPT_MACHINE_SAME_BOOT) {
+			b = 0;
+			bdf = PRIOR_DF;
+		} else if (e->S >= 2) {
+			/* shrunk both ways: once sessions have measured a key, a
+			 * quiet key is quiet and a wild one is wild */
+			bdf = (e->S - 1) + tdf[i];
+			b = ((e->S - 1) * e->b_res + tdf[i] * target[i]) / bdf;
+			if (getenv("KPT_MM_UP") && b < e->b_res)
+				b = e->b_res;
+		} else {
+			b = prior * prior;
+			bdf = PRIOR_DF;
+		}
+		if (c->machine != KPT_MACHINE_SAME_BOOT) {
+			/* Machines differ by tens of ns on the shortest kernels even
+			 * when their sessions agree (docs/decision-rule.md, "Sessions"). */
+			double fb = c->o.between_floor_ns / e->centre;
+
+			if (b < fb * fb)
+				b = fb * fb;
+		}
+		if (c->machine == KPT_MACHINE_OTHER && G[gid[i]].eff && !getenv("KPT_MM_NOKURT") && bdf > G[gid[i]].tail_df)
+			bdf = G[gid[i]].tail_df;
+		kn[i].bvar = b;
+		kn[i].bdf = bdf;
+		v[i] = b * (1 + 1.0 / e->S) + e->w * (1.0 / e->M + e->minv / e->S);
+	}
+	/* NEW's effect per group: the median change, shrunk toward 0 by the
+	 * precision of the median ((pi/2) x a typical key's variance / keys)
+	 * against how much such effects vary between machines. */
+	df->shifts = kpt_arena_calloc(c->a, ng + 1, sizeof *df->shifts);
+	if (!df->shifts)
+		goto out;
+	for (uint32_t g = 0; g < ng; g++) {
+		struct mgroup *q = &G[g];
+		struct kpt_diff_shift *sh;
+		double *d = malloc((q->keys + 1) * sizeof *d), *a = malloc((q->keys + 1) * sizeof *a);
+		double se, half, p, qt;
+		uint32_t m = 0;
+
+		if (!d || !a) {
+			free(d);
+			free(a);
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if (E[i].tested && gid[i] == g) {
+				d[m] = E[i].d;
+				a[m++] = v[i];
+			}
+		if (m < GROUP_MIN || !other || c->o.no_shift) {
+			free(d);
+			free(a);
+			continue;
+		}
+		q->m_new = median_inplace(d, m);
+		q->v = M_PI / 2 * median_inplace(a, m) / m;
+		q->m_used = q->m_new * q->tau2 / (q->tau2 + q->v);
+		q->post = q->tau2 * q->v / (q->tau2 + q->v);
+		free(d);
+		free(a);
+		/* the report: the group's move against how much machines move it */
+		sh = &df->shifts[df->nshifts];
+		se = sqrt(q->tau2 * (1 + 1.0 / S) + q->v);
+		qt = kpt_t_quantile(1 - c->o.alpha / 2, q->taudf);
+		half = qt * se;
+		p = kpt_t_pvalue(q->m_new / se, q->taudf) * ng; /* Bonferroni over the groups */
+		if (!(sh->family = adup(c, kpt_strtab_get(fams, g, NULL))))
 			goto out;
 		sh->keys = m;
-		sh->change_pct = pct(o);
-		sh->ci_low_pct = pct(o - half);
-		sh->ci_high_pct = pct(o + half);
-		sh->sd_pct = 100 * sd;
-		sh->verdict = o > thr && p < c->o.alpha ? KPT_V_SLOW :
-			      o < -thr && p < c->o.alpha ? KPT_V_FAST :
-			      fabs(o) + half < thr ? KPT_V_SAME : KPT_V_AMBG;
-		/* Taken out of the family's keys when the family as a whole
-		 * moved by more than the keys' own interval can tell apart
-		 * (not SAME), so that one move is one line, not dozens of rows. */
-		sh->applied = sh->verdict != KPT_V_SAME && !c->o.no_shift && !c->o.paired;
-		shift[f] = sh->applied ? o : 0;
+		sh->change_pct = pct(q->m_new);
+		sh->ci_low_pct = pct(q->m_new - half);
+		sh->ci_high_pct = pct(q->m_new + half);
+		sh->sd_pct = 100 * sqrt(q->tau2);
+		sh->verdict = q->m_new > thr && p < c->o.alpha ? KPT_V_SLOW :
+			      q->m_new < -thr && p < c->o.alpha ? KPT_V_FAST :
+			      fabs(q->m_new) + half < thr ? KPT_V_SAME : KPT_V_AMBG;
+		sh->applied = 1;
 		df->nshifts++;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		if (E[i].tested) {
+			kn[i].shift = G[gid[i]].m_used;
+			kn[i].post = G[gid[i]].post;
+		}
 	rc = 0;
 out:
+	free(gid);
 	free(v);
-	free(os);
-	return rc < 0 ? kpt_diag_set(c->d, rc, "out of memory looking for shifts") : 0;
+	free(target);
+	free(tdf);
+	free(G);
+	return rc < 0 ? kpt_diag_set(c->d, rc, "out of memory in the machine model") : 0;
 }
 
 /* What the noise model rests on, the families that moved together and the
@@ -1344,11 +1589,21 @@ static void model_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 		return;
 	if (df->paired)
 		note(c, N, "sessions", 0, afmt(c, "paired: run i of new against run i of base (one machine, interleaved); no between-machine part"));
+	else if (df->machine == KPT_MACHINE_SAME_BOOT)
+		note(c, N, "sessions", 0, afmt(c, "same GPU (UUID) and boot as %u of the base's %u session%s: compared with %s alone, no between-machine part",
+					      df->machine_sessions, df->base_sessions, df->base_sessions == 1 ? "" : "s",
+					      df->machine_sessions == 1 ? "it" : "them"));
+	else if (df->machine_sessions)
+		note(c, N, "machine", 0, afmt(c, "same GPU (UUID) as %u of the base's %u session%s but another boot (or no boot id): "
+					      "compared as another machine (how much one GPU moves between boots is not measured yet)",
+					      df->machine_sessions, df->base_sessions, df->base_sessions == 1 ? "" : "s"));
+	if (df->paired || df->machine == KPT_MACHINE_SAME_BOOT)
+		;
 	else if (df->prior_between)
 		note(c, N, "sessions", 1, afmt(c, "base holds one session: the between-machine part of the noise is a prior by kernel duration (docs/decision-rule.md), not a measurement; 'kptprof baseline update' adds sessions"));
 	else
-		note(c, N, "sessions", 0, afmt(c, "base holds %u sessions (machines or days): the noise has a measured between-session part",
-					      df->base_sessions));
+		note(c, N, "sessions", 0, afmt(c, "base holds %u sessions: the noise has a measured between-machine part, "
+					      "after each family's machine effect", df->base_sessions));
 	for (size_t i = 0; i < df->nshifts; i++) {
 		const struct kpt_diff_shift *sh = &df->shifts[i];
 
@@ -1364,19 +1619,78 @@ static void model_notes(struct ctx *c, struct kpt_diff *df, struct notes *N)
 						df->copy_ceiling_pct, df->bf16_ceiling_pct));
 }
 
+/* Where NEW came from: when some base sessions share NEW's GPU UUID (and
+ * boot id), only they are compared (c->bslots keeps their runs) and the
+ * machine part of the noise is none (same boot) or the between-boot part
+ * (same GPU); else every session is another machine. */
+static void machine_of(struct ctx *c, struct kpt_diff *df)
+{
+	const struct kpt_diff_session *nw = c->n->nsessions ? &c->n->sessions[0] : NULL;
+	uint32_t nb = c->b->nsessions ? c->b->nsessions : 1, out = 0, boot = 0, gpu = 0;
+	unsigned char *keep = NULL;
+
+	c->machine = KPT_MACHINE_OTHER;
+	df->machine_sessions = 0;
+	if (c->o.machine == KPT_MACHINE_OTHER || c->o.paired || !nw || !nw->uuid || !nw->uuid[0] ||
+	    !c->b->nsessions || !c->b->run_session || !(keep = calloc(nb, 1)))
+		goto out;
+	for (uint32_t q = 0; q < c->b->nsessions; q++) {
+		const struct kpt_diff_session *s = &c->b->sessions[q];
+
+		if (!s->uuid || strcmp(s->uuid, nw->uuid) != 0)
+			continue;
+		/* the same boot id, or runs of one recording (diff X X --base-runs
+		 * A --new-runs B; older recordings have no boot id) */
+		if ((s->boot && s->boot[0] && nw->boot && strcmp(s->boot, nw->boot) == 0) ||
+		    (s->path && nw->path && s->path[0] && strcmp(s->path, nw->path) == 0 && s->time && nw->time &&
+		     strcmp(s->time, nw->time) == 0)) {
+			keep[q] = 2;
+			boot++;
+		} else {
+			keep[q] = 1;
+			gpu++;
+		}
+	}
+	if (!boot) {
+		/* The same GPU after a reboot (or recordings without a boot id):
+		 * how much one GPU moves between boots is not measured yet
+		 * (docs/decision-rule.md, "Machines"), so it is compared as
+		 * another machine, with every session; the notes say so. */
+		df->machine_sessions = gpu;
+		goto out;
+	}
+	c->machine = KPT_MACHINE_SAME_BOOT;
+	for (uint32_t i = 0; i < c->nbslots; i++) {
+		uint32_t q = c->b->run_session[c->bslots[i]];
+
+		if (q < nb && keep[q] == 2)
+			c->bslots[out++] = c->bslots[i];
+	}
+	if (!out) { /* the selected runs hold none of those sessions */
+		c->machine = KPT_MACHINE_OTHER;
+		goto out;
+	}
+	c->nbslots = out;
+	df->machine_sessions = boot;
+out:
+	df->machine = c->machine;
+	free(keep);
+}
+
 static int compare(struct ctx *c, struct kpt_diff *df)
 {
 	struct units U = { 0 };
 	struct side_stats sb, sn;
 	struct kpt_strtab fams;
 	struct est *E = NULL;
-	double *half = NULL, *hinf = NULL, *pv = NULL, *utarget = NULL;
+	double *half = NULL, *hinf = NULL, *pv = NULL;
 	struct notes N = { .n = 0 };
 	int rc;
 
 	if ((rc = select_slots(c, c->b, c->o.base_runs, c->o.n_base_runs, &c->bslots, &c->nbslots)) < 0 ||
 	    (rc = select_slots(c, c->n, c->o.new_runs, c->o.n_new_runs, &c->nslots, &c->nnslots)) < 0)
 		return rc;
+	machine_of(c, df);
 	if ((rc = match_keys(c, &U)) < 0 || (rc = aggregate_units(c, &U)) < 0)
 		return rc;
 	rc = KPT_E_NOMEM;
@@ -1391,7 +1705,7 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 	df->nrows = U.n;
 	df->base_sessions = c->b->nsessions ? c->b->nsessions : 1;
 	df->paired = c->o.paired;
-	df->prior_between = !c->o.paired && df->base_sessions < 2;
+	df->prior_between = !c->o.paired && df->base_sessions < 2 && c->machine == KPT_MACHINE_OTHER;
 	/* Pass 1: rows, and the noise model's pieces per unit. */
 	for (uint32_t i = 0; i < U.n; i++) {
 		struct kpt_diff_row *r = &df->rows[i];
@@ -1423,62 +1737,16 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 		}
 		if ((rc = est_make(c, &sb, &sn, &E[i])) < 0)
 			goto out;
-		if (E[i].tested && (rc = family_id(&fams, r->workload, r->name, &E[i].family)) < 0)
+		if (E[i].tested && ((rc = family_id(&fams, r->workload, r->name, &E[i].family)) < 0 ||
+				    (rc = workload_group_id(&fams, r->workload, &E[i].wl)) < 0))
 			goto out;
 	}
 	if (c->o.method == KPT_DIFF_RULE && !c->o.paired) {
-		/* Shrinkage targets: per duration bucket, the median
-		 * between-session variance of keys seen in 3+ sessions; per
-		 * family (workload family and kernel kind) and bucket, the
-		 * SHRINK_Q quantile of its keys' when it has 5 or more: kernels
-		 * of one kind vary across machines alike (docs/decision-rule.md). */
-		double target[NBUCKETS], tdf[NBUCKETS], *v = malloc((U.n + 1) * sizeof *v);
-		double *shift = NULL;
-		uint32_t nf = kpt_strtab_count(&fams);
+		struct keynoise *kn = calloc(U.n + 1, sizeof *kn);
 
-		utarget = calloc(U.n + 1, sizeof *utarget);
-		if (!v || !utarget) {
-			free(v);
-			goto out;
-		}
-		for (uint32_t b = 0; b < NBUCKETS; b++) {
-			uint32_t m = 0;
-
-			for (uint32_t i = 0; i < U.n; i++)
-				if (E[i].tested && E[i].bucket == b && E[i].S >= 3)
-					v[m++] = E[i].b_raw;
-			target[b] = c->o.between_prior_pct > 0 ? c->o.between_prior_pct / 100 : between_prior[b].sd_pct / 100;
-			target[b] *= target[b];
-			tdf[b] = PRIOR_SHRINK_DF;
-			if (m >= 5) {
-				target[b] = median_inplace(v, m);
-				tdf[b] = SHRINK_DF;
-			}
-		}
-		for (uint32_t i = 0; i < U.n; i++)
-			utarget[i] = E[i].tested ? target[E[i].bucket] : 0;
-		for (uint32_t f = 0; f < nf; f++)
-			for (uint32_t b = 0; b < NBUCKETS; b++) {
-				uint32_t m = 0;
-				double q;
-
-				for (uint32_t i = 0; i < U.n; i++)
-					if (E[i].tested && E[i].family == f && E[i].bucket == b && E[i].S >= 3)
-						v[m++] = E[i].b_raw;
-				if (m < 5)
-					continue;
-				qsort(v, m, sizeof *v, cmp_dbl);
-				q = v[(size_t)(SHRINK_Q * (m - 1))];
-				for (uint32_t i = 0; i < U.n; i++)
-					if (E[i].tested && E[i].family == f && E[i].bucket == b)
-						utarget[i] = q;
-			}
-		free(v);
-		shift = calloc(kpt_strtab_count(&fams) + 1, sizeof *shift);
-		if (!shift)
-			goto out;
-		if (!c->o.no_shift && (rc = find_shifts(c, df, E, U.n, &fams, shift)) < 0) {
-			free(shift);
+		if (!kn || (rc = machine_model(c, df, E, U.n, &fams, kn)) < 0) {
+			free(kn);
+			rc = rc < 0 ? rc : KPT_E_NOMEM;
 			goto out;
 		}
 		/* Pass 2: the tests. */
@@ -1489,14 +1757,14 @@ static int compare(struct ctx *c, struct kpt_diff *df)
 
 			if (!e->tested)
 				continue;
-			est_test(c, r, e, shift[e->family], utarget[i], tdf[e->bucket], &half[i]);
+			est_test(c, r, e, kn[i].shift, kn[i].bvar, kn[i].bdf, kn[i].post, &half[i]);
 			/* what infinitely many NEW runs would leave */
 			h2 = half[i] * half[i] * (1 - e->w / e->M / (r->noise_pct * r->noise_pct / 1e4));
 			hinf[i] = h2 > 0 ? sqrt(h2) : 0;
 			pv[i] = r->p;
 			df->n_tested++;
 		}
-		free(shift);
+		free(kn);
 	}
 	if (c->o.method == KPT_DIFF_RULE) {
 		/* the families' shifts are tested alongside the keys */
@@ -1541,7 +1809,6 @@ out:
 	free(hinf);
 	free(pv);
 	free(E);
-	free(utarget);
 	return rc < 0 ? kpt_diag_set(c->d, rc, "cannot compare '%s' with '%s': %s",
 				     c->b->env.path, c->n->env.path, kpt_err_name(rc)) : 0;
 }

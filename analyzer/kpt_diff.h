@@ -126,6 +126,10 @@ struct kpt_diff_opts {
 	 * of its process at its GPU start, marked " (other thread)". */
 	int any_thread;
 	double between_floor_ns;    /* [30] least between-session SD assumed, ns */
+	/* Where base and new came from (kpt_diff.machine): 0 looks at the GPU
+	 * UUID and boot id of the sessions; KPT_MACHINE_OTHER treats every
+	 * session as another machine (the evaluation, --machine other). */
+	int machine;
 	/* Run subsets (process.run numbers) to use from each side; NULL: all
 	 * runs. Used by the evaluation to draw gates from one pool. */
 	const uint32_t *base_runs;
@@ -252,6 +256,10 @@ struct kpt_diff_row {
 	double cycles_change_pct;
 	uint32_t more_runs;         /* AMBG: about this many more runs per side
 	                               would settle it; 0 otherwise or unknown */
+	/* AMBG because the machine part of the noise alone (between_pct) keeps
+	 * the interval across the threshold: more runs cannot settle it, the
+	 * same machine can (`kptprof ab`, a baseline session of this runner). */
+	int machine_limited;
 
 	uint32_t base_runs, new_runs;      /* runs with at least one sample */
 	const double *base_run_ns;         /* [base_runs] run medians, ns */
@@ -284,6 +292,15 @@ struct kpt_diff_total {
 	double change_pct;          /* 100*(new_ns/base_ns - 1) */
 	double geomean_change_pct;  /* 100*(geometric mean of ratios - 1) */
 	uint32_t verdicts[KPT_V_COUNT];
+};
+
+/* Where NEW came from, relative to BASE's sessions (GPU UUID and boot id). */
+enum kpt_diff_machine {
+	KPT_MACHINE_AUTO = 0,       /* opts only: decide from the sessions */
+	KPT_MACHINE_OTHER = 1,      /* other machines: the full machine model */
+	KPT_MACHINE_SAME_BOOT = 2,  /* the same GPU and boot: only those sessions,
+	                               no between part (the same GPU after a reboot
+	                               is OTHER: between-boot noise is not measured) */
 };
 
 enum kpt_diff_result {
@@ -325,6 +342,11 @@ struct kpt_diff {
 	 * (prior_between = 1), not a measurement. */
 	uint32_t base_sessions;
 	int prior_between;
+	/* Which case the noise model used; with SAME_BOOT only the base sessions
+	 * of NEW's GPU and boot were compared, machine_sessions of them; with
+	 * OTHER, machine_sessions > 0 counts sessions of NEW's GPU, other boots. */
+	enum kpt_diff_machine machine;
+	uint32_t machine_sessions;
 	int paired;
 	struct kpt_diff_shift *shifts;  /* one per family with enough keys, then "all" */
 	size_t nshifts;

@@ -88,6 +88,8 @@ static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row 
 {
 	if (r->verdict == KPT_V_AMBG && (!r->base_runs || !r->new_runs))
 		snprintf(buf, cap, "AMBG (all dropped)");
+	else if (r->verdict == KPT_V_AMBG && r->machine_limited)
+		snprintf(buf, cap, "AMBG (machine noise %.1f%%: use kptprof ab or add sessions)", r->between_pct);
 	else if (r->verdict == KPT_V_AMBG && r->more_runs >= 1000)
 		snprintf(buf, cap, "AMBG (>1000 more runs)");
 	else if (r->verdict == KPT_V_AMBG && r->more_runs)
@@ -131,7 +133,7 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 {
 	int color = o && o->color, all = o && o->all;
 	int wname = o && o->width > 0 ? o->width : 48, hidden = 0;
-	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[64], b7[48];
+	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
 
 	if (wname < 16)
 		wname = 16;
@@ -300,7 +302,7 @@ int kpt_md_escape(FILE *out, const char *str)
 
 static void md_row(FILE *out, const struct kpt_diff_row *r, int with_verdict)
 {
-	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[64], b7[48];
+	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
 
 	fputs("| ", out);
 	kpt_md_escape(out, r->name);
@@ -458,7 +460,7 @@ int kpt_diff_write_junit(const struct kpt_diff *df, FILE *out,
 	fprintf(out, "\" tests=\"%zu\" failures=\"%u\" errors=\"0\" skipped=\"0\">\n", df->nrows, slow);
 	for (size_t i = 0; i < df->nrows; i++) {
 		const struct kpt_diff_row *r = &df->rows[i];
-		char b1[32], b2[32], b3[32], b4[48], b5[48], b6[64];
+		char b1[32], b2[32], b3[32], b4[48], b5[48], b6[96];
 
 		fputs("    <testcase classname=\"", out);
 		kpt_xml_escape(out, slug);
@@ -606,6 +608,7 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 		kpt_json_kv_double(&j, "p_holm", r->p_holm);
 		kpt_json_kv_double(&j, "cycles_change_pct", r->cycles_change_pct);
 		kpt_json_kv_u64(&j, "more_runs", r->more_runs);
+		kpt_json_kv_bool(&j, "machine_limited", r->machine_limited);
 		if (r->counters)
 			kpt_json_kv_str(&j, "counters", r->counters);
 		json_runs(&j, "base_run_ns", r->base_run_ns, r->base_runs);
@@ -651,6 +654,10 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 	kpt_json_kv_u64(&j, "base_sessions", df->base_sessions);
 	kpt_json_kv_bool(&j, "prior_between", df->prior_between);
 	kpt_json_kv_bool(&j, "paired", df->paired);
+	/* "same_boot": only the base sessions of NEW's GPU and boot, no machine
+	 * part; "other": the machine model over every session */
+	kpt_json_kv_str(&j, "machine", df->paired ? "paired" : df->machine == KPT_MACHINE_SAME_BOOT ? "same_boot" : "other");
+	kpt_json_kv_u64(&j, "machine_sessions", df->machine_sessions);
 	kpt_json_kv_double(&j, "copy_ceiling_pct", df->copy_ceiling_pct);
 	kpt_json_kv_double(&j, "bf16_ceiling_pct", df->bf16_ceiling_pct);
 	kpt_json_key(&j, "shifts");

@@ -124,6 +124,7 @@ static const struct diff_opt diff_opts[] = {
 	{ "--no-shift", DO_FLAG, DC(o.no_shift), 0, 0, 0 },
 	{ "--aggregate", DO_INT, DC(o.aggregate_min), 0, -1, 1000000 },
 	{ "--between-prior", DO_NUMBER, DC(o.between_prior_pct), 0, 0.001, 100 },
+	{ "--other-machine", DO_FLAG, DC(o.machine), 0, 0, 0 },
 	/* Maintainer options (docs/decision-rule.md): the method and run
 	 * subsets, used by the evaluation. */
 	{ "--method", DO_METHOD, DC(o.method), 0, 0, 0 },
@@ -295,12 +296,32 @@ int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err)
 	return kpt_cli_fail(err);
 }
 
+/* A gate compares something: fewer than half of either side's keys
+ * matched (a wrong path, a renamed range, another program) is an error. */
+static int check_matched(const struct kpt_diff *df, const char *new_, struct kpt_diag *d)
+{
+	uint32_t gone = df->counts[KPT_V_GONE], nw = df->counts[KPT_V_NEW];
+	uint32_t matched = (uint32_t)df->nrows - gone - nw;
+
+	if (2 * (uint64_t)matched >= (uint64_t)matched + gone && 2 * (uint64_t)matched >= (uint64_t)matched + nw &&
+	    matched > 0)
+		return 0;
+	kpt_diag_set(d, KPT_E_MISMATCH, "'%s' matched %u of the baseline's %u keys and %u of its own %u: nothing to gate",
+		     new_, matched, matched + gone, matched, matched + nw);
+	return kpt_diag_hint(d, "check the recording's suite, ranges and the baseline path ('kptprof diff BASE NEW' shows what differs)");
+}
+
 /* Prints and writes the reports of df, destroys it, returns the exit status. */
 static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 {
 	struct kpt_diag d = { 0 };
 	struct kpt_report_opts ro = { 0 };
 	int rc, width;
+
+	if (dc->require_match && check_matched(df, df->new_.path, &d) < 0) {
+		kpt_diff_destroy(df);
+		return kpt_diff_cli_fail(dc, &d);
+	}
 
 	ro.color = kpt_cli_color(1);
 	width = kpt_cli_term_width(1);

@@ -13,6 +13,9 @@ struct kpt_diff_cli {
 	int quiet;                           /* no terminal table */
 	uint32_t *runs_buf[2];               /* owned: parsed --base-runs/--new-runs */
 	const char *plots;                   /* --plots DIR (diff, gate): gnuplot scripts + PNGs */
+	/* gate: fewer than half of the baseline's keys (or of the new
+	 * recording's) matched is an error, never a pass */
+	int require_match;
 };
 
 /* Parses one diff option at argv[*i] (advancing *i past its value).

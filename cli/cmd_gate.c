@@ -30,12 +30,11 @@ static int have_gpu_driver(void)
 	return access("/dev/nvidiactl", F_OK) == 0 || access("/proc/driver/nvidia/version", F_OK) == 0;
 }
 
-/* Runs `kptprof record --suite S --runs M -o OUT` as a child of this same
- * binary; returns its exit status, or -1 when it could not be started. */
-static int run_record(const char *suite, const char *runs, const char *out)
+/* Runs argv as a child: the program `file`, or argv[0] looked up in PATH
+ * when file is NULL (its stdout then goes to stderr: tools' chatter);
+ * returns its exit status, -1 when it could not be started. */
+static int run_child(const char *file, char *const argv[])
 {
-	char *argv[] = { "kptprof", "record", "--suite", (char *)suite, "--runs", (char *)runs,
-			 "-o", (char *)out, NULL };
 	pid_t pid;
 	int st;
 
@@ -44,26 +43,235 @@ static int run_record(const char *suite, const char *runs, const char *out)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		execv("/proc/self/exe", argv);
-		fprintf(stderr, "kptprof gate: cannot run 'kptprof record': %s\n", strerror(errno));
+		if (file) {
+			execv(file, argv);
+		} else {
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+			execvp(argv[0], argv);
+		}
+		fprintf(stderr, "kptprof gate: cannot run '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* `kptprof record --suite S --runs M -o OUT` of this same binary. */
+static int run_record(const char *suite, const char *runs, const char *out)
+{
+	char *argv[] = { "kptprof", "record", "--suite", (char *)suite, "--runs", (char *)runs,
+			 "-o", (char *)out, NULL };
+
+	return run_child("/proc/self/exe", argv);
+}
+
+static int run_tool(char *const argv[])
+{
+	return run_child(NULL, argv);
+}
+
+/* The workload runner of a build folder: kpt-workloads where the build
+ * puts it (cli/), or at the folder's top (an install's bin/). */
+static int build_runner(const char *dir, char *out, size_t cap)
+{
+	static const char *const rel[] = { "cli/kpt-workloads", "kpt-workloads", "bin/kpt-workloads",
+					   "kernels/runner/kpt-workloads" };
+
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		int n = snprintf(out, cap, "%s/%s", dir, rel[i]);
+
+		if (n > 0 && (size_t)n < cap && access(out, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* This kptprof's own build: the folder above the binary (BUILD/cli/kptprof). */
+static int own_build(char *out, size_t cap)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	if (!(slash = strrchr(self, '/')))
+		return -1;
+	*slash = 0;         /* BUILD/cli */
+	if (build_runner(self, out, cap) == 0)
+		return 0;
+	if (!(slash = strrchr(self, '/')))
+		return -1;
+	*slash = 0;         /* BUILD */
+	return build_runner(self, out, cap);
+}
+
+/* Builds the workload runner of git ref `ref` in a worktree under tmp:
+ * `git worktree add --detach`, then CMake for this build's CUDA
+ * architectures. The runner's path goes to out. */
+static int build_ref(const char *ref, const char *tmp, char *out, size_t cap, struct kpt_diag *d)
+{
+	char src[PATH_MAX], bld[PATH_MAX], arch[160] = "-DCMAKE_CUDA_ARCHITECTURES=native", jobs[32];
+	char self[PATH_MAX], cache[PATH_MAX + 32], line[512];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	FILE *f;
+	int rc;
+
+	snprintf(src, sizeof src, "%s/src", tmp);
+	snprintf(bld, sizeof bld, "%s/build", tmp);
+	/* this build's architectures: BUILD/CMakeCache.txt above BUILD/cli/kptprof */
+	if (n > 0) {
+		char *sl;
+
+		self[n] = 0;
+		if ((sl = strrchr(self, '/')))
+			*sl = 0;
+		if ((sl = strrchr(self, '/')))
+			*sl = 0;
+		snprintf(cache, sizeof cache, "%s/CMakeCache.txt", self);
+		if ((f = fopen(cache, "r"))) {
+			while (fgets(line, sizeof line, f))
+				if (strncmp(line, "CMAKE_CUDA_ARCHITECTURES:", 25) == 0) {
+					char *v = strchr(line, '=');
+
+					line[strcspn(line, "\n")] = 0;
+					if (v && v[1])
+						snprintf(arch, sizeof arch, "-DCMAKE_CUDA_ARCHITECTURES=%s", v + 1);
+				}
+			fclose(f);
+		}
+	}
+	snprintf(jobs, sizeof jobs, "-j%ld", sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 2);
+	fprintf(stderr, "kptprof gate: building '%s' in %s (%s)\n", ref, tmp, arch + 2);
+	{
+		char *git[] = { "git", "worktree", "add", "--quiet", "--detach", src, (char *)ref, NULL };
+		char *cfg[] = { "cmake", "-S", src, "-B", bld, "-DCMAKE_BUILD_TYPE=Release", arch, NULL };
+		char *mk[] = { "cmake", "--build", bld, jobs, "--target", "kpt-workloads", NULL };
+
+		if ((rc = run_tool(git)) != 0)
+			return kpt_diag_set(d, KPT_E_NOTFOUND, "cannot check out '%s' (git worktree add: exit %d)", ref, rc);
+		if ((rc = run_tool(cfg)) != 0 || (rc = run_tool(mk)) != 0)
+			return kpt_diag_set(d, KPT_E_UNSUPPORTED, "cannot build '%s' (cmake: exit %d)", ref, rc);
+	}
+	if (build_runner(bld, out, cap) < 0)
+		return kpt_diag_set(d, KPT_E_NOTFOUND, "building '%s' made no kpt-workloads", ref);
+	return 0;
+}
+
+/* gate --against: the suite of the build (or git ref) `against` and of this
+ * build, interleaved on this machine by `kptprof ab` (paired verdicts, its
+ * exit status), then the candidate's side against the committed baseline,
+ * as a check for shifts both builds share (one line). */
+static int gate_against(const char *against, const char *suite, const char *runs, const char *keep,
+			const char *dir, char **pass, int npass, struct kpt_diff_cli *dc)
+{
+	char base_r[PATH_MAX], cand_r[PATH_MAX], tmp[] = "/tmp/kptprof-against.XXXXXX", out[PATH_MAX];
+	char slug[256], bpath[PATH_MAX + 600], bfile[PATH_MAX + 16];
+	struct kpt_diag d = { 0 };
+	struct stat sb;
+	char **argv = NULL;
+	int k = 0, rc;
+
+	if (!mkdtemp(tmp)) {
+		kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
+		return kpt_cli_fail(&d);
+	}
+	if (own_build(cand_r, sizeof cand_r) < 0) {
+		kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find this build's workload runner 'kpt-workloads' beside kptprof");
+		rc = kpt_cli_fail(&d);
+		goto out;
+	}
+	if (stat(against, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (build_runner(against, base_r, sizeof base_r) < 0) {
+			kpt_diag_set(&d, KPT_E_NOTFOUND, "'%s' is a folder without a built kpt-workloads", against);
+			kpt_diag_hint(&d, "give a build folder of the base commit (cmake --build BUILD --target kpt-workloads) or a git ref");
+			rc = kpt_cli_fail(&d);
+			goto out;
+		}
+	} else if (build_ref(against, tmp, base_r, sizeof base_r, &d) < 0) {
+		rc = kpt_cli_fail(&d);
+		goto out;
+	}
+	snprintf(out, sizeof out, "%s", keep ? keep : tmp);
+	if (!(argv = calloc((size_t)npass + 16, sizeof *argv))) {
+		rc = KPT_EXIT_ERROR;
+		goto out;
+	}
+	argv[k++] = "ab";
+	argv[k++] = "--runs";
+	argv[k++] = (char *)runs;
+	argv[k++] = "-o";
+	argv[k++] = out;
+	for (int i = 0; i < npass; i++)
+		argv[k++] = pass[i];
+	argv[k++] = "--";
+	argv[k++] = base_r;
+	argv[k++] = "--suite";
+	argv[k++] = (char *)suite;
+	argv[k++] = ":::";
+	argv[k++] = cand_r;
+	argv[k++] = "--suite";
+	argv[k++] = (char *)suite;
+	fprintf(stderr, "kptprof gate: '%s' (base: %s) against this build (%s), interleaved on this GPU\n", suite,
+		base_r, cand_r);
+	rc = cmd_ab(k, argv);
+	if (rc != KPT_EXIT_OK && rc != KPT_EXIT_REGRESSION)
+		goto out;
+	/* the committed baseline: shifts both builds share (one line) */
+	snprintf(bfile, sizeof bfile, "%s/b.kpt", out);
+	if (kpt_cli_file_series(bfile, slug, sizeof slug, NULL, 0, &d) == 0) {
+		struct kpt_diff *df = NULL;
+		const char *bases[1];
+
+		snprintf(bpath, sizeof bpath, "%s/%s/%s", dir, slug, suite);
+		bases[0] = bpath;
+		if (stat(bpath, &sb) != 0) {
+			fprintf(stderr, "kptprof gate: no committed baseline '%s' to check shared shifts against\n", bpath);
+		} else if (kpt_diff_paths_multi(bases, 1, bfile, &dc->o, &df, &d) == 0) {
+			fprintf(stderr, "kptprof gate: this build against the committed baseline %s: %u SLOW, %u AMBG of %zu keys%s\n",
+				bpath, df->counts[KPT_V_SLOW], df->counts[KPT_V_AMBG], df->nrows,
+				df->counts[KPT_V_SLOW] ? " (slower than other machines' sessions too: did the base branch regress? "
+							  "'kptprof diff' on the recordings in -o shows which)" : "");
+			kpt_diff_destroy(df);
+		}
+	}
+out:
+	free(argv);
+	if (!keep) {
+		char *rm[] = { "rm", "-rf", tmp, NULL };
+
+		if (strstr(against, "/") == NULL && stat(tmp, &sb) == 0) {
+			char src[PATH_MAX + 8];
+			char *wt[] = { "git", "worktree", "remove", "--force", src, NULL };
+
+			snprintf(src, sizeof src, "%s/src", tmp);
+			if (stat(src, &sb) == 0)
+				run_tool(wt);
+		}
+		run_tool(rm);
+	}
+	return rc;
 }
 
 /* The GPU slug of the recording at path; when it names a suite (meta
  * "suite"), that must be `suite` (gating a seed recording against the
  * default baseline would be all NEW and GONE). */
-static int file_slug(const char *path, const char *suite, char *buf, size_t cap, struct kpt_diag *d)
+static int file_slug(const char *path, const char *suite, int suite_given, char *buf, size_t cap,
+		     struct kpt_diag *d)
 {
 	char s[256];
 	int rc = kpt_cli_file_series(path, buf, cap, s, sizeof s, d);
 
+	if (rc == 0 && !s[0] && !suite_given) {
+		/* a program's recording gated against the default suite would
+		 * match nothing and pass for ever */
+		kpt_diag_set(d, KPT_E_INVAL, "'%s' is not a recording of a suite: nothing to gate it against by default", path);
+		return kpt_diag_hint(d, "name its baseline: 'kptprof gate --from %s --suite NAME' with a baseline of that "
+				     "name, or 'kptprof diff BASELINE %s'", path, path);
+	}
 	if (rc == 0 && s[0] && strcmp(s, suite) != 0) {
 		kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, suite);
 		rc = kpt_diag_hint(d, "gate it with --suite %s", s);
@@ -116,8 +324,10 @@ int cmd_gate(int argc, char **argv)
 	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX];
 	struct kpt_diag d = { 0 };
 	struct stat sb;
-	int rc, made_tmp = 0;
+	int rc, made_tmp = 0, suite_given = 0, npass = 0;
 	uint64_t m, nb = KPT_HISTORY_GATE_SESSIONS;
+	const char *against = NULL;
+	char **pass = calloc((size_t)argc + 1, sizeof *pass);
 
 	for (int i = 1; i < argc; i++) {
 		if (kpt_cli_is_help(argv[i])) {
@@ -126,9 +336,10 @@ int cmd_gate(int argc, char **argv)
 		}
 		{
 			static const char *const names[] = { "--suite", "--baselines", "--from", "--runs", "-o",
-							     "--plots", "--db", "--baseline-sessions", "--branch" };
+							     "--plots", "--db", "--baseline-sessions", "--branch",
+							     "--against" };
 			const char **const dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots, &db, &nsess,
-						     &branch };
+						     &branch, &against };
 
 			rc = kpt_cli_opt_table(argc, argv, &i, names, dst, sizeof names / sizeof names[0]);
 			if (rc < 0) {
@@ -138,9 +349,17 @@ int cmd_gate(int argc, char **argv)
 			if (rc == 1)
 				continue;
 		}
-		rc = kpt_diff_cli_option(argc, argv, &i, &dc);
-		if (rc == 1)
-			continue;
+		{
+			int i0 = i;
+
+			rc = kpt_diff_cli_option(argc, argv, &i, &dc);
+			if (rc == 1) {
+				/* kept for `ab` under --against */
+				for (int j = i0; j <= i && pass && npass < argc; j++)
+					pass[npass++] = argv[j];
+				continue;
+			}
+		}
 		if (rc == 0)
 			rc = kpt_cli_usage_error(argv[0], "unknown argument '%s'", argv[i]);
 		goto out;
@@ -179,10 +398,27 @@ int cmd_gate(int argc, char **argv)
 		if (rc)
 			goto out;
 	}
+	if (against && (from || db)) {
+		rc = kpt_cli_usage_error(argv[0], "--against runs both builds here: not with %s", from ? "--from" : "--db");
+		goto out;
+	}
 	if (!dir)
 		dir = default_baselines();
+	if (against) {
+		if (!have_gpu_driver()) {
+			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n");
+			rc = KPT_EXIT_SKIP;
+			goto out;
+		}
+		rc = gate_against(against, suite, argc > 0 && runs && strcmp(runs, "5") ? runs : "10", keep, dir, pass,
+				  npass, &dc);
+		goto out;
+	}
 	if (!dc.suite)
 		dc.suite = suite;
+	dc.require_match = 1;
+	for (int i = 1; i < argc; i++)
+		suite_given |= strcmp(argv[i], "--suite") == 0 || strncmp(argv[i], "--suite=", 8) == 0;
 	if (from) {
 		snprintf(rec, sizeof rec, "%s", from);
 	} else {
@@ -216,7 +452,7 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (file_slug(rec, suite, slug, sizeof slug, &d) < 0) {
+	if (file_slug(rec, suite, suite_given, slug, sizeof slug, &d) < 0) {
 		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}
@@ -249,5 +485,6 @@ out:
 		rmdir(tmpl);
 	}
 	kpt_diff_cli_release(&dc);
+	free(pass);
 	return rc;
 }

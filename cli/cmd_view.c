@@ -35,6 +35,7 @@ static const struct {
 	{ "--keep-throttled", "keep samples the environment filter would drop (default: drop)" },
 	{ "--aggregate", "N: compare a kernel launched N+ times per iteration in one path as one key; 0: never (default 3)" },
 	{ "--between-prior", "PCT: between-machine SD assumed when the baseline has one session (default: by duration)" },
+	{ "--other-machine", "the recording is another machine even where baseline sessions share its GPU and boot (default: off)" },
 	{ "--no-shift", "do not take a family's common move out of its keys (default: taken out, reported once)" },
 	{ "--paired", "run i of the recording against run i of the baseline, interleaved on one machine (default: off)" },
 	{ "--ranges", "RULE: any-thread puts a kernel with no range of its own thread in another thread's (default thread)" },

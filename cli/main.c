@@ -25,6 +25,7 @@ static int help(int argc, char **argv);
 	"  --keep-throttled         keep samples taken throttled or under 0.75x the run's median SM clock (default: drop)\n" \
 	"  --aggregate N            a kernel launched N+ times per iteration in one NVTX path is one key (default 3; 0: never)\n" \
 	"  --between-prior PCT      between-machine SD when BASE has one session (default: by kernel duration)\n" \
+	"  --other-machine          NEW is another machine even where base sessions share its GPU and boot (default: off)\n" \
 	"  --no-shift               keep a family's common move in its keys' changes (default: reported once, taken out)\n" \
 	"  --paired                 run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)\n" \
 	"  --ranges RULE            any-thread: a kernel with no range of its own thread takes another thread's (default thread)\n" \
@@ -69,8 +70,9 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  -h, --help               show this help\n" },
 	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
 	  "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
-	  "             [-o FILE | --from FILE] [diff options]\n\n"
-	  "  --suite NAME             suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default)\n"
+	  "             [-o FILE | --from FILE | --against BUILD|REF] [diff options]\n\n"
+	  "  --suite NAME             suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default;\n"
+	  "                           --from a recording of no suite needs it)\n"
 	  "  --baselines DIR          folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
 	  "  --db URL                 baseline from the history store instead: SQLite file or postgresql://... (default: none)\n"
 	  "  --baseline-sessions N    with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)\n"
@@ -78,6 +80,9 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --runs M                 runs to record, 2 to 1000 (default 5)\n"
 	  "  -o FILE                  keep the recording in FILE (default: a temporary file, removed)\n"
 	  "  --from FILE              gate this recording instead of recording (default: record; no GPU: exit 77)\n"
+	  "  --against BUILD|REF      A/B against a base build folder or git ref (built in a worktree) here (default: off):\n"
+	  "                           both builds' suite interleaved by 'kptprof ab' (--runs pairs, default 10), paired\n"
+	  "                           verdicts, then this build against the committed baseline (one line)\n"
 	  "  diff options             every option of 'kptprof diff' (default as there):\n"
 	  DIFF_OPTIONS_HELP
 	  "  --suite-name S           JUnit test suite name (default: the --suite NAME)\n"

@@ -826,7 +826,10 @@ static void diff_row(FILE *out, const struct kpt_diff_row *r)
 	else
 		fprintf(out, "<td class=\"n\">-</td>");
 	fprintf(out, "<td class=\"n\">%u / %u</td><td>", r->base_runs, r->new_runs);
-	if (r->verdict == KPT_V_AMBG && r->more_runs)
+	if (r->verdict == KPT_V_AMBG && r->machine_limited)
+		fprintf(out, "machine noise %.1f%%: more runs cannot settle it against the %g%% threshold; "
+			"use kptprof ab or add baseline sessions", r->between_pct, r->threshold_pct);
+	else if (r->verdict == KPT_V_AMBG && r->more_runs)
 		fprintf(out, "about %u more runs per side would settle it", r->more_runs);
 	fprintf(out, "</td></tr>\n");
 }

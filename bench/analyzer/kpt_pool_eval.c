@@ -113,13 +113,16 @@ static void scale(struct kpt_diff_side *s, const struct kpt_diff_row *t, double 
 
 struct tally {
 	int gates, flagged;
+	long tested, ambg, ambg_machine;   /* A/A keys tested, of them AMBG, AMBG for machine noise */
 	long keys[NB], excl[NB];
 	long pw_n[2][NB], pw_hit[2][NB];   /* [5%, 2%] */
+	long q_n[2], q_hit[2];             /* quiet keys (run-to-run <= 0.5%): +5% >= 50 us, +2% >= 200 us */
 };
 
-/* Power: every tested row of df0 (base >= min_ns) scaled by f in cand. */
-static void power(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const struct kpt_diff_opts *o,
-		  const struct kpt_diff *df0, double f, double min_ns, long *n, long *hit)
+/* Power: every tested row of df0 (base >= min_ns, run-to-run noise <=
+ * max_within percent) scaled by f in cand. */
+static void power_q(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const struct kpt_diff_opts *o,
+		    const struct kpt_diff *df0, double f, double min_ns, double max_within, long *n, long *hit)
 {
 	for (size_t i = 0; i < df0->nrows; i++) {
 		const struct kpt_diff_row *r = &df0->rows[i];
@@ -127,7 +130,7 @@ static void power(const struct kpt_diff_side *base, struct kpt_diff_side *cand, 
 		struct kpt_diag d = { 0 };
 		const struct kpt_diff_row *q;
 
-		if (isnan(r->p) || !(r->base_ns >= min_ns))
+		if (isnan(r->p) || !(r->base_ns >= min_ns) || !(r->within_pct <= max_within))
 			continue;
 		scale(cand, r, f);
 		if (kpt_diff_compare(base, cand, o, &df, &d) == 0 && (q = find_row(df, r))) {
@@ -143,14 +146,23 @@ static void power(const struct kpt_diff_side *base, struct kpt_diff_side *cand, 
 	}
 }
 
-static void gate(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const uint32_t *runs,
-		 uint32_t nr, struct tally *t, int with_power, const char *label)
+static void power(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const struct kpt_diff_opts *o,
+		  const struct kpt_diff *df0, double f, double min_ns, long *n, long *hit)
+{
+	power_q(base, cand, o, df0, f, min_ns, INFINITY, n, hit);
+}
+
+static void gate_from(const struct kpt_diff_side *base, const uint32_t *bruns, uint32_t nbr,
+		      struct kpt_diff_side *cand, const uint32_t *runs, uint32_t nr, struct tally *t, int with_power,
+		      const char *label)
 {
 	struct kpt_diff_opts o = { 0 };
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
 
 	eval_opts(&o);
+	o.base_runs = bruns;
+	o.n_base_runs = nbr;
 	o.new_runs = runs;
 	o.n_new_runs = nr;
 	if (kpt_diff_compare(base, cand, &o, &df, &d) < 0) {
@@ -176,12 +188,33 @@ static void gate(const struct kpt_diff_side *base, struct kpt_diff_side *cand, c
 			continue;
 		t->keys[bucket(r->base_ns)]++;
 		t->excl[bucket(r->base_ns)] += r->ci_low_pct > 0 || r->ci_high_pct < 0;
+		t->tested++;
+		t->ambg += r->verdict == KPT_V_AMBG;
+		t->ambg_machine += r->verdict == KPT_V_AMBG && r->machine_limited;
 	}
 	if (with_power) {
 		power(base, cand, &o, df, 1.05, 50e3, t->pw_n[0], t->pw_hit[0]);
 		power(base, cand, &o, df, 1.02, 200e3, t->pw_n[1], t->pw_hit[1]);
+		{
+			long n5[NB] = { 0 }, h5[NB] = { 0 }, n2[NB] = { 0 }, h2[NB] = { 0 };
+
+			power_q(base, cand, &o, df, 1.05, 50e3, 0.5, n5, h5);
+			power_q(base, cand, &o, df, 1.02, 200e3, 0.5, n2, h2);
+			for (int b = 0; b < NB; b++) {
+				t->q_n[0] += n5[b];
+				t->q_hit[0] += h5[b];
+				t->q_n[1] += n2[b];
+				t->q_hit[1] += h2[b];
+			}
+		}
 	}
 	kpt_diff_destroy(df);
+}
+
+static void gate(const struct kpt_diff_side *base, struct kpt_diff_side *cand, const uint32_t *runs,
+		 uint32_t nr, struct tally *t, int with_power, const char *label)
+{
+	gate_from(base, NULL, 0, cand, runs, nr, t, with_power, label);
 }
 
 static double pctof(long a, long b)
@@ -193,7 +226,7 @@ int main(int argc, char **argv)
 {
 	struct machine m[MAXM];
 	int n = 0, base_runs = 5;
-	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 }, t1 = { 0 }, ab10 = { 0 };
+	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 }, t1 = { 0 }, ab10 = { 0 }, same = { 0 };
 	long real_n = 0, real_hit[2] = { 0, 0 }, real_other = 0, real_gates_other = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -280,6 +313,13 @@ int main(int argc, char **argv)
 				gate(b1, m[h].pool, r04, 5, &t1, 0, m[h].dir);
 			kpt_diff_side_destroy(b1);
 		}
+		/* the same machine and boot, one session each side: runs 0-4 of
+		 * the held-out recording against its runs 5-9 (unpaired) */
+		if (1) {
+			static const uint32_t r04b[] = { 0, 1, 2, 3, 4 };
+
+			gate_from(m[h].pool, r04b, 5, m[h].pool2, r59, 5, &same, 1, m[h].dir);
+		}
 		/* kptprof ab's own recordings: 10 pairs, A/A, and 2% plants on B */
 		if (m[h].aa_a && m[h].aa_b) {
 			struct kpt_diff_opts o = { 0 };
@@ -353,13 +393,28 @@ int main(int argc, char **argv)
 	printf("| A/A | 3 | %d of %d |\n", t3.flagged, t3.gates);
 	printf("| A/B paired (ab) | 5 / 4 pairs | %d of %d |\n", ab.flagged, ab.gates);
 	printf("| A/A, one-session baseline (prior) | 5 | %d of %d |\n", t1.flagged, t1.gates);
-	printf("| kptprof ab A/A recordings | 10 pairs | %d of %d |\n\n", ab10.flagged, ab10.gates);
+	printf("| kptprof ab A/A recordings | 10 pairs | %d of %d |\n", ab10.flagged, ab10.gates);
+	printf("| same machine and boot, runs 0-4 vs 5-9 | 5 | %d of %d |\n\n", same.flagged, same.gates);
+	printf("AMBG keys in A/A gates: M=5 %.1f%% of %ld (%.1f%% for machine noise), M=3 %.1f%% of %ld, "
+	       "one-session base %.1f%% of %ld, same machine %.1f%% of %ld\n\n",
+	       pctof(t5.ambg, t5.tested), t5.tested, pctof(t5.ambg_machine, t5.tested), pctof(t3.ambg, t3.tested),
+	       t3.tested, pctof(t1.ambg, t1.tested), t1.tested, pctof(same.ambg, same.tested), same.tested);
+	printf("Same machine and boot: +5%% >= 50 us %.1f%% of %ld, +2%% >= 200 us %.1f%% of %ld; "
+	       "keys with run-to-run noise <= 0.5%%: +5%% %.1f%% of %ld, +2%% %.1f%% of %ld\n",
+	       pctof(same.pw_hit[0][2] + same.pw_hit[0][3], same.pw_n[0][2] + same.pw_n[0][3]),
+	       same.pw_n[0][2] + same.pw_n[0][3], pctof(same.pw_hit[1][3], same.pw_n[1][3]), same.pw_n[1][3],
+	       pctof(same.q_hit[0], same.q_n[0]), same.q_n[0], pctof(same.q_hit[1], same.q_n[1]), same.q_n[1]);
+	printf("Other machines, M=5, keys with run-to-run noise <= 0.5%%: +5%% >= 50 us %.1f%% of %ld, +2%% >= 200 us %.1f%% of %ld\n\n",
+	       pctof(t5.q_hit[0], t5.q_n[0]), t5.q_n[0], pctof(t5.q_hit[1], t5.q_n[1]), t5.q_n[1]);
 	printf("Calibration: unchanged keys whose 95%% interval excludes 0\n\n| duration | M=5 | M=3 | ab |\n|---|---|---|---|\n");
 	for (int b = 0; b < NB; b++)
 		printf("| %s | %.1f%% of %ld | %.1f%% of %ld | %.1f%% of %ld |\n", bucket_name[b],
 		       pctof(t5.excl[b], t5.keys[b]), t5.keys[b], pctof(t3.excl[b], t3.keys[b]), t3.keys[b],
 		       pctof(ab.excl[b], ab.keys[b]), ab.keys[b]);
 	printf("\nPower (synthetic plants on held-out recordings: one key at a time)\n\n| plant | duration | M=5 | M=3 | ab (5 pairs) |\n|---|---|---|---|---|\n");
+	printf("| +5%% | >= 50 us | %.1f%% of %ld | %.1f%% of %ld | |\n",
+	       pctof(t5.pw_hit[0][2] + t5.pw_hit[0][3], t5.pw_n[0][2] + t5.pw_n[0][3]), t5.pw_n[0][2] + t5.pw_n[0][3],
+	       pctof(t3.pw_hit[0][2] + t3.pw_hit[0][3], t3.pw_n[0][2] + t3.pw_n[0][3]), t3.pw_n[0][2] + t3.pw_n[0][3]);
 	for (int b = 2; b < NB; b++)
 		printf("| +5%% | %s | %.1f%% of %ld | %.1f%% of %ld | |\n", bucket_name[b],
 		       pctof(t5.pw_hit[0][b], t5.pw_n[0][b]), t5.pw_n[0][b], pctof(t3.pw_hit[0][b], t3.pw_n[0][b]),

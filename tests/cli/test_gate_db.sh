@@ -31,11 +31,11 @@ ls "$SESS"/*.kpt | tail -n 10 | while read -r f; do ln -s "$f" "$T/bl/$SLUG/defa
 
 # same verdicts and table as the folder, the baseline named on stderr
 for new in "$PLANT" "$CAND"; do
-	run "$KPTPROF" gate --from "$new" --db "$DB"
+	run "$KPTPROF" gate --from "$new" --suite default --db "$DB"
 	rc_db=$RC
 	cp "$T/out" "$T/db.out"
 	cp "$T/err" "$T/db.err"
-	run "$KPTPROF" gate --from "$new" --baselines "$T/bl"
+	run "$KPTPROF" gate --from "$new" --suite default --baselines "$T/bl"
 	[ "$RC" = "$rc_db" ] || fail "gate --db exit $rc_db, folder gate $RC ($new)"
 	expect_rc "$rc_db" "folder gate"
 	head -n1 "$T/db.out" | grep -qF "base: history:$DB@main (NVIDIA H100 80GB HBM3, 10 sessions," ||
@@ -44,7 +44,7 @@ for new in "$PLANT" "$CAND"; do
 	grep -qF "baseline from history store '$DB' (sqlite): branch 'main', the last 10 sessions of suite 'default' on $SLUG, commits c$(printf %02d $((i - 9)))..c$(printf %02d $i)" "$T/db.err" ||
 		fail "gate --db does not say where its baseline came from: $(cat "$T/db.err")"
 done
-run "$KPTPROF" gate --from "$PLANT" --db "$DB"
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB"
 expect_rc 1 "gate --db on the planted recording"
 expect_out "2 SLOW"
 expect_out "REGRESSION"
@@ -52,9 +52,9 @@ run "$KPTPROF" gate --from "$CAND" --db "$DB"
 expect_rc 0 "gate --db on the candidate"
 expect_out "no regression"
 # every session, JSON verdicts against the whole folder
-run "$KPTPROF" gate --from "$PLANT" --db "$DB" --baseline-sessions 1000 --json "$T/db.json" --quiet
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --baseline-sessions 1000 --json "$T/db.json" --quiet
 expect_rc 1 "gate --db --baseline-sessions 1000"
-run "$KPTPROF" gate --from "$PLANT" --baselines "$KPT_SRC/baselines" --json "$T/f.json" --quiet
+run "$KPTPROF" gate --from "$PLANT" --suite default --baselines "$KPT_SRC/baselines" --json "$T/f.json" --quiet
 expect_rc 1 "folder gate, every session"
 python3 - "$T/db.json" "$T/f.json" <<'PY' || fail "gate --db json verdicts differ from the folder's"
 import json, sys
@@ -71,28 +71,28 @@ assert a["model"]["base_sessions"] == b["model"]["base_sessions"] >= 12
 PY
 
 # errors: one line, nothing on stdout, exit 2, no store made
-run "$KPTPROF" gate --from "$PLANT" --db "$T/none.db"
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$T/none.db"
 expect_error "gate --db on no store" "no history store at '$T/none.db'"
 [ ! -e "$T/none.db" ] || fail "gate --db made a store"
-run "$KPTPROF" gate --from "$PLANT" --db "$DB" --branch dev
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --branch dev
 expect_error "gate --db, no sessions of the branch" "no sessions of suite 'default' on GPU '$SLUG', branch 'dev'"
 run "$KPTPROF" gate --from "$PLANT" --db "$DB" --suite quick
 expect_error "gate --db, another suite" "no sessions of suite 'quick'"
 run "$KPTPROF" history add "$SESS/$(ls "$SESS" | head -n1)" --db "$T/one.db" --suite default --branch b1
-run "$KPTPROF" gate --from "$PLANT" --db "$T/one.db" --branch b1
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$T/one.db" --branch b1
 expect_error "gate --db, one session" "holds 1 session of suite 'default' on GPU '$SLUG', branch 'b1' with 2 runs or more in the last 1: the noise model needs at least 2"
-run "$KPTPROF" gate --from "$PLANT" --db "$DB" --baseline-sessions 1
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --baseline-sessions 1
 expect_error "gate --db --baseline-sessions 1" "--baseline-sessions"
-run "$KPTPROF" gate --from "$PLANT" --branch main
+run "$KPTPROF" gate --from "$PLANT" --suite default --branch main
 expect_error "gate --branch without --db" "give --db too"
-run "$KPTPROF" gate --from "$PLANT" --db "$DB" --baselines "$T/bl"
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --baselines "$T/bl"
 expect_error "gate --db and --baselines" "two baselines"
-run "$KPTPROF" gate --from "$PLANT" --db "$DB" --paired
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --paired
 expect_error "gate --db --paired" "not with --db"
-run "$KPTPROF" gate --from "$PLANT" --db "postgresql://kpt:secret@127.0.0.1:1/kpt"
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "postgresql://kpt:secret@127.0.0.1:1/kpt"
 expect_error "gate --db on an unreachable server" "cannot connect to history store"
 grep -q secret "$T/err" && fail "the password was shown: $(cat "$T/err")"
-run "$KPTPROF" gate --from "$PLANT" --db "$DB" --branch dev --json "$T/err.json"
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --branch dev --json "$T/err.json"
 expect_rc 2 "gate --db error with --json"
 grep -q '"result": "error"' "$T/err.json" || fail "gate --db error: no error JSON"
 
@@ -133,9 +133,9 @@ db="kpt_gate_$$"
 psql -q "$KPT_TEST_PG_URL" -c "CREATE DATABASE $db" || fail "cannot create database $db"
 PG="${KPT_TEST_PG_URL%/*}/$db"
 fill "$PG"
-run "$KPTPROF" gate --from "$PLANT" --db "$PG"
+run "$KPTPROF" gate --from "$PLANT" --suite default --db "$PG"
 expect_rc 1 "gate --db on PostgreSQL"
 cp "$T/out" "$T/pg.out"
-run "$KPTPROF" gate --from "$PLANT" --baselines "$T/bl"
+run "$KPTPROF" gate --from "$PLANT" --suite default --baselines "$T/bl"
 diff <(tail -n +2 "$T/pg.out") <(tail -n +2 "$T/out") >"$T/d" || fail "gate --db on PostgreSQL and the folder differ: $(head -c 1500 "$T/d")"
 psql -q "$KPT_TEST_PG_URL" -c "DROP DATABASE $db" || fail "drop $db"

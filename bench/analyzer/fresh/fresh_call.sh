@@ -42,7 +42,7 @@ KW=$F/build/cli/kpt-workloads
 if [ ! -x "$K" ] || [ ! -x "$KW" ]; then
 	echo "no kptprof/kpt-workloads built"; cp "$R"/* "$OUT"/; exit 1
 fi
-rec() { local name=$1; shift; timeout 200 "$K" record "$@" -o "$R/$name.kpt" >"$R/$name.log" 2>&1;
+rec() { local name=$1; shift; timeout 200 "$K" record -o "$R/$name.kpt" "$@" >"$R/$name.log" 2>&1;
 	echo "$name rc=$? $(( $(date +%s) - T0 ))s" | tee -a "$R/machine.txt"; }
 rec a1 --suite default --runs 5
 rec a2 --suite default --runs 5

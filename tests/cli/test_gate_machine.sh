@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The gate compares something, and knows the same machine when it sees it
+# (issue 20): a recording of no suite is never gated against `default`;
+# fewer than half of the keys matched is exit 2, never a pass; base and new
+# of one GPU and boot are compared with no between-machine part (real
+# recordings: the counters pair, one machine, minutes apart, copy +10% by
+# real extra work), and --other-machine turns that off; --against needs a
+# GPU (77) and is not combined with --from.
+. "$(dirname "$0")/cli_lib.sh"
+D=$KPT_DATA
+
+# a user program's recording: no suite, so no default baseline
+run "$KPTPROF" gate --from "$D/torch_small.kpt"
+expect_error "gate --from a program" "is not a recording of a suite"
+# named, but nothing matches: an error, not "no regression"
+run "$KPTPROF" gate --from "$D/torch_small.kpt" --suite default --baselines "$KPT_SRC/baselines" --json "$T/g.json"
+# (after gate's progress line naming what it compares)
+expect_rc 2 "gate of nothing matched"
+[ ! -s "$T/out" ] || fail "an unmatched gate wrote to stdout"
+[ "$(grep -vc -e '^hint: ' -e '^kptprof gate: ' "$T/err")" = 1 ] || fail "not one error line: $(cat "$T/err")"
+expect_err "matched 0 of the baseline's"
+grep -q '"result": *"error"' "$T/g.json" || fail "gate --json of an unmatched gate: $(head -c 300 "$T/g.json")"
+
+# the same GPU and boot: compared with that session alone, no machine part
+run "$KPTPROF" diff "$D/counters_pair_base_h100.kpt" "$D/counters_pair_plant_h100.kpt"
+expect_rc 1 "same-machine diff of the planted copy"
+expect_out "same GPU (UUID) and boot as 1 of the base's 1 session"
+grep -E '^copy_vec.* SLOW$' "$T/out" >/dev/null || fail "copy +10% not SLOW on the same machine: $(grep copy_vec "$T/out")"
+run "$KPTPROF" diff "$D/counters_pair_base_h100.kpt" "$D/counters_pair_plant_h100.kpt" --other-machine
+expect_out "base holds one session: the between-machine part of the noise is a prior"
+! grep -q "same GPU (UUID) and boot" "$T/out" || fail "--other-machine still used the same-machine case"
+
+# diff X X: every key whose run-to-run noise is under its threshold is SAME
+run "$KPTPROF" diff "$D/heldout_h100_pool.kpt" "$D/heldout_h100_pool.kpt" --all --json "$T/xx.json" --quiet
+expect_rc 0 "diff X X"
+python3 - "$T/xx.json" <<'PY' || fail "diff X X: a quiet key is not SAME"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["model"]["machine"] == "same_boot", d["model"]
+rows = d["keys"]
+bad = [r for r in rows if r["verdict"] != "SAME" and r.get("within_pct", 99) * 2.5 < r["threshold_pct"]]
+assert not bad, [(r["name"][:40], r["verdict"], r["within_pct"]) for r in bad]
+assert sum(r["verdict"] == "SAME" for r in rows) > 0.8 * len(rows)
+PY
+
+# --against: both builds run here, so it needs a GPU; never with --from
+run "$KPTPROF" gate --against "$KPT_BUILD" --from "$D/heldout_h100_pool.kpt"
+expect_error "gate --against --from" "--against runs both builds here"
+if [ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia/version ]; then
+	run "$KPTPROF" gate --against "$KPT_BUILD"
+	expect_rc 77 "gate --against without a GPU"
+fi
+echo ok
