@@ -52,6 +52,18 @@ rec f_before --runs 5 -- python3 "$FT" --steps 20
 rec f_aa --runs 3 -- python3 "$FT" --steps 20
 rec f_s5 --runs 3 -- python3 "$FT" --steps 20 --slow 5
 rec f_s2 --runs 3 -- python3 "$FT" --steps 20 --slow 2
+if [ "${AGAINST:-1}" = 1 ]; then
+	# gate --against (A/A: the same build as base) and ab with two kernels 2% slower
+	t=$(date +%s)
+	(cd "$F" && timeout 300 "$K" gate --against "$F/build" -o "$R/against") >"$R/against.log" 2>&1
+	echo "against_aa rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
+	tail -1 "$R/against.log"
+	t=$(date +%s)
+	timeout 300 "$K" ab --runs 10 -o "$R/abplant" -- "$KW" --suite default ::: "$KW" --suite default \
+		--plant memory.copy.128MiB=2 --plant memory.triad.f32.64M=2 >"$R/abplant.log" 2>&1
+	echo "ab_plant rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
+	grep -E "SLOW|^[0-9]+ SLOW" "$R/abplant.log" | cut -c1-160
+fi
 echo "end $(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$R/machine.txt"
 cp "$R/machine.txt" "$R/main.out" "$R/main.err" "$OUT/"
 tar -cf "$OUT/fresh.tar" -C "$R" .
