@@ -51,6 +51,7 @@
 
 #include "kpt_err.h"
 #include "kpt_format.h"
+#include "kpt_stats.h"
 
 #define KPT_DIFF_ITER_RANGE "kpt:iter"
 /* Ranges kpt-workloads puts around untimed work (warm-up, L2 flush): the
@@ -385,18 +386,7 @@ struct kpt_counter_table;
 int kpt_diff_attach_counters(struct kpt_diff *df, const struct kpt_counter_table *base,
 			     const struct kpt_counter_table *new_);
 
-/* Statistics the rule uses, exposed for tests and the evaluation. */
-/* Two-sided p-value of Student's t with df degrees of freedom (df > 0). */
-double kpt_t_pvalue(double t, double df);
-/* Quantile q (0 < q < 1) of Student's t with df degrees of freedom. */
-double kpt_t_quantile(double q, double df);
-/* Holm step-down adjustment of n p-values, in place (NAN entries are
- * skipped and do not count in n). O(n log n). Returns KPT_E_NOMEM or 0. */
-int kpt_holm(double *p, size_t n);
-/* Two-sided Mann-Whitney U p-value (normal approximation with tie and
- * continuity correction) of samples a[na] and b[nb]; sorts copies.
- * NAN when na or nb is 0. */
-double kpt_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+/* The tests the rule uses (kpt_t_pvalue, kpt_holm, ...) are lib/kpt_stats.h's. */
 
 /* Reading a side key by key (the history store keeps these; implemented in
  * analyzer/kpt_history_side.c). k < kpt_diff_side_keys(s), r < the run

@@ -26,4 +26,17 @@ double kpt_sd_f64(const double *v, size_t n);
 /* exp(mean(log v)); NaN when n == 0 or any value is <= 0. */
 double kpt_geomean_f64(const double *v, size_t n);
 
+/* Tests of the decision rule (lib/kpt_stats_tests.c). */
+/* Two-sided p-value of Student's t with df degrees of freedom (df > 0). */
+double kpt_t_pvalue(double t, double df);
+/* Quantile q (0 < q < 1) of Student's t with df degrees of freedom. */
+double kpt_t_quantile(double q, double df);
+/* Holm step-down adjustment of n p-values, in place (NAN entries are
+ * skipped and do not count in n). O(n log n). Returns KPT_E_NOMEM or 0. */
+int kpt_holm(double *p, size_t n);
+/* Two-sided Mann-Whitney U p-value (normal approximation with tie and
+ * continuity correction) of samples a[na] and b[nb]; sorts copies.
+ * NAN when na or nb is 0. */
+double kpt_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+
 #endif

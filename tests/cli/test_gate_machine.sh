@@ -38,8 +38,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["model"]["machine"] == "same_boot", d["model"]
 rows = d["keys"]
-bad = [r for r in rows if r["verdict"] != "SAME" and r.get("within_pct", 99) * 2.5 < r["threshold_pct"]]
-assert not bad, [(r["name"][:40], r["verdict"], r["within_pct"]) for r in bad]
+bad = [r for r in rows if r["verdict"] != "SAME" and r.get("noise_pct", 99) * 2.5 < r["threshold_pct"]]
+assert not bad, [(r["name"][:40], r["verdict"], r["noise_pct"]) for r in bad]
 assert sum(r["verdict"] == "SAME" for r in rows) > 0.8 * len(rows)
 PY
 

@@ -1,10 +1,12 @@
-/* kpt_rule_stats.c - Student's t, Holm, Mann-Whitney U. */
+/* kpt_stats_tests.c - Student's t, Holm, Mann-Whitney U: the tests of the
+ * decision rule (analyzer/kpt_rule_*.c). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kpt_diff_private.h"
+#include "kpt_err.h"
+#include "kpt_stats.h"
 
 /* Continued fraction of the regularised incomplete beta (modified Lentz). */
 static double beta_cf(double a, double b, double x)
