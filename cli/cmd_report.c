@@ -216,6 +216,13 @@ static void text_header(const struct report *r)
 	printf("file      %s (format %u.%u)\n", term_safe(r, r->path), major, minor);
 	if ((v = kpt_file_meta_get(r->f, "command")) && v[0])
 		printf("command   %s\n", term_safe(r, v));
+	if ((v = kpt_file_meta_get(r->f, "imported_from")) && v[0]) {
+		const char *files = kpt_file_meta_get(r->f, "import.files"), *lacks = kpt_file_meta_get(r->f, "import.lacks");
+
+		printf("imported  from %s: %s\n", term_safe(r, v), files ? term_safe(r, files) : "?");
+		if (lacks && lacks[0])
+			printf("lacks     %s\n", term_safe(r, lacks));
+	}
 	if ((v = kpt_file_meta_get(r->f, "time")) && v[0]) {
 		const char *host = kpt_file_meta_get(r->f, "host");
 
