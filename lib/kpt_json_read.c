@@ -181,7 +181,9 @@ static int number(struct kpt_jr *r, struct kpt_diag *d)
 {
 	const char *p = r->p;
 
-	if (p < r->end && *p == '-')
+	if (p >= r->end || (*p != '-' && !is_digit(*p)))
+		return bad(r, d, "unexpected character");
+	if (*p == '-')
 		p++;
 	if (p >= r->end || !is_digit(*p))
 		return bad(r, d, "bad number");
@@ -291,10 +293,10 @@ static int value(struct kpt_jr *r, struct kpt_arena *a, struct kpt_jv **out, int
 
 	if (r->failed)
 		return bad(r, d, "reader already failed");
-	if (depth > KPT_JR_MAX_DEPTH)
-		return bad(r, d, "nested deeper than 64");
 	if ((c = kpt_jr_peek(r)) < 0)
 		return bad(r, d, "input ends where a value is due");
+	if ((c == '{' || c == '[') && depth >= KPT_JR_MAX_DEPTH)
+		return bad(r, d, "nested deeper than 64");
 	start = r->p;
 	switch (c) {
 	case '{':
