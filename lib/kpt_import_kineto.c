@@ -33,6 +33,7 @@ static const struct {
 	{ "cpu_op", EV_CPU_OP },
 	{ "operator", EV_CPU_OP },
 	{ "user_annotation", EV_ANNOTATION },
+	{ "nvtx", EV_ANNOTATION },              /* kptprof export --format chrome */
 	{ "cuda_runtime", EV_RUNTIME },
 	{ "cuda_driver", EV_RUNTIME },
 	{ "runtime", EV_RUNTIME },
