@@ -510,8 +510,6 @@ static int write_meta(struct kpt_import_ctx *c, const struct kpt_importer *imp,
 		rc = kpt_writer_meta(c->w, "import.lacks", lacks, d);
 	if (rc >= 0)
 		rc = kpt_writer_meta(c->w, "runs", num, d);
-	if (rc >= 0)
-		rc = kpt_writer_meta(c->w, "command", imp->what, d);
 	/* an epoch-looking clock (after 2001) gives the time of the trace */
 	if (rc >= 0 && c->first_ns != UINT64_MAX && c->first_ns > UINT64_C(1000000000000000000)) {
 		time_t t = (time_t)(c->first_ns / 1000000000u);

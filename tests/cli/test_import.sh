@@ -69,6 +69,14 @@ expect_rc 0 "diff of two imports"
 expect_out "gemm_kernel"
 expect_out "forward"
 
+# imported recordings go where recorded ones go: a baseline, a gate, the history
+run "$KPTPROF" baseline update "$T/ab.kpt" --baselines "$T/bl" --suite torch
+expect_rc 0 "baseline update of an import"
+[ -n "$(ls "$T/bl/nvidia-h100-80gb-hbm3/torch/")" ] || fail "no session under the H100's folder"
+run "$KPTPROF" gate --from "$T/ba.kpt" --baselines "$T/bl" --suite torch
+expect_rc 0 "gate of an import"
+expect_out "no regression"
+
 # ---- a real recording through kptprof's Chrome trace and back: same kernels, same GPU time
 "$KPTPROF" export "$KPT_DATA/torch_small.kpt" --format chrome -o "$T/torch.json" || fail "export chrome failed"
 run "$KPTPROF" import "$T/torch.json" -o "$T/torch.kpt"
@@ -124,6 +132,9 @@ m = sorted(r["memops"], key=lambda x: x["start_ns"])
 assert (m[0]["kind"], m[0]["src"], m[0]["dst"]) == ("Memcpy HtoD", "Pageable", "Device"), m[0]
 assert r["meta"]["imported_from"] == "nsys"
 PY
+	run "$KPTPROF" history add "$T/ab.kpt" --db "$T/h.db" --commit abc
+	expect_rc 0 "history add of an import"
+	expect_out "2 kernel keys, 2 runs, NVIDIA H100 80GB HBM3"
 	run "$KPTPROF" import "$T/n.sqlite" "$D/kineto_small.json" -o "$T/mixed.kpt"
 	expect_error "mixed formats" "in one recording"
 	[ ! -e "$T/mixed.kpt" ] || fail "a failed import left its output"
