@@ -51,9 +51,9 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  -h, --help             show this help\n" },
 	{ "import", cmd_import, "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
 	  "kptprof import TRACE... -o FILE\n\n"
-	  "  TRACE...          torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite export; several: one run each\n"
-	  "  -o, --output FILE the recording to write; must not be a TRACE (required)\n"
-	  "  -h, --help        show this help\n" },
+	  "  TRACE...           torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite export; several: one run each (required)\n"
+	  "  -o, --output FILE  the recording to write; must not be a TRACE (required)\n"
+	  "  -h, --help         show this help\n" },
 	{ "report", cmd_report, "summarise a recording per kernel, NVTX range or rank",
 	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
 	  "                   [--format text|md|csv|json]\n\n"
