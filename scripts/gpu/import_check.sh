@@ -4,7 +4,7 @@
 # import_check) or alone with BUILD, SRC and RES set (RES defaults to
 # $OUT/import). Writes under $RES:
 #   trace.json       torch.profiler's Chrome trace of tests/gpu/torch_import_workload.py
-#                    (6 steps, 4 active: ProfilerStep#2..5)
+#                    (6 steps, the last 4 active: 4 ProfilerStep#N ranges)
 #   imported.kpt     kptprof import trace.json
 #   recorded.kpt     kptprof record of the same program without the profiler
 #                    (each step an NVTX range kpt:iter)
@@ -60,6 +60,7 @@ print(f"trace:  {len(kern)} kernels, {len(mem)} memops, GPU time {trace_ns} ns, 
 print(f"import: {c['kernels']} kernels, {c['memops']} memops, GPU time {imp_ns} ns, ranges {c['ranges']}")
 print(f"GPU time difference {float(rel) * 100:.5f}% (limit 0.1%)")
 ok = len(kern) == c["kernels"] and len(mem) == c["memops"] and rel <= Decimal("0.001") and len(kern) > 0
+ok = ok and len(steps) == 4
 print("PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 PY

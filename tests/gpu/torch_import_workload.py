@@ -6,7 +6,7 @@ N training steps (forward in record_function("forward"), backward,
 optimizer) of a small MLP + attention block in bf16. With --trace the steps
 run under torch.profiler (CPU and CUDA activity, schedule wait=1, warmup=1,
 active=N-2, one prof.step() per step) and the Chrome trace is exported to
-FILE: the active steps appear as ProfilerStep#2..N-1. Without --trace each
+FILE: the active steps appear as ProfilerStep#N ranges. Without --trace each
 step is an NVTX range "kpt:iter" (what kptprof's diff splits iterations by)
 with "forward" inside, for `kptprof record`.
 """
