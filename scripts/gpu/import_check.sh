@@ -41,6 +41,8 @@ python3 -c 'import torch; print("torch", torch.__version__)' >>"$RES/date.txt" 2
 step profile python3 "$W" --trace "$RES/trace.json" --steps 6
 step import "$K" import "$RES/trace.json" -o "$RES/imported.kpt"
 compare() {
+	cat "$RES/import.txt"
+	grep -q "(4 steps as kpt:iter)" "$RES/import.txt" || { echo "FAIL: the import did not find the 4 steps"; return 1; }
 	"$K" report "$RES/imported.kpt" --format json >"$RES/imported.json" || return 1
 	python3 - "$RES/trace.json" "$RES/imported.json" <<'PY'
 import json, sys
