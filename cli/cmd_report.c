@@ -239,7 +239,7 @@ static void text_header(const struct report *r)
 		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s)%s%s\n",
 		       d->index, term_safe(r, d->name), term_safe(r, d->slug), d->sm_count, d->cc_major, d->cc_minor,
 		       kpt_cli_fmt_bytes((double)d->mem_bytes, b1, sizeof b1),
-		       kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2),
+		       d->l2_bytes ? kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2) : "?",
 		       d->driver_string[0] ? term_safe(r, d->driver_string) : "?",
 		       cuda_version(d->driver_version, b3, sizeof b3),
 		       d->runtime_version ? ", runtime " : "",

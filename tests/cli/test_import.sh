@@ -51,6 +51,7 @@ run "$KPTPROF" report "$T/k.kpt"
 expect_rc 0 "report of an import"
 expect_out "imported  from kineto: kineto_small.json"
 expect_out "lacks     NVML environment samples"
+expect_out "L2 ?, driver ? (CUDA ?)"     # unknown, not 0 B
 run "$KPTPROF" report "$T/k.kpt" --by range
 expect_out "forward"
 
