@@ -133,6 +133,17 @@ m = sorted(r["memops"], key=lambda x: x["start_ns"])
 assert (m[0]["kind"], m[0]["src"], m[0]["dst"]) == ("Memcpy HtoD", "Pageable", "Device"), m[0]
 assert r["meta"]["imported_from"] == "nsys"
 PY
+	# an older export: no mangledName column, no runtime table
+	cp "$T/n.sqlite" "$T/old.sqlite"
+	printf 'ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN mangledName;\nDROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME;\n' >"$T/old.sql"
+	mkdb "$T/old.sql" "$T/old.sqlite" || fail "cannot alter the nsys test database"
+	run "$KPTPROF" import "$T/old.sqlite" -o "$T/old.kpt"
+	expect_rc 0 "import of an older nsys export"
+	expect_err "launching thread 0, only in a step 0, launch not in the trace 6"
+	run "$KPTPROF" report "$T/old.kpt"
+	expect_out "mangled kernel names"
+	expect_out "the launch of some kernels"
+	expect_out "gemm_kernel(float*, int)"
 	run "$KPTPROF" history add "$T/ab.kpt" --db "$T/h.db" --commit abc
 	expect_rc 0 "history add of an import"
 	expect_out "2 kernel keys, 2 runs, NVIDIA H100 80GB HBM3"
