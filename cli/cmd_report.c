@@ -216,6 +216,13 @@ static void text_header(const struct report *r)
 	printf("file      %s (format %u.%u)\n", term_safe(r, r->path), major, minor);
 	if ((v = kpt_file_meta_get(r->f, "command")) && v[0])
 		printf("command   %s\n", term_safe(r, v));
+	if ((v = kpt_file_meta_get(r->f, "imported_from")) && v[0]) {
+		const char *files = kpt_file_meta_get(r->f, "import.files"), *lacks = kpt_file_meta_get(r->f, "import.lacks");
+
+		printf("imported  from %s: %s\n", term_safe(r, v), files ? term_safe(r, files) : "?");
+		if (lacks && lacks[0])
+			printf("lacks     %s\n", term_safe(r, lacks));
+	}
 	if ((v = kpt_file_meta_get(r->f, "time")) && v[0]) {
 		const char *host = kpt_file_meta_get(r->f, "host");
 
@@ -232,7 +239,7 @@ static void text_header(const struct report *r)
 		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s)%s%s\n",
 		       d->index, term_safe(r, d->name), term_safe(r, d->slug), d->sm_count, d->cc_major, d->cc_minor,
 		       kpt_cli_fmt_bytes((double)d->mem_bytes, b1, sizeof b1),
-		       kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2),
+		       d->l2_bytes ? kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2) : "?",
 		       d->driver_string[0] ? term_safe(r, d->driver_string) : "?",
 		       cuda_version(d->driver_version, b3, sizeof b3),
 		       d->runtime_version ? ", runtime " : "",

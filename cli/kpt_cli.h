@@ -97,5 +97,6 @@ int cmd_view(int argc, char **argv);
 int cmd_workloads(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -50,6 +50,11 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --workload NAME...     run built-in workloads: the names up to the next option; repeatable (exactly one of the three)\n"
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
 	  "  -h, --help             show this help\n" },
+	{ "import", cmd_import, "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
+	  "kptprof import TRACE... -o FILE\n\n"
+	  "  TRACE...           torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite export; several: one run each (required)\n"
+	  "  -o, --output FILE  the recording to write; must not be a TRACE (required)\n"
+	  "  -h, --help         show this help\n" },
 	{ "report", cmd_report, "summarise a recording per kernel, NVTX range or rank",
 	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
 	  "                   [--format text|md|csv|json]\n\n"

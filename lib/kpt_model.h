@@ -25,7 +25,9 @@ extern "C" {
 
 /* One key/value pair of the meta section. Well-known keys: "tool_version",
  * "command", "host", "time" (ISO 8601 UTC), "commit", "suite", "workload",
- * "iterations", "warmup", "runs", "label.*". Values are UTF-8 text. */
+ * "iterations", "warmup", "runs", "label.*"; "imported_from", "import.files",
+ * "import.lacks" in recordings made by `kptprof import` (docs/import.md).
+ * Values are UTF-8 text. */
 struct kpt_meta_kv {
 	const char *key;
 	const char *value;

@@ -9,6 +9,14 @@ target_link_libraries(fuzz_replay PRIVATE kpt)
 add_test(NAME fuzz.reader_corpus COMMAND fuzz_replay ${CMAKE_CURRENT_LIST_DIR}/corpus)
 set_tests_properties(fuzz.reader_corpus PROPERTIES LABELS "unit;fuzz" TIMEOUT 300)
 
+# The same for the Chrome trace importer: fuzz_import_replay runs
+# tests/fuzz/corpus_import/, fuzz_import is its libFuzzer binary
+# (KPT_FUZZ_TARGET=fuzz_import tests/fuzz/run-fuzz.sh SECONDS).
+add_executable(fuzz_import_replay ${CMAKE_CURRENT_LIST_DIR}/fuzz_import.c ${CMAKE_CURRENT_LIST_DIR}/fuzz_replay.c)
+target_link_libraries(fuzz_import_replay PRIVATE kpt)
+add_test(NAME fuzz.import_corpus COMMAND fuzz_import_replay ${CMAKE_CURRENT_LIST_DIR}/corpus_import)
+set_tests_properties(fuzz.import_corpus PROPERTIES LABELS "unit;fuzz" TIMEOUT 300)
+
 if(KPT_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "KPT_FUZZ=ON needs clang (configure with CC=clang CXX=clang++)")
@@ -19,6 +27,11 @@ if(KPT_FUZZ)
   target_link_options(fuzz_reader PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_reader PRIVATE kpt)
   set_target_properties(fuzz_reader PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+  add_executable(fuzz_import ${CMAKE_CURRENT_LIST_DIR}/fuzz_import.c)
+  target_compile_options(fuzz_import PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_import PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_import PRIVATE kpt)
+  set_target_properties(fuzz_import PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
 endif()
 
 # Regenerates the seed corpus: fuzz_make_corpus tests/fuzz/corpus

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Fuzzes the .kpt reader with libFuzzer for SECONDS (default 60).
 #   tests/fuzz/run-fuzz.sh [SECONDS]
+# KPT_FUZZ_TARGET=fuzz_import fuzzes the Chrome trace importer instead
+# (corpus tests/fuzz/corpus_import/).
 # Builds with clang into build-fuzz/ (KPT_FUZZ=ON, no CUDA), starts from a
 # copy of tests/fuzz/corpus/, and leaves crash inputs in build-fuzz/fuzz-artifacts/.
 # Exit 0: no crash found; non-zero: a crash (the input is named in the output).
@@ -13,9 +15,12 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KPT_FUZZ_BUILD:-$src/build-fuzz}
 CC=clang CXX=clang++ cmake -S "$src" -B "$build" -DKPT_FUZZ=ON -DKPT_CUDA=OFF \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2 --target fuzz_reader
-work="$build/fuzz-corpus"
+target=${KPT_FUZZ_TARGET:-fuzz_reader}
+seeds=corpus
+[ "$target" = fuzz_import ] && seeds=corpus_import
+cmake --build "$build" -j2 --target "$target"
+work="$build/fuzz-$seeds"
 mkdir -p "$work" "$build/fuzz-artifacts"
-cp -n "$src"/tests/fuzz/corpus/* "$work"/ 2>/dev/null || true
-exec "$build/fuzz_reader" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=4096 \
+cp -n "$src"/tests/fuzz/$seeds/* "$work"/ 2>/dev/null || true
+exec "$build/$target" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=4096 \
 	-artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1 "$work"

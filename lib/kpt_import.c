@@ -1,0 +1,578 @@
+/* kpt_import.c - the import driver: finds each file's format, maps it, runs
+ * its importer into one writer, links kernels to ranges, writes the meta
+ * that says where the data came from and what it lacked. */
+#include "kpt_import_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int sniff_kineto(const unsigned char *h, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
+		i = 3;              /* a UTF-8 byte order mark */
+	while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r'))
+		i++;
+	return i < n && (h[i] == '{' || h[i] == '[');
+}
+
+static int sniff_nsys(const unsigned char *h, size_t n)
+{
+	return n >= 16 && memcmp(h, "SQLite format 3", 16) == 0;
+}
+
+static const struct kpt_importer importers[] = {
+	{ .name = "kineto", .what = "torch.profiler/Kineto Chrome trace", .sniff = sniff_kineto,
+	  .import = kpt_import_kineto,
+	  .lacks = "NVML environment samples; separate runs (one run per imported file); "
+		   "mangled kernel names (demangled names are stored); static and dynamic shared memory "
+		   "apart (their sum is stored as static); process start and exit" },
+	{ .name = "nsys", .what = "Nsight Systems SQLite export", .sniff = sniff_nsys,
+	  .import = kpt_import_nsys,
+	  .lacks = "NVML environment samples; separate runs (one run per imported file); "
+		   "process exit status" },
+};
+
+static const struct {
+	unsigned bit;
+	const char *text;
+} lack_texts[] = {
+	{ KPT_LACK_DEVICE_PROPS, "properties of some GPU (name, SMs, memory unknown)" },
+	{ KPT_LACK_LAUNCHES, "the launch of some kernels (no range, no step for them)" },
+	{ KPT_LACK_SHARED_SPLIT, "static and dynamic shared memory apart" },
+	{ KPT_LACK_MANGLED, "mangled kernel names" },
+	{ KPT_LACK_REGISTERS, "registers per thread of some kernels" },
+	{ KPT_LACK_HOST_PID, "the host process id (pid 0 stored)" },
+};
+
+int kpt_import_grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	void **pp = p;
+	size_t nc = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / size)
+			return KPT_E_NOMEM;
+		nc *= 2;
+	}
+	if (!(np = realloc(*pp, nc * size)))
+		return KPT_E_NOMEM;
+	*pp = np;
+	*cap = nc;
+	return 0;
+}
+
+const char *kpt_import_range_name(const char *name, int *is_step)
+{
+	static const char step[] = "ProfilerStep#";
+	const char *p;
+
+	*is_step = 0;
+	if (!name || strncmp(name, step, sizeof step - 1) != 0)
+		return name;
+	p = name + sizeof step - 1;
+	if (!*p)
+		return name;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return name;
+	*is_step = 1;
+	return "kpt:iter";
+}
+
+int kpt_import_device(struct kpt_import_ctx *c, struct kpt_device *dev, uint32_t *index,
+		      struct kpt_diag *d)
+{
+	const char *name = dev->name ? dev->name : "";
+	char slug[256];
+	struct kpt_import_dev *e;
+	int rc;
+
+	for (size_t i = 0; i < c->ndevs; i++) {
+		e = &c->devs[i];
+		if (strcmp(e->name, name) == 0 && e->ordinal == dev->cuda_ordinal &&
+		    e->sm_count == dev->sm_count && e->mem_bytes == dev->mem_bytes) {
+			*index = e->index;
+			return 0;
+		}
+	}
+	if (kpt_import_grow(&c->devs, &c->capdevs, c->ndevs + 1, sizeof *c->devs) < 0)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
+	e = &c->devs[c->ndevs];
+	memset(e, 0, sizeof *e);
+	if (!(e->name = strdup(name)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
+	c->ndevs++;
+	e->ordinal = dev->cuda_ordinal;
+	e->sm_count = dev->sm_count;
+	e->mem_bytes = dev->mem_bytes;
+	e->index = (uint32_t)(c->ndevs - 1);
+	kpt_slug(name, slug, sizeof slug);
+	dev->index = e->index;
+	dev->name = name;
+	dev->slug = slug;
+	if (!dev->uuid)
+		dev->uuid = "";
+	if (!dev->driver_string)
+		dev->driver_string = "";
+	if ((rc = kpt_writer_device(c->w, dev, d)) < 0)
+		return rc;
+	c->st.devices++;
+	*index = e->index;
+	return 0;
+}
+
+/* ---- ranges and links ------------------------------------------------- */
+
+struct step {
+	uint32_t process, id;
+	int64_t start, end;
+};
+
+struct kpt_import_links {
+	const struct kpt_import_span *spans;  /* sorted by process, thread, start */
+	size_t n;
+	size_t *parent;                       /* index of the parent span, SIZE_MAX none */
+	struct step *steps;                   /* the step spans, by process, start */
+	size_t nsteps;
+	const struct kpt_import_launch *launches; /* sorted by process, correlation */
+	size_t nl;
+};
+
+static int span_cmp(const void *pa, const void *pb)
+{
+	const struct kpt_import_span *a = pa, *b = pb;
+
+	if (a->process != b->process)
+		return a->process < b->process ? -1 : 1;
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;        /* the outer one first */
+	return a->is_step > b->is_step ? -1 : a->is_step < b->is_step;
+}
+
+static int launch_cmp(const void *pa, const void *pb)
+{
+	const struct kpt_import_launch *a = pa, *b = pb;
+
+	if (a->process != b->process)
+		return a->process < b->process ? -1 : 1;
+	if (a->correlation != b->correlation)
+		return a->correlation < b->correlation ? -1 : 1;
+	return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+static int step_cmp(const void *pa, const void *pb)
+{
+	const struct step *a = pa, *b = pb;
+
+	if (a->process != b->process)
+		return a->process < b->process ? -1 : 1;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+static void links_destroy(struct kpt_import_links *l)
+{
+	if (!l)
+		return;
+	free(l->parent);
+	free(l->steps);
+	free(l);
+}
+
+static int spans_write(struct kpt_import_ctx *c, struct kpt_import_span *spans, size_t n,
+		       struct kpt_import_launch *launches, size_t nl,
+		       struct kpt_import_links **out, struct kpt_diag *d)
+{
+	struct kpt_import_links *l = calloc(1, sizeof *l);
+	size_t *stack = NULL, depth = 0;
+	int rc = 0;
+
+	*out = NULL;
+	if (!l || (n && (!(l->parent = malloc(n * sizeof *l->parent)) ||
+			 !(l->steps = malloc(n * sizeof *l->steps)) || !(stack = malloc(n * sizeof *stack))))) {
+		links_destroy(l);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
+	}
+	if (n)
+		qsort(spans, n, sizeof *spans, span_cmp);
+	if (nl)
+		qsort(launches, nl, sizeof *launches, launch_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct kpt_import_span *s = &spans[i];
+		struct kpt_range r;
+
+		if (i && (spans[i - 1].process != s->process || spans[i - 1].thread != s->thread))
+			depth = 0;
+		/* push/pop ranges nest; a span that ends after its enclosing one
+		 * (start/end ranges may) still takes it as parent */
+		while (depth && spans[stack[depth - 1]].end <= s->start)
+			depth--;
+		/* parent[] is for the walk up in kpt_import_link; a start/end
+		 * range has no parent in the file (it is not a thread's) */
+		l->parent[i] = depth ? stack[depth - 1] : SIZE_MAX;
+		s->id = c->next_range++;
+		s->parent = l->parent[i] != SIZE_MAX && s->kind != KPT_RANGE_STARTEND ? spans[l->parent[i]].id : KPT_NONE;
+		if (s->kind != KPT_RANGE_STARTEND && s->kind != KPT_RANGE_MARK)
+			stack[depth++] = i;
+		if (s->is_step) {
+			l->steps[l->nsteps++] = (struct step){ s->process, s->id, s->start, s->end };
+			c->st.iterations++;
+		}
+		r = (struct kpt_range){
+			.id = s->id, .parent = s->parent, .name = s->name, .domain = s->domain,
+			.kind = s->kind, .process = s->process, .thread = s->thread,
+			.start_ns = (uint64_t)s->start, .end_ns = s->end == INT64_MAX ? 0 : (uint64_t)s->end,
+		};
+		if ((rc = kpt_writer_ranges(c->w, &r, 1, d)) < 0)
+			break;
+		c->st.ranges++;
+	}
+	free(stack);
+	if (rc < 0) {
+		links_destroy(l);
+		return rc;
+	}
+	if (l->nsteps)
+		qsort(l->steps, l->nsteps, sizeof *l->steps, step_cmp);
+	l->spans = spans;
+	l->n = n;
+	l->launches = launches;
+	l->nl = nl;
+	*out = l;
+	return 0;
+}
+
+/* Index of the last span of (process, thread) that starts at or before ts,
+ * SIZE_MAX when none. Binary search. */
+static size_t last_started(const struct kpt_import_links *l, uint32_t process, uint64_t thread, int64_t ts)
+{
+	size_t lo = 0, hi = l->n;    /* first index whose key is greater */
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct kpt_import_span *s = &l->spans[mid];
+		int le = s->process < process ||
+			 (s->process == process && (s->thread < thread || (s->thread == thread && s->start <= ts)));
+
+		if (le)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || l->spans[lo - 1].process != process || l->spans[lo - 1].thread != thread)
+		return SIZE_MAX;
+	return lo - 1;
+}
+
+/* The range id of the work with this correlation on process (KPT_NONE
+ * when none), counted in c->st for kernels. */
+static uint32_t link_one(struct kpt_import_ctx *c, const struct kpt_import_links *l, uint32_t process,
+		     uint32_t correlation, int is_kernel)
+{
+	const struct kpt_import_launch *la = NULL;
+	size_t lo = 0, hi = l->nl, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct kpt_import_launch *m = &l->launches[mid];
+
+		if (m->process < process || (m->process == process && m->correlation < correlation))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < l->nl && l->launches[lo].process == process && l->launches[lo].correlation == correlation)
+		la = &l->launches[lo];
+	if (!la) {
+		if (is_kernel)
+			c->st.no_launch++;
+		return KPT_NONE;
+	}
+	/* innermost open span on the launching thread: the last started one,
+	 * or its nearest ancestor still open at the launch */
+	for (i = last_started(l, process, la->thread, la->ts); i != SIZE_MAX; i = l->parent[i])
+		if (l->spans[i].end >= la->ts && l->spans[i].kind == KPT_RANGE_PUSHPOP) {
+			if (is_kernel)
+				c->st.linked++;
+			return l->spans[i].id;
+		}
+	/* else the step of the process open at the launch (torch runs backward
+	 * on autograd's own thread, outside the step's range) */
+	lo = 0;
+	hi = l->nsteps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct step *s = &l->steps[mid];
+
+		if (s->process < process || (s->process == process && s->start <= la->ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct step *s = &l->steps[lo - 1];
+
+		if (s->process == process && s->end >= la->ts) {
+			if (is_kernel)
+				c->st.by_step++;
+			return s->id;
+		}
+	}
+	return KPT_NONE;
+}
+
+static void *add_row(struct kpt_import_ctx *c, void *arr, size_t *n, size_t *cap, size_t size,
+		     struct kpt_diag *d)
+{
+	char *row;
+
+	if (kpt_import_grow(arr, cap, *n + 1, size) < 0) {
+		kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
+		return NULL;
+	}
+	row = *(char **)arr + (*n)++ * size;
+	memset(row, 0, size);
+	return row;
+}
+
+struct kpt_kernel *kpt_import_add_kernel(struct kpt_import_ctx *c, struct kpt_import_rows *r,
+					 struct kpt_diag *d)
+{
+	struct kpt_kernel *k = add_row(c, &r->k, &r->nk, &r->capk, sizeof *r->k, d);
+
+	if (k)
+		k->range = k->graph = KPT_NONE;
+	return k;
+}
+
+struct kpt_memop *kpt_import_add_memop(struct kpt_import_ctx *c, struct kpt_import_rows *r,
+				       struct kpt_diag *d)
+{
+	struct kpt_memop *m = add_row(c, &r->m, &r->nm, &r->capm, sizeof *r->m, d);
+
+	if (m)
+		m->range = m->graph = KPT_NONE;
+	return m;
+}
+
+struct kpt_import_span *kpt_import_add_span(struct kpt_import_ctx *c, struct kpt_import_rows *r,
+					    struct kpt_diag *d)
+{
+	struct kpt_import_span *s = add_row(c, &r->spans, &r->ns, &r->caps, sizeof *r->spans, d);
+
+	if (s)
+		s->domain = KPT_NONE;
+	return s;
+}
+
+int kpt_import_add_launch(struct kpt_import_ctx *c, struct kpt_import_rows *r,
+			  const struct kpt_import_launch *l, struct kpt_diag *d)
+{
+	struct kpt_import_launch *p = add_row(c, &r->launches, &r->nl, &r->capl, sizeof *r->launches, d);
+
+	if (!p)
+		return KPT_E_NOMEM;
+	*p = *l;
+	return 0;
+}
+
+int kpt_import_rows_write(struct kpt_import_ctx *c, struct kpt_import_rows *r, struct kpt_diag *d)
+{
+	struct kpt_import_links *links = NULL;
+	int rc;
+
+	if ((rc = spans_write(c, r->spans, r->ns, r->launches, r->nl, &links, d)) < 0)
+		return rc;
+	for (size_t i = 0; i < r->nk; i++)
+		r->k[i].range = link_one(c, links, r->k[i].process, r->k[i].correlation, 1);
+	for (size_t i = 0; i < r->nm; i++)
+		r->m[i].range = link_one(c, links, r->m[i].process, r->m[i].correlation, 0);
+	links_destroy(links);
+	if (c->st.no_launch)
+		c->lacks |= KPT_LACK_LAUNCHES;
+	if (r->nk && (rc = kpt_writer_kernels(c->w, r->k, r->nk, d)) < 0)
+		return rc;
+	if (r->nm && (rc = kpt_writer_memops(c->w, r->m, r->nm, d)) < 0)
+		return rc;
+	c->st.kernels += r->nk;
+	c->st.memops += r->nm;
+	return 0;
+}
+
+void kpt_import_rows_release(struct kpt_import_rows *r)
+{
+	free(r->k);
+	free(r->m);
+	free(r->spans);
+	free(r->launches);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+static int map_file(const char *path, const unsigned char **data, size_t *len, struct kpt_diag *d)
+{
+	struct stat sb;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return kpt_diag_set(d, errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_IO, "cannot import '%s': %s", path,
+				    strerror(errno));
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return kpt_diag_set(d, KPT_E_IO, "cannot import '%s': not a regular file", path);
+	}
+	if (sb.st_size == 0) {
+		close(fd);
+		return kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': the file is empty", path);
+	}
+	if ((uint64_t)sb.st_size > KPT_IMPORT_MAX_BYTES) {
+		close(fd);
+		return kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': larger than 16 GiB", path);
+	}
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return kpt_diag_set(d, KPT_E_IO, "cannot import '%s': cannot map it: %s", path, strerror(errno));
+	*data = p;
+	*len = (size_t)sb.st_size;
+	return 0;
+}
+
+static const struct kpt_importer *find_importer(const char *path, const unsigned char *h, size_t n,
+						struct kpt_diag *d)
+{
+	size_t head = n < 64 ? n : 64;
+
+	for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++)
+		if (importers[i].sniff(h, head))
+			return &importers[i];
+	if (n >= 2 && h[0] == 0x1f && h[1] == 0x8b) {
+		kpt_diag_set(d, KPT_E_UNSUPPORTED, "cannot import '%s': a gzip-compressed file", path);
+		kpt_diag_hint(d, "decompress it first (gunzip -k); kptprof reads plain JSON traces");
+	} else {
+		kpt_diag_set(d, KPT_E_FORMAT,
+			     "cannot import '%s': neither a Chrome trace (JSON) nor an Nsight Systems SQLite export",
+			     path);
+		kpt_diag_hint(d, "an .nsys-rep needs 'nsys export --type sqlite' first");
+	}
+	return NULL;
+}
+
+static int write_meta(struct kpt_import_ctx *c, const struct kpt_importer *imp,
+		      const char *const *paths, size_t n, struct kpt_diag *d)
+{
+	char *files = NULL, *lacks = NULL, num[32], when[32];
+	size_t fl = 0, ll = 0;
+	FILE *f;
+	int rc;
+
+	if (!(f = open_memstream(&files, &fl)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *b = strrchr(paths[i], '/');
+
+		fprintf(f, "%s%s", i ? ", " : "", b ? b + 1 : paths[i]);
+	}
+	if (fclose(f) != 0 || !(f = open_memstream(&lacks, &ll))) {
+		free(files);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	fputs(imp->lacks, f);
+	for (size_t i = 0; i < sizeof lack_texts / sizeof lack_texts[0]; i++)
+		if (c->lacks & lack_texts[i].bit)
+			fprintf(f, "; %s", lack_texts[i].text);
+	if (fclose(f) != 0) {
+		free(files);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	snprintf(num, sizeof num, "%zu", n);
+	rc = kpt_writer_meta(c->w, "imported_from", imp->name, d);
+	if (rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.files", files, d);
+	if (rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.lacks", lacks, d);
+	if (rc >= 0)
+		rc = kpt_writer_meta(c->w, "runs", num, d);
+	/* an epoch-looking clock (after 2001) gives the time of the trace */
+	if (rc >= 0 && c->first_ns != UINT64_MAX && c->first_ns > UINT64_C(1000000000000000000)) {
+		time_t t = (time_t)(c->first_ns / 1000000000u);
+		struct tm tm;
+
+		if (gmtime_r(&t, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+			rc = kpt_writer_meta(c->w, "time", when, d);
+	}
+	free(files);
+	free(lacks);
+	return rc;
+}
+
+int kpt_import(const char *const *paths, size_t n, const char *out, struct kpt_import_stats *st,
+	       struct kpt_diag *d)
+{
+	struct kpt_import_ctx c;
+	const struct kpt_importer *first = NULL;
+	int rc = 0;
+
+	memset(&c, 0, sizeof c);
+	c.first_ns = UINT64_MAX;
+	if (n == 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "nothing to import");
+	if (n > UINT32_MAX - 1)
+		return kpt_diag_set(d, KPT_E_INVAL, "too many files to import");
+	if ((rc = kpt_writer_create(out, NULL, &c.w, d)) < 0)
+		return rc;
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		const struct kpt_importer *imp;
+
+		c.path = paths[i];
+		c.run = (uint32_t)i;
+		if ((rc = map_file(paths[i], &c.data, &c.len, d)) < 0)
+			break;
+		imp = find_importer(paths[i], c.data, c.len, d);
+		if (!imp)
+			rc = d ? d->code : KPT_E_FORMAT;
+		else if (first && imp != first)
+			rc = kpt_diag_set(d, KPT_E_INVAL, "cannot import '%s' with '%s': a %s and a %s in one recording",
+					  paths[0], paths[i], first->what, imp->what);
+		else
+			rc = imp->import(&c, d);
+		first = imp;
+		munmap((void *)c.data, c.len);
+		c.data = NULL;
+	}
+	c.st.files = (uint32_t)n;
+	c.st.format = first ? first->name : NULL;
+	if (rc >= 0 && c.st.kernels == 0 && c.st.memops == 0) {
+		rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': no kernel, memcpy or memset in it%s", paths[0],
+				  n > 1 ? " nor in the other files" : "");
+		kpt_diag_hint(d, "torch.profiler traces need ProfilerActivity.CUDA");
+	}
+	if (rc >= 0)
+		rc = write_meta(&c, first, paths, n, d);
+	if (rc >= 0)
+		rc = kpt_writer_commit(c.w, d);
+	kpt_writer_destroy(c.w);
+	for (size_t i = 0; i < c.ndevs; i++)
+		free((void *)c.devs[i].name);
+	free(c.devs);
+	if (st)
+		*st = c.st;
+	return rc;
+}
