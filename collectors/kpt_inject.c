@@ -39,6 +39,7 @@
 #include "kpt_format.h"
 #include "kpt_nvml_api.h"
 #include "kpt_nvtx_stack.h"
+#include "kpt_window.h"
 
 #define KPT_EXPORT __attribute__((visibility("default")))
 
@@ -126,13 +127,26 @@ static struct {
 	_Atomic uint64_t *corr;
 	_Atomic int api_cb_on;
 	int link;                   /* KPT_RANGE_LINK: 0 api, 1 runtime only, 2 off */
-	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks enabled, failed */
+	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks listed, failed to switch */
 	_Atomic uint32_t next_range;
 	_Atomic(struct thread_log *) logs;
 	/* NVTX handles (kpt_nvtx_stack.h): domain names by handle (scope 0),
 	 * registered strings and open start/end ranges by (domain, handle) */
 	struct kpt_nvtx_handles domains, strings, startend;
 	_Atomic int nvtx_payload;   /* NVTX payload extension push/pop handled here */
+
+	/* capture window (kpt_window.h): win_set is fixed after start(); the
+	 * state and the CUPTI kinds it switches are under winlock */
+	int win_set;
+	pthread_mutex_t winlock;
+	struct kpt_window win;
+	int kinds_mask;             /* activity kinds of this run (kpt_inject_kinds bits) */
+	int kinds_on;               /* enabled in CUPTI now */
+	/* the work-API callbacks of range links (enable_launch_callbacks),
+	 * listed at the first NVTX push; on only inside windows */
+	struct work_cb { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } *work_cbs;
+	unsigned nwork_cbs;
+	int work_cbs_on;
 
 	/* writer-side caches (under lock) */
 	struct { const char *p; char *copy; uint32_t id; } name_cache[KPT_NAME_CACHE];
@@ -169,6 +183,7 @@ static struct {
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.devlock = PTHREAD_MUTEX_INITIALIZER,
+	.winlock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static uint64_t now_ns(void)
@@ -705,7 +720,139 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	buffer_release(buffer);
 }
 
+/* ---- capture windows (kpt_window.h) ------------------------------------ */
+
+/* Turns the work callbacks on or off (off outside a capture window: they
+ * are not needed to find the next one). Under winlock. */
+static void work_callbacks_switch(int on)
+{
+	unsigned failed = 0;
+
+	if (!g.work_cbs || g.work_cbs_on == on)
+		return;
+	g.work_cbs_on = on;
+	for (unsigned i = 0; i < g.nwork_cbs; i++)
+		if (cuptiEnableCallback(on, g.sub, g.work_cbs[i].dom, g.work_cbs[i].cbid) != CUPTI_SUCCESS)
+			failed++;
+	atomic_fetch_add(&g.api_cbs_failed, failed);
+}
+
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+};
+static const CUpti_ActivityKind api_kinds[] = {
+	CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+};
+
+/* Turns the run's activity kinds (and API kinds with KPT_API) on or off in
+ * CUPTI. Under winlock, or before any other thread can see g. Records of
+ * work launched while the kinds are off never exist: CUPTI decides at
+ * launch; work launched while on is recorded when it completes. */
+static int kinds_switch(int on, struct kpt_diag *d)
+{
+	CUptiResult (*fn)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
+
+	if (on == g.kinds_on)
+		return 0;
+	g.kinds_on = on;
+	work_callbacks_switch(on);
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (g.kinds_mask & 1 << i)
+			KPT_CUPTI(d, fn(kinds[i]));
+	if (g.api)
+		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
+			KPT_CUPTI(d, fn(api_kinds[i]));
+	return 0;
+}
+
+/* Applies a window event's result (the state after it); called with
+ * winlock held. A CUPTI failure is reported and recording goes on. */
+static void window_apply(int on)
+{
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	if (kinds_switch(on, &d) < 0)
+		fail(&d);
+}
+
+/* cudaProfilerStart/Stop, runtime and driver: the cudaProfilerApi window */
+static const struct {
+	CUpti_CallbackDomain dom;
+	CUpti_CallbackId cbid;
+	int start;
+} profiler_calls[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 0 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 0 },
+};
+
+/* cudaProfilerStart/Stop entered (cudaProfilerApi window). */
+static void window_profiler(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
+		if (profiler_calls[i].dom == domain && profiler_calls[i].cbid == cbid) {
+			pthread_mutex_lock(&g.winlock);
+			window_apply(kpt_window_profiler(&g.win, profiler_calls[i].start));
+			pthread_mutex_unlock(&g.winlock);
+			return;
+		}
+}
+
+/* The clock of a --delay/--duration window: applies it and returns how
+ * many ms the sampler may wait before the next change (at most ms). */
+static unsigned window_clock(unsigned ms)
+{
+	uint64_t t, next;
+
+	if (!g.win_set || !g.win.spec.timed)
+		return ms;
+	t = now_ns() - g.start_ns;
+	pthread_mutex_lock(&g.winlock);
+	window_apply(kpt_window_clock(&g.win, t));
+	next = kpt_window_next_tick(&g.win, t);
+	pthread_mutex_unlock(&g.winlock);
+	if (next != UINT64_MAX && (next - t) / 1000000u + 1 < ms)
+		ms = (unsigned)((next - t) / 1000000u + 1);
+	return ms;
+}
+
+static int window_start(struct kpt_diag *d)
+{
+	struct kpt_window_spec spec;
+	int rc;
+
+	if ((rc = kpt_window_parse(getenv(KPT_ENV_WINDOW_CAPTURE), getenv(KPT_ENV_WINDOW_STEPS),
+				   getenv(KPT_ENV_WINDOW_EVERY), getenv(KPT_ENV_WINDOW_DELAY),
+				   getenv(KPT_ENV_WINDOW_DURATION), &spec, d)) < 0)
+		return rc;
+	g.win_set = kpt_window_is_set(&spec);
+	kpt_window_init(&g.win, &spec);
+	if (spec.trigger == KPT_WINDOW_PROFILER_API)
+		for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
+			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, profiler_calls[i].dom, profiler_calls[i].cbid));
+	return kinds_switch(g.win.on, d);
+}
+
 /* ---- NVTX ------------------------------------------------------------------ */
+
+
+/* A range opening or closing, for an NVTX capture window (the window's
+ * spec is fixed after start(): its name is compared without the lock). */
+static void window_range(const struct range_rec *r, int open)
+{
+	const struct kpt_window_spec *s = &g.win.spec;
+
+	if (!g.win_set || s->trigger != KPT_WINDOW_NVTX || !r || strcmp(r->name, s->range) != 0)
+		return;
+	pthread_mutex_lock(&g.winlock);
+	window_apply(open ? kpt_window_range_open(&g.win, r->name, r->domain) :
+			    kpt_window_range_close(&g.win, r->name, r->domain));
+	pthread_mutex_unlock(&g.winlock);
+}
 
 static struct thread_log *thread_log(void)
 {
@@ -753,43 +900,52 @@ static char *attr_message(const nvtxEventAttributes_t *a, uint64_t domain)
  * several other runtime calls per op (cudaGetDevice, cudaStreamIsCapturing,
  * event records), which the whole runtime domain, enabled here before,
  * sent through it for nothing. Returns how many; failures into *failed. */
-static unsigned enable_work_callbacks(CUpti_CallbackDomain dom, uint32_t ncbid, unsigned *failed)
+/* Appends to g.work_cbs the ids of dom for the API calls that start GPU
+ * work (kpt_inject_is_work_api: launches, graph launches, memcpy, memset).
+ * Their callbacks link correlation ids to the innermost NVTX range. Every
+ * enabled id costs its calls a pass through CUPTI's dispatch: PyTorch
+ * makes several other runtime calls per op (cudaGetDevice,
+ * cudaStreamIsCapturing, event records), which the whole runtime domain,
+ * enabled here before, sent through it for nothing. */
+static void collect_work_callbacks(struct work_cb *out, unsigned *n, CUpti_CallbackDomain dom, uint32_t ncbid)
 {
-	unsigned n = 0;
-
 	for (uint32_t cbid = 1; cbid < ncbid; cbid++) {
 		const char *name = NULL;
 
 		if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
 			continue;
-		if (!kpt_inject_is_work_api(name))
-			continue;
-		if (cuptiEnableCallback(1, g.sub, dom, cbid) == CUPTI_SUCCESS)
-			n++;
-		else
-			(*failed)++;
+		if (kpt_inject_is_work_api(name))
+			out[(*n)++] = (struct work_cb){ .dom = dom, .cbid = cbid };
 	}
-	return n;
 }
 
 static void enable_launch_callbacks(void)
 {
 	_Atomic uint64_t *t;
-	unsigned failed = 0, n;
+	struct work_cb *cbs;
+	unsigned n = 0;
 
 	if (atomic_exchange(&g.api_cb_on, 1))
 		return;
 	if (g.link == 2)
 		return;
 	t = calloc((size_t)1 << KPT_CORR_BITS, sizeof *t);
-	if (!t)
+	cbs = calloc(CUPTI_RUNTIME_TRACE_CBID_SIZE + CUPTI_DRIVER_TRACE_CBID_SIZE, sizeof *cbs);
+	if (!t || !cbs) {
+		free(t);
+		free(cbs);
 		return;
+	}
 	g.corr = t;
-	n = enable_work_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &failed);
+	collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 	if (g.link == 0)
-		n += enable_work_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &failed);
+		collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
 	atomic_store(&g.api_cbs, n);
-	atomic_store(&g.api_cbs_failed, failed);
+	pthread_mutex_lock(&g.winlock);
+	g.work_cbs = cbs;
+	g.nwork_cbs = n;
+	work_callbacks_switch(!g.win_set || g.kinds_on);
+	pthread_mutex_unlock(&g.winlock);
 }
 
 static struct range_rec *range_new(struct thread_log *t, uint32_t kind, char *name, const char *domain)
@@ -855,6 +1011,7 @@ static void nvtx_push(char *name, uint64_t dom)
 	/* without a record (out of memory) the frame still keeps the nesting */
 	r = range_new(t, KPT_RANGE_PUSHPOP, name, dom_name(dom));
 	kpt_nvtx_stack_push(&t->st, dom, r ? r->row.id : KPT_NONE, r);
+	window_range(r, 1);
 }
 
 /* Closes the innermost open range of domain on this thread, and the ranges
@@ -870,8 +1027,10 @@ static void nvtx_pop(uint64_t dom)
 		return;
 	now = now_ns();
 	for (size_t i = 0; i < n; i++)
-		if (c[i].rec)
+		if (c[i].rec) {
 			__atomic_store_n(&((struct range_rec *)c[i].rec)->row.end_ns, now, __ATOMIC_RELAXED);
+			window_range(c[i].rec, 0);
+		}
 }
 
 /* Opens a start/end range; its end may come from any thread. */
@@ -887,14 +1046,17 @@ static void nvtx_start(char *name, uint64_t dom, const void *ret)
 	r = range_new(t, KPT_RANGE_STARTEND, name, dom_name(dom));
 	if (r && ret)
 		kpt_nvtx_handles_put(&g.startend, dom, *(const nvtxRangeId_t *)ret, r);
+	window_range(r, 1);
 }
 
 static void nvtx_end(uint64_t dom, nvtxRangeId_t id)
 {
 	struct range_rec *r = kpt_nvtx_handles_get(&g.startend, dom, id, 1);
 
-	if (r)
+	if (r) {
 		__atomic_store_n(&r->row.end_ns, now_ns(), __ATOMIC_RELAXED);
+		window_range(r, 0);
+	}
 }
 
 static void nvtx_mark(char *name, uint64_t dom)
@@ -1123,6 +1285,8 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 			counters_launch(cbid, cd);
 		if (cd->callbackSite != CUPTI_API_ENTER)
 			return;
+		if (g.win_set && g.win.spec.trigger == KPT_WINDOW_PROFILER_API)
+			window_profiler(domain, cbid);
 		if (t && g.corr && kpt_nvtx_stack_top(&t->st)) {
 			uint64_t e = (uint64_t)cd->correlationId << 32 | kpt_nvtx_stack_top(&t->st)->id;
 
@@ -1236,7 +1400,7 @@ static void *sampler_main(void *arg)
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
 	for (;;) {
 		struct timespec ts;
-		unsigned ms = g.sample_ms ? g.sample_ms : 1000;
+		unsigned ms = window_clock(g.sample_ms ? g.sample_ms : 1000);
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -1303,6 +1467,21 @@ static void nvtx_meta(struct kpt_diag *d)
 		kpt_writer_meta(g.w, "collector.nvtx_payload", "1", d);
 }
 
+/* The capture window and how many times it opened. */
+static void window_meta(struct kpt_diag *d)
+{
+	char buf[2 * KPT_WINDOW_NAME_MAX + 128];
+
+	if (!g.win_set)
+		return;
+	kpt_window_describe(&g.win.spec, buf, sizeof buf);
+	kpt_writer_meta(g.w, "collector.window", buf, d);
+	pthread_mutex_lock(&g.winlock);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.win.windows);
+	pthread_mutex_unlock(&g.winlock);
+	kpt_writer_meta(g.w, "collector.windows", buf, d);
+}
+
 static int file_finish(struct kpt_diag *d)
 {
 	struct kpt_process p = { 0 };
@@ -1351,6 +1530,7 @@ static int file_finish(struct kpt_diag *d)
 		kpt_writer_meta(g.w, "collector.api_callbacks_failed", buf, d);
 	}
 	nvtx_meta(d);
+	window_meta(d);
 	if (atomic_load(&g.counters) && !g.forked_child && (rc = kpt_ccount_write(g.w, 0, d)) < 0)
 		return rc;
 	if (g.forked_child)
@@ -1488,14 +1668,6 @@ static int activity_kinds(struct kpt_diag *d)
 
 static int start(struct kpt_diag *d)
 {
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-	};
-	static const CUpti_ActivityKind api_kinds[] = {
-		CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
-	};
 	const char *counters = getenv(KPT_ENV_COUNTERS);
 	size_t dev_buf = (size_t)env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
 	unsigned nbuf = env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
@@ -1537,17 +1709,12 @@ static int start(struct kpt_diag *d)
 		for (size_t i = 0; i < KPT_COUNTER_LAUNCHES; i++)
 			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, counter_launches[i].cbid));
 	} else {
-		int mask = activity_kinds(d);
-
-		if (mask < 0)
-			return mask;
-		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-			if (mask & 1 << i)
-				KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
+		/* the timing run: its kinds, on now unless a window waits */
+		if ((g.kinds_mask = activity_kinds(d)) < 0)
+			return g.kinds_mask;
+		if ((rc = window_start(d)) < 0)
+			return rc;
 	}
-	if (g.api)
-		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
-			KPT_CUPTI(d, cuptiActivityEnable(api_kinds[i]));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_NVTX));
 	/* No runtime API callback here: enabling even one makes every launch

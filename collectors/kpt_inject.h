@@ -28,6 +28,9 @@
  *                   profiler, auto range, kernel replay; no activity
  *                   and no NVTX ranges are recorded). See kpt_counters_cupti.h.
  *   KPT_COUNTERS_RANGES  kernels per counter image before decoding (1024).
+ *   KPT_CAPTURE_RANGE, KPT_STEPS, KPT_EVERY, KPT_DELAY, KPT_DURATION
+ *                   a capture window (kpt_window.h): activity is recorded
+ *                   only inside it. Ignored by a counters pass.
  *
  * Lifecycle: records are flushed into the file at exit (atexit), when a
  * context is destroyed (cudaDeviceReset: CUPTI's CONTEXT_DESTROY_STARTING
