@@ -367,19 +367,19 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		signal(SIGTERM, SIG_DFL);
 		setenv("CUDA_INJECTION64_PATH", l->inject, 1);
 		setenv("NVTX_INJECTION64_PATH", l->inject, 1);
-		setenv("KPT_OUTPUT", out, 1);
+		setenv(KPT_ENV_OUTPUT, out, 1);
 		/* NVLink multicast off in NCCL, PyTorch and NVSHMEM: a program that
 		 * uses it can take the GPUs of a shared host out of service */
 		setenv("NCCL_NVLS_ENABLE", "0", 1);
 		setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
 		setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
-		setenv("KPT_STATUS", st, 1);
+		setenv(KPT_ENV_STATUS, st, 1);
 		if (l->api)
-			setenv("KPT_API", "1", 1);
+			setenv(KPT_ENV_API, "1", 1);
 		else
-			unsetenv("KPT_API");
+			unsetenv(KPT_ENV_API);
 		if (l->sample_ms)
-			setenv("KPT_SAMPLE_MS", l->sample_ms, 1);
+			setenv(KPT_ENV_SAMPLE_MS, l->sample_ms, 1);
 		for (size_t i = 0; l->win && i < sizeof window_env / sizeof window_env[0]; i++)
 			if (l->win[i])
 				setenv(window_env[i], l->win[i], 1);
@@ -390,13 +390,13 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		if (l->counters) {
 			char lock[PATH_MAX + 32];
 
-			setenv("KPT_COUNTERS", l->counters, 1);
-			setenv("KPT_SAMPLE_MS", "0", 1); /* its clocks are replay's, not the runs' */
+			setenv(KPT_ENV_COUNTERS, l->counters, 1);
+			setenv(KPT_ENV_SAMPLE_MS, "0", 1); /* its clocks are replay's, not the runs' */
 			/* the program's processes hand the counters to each other */
 			snprintf(lock, sizeof lock, "%s/counters.lock", l->tmp);
 			setenv(KPT_ENV_COUNTERS_LOCK, lock, 1);
 		} else {
-			unsetenv("KPT_COUNTERS");
+			unsetenv(KPT_ENV_COUNTERS);
 			unsetenv(KPT_ENV_COUNTERS_LOCK);
 		}
 		execvp(argv[0], argv);
@@ -1201,7 +1201,7 @@ int cmd_record(int argc, char **argv)
 	 * is the GPU's, and their runs are short. */
 	if (!l.kinds && o.cmd && !getenv(KPT_ENV_ACTIVITY_KINDS))
 		l.kinds = "kernel";
-	if (o.cmd && !getenv("KPT_SAMPLE_MS"))
+	if (o.cmd && !getenv(KPT_ENV_SAMPLE_MS))
 		l.sample_ms = "100";
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;

@@ -839,7 +839,6 @@ static int window_start(struct kpt_diag *d)
 
 /* ---- NVTX ------------------------------------------------------------------ */
 
-
 /* A range opening or closing, for an NVTX capture window (the window's
  * spec is fixed after start(): its name is compared without the lock). */
 static void window_range(const struct range_rec *r, int open)
