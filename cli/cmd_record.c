@@ -32,6 +32,7 @@
 #include "kpt_devprobe.h"
 #include "kpt_format.h"
 #include "kpt_inject.h"
+#include "kpt_window.h"
 
 #define KPT_MAX_WORKLOADS 256
 
@@ -46,6 +47,10 @@ struct record_opts {
 	char **cmd;                 /* NULL-terminated */
 	const char *counters;       /* --counters[=SPEC]: SPEC ("" default), NULL off */
 	const char *kinds;          /* --kinds LIST (checked), NULL: not given */
+	/* capture window: --capture-range, --steps, --every, --delay,
+	 * --duration (NULL: not given), checked into window */
+	const char *win[5];
+	struct kpt_window_spec window;
 	struct kpt_metric_list metrics; /* parsed counters */
 	unsigned counter_passes;    /* CUPTI's passes per kernel, 0 unknown */
 	char ceil_uuid[48];         /* GPU the ceilings below belong to, "" none */
@@ -101,6 +106,16 @@ static int counter_sets_help(void)
 	return 0;
 }
 
+/* The capture-window options, in the order of record_opts.win and of the
+ * collector's variables (kpt_window.h). */
+static const char *const window_opts[] = {
+	"--capture-range", "--steps", "--every", "--delay", "--duration",
+};
+static const char *const window_env[] = {
+	KPT_ENV_WINDOW_CAPTURE, KPT_ENV_WINDOW_STEPS, KPT_ENV_WINDOW_EVERY, KPT_ENV_WINDOW_DELAY,
+	KPT_ENV_WINDOW_DURATION,
+};
+
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	int i, rc;
@@ -126,6 +141,10 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->out = a + 9;
 		} else if (strcmp(a, "--api") == 0) {
 			o->api = 1;
+		} else if ((rc = kpt_cli_opt_table(argc, argv, &i, window_opts, (const char **const[]){
+				    &o->win[0], &o->win[1], &o->win[2], &o->win[3], &o->win[4] }, 5)) != 0) {
+			if (rc < 0)
+				return KPT_EXIT_ERROR;
 		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--kinds", &o->kinds)) != 0) {
 			if (rc < 0 || check_kinds(o->kinds))
 				return KPT_EXIT_ERROR;
@@ -172,6 +191,13 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	if (o->cmd && (o->iterations >= 0 || o->warmup >= 0 || o->cold))
 		return kpt_cli_usage_error("record", "'--iterations', '--warmup' and '--cold' apply to "
 					   "'--suite' and '--workload' only");
+	{
+		struct kpt_diag d;
+
+		kpt_diag_clear(&d);
+		if (kpt_window_parse(o->win[0], o->win[1], o->win[2], o->win[3], o->win[4], &o->window, &d) < 0)
+			return kpt_cli_usage_error("record", "%s", d.msg);
+	}
 	if (strchr(o->out, '%')) {
 		/* as KPT_OUTPUT: %p this kptprof's pid, %r its rank (when a launcher
 		 * starts one kptprof per rank), %% a '%' */
@@ -311,6 +337,7 @@ struct launch {
 	 * in the counters pass, which enables no activity and unsets it. */
 	const char *kinds;
 	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
+	const char *const *win;     /* window option values (record_opts.win), NULL each: inherited */
 };
 
 /* Runs argv once as run `run`. Returns the wait status decoded as an exit
@@ -340,19 +367,22 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		signal(SIGTERM, SIG_DFL);
 		setenv("CUDA_INJECTION64_PATH", l->inject, 1);
 		setenv("NVTX_INJECTION64_PATH", l->inject, 1);
-		setenv("KPT_OUTPUT", out, 1);
+		setenv(KPT_ENV_OUTPUT, out, 1);
 		/* NVLink multicast off in NCCL, PyTorch and NVSHMEM: a program that
 		 * uses it can take the GPUs of a shared host out of service */
 		setenv("NCCL_NVLS_ENABLE", "0", 1);
 		setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1", 1);
 		setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
-		setenv("KPT_STATUS", st, 1);
+		setenv(KPT_ENV_STATUS, st, 1);
 		if (l->api)
-			setenv("KPT_API", "1", 1);
+			setenv(KPT_ENV_API, "1", 1);
 		else
-			unsetenv("KPT_API");
+			unsetenv(KPT_ENV_API);
 		if (l->sample_ms)
-			setenv("KPT_SAMPLE_MS", l->sample_ms, 1);
+			setenv(KPT_ENV_SAMPLE_MS, l->sample_ms, 1);
+		for (size_t i = 0; l->win && i < sizeof window_env / sizeof window_env[0]; i++)
+			if (l->win[i])
+				setenv(window_env[i], l->win[i], 1);
 		if (l->kinds)
 			setenv(KPT_ENV_ACTIVITY_KINDS, l->kinds, 1);
 		else if (l->counters)
@@ -360,13 +390,13 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		if (l->counters) {
 			char lock[PATH_MAX + 32];
 
-			setenv("KPT_COUNTERS", l->counters, 1);
-			setenv("KPT_SAMPLE_MS", "0", 1); /* its clocks are replay's, not the runs' */
+			setenv(KPT_ENV_COUNTERS, l->counters, 1);
+			setenv(KPT_ENV_SAMPLE_MS, "0", 1); /* its clocks are replay's, not the runs' */
 			/* the program's processes hand the counters to each other */
 			snprintf(lock, sizeof lock, "%s/counters.lock", l->tmp);
 			setenv(KPT_ENV_COUNTERS_LOCK, lock, 1);
 		} else {
-			unsetenv("KPT_COUNTERS");
+			unsetenv(KPT_ENV_COUNTERS);
 			unsetenv(KPT_ENV_COUNTERS_LOCK);
 		}
 		execvp(argv[0], argv);
@@ -901,6 +931,10 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 	snprintf(buf, sizeof buf, "%ld", o->runs);
 	kpt_writer_meta(w, "runs", buf, d);
 	kpt_writer_meta(w, "exit_status", exits, d);
+	if (kpt_window_is_set(&o->window)) {
+		kpt_window_describe(&o->window, buf, sizeof buf);
+		kpt_writer_meta(w, "window", buf, d);
+	}
 	if (o->suite)
 		kpt_writer_meta(w, "suite", o->suite, d);
 	if (o->counters) {
@@ -1156,7 +1190,8 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	}
 	exits[0] = '\0';
-	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api, .prefix = 'r', .kinds = o.kinds };
+	l = (struct launch){ .inject = inject, .tmp = tmp, .api = o.api, .prefix = 'r', .kinds = o.kinds,
+			     .win = o.win };
 	/* A program gets kernels only unless asked (--kinds, or an inherited
 	 * KPT_ACTIVITY_KINDS), and NVML samples every 100 ms instead of 10
 	 * (unless KPT_SAMPLE_MS is set): on a launch-bound PyTorch step on an
@@ -1166,7 +1201,7 @@ int cmd_record(int argc, char **argv)
 	 * is the GPU's, and their runs are short. */
 	if (!l.kinds && o.cmd && !getenv(KPT_ENV_ACTIVITY_KINDS))
 		l.kinds = "kernel";
-	if (o.cmd && !getenv("KPT_SAMPLE_MS"))
+	if (o.cmd && !getenv(KPT_ENV_SAMPLE_MS))
 		l.sample_ms = "100";
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = forward_signal;

@@ -231,6 +231,8 @@ static void text_header(const struct report *r)
 	}
 	if ((v = kpt_file_meta_get(r->f, "suite")) && v[0])
 		printf("suite     %s\n", term_safe(r, v));
+	if ((v = kpt_file_meta_get(r->f, "window")) && v[0])
+		printf("window    %s\n", term_safe(r, v));
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
 		printf("commit    %s\n", term_safe(r, v));
 	for (size_t i = 0; i < r->ndev; i++) {

@@ -37,7 +37,9 @@ static int help(int argc, char **argv);
 const struct kpt_cmd kpt_cmds[] = {
 	{ "record", cmd_record, "run a workload or program under the collector and write a .kpt file",
 	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
-	  "               [--api] [--kinds LIST] (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n\n"
+	  "               [--api] [--kinds LIST] [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]\n"
+	  "               [--steps A-B | --every K] [--delay S] [--duration S]\n"
+	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n\n"
 	  "  -o, --output FILE      the recording to write; %p: kptprof's pid, %r: its RANK, %%: % (default kptprof.kpt)\n"
 	  "  --runs M               independent runs, one process each; baselines need 2, 5 is better (default 1)\n"
 	  "  --iterations N         timed iterations per workload; --suite/--workload only (default 20)\n"
@@ -46,6 +48,11 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --counters[=SET,...]   one more run, reading hardware counters per kernel; sets below (default: off)\n"
 	  "  --api                  also record CUDA runtime and driver API calls (default: off)\n"
 	  "  --kinds LIST           kernel,memcpy,memset,sync or all; on a launch-bound PyTorch step sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)\n"
+	  "  --capture-range WHAT   record only inside cudaProfilerStart..Stop, or while NVTX range NAME (of DOMAIN) is open (default: all)\n"
+	  "  --steps A-B            record only steps A..B (from 0) of the --capture-range nvtx range, else kpt:iter (default: all)\n"
+	  "  --every K              record one step in K: steps 0, K, 2K, ... (default: all)\n"
+	  "  --delay S              record only from S seconds after CUDA starts in each process (default 0)\n"
+	  "  --duration S           record for S seconds from --delay (default: to the end)\n"
 	  "  --suite NAME           run a built-in suite; 'kptprof workloads' lists them (exactly one of --suite, --workload, --)\n"
 	  "  --workload NAME...     run built-in workloads: the names up to the next option; repeatable (exactly one of the three)\n"
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"

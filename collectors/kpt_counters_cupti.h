@@ -23,11 +23,7 @@
 
 #include "kpt_err.h"
 #include "kpt_format.h"
-
-#define KPT_ENV_COUNTERS "KPT_COUNTERS"
-/* Ranges per counter image before it is decoded (default 1024, 1..65536). */
-#define KPT_ENV_COUNTERS_RANGES "KPT_COUNTERS_RANGES"
-/* KPT_COUNTERS_LOCK (kpt_inject.h): the hand-over between processes. */
+#include "kpt_inject.h"         /* KPT_ENV_COUNTERS, _RANGES, _LOCK */
 
 /* Parses metrics (comma list, copied); the CUPTI profiler is initialised
  * at the first launch. max_ranges: kernels profiled per counter image. */

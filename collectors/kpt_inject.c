@@ -38,6 +38,8 @@
 #include "kpt_cupti_convert.h"
 #include "kpt_format.h"
 #include "kpt_nvml_api.h"
+#include "kpt_nvtx_stack.h"
+#include "kpt_window.h"
 
 #define KPT_EXPORT __attribute__((visibility("default")))
 
@@ -49,10 +51,7 @@
 				   at the first NVTX push; an entry is overwritten
 				   4M launches later (its kernel is long flushed) */
 #define KPT_NAME_CACHE 4096     /* kernel-name cache slots (direct-mapped) */
-#define KPT_STACK_MAX 256       /* NVTX nesting per thread with kernel links */
 #define KPT_RANGE_CHUNK 1024    /* ranges per per-thread log chunk */
-#define KPT_HANDLES_MAX 65536   /* per handle table; slots are not reused:
-				   start/end ranges past this many get no end */
 #define KPT_API_CBIDS 1024      /* API name cache per domain */
 
 /* ---- per-thread NVTX logs ---------------------------------------------- */
@@ -72,25 +71,11 @@ struct range_chunk {
 struct thread_log {
 	struct thread_log *next;    /* registry, pushed with CAS */
 	uint64_t tid;
-	uint32_t depth;             /* push/pop nesting, may exceed KPT_STACK_MAX */
-	struct range_rec *stack[KPT_STACK_MAX];
+	struct kpt_nvtx_stack st;   /* open push/pop ranges, all domains; rec: range_rec */
 	struct range_chunk *head, *tail;
 };
 
 static __thread struct thread_log *tls_log;
-
-/* Handles handed out by nvtxDomainCreateA / nvtxDomainRegisterStringA, and
- * open start/end ranges by nvtxRangeId_t: append-only tables, published
- * with a release store of the count. */
-struct handle_ent {
-	uint64_t key;
-	void *val;
-};
-
-struct handle_tab {
-	_Atomic uint32_t n;
-	struct handle_ent ent[KPT_HANDLES_MAX];
-};
 
 /* ---- devices, contexts ---------------------------------------------------- */
 
@@ -142,10 +127,26 @@ static struct {
 	_Atomic uint64_t *corr;
 	_Atomic int api_cb_on;
 	int link;                   /* KPT_RANGE_LINK: 0 api, 1 runtime only, 2 off */
-	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks enabled, failed */
+	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks listed, failed to switch */
 	_Atomic uint32_t next_range;
 	_Atomic(struct thread_log *) logs;
-	struct handle_tab domains, strings, startend;
+	/* NVTX handles (kpt_nvtx_stack.h): domain names by handle (scope 0),
+	 * registered strings and open start/end ranges by (domain, handle) */
+	struct kpt_nvtx_handles domains, strings, startend;
+	_Atomic int nvtx_payload;   /* NVTX payload extension push/pop handled here */
+
+	/* capture window (kpt_window.h): win_set is fixed after start(); the
+	 * state and the CUPTI kinds it switches are under winlock */
+	int win_set;
+	pthread_mutex_t winlock;
+	struct kpt_window win;
+	int kinds_mask;             /* activity kinds of this run (kpt_inject_kinds bits) */
+	int kinds_on;               /* enabled in CUPTI now */
+	/* the work-API callbacks of range links (enable_launch_callbacks),
+	 * listed at the first NVTX push; on only inside windows */
+	struct work_cb { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } *work_cbs;
+	unsigned nwork_cbs;
+	int work_cbs_on;
 
 	/* writer-side caches (under lock) */
 	struct { const char *p; char *copy; uint32_t id; } name_cache[KPT_NAME_CACHE];
@@ -182,6 +183,7 @@ static struct {
 } g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.devlock = PTHREAD_MUTEX_INITIALIZER,
+	.winlock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static uint64_t now_ns(void)
@@ -718,7 +720,138 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	buffer_release(buffer);
 }
 
+/* ---- capture windows (kpt_window.h) ------------------------------------ */
+
+/* Turns the work callbacks on or off (off outside a capture window: they
+ * are not needed to find the next one). Under winlock. */
+static void work_callbacks_switch(int on)
+{
+	unsigned failed = 0;
+
+	if (!g.work_cbs || g.work_cbs_on == on)
+		return;
+	g.work_cbs_on = on;
+	for (unsigned i = 0; i < g.nwork_cbs; i++)
+		if (cuptiEnableCallback(on, g.sub, g.work_cbs[i].dom, g.work_cbs[i].cbid) != CUPTI_SUCCESS)
+			failed++;
+	atomic_fetch_add(&g.api_cbs_failed, failed);
+}
+
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+	CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+};
+static const CUpti_ActivityKind api_kinds[] = {
+	CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+};
+
+/* Turns the run's activity kinds (and API kinds with KPT_API) on or off in
+ * CUPTI. Under winlock, or before any other thread can see g. Records of
+ * work launched while the kinds are off never exist: CUPTI decides at
+ * launch; work launched while on is recorded when it completes. */
+static int kinds_switch(int on, struct kpt_diag *d)
+{
+	CUptiResult (*fn)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
+
+	if (on == g.kinds_on)
+		return 0;
+	g.kinds_on = on;
+	work_callbacks_switch(on);
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (g.kinds_mask & 1 << i)
+			KPT_CUPTI(d, fn(kinds[i]));
+	if (g.api)
+		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
+			KPT_CUPTI(d, fn(api_kinds[i]));
+	return 0;
+}
+
+/* Applies a window event's result (the state after it); called with
+ * winlock held. A CUPTI failure is reported and recording goes on. */
+static void window_apply(int on)
+{
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	if (kinds_switch(on, &d) < 0)
+		fail(&d);
+}
+
+/* cudaProfilerStart/Stop, runtime and driver: the cudaProfilerApi window */
+static const struct {
+	CUpti_CallbackDomain dom;
+	CUpti_CallbackId cbid;
+	int start;
+} profiler_calls[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 0 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 0 },
+};
+
+/* cudaProfilerStart/Stop entered (cudaProfilerApi window). */
+static void window_profiler(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
+		if (profiler_calls[i].dom == domain && profiler_calls[i].cbid == cbid) {
+			pthread_mutex_lock(&g.winlock);
+			window_apply(kpt_window_profiler(&g.win, profiler_calls[i].start));
+			pthread_mutex_unlock(&g.winlock);
+			return;
+		}
+}
+
+/* The clock of a --delay/--duration window: applies it and returns how
+ * many ms the sampler may wait before the next change (at most ms). */
+static unsigned window_clock(unsigned ms)
+{
+	uint64_t t, next;
+
+	if (!g.win_set || !g.win.spec.timed)
+		return ms;
+	t = now_ns() - g.start_ns;
+	pthread_mutex_lock(&g.winlock);
+	window_apply(kpt_window_clock(&g.win, t));
+	next = kpt_window_next_tick(&g.win, t);
+	pthread_mutex_unlock(&g.winlock);
+	if (next != UINT64_MAX && (next - t) / 1000000u + 1 < ms)
+		ms = (unsigned)((next - t) / 1000000u + 1);
+	return ms;
+}
+
+static int window_start(struct kpt_diag *d)
+{
+	struct kpt_window_spec spec;
+	int rc;
+
+	if ((rc = kpt_window_parse(getenv(KPT_ENV_WINDOW_CAPTURE), getenv(KPT_ENV_WINDOW_STEPS),
+				   getenv(KPT_ENV_WINDOW_EVERY), getenv(KPT_ENV_WINDOW_DELAY),
+				   getenv(KPT_ENV_WINDOW_DURATION), &spec, d)) < 0)
+		return rc;
+	g.win_set = kpt_window_is_set(&spec);
+	kpt_window_init(&g.win, &spec);
+	if (spec.trigger == KPT_WINDOW_PROFILER_API)
+		for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
+			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, profiler_calls[i].dom, profiler_calls[i].cbid));
+	return kinds_switch(g.win.on, d);
+}
+
 /* ---- NVTX ------------------------------------------------------------------ */
+
+/* A range opening or closing, for an NVTX capture window (the window's
+ * spec is fixed after start(): its name is compared without the lock). */
+static void window_range(const struct range_rec *r, int open)
+{
+	const struct kpt_window_spec *s = &g.win.spec;
+
+	if (!g.win_set || s->trigger != KPT_WINDOW_NVTX || !r || strcmp(r->name, s->range) != 0)
+		return;
+	pthread_mutex_lock(&g.winlock);
+	window_apply(open ? kpt_window_range_open(&g.win, r->name, r->domain) :
+			    kpt_window_range_close(&g.win, r->name, r->domain));
+	pthread_mutex_unlock(&g.winlock);
+}
 
 static struct thread_log *thread_log(void)
 {
@@ -738,38 +871,9 @@ static struct thread_log *thread_log(void)
 	return t;
 }
 
-static void handle_put(struct handle_tab *tab, uint64_t key, void *val)
-{
-	uint32_t n = atomic_load(&tab->n);
-
-	/* Writers of one table are NVTX calls from any thread: reserve a slot
-	 * with CAS, fill it, then the key becomes visible (key 0 = empty). */
-	do {
-		if (n >= KPT_HANDLES_MAX)
-			return;
-	} while (!atomic_compare_exchange_weak(&tab->n, &n, n + 1));
-	tab->ent[n].val = val;
-	__atomic_store_n(&tab->ent[n].key, key, __ATOMIC_RELEASE);
-}
-
-static void *handle_get(struct handle_tab *tab, uint64_t key, int take)
-{
-	uint32_t n = atomic_load(&tab->n);
-
-	if (n > KPT_HANDLES_MAX)
-		n = KPT_HANDLES_MAX;
-	for (uint32_t i = n; i-- > 0;)
-		if (__atomic_load_n(&tab->ent[i].key, __ATOMIC_ACQUIRE) == key) {
-			void *v = tab->ent[i].val;
-
-			if (take)
-				__atomic_store_n(&tab->ent[i].key, (uint64_t)0, __ATOMIC_RELEASE);
-			return v;
-		}
-	return NULL;
-}
-
-static char *attr_message(const nvtxEventAttributes_t *a)
+/* The message of a push/start/mark: an owned copy, NULL without one. A
+ * registered string is looked up in the event's domain (0: default). */
+static char *attr_message(const nvtxEventAttributes_t *a, uint64_t domain)
 {
 	const char *s;
 
@@ -779,7 +883,7 @@ static char *attr_message(const nvtxEventAttributes_t *a)
 	case NVTX_MESSAGE_TYPE_ASCII:
 		return a->message.ascii ? strdup(a->message.ascii) : NULL;
 	case NVTX_MESSAGE_TYPE_REGISTERED:
-		s = handle_get(&g.strings, (uint64_t)(uintptr_t)a->message.registered, 0);
+		s = kpt_nvtx_handles_get(&g.strings, domain, (uint64_t)(uintptr_t)a->message.registered, 0);
 		return s ? strdup(s) : strdup("(registered string)");
 	case NVTX_MESSAGE_TYPE_UNICODE:
 		return strdup("(wide string)");
@@ -795,43 +899,52 @@ static char *attr_message(const nvtxEventAttributes_t *a)
  * several other runtime calls per op (cudaGetDevice, cudaStreamIsCapturing,
  * event records), which the whole runtime domain, enabled here before,
  * sent through it for nothing. Returns how many; failures into *failed. */
-static unsigned enable_work_callbacks(CUpti_CallbackDomain dom, uint32_t ncbid, unsigned *failed)
+/* Appends to g.work_cbs the ids of dom for the API calls that start GPU
+ * work (kpt_inject_is_work_api: launches, graph launches, memcpy, memset).
+ * Their callbacks link correlation ids to the innermost NVTX range. Every
+ * enabled id costs its calls a pass through CUPTI's dispatch: PyTorch
+ * makes several other runtime calls per op (cudaGetDevice,
+ * cudaStreamIsCapturing, event records), which the whole runtime domain,
+ * enabled here before, sent through it for nothing. */
+static void collect_work_callbacks(struct work_cb *out, unsigned *n, CUpti_CallbackDomain dom, uint32_t ncbid)
 {
-	unsigned n = 0;
-
 	for (uint32_t cbid = 1; cbid < ncbid; cbid++) {
 		const char *name = NULL;
 
 		if (cuptiGetCallbackName(dom, cbid, &name) != CUPTI_SUCCESS || !name)
 			continue;
-		if (!kpt_inject_is_work_api(name))
-			continue;
-		if (cuptiEnableCallback(1, g.sub, dom, cbid) == CUPTI_SUCCESS)
-			n++;
-		else
-			(*failed)++;
+		if (kpt_inject_is_work_api(name))
+			out[(*n)++] = (struct work_cb){ .dom = dom, .cbid = cbid };
 	}
-	return n;
 }
 
 static void enable_launch_callbacks(void)
 {
 	_Atomic uint64_t *t;
-	unsigned failed = 0, n;
+	struct work_cb *cbs;
+	unsigned n = 0;
 
 	if (atomic_exchange(&g.api_cb_on, 1))
 		return;
 	if (g.link == 2)
 		return;
 	t = calloc((size_t)1 << KPT_CORR_BITS, sizeof *t);
-	if (!t)
+	cbs = calloc(CUPTI_RUNTIME_TRACE_CBID_SIZE + CUPTI_DRIVER_TRACE_CBID_SIZE, sizeof *cbs);
+	if (!t || !cbs) {
+		free(t);
+		free(cbs);
 		return;
+	}
 	g.corr = t;
-	n = enable_work_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, &failed);
+	collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 	if (g.link == 0)
-		n += enable_work_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, &failed);
+		collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
 	atomic_store(&g.api_cbs, n);
-	atomic_store(&g.api_cbs_failed, failed);
+	pthread_mutex_lock(&g.winlock);
+	g.work_cbs = cbs;
+	g.nwork_cbs = n;
+	work_callbacks_switch(!g.win_set || g.kinds_on);
+	pthread_mutex_unlock(&g.winlock);
 }
 
 static struct range_rec *range_new(struct thread_log *t, uint32_t kind, char *name, const char *domain)
@@ -860,7 +973,7 @@ static struct range_rec *range_new(struct thread_log *t, uint32_t kind, char *na
 	r = &c->recs[n];
 	memset(r, 0, sizeof *r);
 	r->row.id = atomic_fetch_add(&g.next_range, 1);
-	r->row.parent = t->depth > 0 && t->depth <= KPT_STACK_MAX ? t->stack[t->depth - 1]->row.id : KPT_NONE;
+	r->row.parent = kpt_nvtx_stack_top(&t->st) ? kpt_nvtx_stack_top(&t->st)->id : KPT_NONE;
 	r->row.kind = kind;
 	r->row.thread = t->tid;
 	r->row.start_ns = now_ns();
@@ -871,7 +984,20 @@ static struct range_rec *range_new(struct thread_log *t, uint32_t kind, char *na
 	return r;
 }
 
-static void nvtx_push(char *name, const char *domain)
+static uint64_t dom_key(nvtxDomainHandle_t h)
+{
+	return (uint64_t)(uintptr_t)h;
+}
+
+/* The name of a domain handle (owned by the domain table), NULL for the
+ * default domain or one created before collection started. */
+static const char *dom_name(uint64_t dom)
+{
+	return dom ? kpt_nvtx_handles_get(&g.domains, 0, dom, 0) : NULL;
+}
+
+/* Opens a push/pop range of domain on this thread; takes name. */
+static void nvtx_push(char *name, uint64_t dom)
 {
 	struct thread_log *t = thread_log();
 	struct range_rec *r;
@@ -881,127 +1007,165 @@ static void nvtx_push(char *name, const char *domain)
 		return;
 	}
 	enable_launch_callbacks();
-	r = range_new(t, KPT_RANGE_PUSHPOP, name, domain);
-	if (t->depth < KPT_STACK_MAX)
-		t->stack[t->depth] = r;
-	t->depth++;
+	/* without a record (out of memory) the frame still keeps the nesting */
+	r = range_new(t, KPT_RANGE_PUSHPOP, name, dom_name(dom));
+	kpt_nvtx_stack_push(&t->st, dom, r ? r->row.id : KPT_NONE, r);
+	window_range(r, 1);
 }
 
-static void nvtx_pop(void)
+/* Closes the innermost open range of domain on this thread, and the ranges
+ * of other domains opened inside it (kpt_nvtx_stack.h). */
+static void nvtx_pop(uint64_t dom)
 {
-	struct thread_log *t = tls_log;
+	struct thread_log *t = thread_log();
+	const struct kpt_nvtx_frame *c;
+	uint64_t now;
+	size_t n;
 
-	if (!t || t->depth == 0)
+	if (!t || !(n = kpt_nvtx_stack_pop(&t->st, dom, &c)))
 		return;
-	t->depth--;
-	if (t->depth < KPT_STACK_MAX && t->stack[t->depth])
-		__atomic_store_n(&t->stack[t->depth]->row.end_ns, now_ns(), __ATOMIC_RELAXED);
+	now = now_ns();
+	for (size_t i = 0; i < n; i++)
+		if (c[i].rec) {
+			__atomic_store_n(&((struct range_rec *)c[i].rec)->row.end_ns, now, __ATOMIC_RELAXED);
+			window_range(c[i].rec, 0);
+		}
+}
+
+/* Opens a start/end range; its end may come from any thread. */
+static void nvtx_start(char *name, uint64_t dom, const void *ret)
+{
+	struct thread_log *t = thread_log();
+	struct range_rec *r;
+
+	if (!t) {
+		free(name);
+		return;
+	}
+	r = range_new(t, KPT_RANGE_STARTEND, name, dom_name(dom));
+	if (r && ret)
+		kpt_nvtx_handles_put(&g.startend, dom, *(const nvtxRangeId_t *)ret, r);
+	window_range(r, 1);
+}
+
+static void nvtx_end(uint64_t dom, nvtxRangeId_t id)
+{
+	struct range_rec *r = kpt_nvtx_handles_get(&g.startend, dom, id, 1);
+
+	if (r) {
+		__atomic_store_n(&r->row.end_ns, now_ns(), __ATOMIC_RELAXED);
+		window_range(r, 0);
+	}
+}
+
+static void nvtx_mark(char *name, uint64_t dom)
+{
+	struct thread_log *t = thread_log();
+
+	if (!t) {
+		free(name);
+		return;
+	}
+	range_new(t, KPT_RANGE_MARK, name, dom_name(dom));
+}
+
+static char *msg_copy(const char *m)
+{
+	return strdup(m ? m : "");
 }
 
 static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
 {
 	const void *p = nd->functionParams;
-	struct thread_log *t;
-	struct range_rec *r;
-	const char *dom;
+	const void *ret = nd->functionReturnValue;
 
 	switch (cbid) {
 	case CUPTI_CBID_NVTX_nvtxRangePushA:
-		nvtx_push(strdup(((const nvtxRangePushA_params *)p)->message ?
-				 ((const nvtxRangePushA_params *)p)->message : ""), NULL);
+		nvtx_push(msg_copy(((const nvtxRangePushA_params *)p)->message), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushW:
-		nvtx_push(strdup("(wide string)"), NULL);
+		nvtx_push(strdup("(wide string)"), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		nvtx_push(attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib), NULL);
+		nvtx_push(attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib, 0), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
 		const nvtxDomainRangePushEx_params *q = p;
 
-		dom = handle_get(&g.domains, (uint64_t)(uintptr_t)q->domain, 0);
-		nvtx_push(attr_message(q->core.eventAttrib), dom);
+		nvtx_push(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain));
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxRangePop:
+		nvtx_pop(0);
+		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-		nvtx_pop();
+		nvtx_pop(dom_key(((const nvtxDomainRangePop_params *)p)->domain));
 		break;
 	case CUPTI_CBID_NVTX_nvtxMarkA:
+		nvtx_mark(msg_copy(((const nvtxMarkA_params *)p)->message), 0);
+		break;
+	case CUPTI_CBID_NVTX_nvtxMarkW:
+		nvtx_mark(strdup("(wide string)"), 0);
+		break;
 	case CUPTI_CBID_NVTX_nvtxMarkEx:
+		nvtx_mark(attr_message(((const nvtxMarkEx_params *)p)->eventAttrib, 0), 0);
+		break;
 	case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
-		char *name;
+		const nvtxDomainMarkEx_params *q = p;
 
-		if (!(t = thread_log()))
-			break;
-		dom = NULL;
-		if (cbid == CUPTI_CBID_NVTX_nvtxMarkA) {
-			const char *m = ((const nvtxMarkA_params *)p)->message;
-
-			name = strdup(m ? m : "");
-		} else if (cbid == CUPTI_CBID_NVTX_nvtxMarkEx) {
-			name = attr_message(((const nvtxMarkEx_params *)p)->eventAttrib);
-		} else {
-			const nvtxDomainMarkEx_params *q = p;
-
-			dom = handle_get(&g.domains, (uint64_t)(uintptr_t)q->domain, 0);
-			name = attr_message(q->core.eventAttrib);
-		}
-		range_new(t, KPT_RANGE_MARK, name, dom);
+		nvtx_mark(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain));
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxRangeStartA:
+		nvtx_start(msg_copy(((const nvtxRangeStartA_params *)p)->message), 0, ret);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeStartW:
+		nvtx_start(strdup("(wide string)"), 0, ret);
+		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+		nvtx_start(attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib, 0), 0, ret);
+		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
-		char *name;
+		const nvtxDomainRangeStartEx_params *q = p;
 
-		if (!(t = thread_log()))
-			break;
-		dom = NULL;
-		if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartA) {
-			const char *m = ((const nvtxRangeStartA_params *)p)->message;
-
-			name = strdup(m ? m : "");
-		} else if (cbid == CUPTI_CBID_NVTX_nvtxRangeStartEx) {
-			name = attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib);
-		} else {
-			const nvtxDomainRangeStartEx_params *q = p;
-
-			dom = handle_get(&g.domains, (uint64_t)(uintptr_t)q->domain, 0);
-			name = attr_message(q->core.eventAttrib);
-		}
-		r = range_new(t, KPT_RANGE_STARTEND, name, dom);
-		if (r && nd->functionReturnValue)
-			handle_put(&g.startend, *(const nvtxRangeId_t *)nd->functionReturnValue, r);
+		nvtx_start(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain), ret);
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxRangeEnd:
+		nvtx_end(0, ((const nvtxRangeEnd_params *)p)->id);
+		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
-		nvtxRangeId_t id = cbid == CUPTI_CBID_NVTX_nvtxRangeEnd ?
-			((const nvtxRangeEnd_params *)p)->id :
-			((const nvtxDomainRangeEnd_params *)p)->core.id;
+		const nvtxDomainRangeEnd_params *q = p;
 
-		r = handle_get(&g.startend, id, 1);
-		if (r)
-			__atomic_store_n(&r->row.end_ns, now_ns(), __ATOMIC_RELAXED);
+		nvtx_end(dom_key(q->domain), q->core.id);
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxDomainCreateA:
-		if (nd->functionReturnValue) {
-			const char *name = ((const nvtxDomainCreateA_params *)p)->name;
-			nvtxDomainHandle_t h = *(const nvtxDomainHandle_t *)nd->functionReturnValue;
-
-			handle_put(&g.domains, (uint64_t)(uintptr_t)h, xstrdup(name));
-		}
+		if (ret)
+			kpt_nvtx_handles_put(&g.domains, 0, dom_key(*(const nvtxDomainHandle_t *)ret),
+					     xstrdup(((const nvtxDomainCreateA_params *)p)->name));
 		break;
-	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
-		if (nd->functionReturnValue) {
-			const char *s = ((const nvtxDomainRegisterStringA_params *)p)->string;
-			nvtxStringHandle_t h = *(const nvtxStringHandle_t *)nd->functionReturnValue;
-
-			handle_put(&g.strings, (uint64_t)(uintptr_t)h, xstrdup(s));
-		}
+	case CUPTI_CBID_NVTX_nvtxDomainCreateW:
+		if (ret)
+			kpt_nvtx_handles_put(&g.domains, 0, dom_key(*(const nvtxDomainHandle_t *)ret),
+					     xstrdup("(wide string)"));
 		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
+		const nvtxDomainRegisterStringA_params *q = p;
+
+		if (ret)
+			kpt_nvtx_handles_put(&g.strings, dom_key(q->domain),
+					     (uint64_t)(uintptr_t)*(const nvtxStringHandle_t *)ret, xstrdup(q->string));
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringW: {
+		const nvtxDomainRegisterStringW_params *q = p;
+
+		if (ret)
+			kpt_nvtx_handles_put(&g.strings, dom_key(q->domain),
+					     (uint64_t)(uintptr_t)*(const nvtxStringHandle_t *)ret, xstrdup("(wide string)"));
+		break;
+	}
 	default:
 		break;
 	}
@@ -1120,8 +1284,10 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 			counters_launch(cbid, cd);
 		if (cd->callbackSite != CUPTI_API_ENTER)
 			return;
-		if (t && t->depth > 0 && t->depth <= KPT_STACK_MAX && g.corr && t->stack[t->depth - 1]) {
-			uint64_t e = (uint64_t)cd->correlationId << 32 | t->stack[t->depth - 1]->row.id;
+		if (g.win_set && g.win.spec.trigger == KPT_WINDOW_PROFILER_API)
+			window_profiler(domain, cbid);
+		if (t && g.corr && kpt_nvtx_stack_top(&t->st)) {
+			uint64_t e = (uint64_t)cd->correlationId << 32 | kpt_nvtx_stack_top(&t->st)->id;
 
 			atomic_store_explicit(&g.corr[cd->correlationId & ((1u << KPT_CORR_BITS) - 1)], e,
 					      memory_order_relaxed);
@@ -1233,7 +1399,7 @@ static void *sampler_main(void *arg)
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
 	for (;;) {
 		struct timespec ts;
-		unsigned ms = g.sample_ms ? g.sample_ms : 1000;
+		unsigned ms = window_clock(g.sample_ms ? g.sample_ms : 1000);
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -1275,6 +1441,44 @@ static int ranges_write(struct kpt_diag *d)
 			}
 		}
 	return 0;
+}
+
+/* What the range stacks could not follow (kpt_nvtx_stack.h), summed over
+ * threads; written only when it happened. */
+static void nvtx_meta(struct kpt_diag *d)
+{
+	uint64_t unmatched = 0, crossed = 0;
+	char buf[32];
+
+	for (struct thread_log *t = atomic_load(&g.logs); t; t = t->next) {
+		unmatched += atomic_load_explicit(&t->st.unmatched, memory_order_relaxed);
+		crossed += atomic_load_explicit(&t->st.crossed, memory_order_relaxed);
+	}
+	if (unmatched) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)unmatched);
+		kpt_writer_meta(g.w, "collector.nvtx_unmatched_pops", buf, d);
+	}
+	if (crossed) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)crossed);
+		kpt_writer_meta(g.w, "collector.nvtx_closed_by_parent", buf, d);
+	}
+	if (atomic_load(&g.nvtx_payload))
+		kpt_writer_meta(g.w, "collector.nvtx_payload", "1", d);
+}
+
+/* The capture window and how many times it opened. */
+static void window_meta(struct kpt_diag *d)
+{
+	char buf[2 * KPT_WINDOW_NAME_MAX + 128];
+
+	if (!g.win_set)
+		return;
+	kpt_window_describe(&g.win.spec, buf, sizeof buf);
+	kpt_writer_meta(g.w, "collector.window", buf, d);
+	pthread_mutex_lock(&g.winlock);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.win.windows);
+	pthread_mutex_unlock(&g.winlock);
+	kpt_writer_meta(g.w, "collector.windows", buf, d);
 }
 
 static int file_finish(struct kpt_diag *d)
@@ -1324,6 +1528,8 @@ static int file_finish(struct kpt_diag *d)
 		snprintf(buf, sizeof buf, "%u", atomic_load(&g.api_cbs_failed));
 		kpt_writer_meta(g.w, "collector.api_callbacks_failed", buf, d);
 	}
+	nvtx_meta(d);
+	window_meta(d);
 	if (atomic_load(&g.counters) && !g.forked_child && (rc = kpt_ccount_write(g.w, 0, d)) < 0)
 		return rc;
 	if (g.forked_child)
@@ -1433,7 +1639,7 @@ static void after_fork_child(void)
 	if (t) {
 		t->next = NULL;
 		t->head = t->tail = NULL;
-		t->depth = 0;
+		memset(&t->st, 0, sizeof t->st);
 		atomic_store(&g.logs, t);
 	}
 	if (paths_init(&d) < 0)
@@ -1461,14 +1667,6 @@ static int activity_kinds(struct kpt_diag *d)
 
 static int start(struct kpt_diag *d)
 {
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-	};
-	static const CUpti_ActivityKind api_kinds[] = {
-		CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
-	};
 	const char *counters = getenv(KPT_ENV_COUNTERS);
 	size_t dev_buf = (size_t)env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
 	unsigned nbuf = env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
@@ -1510,17 +1708,12 @@ static int start(struct kpt_diag *d)
 		for (size_t i = 0; i < KPT_COUNTER_LAUNCHES; i++)
 			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_DRIVER_API, counter_launches[i].cbid));
 	} else {
-		int mask = activity_kinds(d);
-
-		if (mask < 0)
-			return mask;
-		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-			if (mask & 1 << i)
-				KPT_CUPTI(d, cuptiActivityEnable(kinds[i]));
+		/* the timing run: its kinds, on now unless a window waits */
+		if ((g.kinds_mask = activity_kinds(d)) < 0)
+			return g.kinds_mask;
+		if ((rc = window_start(d)) < 0)
+			return rc;
 	}
-	if (g.api)
-		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
-			KPT_CUPTI(d, cuptiActivityEnable(api_kinds[i]));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_NVTX));
 	/* No runtime API callback here: enabling even one makes every launch
@@ -1573,17 +1766,110 @@ int InitializeInjection(void)
  * first CUDA call are seen: collection starts here when NVTX initialises
  * first, and cuInit's later InitializeInjection() call is a no-op. CUPTI
  * then fills NVTX's function table as if it had been named directly. */
-int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+/* The libcupti instance we subscribed with: its entry point `name`, NULL
+ * when absent. */
+static void *cupti_entry(const char *name)
 {
-	int (*cupti_nvtx)(const void *(*)(uint32_t));
 	Dl_info info;
 	void *h;
 
-	InitializeInjection();
 	if (!dladdr((void *)cuptiSubscribe, &info) || !info.dli_fname)
-		return 0;
+		return NULL;
 	if (!(h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)))
-		return 0;
-	*(void **)&cupti_nvtx = dlsym(h, "InitializeInjectionNvtx2");
+		return NULL;
+	return dlsym(h, name);
+}
+
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+	int (*cupti_nvtx)(const void *(*)(uint32_t));
+
+	InitializeInjection();
+	*(void **)&cupti_nvtx = cupti_entry("InitializeInjectionNvtx2");
 	return cupti_nvtx ? cupti_nvtx(get_export_table) : 0;
+}
+
+/* ---- NVTX extensions ------------------------------------------------------ */
+
+/* The NVTX extension ABI (nvtx3/nvtxDetail/nvtxExtTypes.h and the payload
+ * extension's ids in nvtx3/nvToolsExtPayload.h), restated: that header,
+ * included after nvToolsExt.h's implementation, declares every payload
+ * function static. NVTX hands each extension module's function slots to
+ * InitializeInjectionNvtxExtension; a slot the tool leaves empty is a
+ * no-op, and CUPTI's callback API has no ids for extension functions. */
+struct kpt_nvtx_ext_segment {
+	size_t id;
+	size_t nslots;
+	intptr_t *slots;
+};
+
+struct kpt_nvtx_ext_module {
+	uint16_t nvtx_version, struct_size, module_id, compat_id;
+	size_t nsegments;
+	struct kpt_nvtx_ext_segment *segments;
+	intptr_t (*get_export)(uint32_t);
+	const void *ext_info;
+};
+_Static_assert(sizeof(struct kpt_nvtx_ext_module) == 40, "NVTX nvtxExtModuleInfo_t layout");
+
+enum {
+	KPT_NVTX_EXT_DISABLED = 1,  /* NVTX_EXTENSION_DISABLED */
+	KPT_NVTX_PAYLOAD_MODULE = 2, /* NVTX_EXT_PAYLOAD_MODULEID */
+	KPT_NVTX_PUSH_PAYLOAD = 3,  /* NVTX3EXT_CBID_nvtxRangePushPayload */
+	KPT_NVTX_POP_PAYLOAD = 4,   /* NVTX3EXT_CBID_nvtxRangePopPayload */
+};
+
+/* nvtxRangePushPayload / nvtxRangePopPayload. NCCL >= 2.25 pushes its
+ * communicator ranges (ncclCommInitRankConfig, ...) with
+ * nvtxDomainRangePushEx, which CUPTI reports, and pops them with
+ * nvtxRangePopPayload, which it does not: the pop is taken here, or the
+ * range stayed open for the rest of the run. The payload (a schema'd
+ * struct) is not decoded: a payload push is named "(payload range)". */
+static int nvtx_push_payload(nvtxDomainHandle_t dom, const void *payload, size_t count)
+{
+	(void)payload;
+	(void)count;
+	if (g.enabled)
+		nvtx_push(strdup("(payload range)"), dom_key(dom));
+	return tls_log ? (int)tls_log->st.depth : 0;
+}
+
+static int nvtx_pop_payload(nvtxDomainHandle_t dom, const void *payload, size_t count)
+{
+	(void)payload;
+	(void)count;
+	if (g.enabled)
+		nvtx_pop(dom_key(dom));
+	return tls_log ? (int)tls_log->st.depth : 0;
+}
+
+KPT_EXPORT int InitializeInjectionNvtxExtension(struct kpt_nvtx_ext_module *m);
+
+/* Called once per extension module of each NVTX instance (a program may
+ * hold several: its own, NCCL's, PyTorch's). CUPTI fills what it handles;
+ * then the payload module's push/pop slots are taken over (not chained:
+ * were CUPTI to report them as NVTX callbacks too, they would count twice). */
+int InitializeInjectionNvtxExtension(struct kpt_nvtx_ext_module *m)
+{
+	int (*cupti_ext)(struct kpt_nvtx_ext_module *);
+	struct kpt_nvtx_ext_segment *seg;
+	int ok = 0;
+
+	InitializeInjection();
+	*(void **)&cupti_ext = cupti_entry("InitializeInjectionNvtxExtension");
+	if (cupti_ext)
+		ok = cupti_ext(m);
+	if (!m || m->module_id != KPT_NVTX_PAYLOAD_MODULE || m->nsegments < 1 || !m->segments)
+		return ok;
+	seg = &m->segments[0];
+	if (!seg->slots || seg->nslots <= KPT_NVTX_POP_PAYLOAD)
+		return ok;
+	/* CUPTI refused the module: what it may have set is not to be called */
+	if (!ok)
+		for (size_t i = 0; i < seg->nslots; i++)
+			seg->slots[i] = KPT_NVTX_EXT_DISABLED;
+	seg->slots[KPT_NVTX_PUSH_PAYLOAD] = (intptr_t)nvtx_push_payload;
+	seg->slots[KPT_NVTX_POP_PAYLOAD] = (intptr_t)nvtx_pop_payload;
+	atomic_store(&g.nvtx_payload, 1);
+	return 1;
 }

@@ -28,6 +28,9 @@
  *                   profiler, auto range, kernel replay; no activity
  *                   and no NVTX ranges are recorded). See kpt_counters_cupti.h.
  *   KPT_COUNTERS_RANGES  kernels per counter image before decoding (1024).
+ *   KPT_CAPTURE_RANGE, KPT_STEPS, KPT_EVERY, KPT_DELAY, KPT_DURATION
+ *                   a capture window (kpt_window.h): activity is recorded
+ *                   only inside it. Ignored by a counters pass.
  *
  * Lifecycle: records are flushed into the file at exit (atexit), when a
  * context is destroyed (cudaDeviceReset: CUPTI's CONTEXT_DESTROY_STARTING
@@ -51,6 +54,9 @@
 #define KPT_ENV_DEVICE_BUFFER_MB "KPT_DEVICE_BUFFER_MB"
 #define KPT_ENV_ACTIVITY_KINDS "KPT_ACTIVITY_KINDS"
 #define KPT_ENV_RANGE_LINK "KPT_RANGE_LINK" /* api (default), runtime, off */
+#define KPT_ENV_COUNTERS "KPT_COUNTERS"     /* metrics of a counters pass (kpt_counters_cupti.h) */
+/* Ranges per counter image before it is decoded (default 1024, 1..65536). */
+#define KPT_ENV_COUNTERS_RANGES "KPT_COUNTERS_RANGES"
 /* A lock file the processes of one counters pass share, to hand the GPU's
  * counters from one to the next (kptprof record sets it; unset: no hand-
  * over, a second process that launches while the first holds them fails). */

@@ -12,6 +12,7 @@ diff_table=$(names_in cmd_diff.c 'diff_opts\[\] = {')
 [ "$(echo "$diff_table" | wc -w)" -ge 15 ] || fail "found too few diff options in cli/cmd_diff.c: $diff_table"
 
 opts_record="-o --output --runs --iterations --warmup --cold --counters --api --kinds --suite --workload
+	--capture-range --steps --every --delay --duration
 	$(grep -o 'str[n]*cmp(a, "-[^"=]*' "$KPT_SRC/cli/cmd_record.c" | sed 's/.*"//' | grep -vx -- '--')
 	$(grep -o 'kpt_cli_opt(argc, argv, &i, "[^"]*"' "$KPT_SRC/cli/cmd_record.c" | sed 's/.*"\(.*\)"/\1/')"
 opts_diff="--threshold --short-threshold --long-threshold --alpha --junit --markdown --json --plots --suite-name

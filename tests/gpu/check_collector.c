@@ -7,6 +7,8 @@
  *                                       whose innermost range is one of them
  *   kpt-collector-check stats FILE      kernels, memops, ranges, drops, env
  *   kpt-collector-check meta FILE KEY   the value of a meta key ("" if absent)
+ *   kpt-collector-check ranges FILE     every range: kind, closed|open, domain
+ *                                       ("-" default), name; one a line
  *
  * Exit status: 0 all checks passed, 1 a check failed (each failure printed
  * as "FAIL: ..."), 2 the file cannot be read.
@@ -282,6 +284,23 @@ static int print_range(const struct rec *x, const char *name)
 	return 0;
 }
 
+static int print_ranges(const struct rec *x)
+{
+	static const char *const kinds[] = {
+		[KPT_RANGE_PUSHPOP] = "pushpop", [KPT_RANGE_STARTEND] = "startend", [KPT_RANGE_MARK] = "mark",
+	};
+
+	for (size_t i = 0; i < x->nr; i++) {
+		const struct kpt_range *r = &x->r[i];
+
+		printf("%s %s %s %s\n", r->kind < 4 && kinds[r->kind] ? kinds[r->kind] : "?",
+		       r->end_ns ? "closed" : "open",
+		       r->domain == KPT_NONE ? "-" : kpt_file_string(x->f, r->domain),
+		       kpt_file_string(x->f, r->name));
+	}
+	return 0;
+}
+
 static int print_stats(const struct rec *x)
 {
 	uint64_t first = UINT64_MAX, last = 0;
@@ -310,7 +329,7 @@ int main(int argc, char **argv)
 	int rc = 2;
 
 	if (argc < 3 || ((strcmp(argv[1], "range") == 0 || strcmp(argv[1], "meta") == 0) && argc < 4)) {
-		fprintf(stderr, "usage: kpt-collector-check app|names|stats FILE | range|meta FILE NAME\n");
+		fprintf(stderr, "usage: kpt-collector-check app|names|ranges|stats FILE | range|meta FILE NAME\n");
 		return 2;
 	}
 	if (load(argv[2], &x) < 0) {
@@ -325,6 +344,8 @@ int main(int argc, char **argv)
 		rc = print_range(&x, argv[3]);
 	else if (strcmp(argv[1], "stats") == 0)
 		rc = print_stats(&x);
+	else if (strcmp(argv[1], "ranges") == 0)
+		rc = print_ranges(&x);
 	else if (strcmp(argv[1], "meta") == 0) {
 		const char *v = kpt_file_meta_get(x.f, argv[3]);
 

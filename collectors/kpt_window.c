@@ -1,0 +1,254 @@
+/* kpt_window.c - capture windows (kpt_window.h). No CUDA: unit-tested on
+ * CPU, linked into the collector and into kptprof. */
+#include "kpt_window.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A whole decimal number with nothing after it. */
+static int parse_u64(const char *s, const char *end, uint64_t *out)
+{
+	char *e;
+	unsigned long long v;
+
+	if (s == end || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &e, 10);
+	if (errno || e != end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *opt, const char *s, uint64_t *ns, struct kpt_diag *d)
+{
+	char *e;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (!*s || *e || errno || !isfinite(v) || v < 0 || v > 1e7)
+		return kpt_diag_set(d, KPT_E_INVAL, "bad %s '%s': want seconds, 0 to 10000000", opt, s);
+	*ns = (uint64_t)llround(v * 1e9);
+	return 0;
+}
+
+static int copy_name(const char *what, const char *s, size_t n, char *out, struct kpt_diag *d)
+{
+	if (n == 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "bad --capture-range: empty %s", what);
+	if (n >= KPT_WINDOW_NAME_MAX)
+		return kpt_diag_set(d, KPT_E_INVAL, "bad --capture-range: %s longer than %d bytes", what,
+				    KPT_WINDOW_NAME_MAX - 1);
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int parse_capture(const char *c, struct kpt_window_spec *spec, struct kpt_diag *d)
+{
+	const char *name, *at;
+	int rc;
+
+	if (strcmp(c, "cudaProfilerApi") == 0) {
+		spec->trigger = KPT_WINDOW_PROFILER_API;
+		return 0;
+	}
+	if (strncmp(c, "nvtx:", 5) != 0) {
+		rc = kpt_diag_set(d, KPT_E_INVAL, "bad --capture-range '%s'", c);
+		kpt_diag_hint(d, "want cudaProfilerApi or nvtx:NAME[@DOMAIN]");
+		return rc;
+	}
+	name = c + 5;
+	at = strrchr(name, '@');
+	if ((rc = copy_name("range name", name, at ? (size_t)(at - name) : strlen(name), spec->range, d)) < 0)
+		return rc;
+	if (at && (rc = copy_name("domain", at + 1, strlen(at + 1), spec->domain, d)) < 0)
+		return rc;
+	spec->trigger = KPT_WINDOW_NVTX;
+	return 0;
+}
+
+int kpt_window_parse(const char *capture, const char *steps, const char *every, const char *delay,
+		     const char *duration, struct kpt_window_spec *spec, struct kpt_diag *d)
+{
+	int rc;
+
+	memset(spec, 0, sizeof *spec);
+	if (capture && (rc = parse_capture(capture, spec, d)) < 0)
+		return rc;
+	if (steps && every)
+		return kpt_diag_set(d, KPT_E_INVAL, "--steps and --every exclude each other");
+	if ((steps || every) && spec->trigger == KPT_WINDOW_PROFILER_API)
+		return kpt_diag_set(d, KPT_E_INVAL, "--%s counts NVTX ranges: not with --capture-range cudaProfilerApi",
+				    steps ? "steps" : "every");
+	if (steps) {
+		const char *dash = strchr(steps, '-'), *end = steps + strlen(steps);
+
+		if (dash ? parse_u64(steps, dash, &spec->first) < 0 || parse_u64(dash + 1, end, &spec->last) < 0 :
+			   parse_u64(steps, end, &spec->first) < 0)
+			return kpt_diag_set(d, KPT_E_INVAL, "bad --steps '%s': want A-B, two step numbers", steps);
+		if (!dash)
+			spec->last = spec->first;
+		if (spec->first > spec->last)
+			return kpt_diag_set(d, KPT_E_INVAL, "bad --steps '%s': the first step is after the last", steps);
+		spec->steps = 1;
+	}
+	if (every && (parse_u64(every, every + strlen(every), &spec->every) < 0 || spec->every < 1))
+		return kpt_diag_set(d, KPT_E_INVAL, "bad --every '%s': want a whole number of steps, 1 or more", every);
+	if ((steps || every) && spec->trigger == KPT_WINDOW_ALWAYS) {
+		strcpy(spec->range, "kpt:iter");
+		spec->trigger = KPT_WINDOW_NVTX;
+	}
+	if (delay && (rc = parse_seconds("--delay", delay, &spec->delay_ns, d)) < 0)
+		return rc;
+	if (duration && (rc = parse_seconds("--duration", duration, &spec->duration_ns, d)) < 0)
+		return rc;
+	spec->timed = delay || duration;
+	return 0;
+}
+
+int kpt_window_is_set(const struct kpt_window_spec *spec)
+{
+	return spec->trigger != KPT_WINDOW_ALWAYS || spec->timed;
+}
+
+/* Appends to out (cap bytes) at *n; *n counts what would have been written. */
+static void append(char *out, size_t cap, int *n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf((size_t)*n < cap ? out + *n : NULL, (size_t)*n < cap ? cap - (size_t)*n : 0, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*n += k;
+}
+
+int kpt_window_describe(const struct kpt_window_spec *s, char *out, unsigned long cap)
+{
+	int n = 0;
+
+	if (cap)
+		out[0] = '\0';
+	if (s->trigger == KPT_WINDOW_PROFILER_API) {
+		append(out, cap, &n, "cudaProfilerStart..cudaProfilerStop");
+	} else if (s->trigger == KPT_WINDOW_NVTX) {
+		if (s->steps)
+			append(out, cap, &n, "steps %llu-%llu of ", (unsigned long long)s->first,
+			       (unsigned long long)s->last);
+		else if (s->every)
+			append(out, cap, &n, "one step in %llu (0, %llu, ...) of ", (unsigned long long)s->every,
+			       (unsigned long long)s->every);
+		else
+			append(out, cap, &n, "every ");
+		append(out, cap, &n, "range '%s'", s->range);
+		if (s->domain[0])
+			append(out, cap, &n, " of domain '%s'", s->domain);
+	}
+	if (s->timed) {
+		append(out, cap, &n, "%sfrom %.3f s", n ? ", " : "", (double)s->delay_ns / 1e9);
+		if (s->duration_ns)
+			append(out, cap, &n, " for %.3f s", (double)s->duration_ns / 1e9);
+		else
+			append(out, cap, &n, " to the end");
+	}
+	if (!n)
+		append(out, cap, &n, "the whole process");
+	return n;
+}
+
+static int update(struct kpt_window *w)
+{
+	int trig, on;
+
+	switch (w->spec.trigger) {
+	case KPT_WINDOW_PROFILER_API:
+		trig = w->profiler_on;
+		break;
+	case KPT_WINDOW_NVTX:
+		trig = w->step_on;
+		break;
+	default:
+		trig = 1;
+		break;
+	}
+	on = trig && (!w->spec.timed || w->time_on);
+	if (on && !w->on)
+		w->windows++;
+	w->on = on;
+	return on;
+}
+
+int kpt_window_init(struct kpt_window *w, const struct kpt_window_spec *spec)
+{
+	memset(w, 0, sizeof *w);
+	w->spec = *spec;
+	w->time_on = spec->delay_ns == 0;
+	return update(w);
+}
+
+static int is_step_range(const struct kpt_window *w, const char *name, const char *domain)
+{
+	if (w->spec.trigger != KPT_WINDOW_NVTX || !name || strcmp(name, w->spec.range) != 0)
+		return 0;
+	if (!domain)
+		domain = "";
+	return strcmp(domain, w->spec.domain) == 0;
+}
+
+static int picked(const struct kpt_window_spec *s, uint64_t step)
+{
+	if (s->steps)
+		return step >= s->first && step <= s->last;
+	if (s->every)
+		return step % s->every == 0;
+	return 1;
+}
+
+int kpt_window_range_open(struct kpt_window *w, const char *name, const char *domain)
+{
+	if (is_step_range(w, name, domain) && w->open++ == 0)
+		w->step_on = picked(&w->spec, w->steps_seen++);
+	return update(w);
+}
+
+int kpt_window_range_close(struct kpt_window *w, const char *name, const char *domain)
+{
+	if (is_step_range(w, name, domain) && w->open > 0 && --w->open == 0)
+		w->step_on = 0;
+	return update(w);
+}
+
+int kpt_window_profiler(struct kpt_window *w, int start)
+{
+	w->profiler_on = start != 0;
+	return update(w);
+}
+
+int kpt_window_clock(struct kpt_window *w, uint64_t t)
+{
+	const struct kpt_window_spec *s = &w->spec;
+
+	w->time_on = t >= s->delay_ns && (s->duration_ns == 0 || t - s->delay_ns < s->duration_ns);
+	return update(w);
+}
+
+uint64_t kpt_window_next_tick(const struct kpt_window *w, uint64_t t)
+{
+	const struct kpt_window_spec *s = &w->spec;
+
+	if (!s->timed)
+		return UINT64_MAX;
+	if (t < s->delay_ns)
+		return s->delay_ns;
+	if (s->duration_ns && t - s->delay_ns < s->duration_ns)
+		return s->delay_ns + s->duration_ns;
+	return UINT64_MAX;
+}

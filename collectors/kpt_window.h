@@ -1,0 +1,100 @@
+/* kpt_window.h - capture windows without CUDA: which stretches of a
+ * process the collector records (`kptprof record --capture-range`,
+ * `--steps`, `--every`, `--delay`, `--duration`; docs/cli.md "Capture
+ * windows"). `kptprof record` parses the options with kpt_window_parse and
+ * hands them to the collector in the KPT_ENV_WINDOW_* variables; the
+ * collector parses them again (the same function) and feeds the events it
+ * sees (ranges opening and closing, cudaProfilerStart/Stop, the clock) to
+ * a struct kpt_window, which says when collection turns on and off. Each
+ * process applies the window to itself: ranks count their own steps.
+ *
+ * Rules:
+ * - trigger `cudaProfilerApi`: on between cudaProfilerStart and
+ *   cudaProfilerStop (each pair a window).
+ * - trigger `nvtx:NAME[@DOMAIN]`: on while a range named NAME (push/pop or
+ *   start/end; of DOMAIN, or of the default domain without @DOMAIN) is open.
+ *   Each time one opens at the outermost level is one step, numbered from 0.
+ * - `--steps A-B` and `--every K` pick steps: A..B inclusive, or every K-th
+ *   (steps 0, K, 2K, ...). Their range is the trigger's NAME, else kpt:iter
+ *   (kpt-workloads' per-iteration range).
+ * - `--delay S` / `--duration S`: on only from S seconds after the process
+ *   started, for S seconds (duration 0: to the end). Alone they are the
+ *   window; with a trigger both must hold.
+ * - no option at all: always on (the whole process).
+ */
+#ifndef KPT_WINDOW_H
+#define KPT_WINDOW_H
+
+#include <stdint.h>
+
+#include "kpt_err.h"
+
+#define KPT_ENV_WINDOW_CAPTURE "KPT_CAPTURE_RANGE" /* cudaProfilerApi | nvtx:NAME[@DOMAIN] */
+#define KPT_ENV_WINDOW_STEPS "KPT_STEPS"           /* A-B */
+#define KPT_ENV_WINDOW_EVERY "KPT_EVERY"           /* K */
+#define KPT_ENV_WINDOW_DELAY "KPT_DELAY"           /* seconds, decimal */
+#define KPT_ENV_WINDOW_DURATION "KPT_DURATION"     /* seconds, decimal */
+
+#define KPT_WINDOW_NAME_MAX 256  /* bytes of NAME and of DOMAIN, with the NUL */
+
+enum kpt_window_trigger {
+	KPT_WINDOW_ALWAYS = 0,       /* no trigger: time window or everything */
+	KPT_WINDOW_PROFILER_API,     /* cudaProfilerStart/Stop */
+	KPT_WINDOW_NVTX,             /* a named range */
+};
+
+struct kpt_window_spec {
+	enum kpt_window_trigger trigger;
+	char range[KPT_WINDOW_NAME_MAX];   /* the step range (NVTX trigger, --steps, --every) */
+	char domain[KPT_WINDOW_NAME_MAX];  /* "" the default domain */
+	int steps;                         /* --steps given */
+	uint64_t first, last;              /* --steps A-B */
+	uint64_t every;                    /* --every K; 0 not given */
+	uint64_t delay_ns, duration_ns;    /* duration 0: to the end */
+	int timed;                         /* --delay or --duration given */
+};
+
+/* Parses the five settings (each NULL when not given) into *spec. Returns
+ * 0, or KPT_E_INVAL with d naming the bad value: an unknown trigger, an
+ * empty NAME or DOMAIN or one of KPT_WINDOW_NAME_MAX bytes or more, A-B
+ * not two numbers with A <= B, K < 1, a negative or non-numeric time,
+ * --steps with --every, --steps/--every with cudaProfilerApi. */
+int kpt_window_parse(const char *capture, const char *steps, const char *every, const char *delay,
+		     const char *duration, struct kpt_window_spec *spec, struct kpt_diag *d);
+
+/* Whether spec restricts recording at all. */
+int kpt_window_is_set(const struct kpt_window_spec *spec);
+
+/* One line describing the window ("steps 100-110 of range 'hstep'"), for
+ * the recording's meta and `report`. Returns snprintf's count. */
+int kpt_window_describe(const struct kpt_window_spec *spec, char *out, unsigned long cap);
+
+/* The state of one process. Not thread-safe: the collector serialises. */
+struct kpt_window {
+	struct kpt_window_spec spec;
+	uint64_t steps_seen;        /* outermost openings of the step range */
+	uint32_t open;              /* nesting of the step range now */
+	int step_on;                /* the open step is picked */
+	int profiler_on;            /* between cudaProfilerStart and Stop */
+	int time_on;                /* inside the time window */
+	int on;                     /* collection on now */
+	uint64_t windows;           /* times collection turned on */
+};
+
+/* Starts the state: time 0 is the process start. Returns whether
+ * collection is on from the start. */
+int kpt_window_init(struct kpt_window *w, const struct kpt_window_spec *spec);
+
+/* Events. Each returns the state after it: 1 on, 0 off (compare with the
+ * state before to find a transition). name/domain: the range's name and
+ * domain name (NULL or "" the default domain). */
+int kpt_window_range_open(struct kpt_window *w, const char *name, const char *domain);
+int kpt_window_range_close(struct kpt_window *w, const char *name, const char *domain);
+int kpt_window_profiler(struct kpt_window *w, int start);
+int kpt_window_clock(struct kpt_window *w, uint64_t since_start_ns);
+
+/* The next time (ns since the start) at which the clock alone changes the
+ * state, UINT64_MAX when never. */
+uint64_t kpt_window_next_tick(const struct kpt_window *w, uint64_t since_start_ns);
+
+#endif

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# window_test.sh - capture windows on window_app.cu (10 steps "hstep", the
+# step's kernel has grid step+1; win_tail launched last in step 4 outlives
+# its step): which kernels each mode records, the window in the meta and in
+# `report`. Env: KPTPROF, APP, CHECK. Exit 77 without a GPU.
+set -u
+nvidia-smi -L >/dev/null 2>&1 || { echo "no GPU: skipped"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/kptwin.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+fail=0
+
+# check NAME WANT [record options] -- [app options]: WANT is the sorted
+# grids of win_step, then "tail" when win_tail is recorded
+check() {
+	local name=$1 want=$2 got
+	shift 2
+	KPTPROF_NO_CALIBRATE=1 "$KPTPROF" record -o "$T/$name.kpt" "$@" >"$T/out" 2>"$T/err" ||
+		{ cat "$T/out" "$T/err"; echo "FAIL: $name: record"; fail=1; return; }
+	"$KPTPROF" export "$T/$name.kpt" --format csv -o "$T/$name.csv" || { echo "FAIL: $name: export"; fail=1; return; }
+	got=$(awk -F, 'NR > 1 && $1 == "kernel" && $NF ~ /^"?win_step/ { print $10 }' "$T/$name.csv" | sort -n | tr '\n' ' ')
+	grep -q ',"\{0,1\}win_tail' "$T/$name.csv" && got="${got}tail"
+	got=$(echo $got)
+	echo "$name: recorded [$got], window '$("$CHECK" meta "$T/$name.kpt" collector.window)'" \
+		"opened $("$CHECK" meta "$T/$name.kpt" collector.windows) times"
+	[ "$got" = "$want" ] || { echo "FAIL: $name: want [$want]"; fail=1; }
+}
+
+check all "1 2 3 4 5 6 7 8 9 10 tail" -- "$APP"
+check steps "3 4 5 tail" --capture-range nvtx:hstep --steps 2-4 -- "$APP"
+check every "1 4 7 10" --capture-range nvtx:hstep --every 3 -- "$APP"
+check domain "" --capture-range nvtx:hstep@NCCL -- "$APP"
+check profiler "6 7" --capture-range cudaProfilerApi -- "$APP" --profiler
+check delay "6 7 8 9 10" --delay 2 -- "$APP" --sleep
+check duration "1 2 3 4 5 tail" --duration 2 -- "$APP" --sleep
+
+[ "$("$CHECK" meta "$T/steps.kpt" collector.windows)" = 3 ] || { echo "FAIL: steps: want 3 windows"; fail=1; }
+"$KPTPROF" report "$T/steps.kpt" >"$T/rep" || { echo "FAIL: report"; fail=1; }
+grep -qx "window    steps 2-4 of range 'hstep'" "$T/rep" || { echo "FAIL: report lacks the window:"; head "$T/rep"; fail=1; }
+[ $fail -eq 0 ] && echo "window_test: ok"
+exit $fail

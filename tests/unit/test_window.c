@@ -1,0 +1,237 @@
+/* test_window.c - capture windows (collectors/kpt_window.h) without CUDA:
+ * option parsing and its errors, and which steps, profiler pairs and
+ * times turn collection on. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "kpt_window.h"
+
+static struct kpt_window_spec spec_of(const char *capture, const char *steps, const char *every,
+				      const char *delay, const char *duration)
+{
+	struct kpt_window_spec s;
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	assert_int_equal(kpt_window_parse(capture, steps, every, delay, duration, &s, &d), 0);
+	return s;
+}
+
+static void assert_refused(const char *capture, const char *steps, const char *every, const char *delay,
+			   const char *duration, const char *msg_part)
+{
+	struct kpt_window_spec s;
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	assert_int_equal(kpt_window_parse(capture, steps, every, delay, duration, &s, &d), KPT_E_INVAL);
+	assert_non_null(strstr(d.msg, msg_part));
+}
+
+static void test_no_option_is_the_whole_process(void **state)
+{
+	struct kpt_window_spec s = spec_of(NULL, NULL, NULL, NULL, NULL);
+	struct kpt_window w;
+	char buf[128];
+
+	(void)state;
+	assert_false(kpt_window_is_set(&s));
+	assert_int_equal(kpt_window_init(&w, &s), 1);
+	assert_int_equal(kpt_window_range_open(&w, "kpt:iter", NULL), 1);
+	kpt_window_describe(&s, buf, sizeof buf);
+	assert_string_equal(buf, "the whole process");
+}
+
+static void test_parses_nvtx_name_and_domain(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep@my@dom", NULL, NULL, NULL, NULL);
+
+	(void)state;
+	assert_int_equal(s.trigger, KPT_WINDOW_NVTX);
+	assert_string_equal(s.range, "hstep@my");     /* the last @ splits */
+	assert_string_equal(s.domain, "dom");
+	s = spec_of("nvtx:a:b", NULL, NULL, NULL, NULL);
+	assert_string_equal(s.range, "a:b");
+	assert_string_equal(s.domain, "");
+}
+
+static void test_rejects_bad_options(void **state)
+{
+	char longname[KPT_WINDOW_NAME_MAX + 8];
+
+	(void)state;
+	assert_refused("cudaProfilerAPI", NULL, NULL, NULL, NULL, "bad --capture-range 'cudaProfilerAPI'");
+	assert_refused("nvtx:", NULL, NULL, NULL, NULL, "empty range name");
+	assert_refused("nvtx:x@", NULL, NULL, NULL, NULL, "empty domain");
+	memset(longname, 'a', sizeof longname);
+	memcpy(longname, "nvtx:", 5);
+	longname[sizeof longname - 1] = '\0';
+	assert_refused(longname, NULL, NULL, NULL, NULL, "longer than");
+	assert_refused(NULL, "5-3", NULL, NULL, NULL, "after the last");
+	assert_refused(NULL, "1-", NULL, NULL, NULL, "bad --steps '1-'");
+	assert_refused(NULL, "-4", NULL, NULL, NULL, "bad --steps");
+	assert_refused(NULL, "1-2x", NULL, NULL, NULL, "bad --steps");
+	assert_refused(NULL, NULL, "0", NULL, NULL, "bad --every '0'");
+	assert_refused(NULL, NULL, "k", NULL, NULL, "bad --every");
+	assert_refused(NULL, "1-2", "3", NULL, NULL, "exclude each other");
+	assert_refused("cudaProfilerApi", "1-2", NULL, NULL, NULL, "not with --capture-range cudaProfilerApi");
+	assert_refused(NULL, NULL, NULL, "-1", NULL, "bad --delay '-1'");
+	assert_refused(NULL, NULL, NULL, NULL, "2s", "bad --duration '2s'");
+	assert_refused(NULL, NULL, NULL, "nan", NULL, "bad --delay");
+}
+
+/* --steps A-B over kpt:iter (no trigger): steps count from 0, outermost
+ * openings only, A..B inclusive. */
+static void test_steps_pick_a_to_b_of_kpt_iter(void **state)
+{
+	struct kpt_window_spec s = spec_of(NULL, "2-3", NULL, NULL, NULL);
+	struct kpt_window w;
+	int on[6];
+
+	(void)state;
+	assert_string_equal(s.range, "kpt:iter");
+	assert_int_equal(kpt_window_init(&w, &s), 0);
+	for (int i = 0; i < 6; i++) {
+		on[i] = kpt_window_range_open(&w, "kpt:iter", NULL);
+		/* a nested opening of the same name is not a new step */
+		assert_int_equal(kpt_window_range_open(&w, "kpt:iter", NULL), on[i]);
+		assert_int_equal(kpt_window_range_close(&w, "kpt:iter", NULL), on[i]);
+		assert_int_equal(kpt_window_range_open(&w, "other", NULL), on[i]);
+		assert_int_equal(kpt_window_range_close(&w, "other", NULL), on[i]);
+		assert_int_equal(kpt_window_range_close(&w, "kpt:iter", NULL), 0);
+	}
+	assert_int_equal(on[0] + on[1] + on[4] + on[5], 0);
+	assert_int_equal(on[2] + on[3], 2);
+	assert_int_equal(w.windows, 2);
+	assert_int_equal(w.steps_seen, 6);
+}
+
+static void test_every_k_picks_one_step_in_k(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep", NULL, "20", NULL, NULL);
+	struct kpt_window w;
+	int n = 0;
+	char buf[128];
+
+	(void)state;
+	kpt_window_init(&w, &s);
+	for (int i = 0; i < 200; i++) {
+		int on = kpt_window_range_open(&w, "hstep", NULL);
+
+		assert_int_equal(on, i % 20 == 0);
+		n += on;
+		kpt_window_range_close(&w, "hstep", NULL);
+	}
+	assert_int_equal(n, 10);
+	kpt_window_describe(&s, buf, sizeof buf);
+	assert_string_equal(buf, "one step in 20 (0, 20, ...) of range 'hstep'");
+}
+
+/* A range of the same name in another domain is not the step range. */
+static void test_nvtx_trigger_matches_its_domain_only(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:ncclAllReduce@NCCL", NULL, NULL, NULL, NULL);
+	struct kpt_window w;
+
+	(void)state;
+	assert_int_equal(kpt_window_init(&w, &s), 0);
+	assert_int_equal(kpt_window_range_open(&w, "ncclAllReduce", NULL), 0);
+	assert_int_equal(kpt_window_range_open(&w, "ncclAllReduce", "PyTorch"), 0);
+	assert_int_equal(kpt_window_range_open(&w, "ncclAllReduce", "NCCL"), 1);
+	assert_int_equal(kpt_window_range_close(&w, "ncclAllReduce", NULL), 1);
+	assert_int_equal(kpt_window_range_close(&w, "ncclAllReduce", "NCCL"), 0);
+	s = spec_of("nvtx:hstep", NULL, NULL, NULL, NULL);
+	kpt_window_init(&w, &s);
+	assert_int_equal(kpt_window_range_open(&w, "hstep", "NCCL"), 0);
+	assert_int_equal(kpt_window_range_open(&w, "hstep", ""), 1);
+}
+
+static void test_profiler_api_pairs_are_windows(void **state)
+{
+	struct kpt_window_spec s = spec_of("cudaProfilerApi", NULL, NULL, NULL, NULL);
+	struct kpt_window w;
+
+	(void)state;
+	assert_int_equal(kpt_window_init(&w, &s), 0);
+	assert_int_equal(kpt_window_range_open(&w, "kpt:iter", NULL), 0);
+	assert_int_equal(kpt_window_profiler(&w, 1), 1);
+	assert_int_equal(kpt_window_profiler(&w, 0), 0);
+	assert_int_equal(kpt_window_profiler(&w, 1), 1);
+	assert_int_equal(w.windows, 2);
+}
+
+static void test_delay_and_duration_bound_the_time(void **state)
+{
+	struct kpt_window_spec s = spec_of(NULL, NULL, NULL, "1.5", "2");
+	struct kpt_window w;
+	char buf[128];
+
+	(void)state;
+	assert_true(kpt_window_is_set(&s));
+	assert_int_equal(kpt_window_init(&w, &s), 0);
+	assert_int_equal(kpt_window_next_tick(&w, 0), 1500000000ull);
+	assert_int_equal(kpt_window_clock(&w, 1499999999ull), 0);
+	assert_int_equal(kpt_window_clock(&w, 1500000000ull), 1);
+	assert_int_equal(kpt_window_next_tick(&w, 1500000000ull), 3500000000ull);
+	assert_int_equal(kpt_window_clock(&w, 3499999999ull), 1);
+	assert_int_equal(kpt_window_clock(&w, 3500000000ull), 0);
+	assert_int_equal(kpt_window_next_tick(&w, 3500000000ull), UINT64_MAX);
+	kpt_window_describe(&s, buf, sizeof buf);
+	assert_string_equal(buf, "from 1.500 s for 2.000 s");
+	/* --duration alone: from the start */
+	s = spec_of(NULL, NULL, NULL, NULL, "1");
+	assert_int_equal(kpt_window_init(&w, &s), 1);
+	assert_int_equal(kpt_window_clock(&w, 1000000000ull), 0);
+}
+
+/* With a trigger, the time window must hold as well. */
+static void test_trigger_and_time_both_hold(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep", NULL, NULL, "10", NULL);
+	struct kpt_window w;
+	char buf[128];
+
+	(void)state;
+	kpt_window_init(&w, &s);
+	assert_int_equal(kpt_window_range_open(&w, "hstep", NULL), 0);
+	assert_int_equal(kpt_window_clock(&w, 10000000000ull), 1);
+	assert_int_equal(kpt_window_range_close(&w, "hstep", NULL), 0);
+	kpt_window_describe(&s, buf, sizeof buf);
+	assert_string_equal(buf, "every range 'hstep', from 10.000 s to the end");
+}
+
+static void test_describe_truncates_safely(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep@NCCL", "100-110", NULL, NULL, NULL);
+	char buf[12];
+	int n;
+
+	(void)state;
+	n = kpt_window_describe(&s, buf, sizeof buf);
+	assert_int_equal(n, (int)strlen("steps 100-110 of range 'hstep' of domain 'NCCL'"));
+	assert_int_equal(strlen(buf), sizeof buf - 1);
+	assert_memory_equal(buf, "steps 100-1", sizeof buf - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_option_is_the_whole_process),
+		cmocka_unit_test(test_parses_nvtx_name_and_domain),
+		cmocka_unit_test(test_rejects_bad_options),
+		cmocka_unit_test(test_steps_pick_a_to_b_of_kpt_iter),
+		cmocka_unit_test(test_every_k_picks_one_step_in_k),
+		cmocka_unit_test(test_nvtx_trigger_matches_its_domain_only),
+		cmocka_unit_test(test_profiler_api_pairs_are_windows),
+		cmocka_unit_test(test_delay_and_duration_bound_the_time),
+		cmocka_unit_test(test_trigger_and_time_both_hold),
+		cmocka_unit_test(test_describe_truncates_safely),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
