@@ -64,6 +64,9 @@ static int file_slug(const char *path, const char *suite, char *buf, size_t cap,
 	char s[256];
 	int rc = kpt_cli_file_series(path, buf, cap, s, sizeof s, d);
 
+	/* the slug becomes a folder name under --baselines */
+	if (rc == 0)
+		rc = kpt_cli_check_component("GPU slug", buf, path, d);
 	if (rc == 0 && s[0] && strcmp(s, suite) != 0) {
 		kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, suite);
 		rc = kpt_diag_hint(d, "gate it with --suite %s", s);
@@ -149,8 +152,9 @@ int cmd_gate(int argc, char **argv)
 		rc = KPT_EXIT_ERROR;
 		goto out;
 	}
-	if (!suite[0] || strchr(suite, '/')) {
-		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s'", suite);
+	if (kpt_cli_check_component("suite", suite, "--suite", &d) < 0) {
+		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s': expected 1 to %d of a-z, 0-9, '.', '_', '-', "
+					 "no leading '.', no '..'", suite, KPT_CLI_COMPONENT_MAX);
 		goto out;
 	}
 	if (!db && (nsess || branch)) {
