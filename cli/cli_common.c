@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kpt_cli.h"
@@ -258,4 +259,12 @@ int kpt_cli_stdout_done(int rc)
 		return rc;
 	fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
 	return KPT_EXIT_ERROR;
+}
+
+int kpt_cli_same_file(const char *in, const char *out)
+{
+	struct stat a, b;
+
+	return strcmp(out, "-") != 0 && stat(in, &a) == 0 && stat(out, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

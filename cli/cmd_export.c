@@ -3,21 +3,10 @@
  * rename); a FIFO or device is written in place. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "kpt_cli.h"
 #include "kpt_export.h"
 #include "kpt_format.h"
-
-/* True when out names the file in (same device and inode, whatever the
- * path): writing there would replace the recording being read. */
-static int same_file(const char *in, const char *out)
-{
-	struct stat a, b;
-
-	return strcmp(out, "-") != 0 && stat(in, &a) == 0 && stat(out, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
 
 int cmd_export(int argc, char **argv)
 {
@@ -52,7 +41,7 @@ int cmd_export(int argc, char **argv)
 	kpt_diag_clear(&d);
 	if (kpt_export_format_parse(format, &fmt, &d) < 0)
 		return kpt_cli_usage_error("export", "bad value '%s' for --format: expected chrome|csv|json", format);
-	if (same_file(path, out))
+	if (kpt_cli_same_file(path, out))
 		return kpt_cli_usage_error("export", "'%s' is the input recording: choose another -o", out);
 	rc = kpt_file_open(path, &f, &d);
 	if (rc >= 0 && strcmp(out, "-") == 0) {

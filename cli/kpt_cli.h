@@ -57,6 +57,9 @@ int kpt_cli_check_component(const char *what, const char *value, const char *src
  * KPT_EXIT_ERROR when any write failed (a full disk, /dev/full, a closed
  * pipe), so no command exits 0 with its output lost. */
 int kpt_cli_stdout_done(int rc);
+/* True when out names the file in (same device and inode, whatever the
+ * path or link): writing there would replace an input. "-" is stdout. */
+int kpt_cli_same_file(const char *in, const char *out);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
 /* True when fd is a terminal and NO_COLOR is unset or empty. */

@@ -1,5 +1,6 @@
 /* kpt_export.c - Chrome trace, CSV and JSON exports (see kpt_export.h). */
 #include "kpt_export.h"
+#include "kpt_outfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1013,15 +1014,6 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out, struct
 	return exporters[fmt](f, out, d);
 }
 
-/* umask(2) can only be read by setting it; not thread-safe, like umask. */
-static mode_t current_umask(void)
-{
-	mode_t m = umask(022);
-
-	umask(m);
-	return m;
-}
-
 /* A path that exists and is not a regular file (a FIFO, /dev/null, a
  * terminal) is written in place: a rename would replace the device node with
  * a regular file, and a FIFO reader would never see the data. */
@@ -1044,40 +1036,17 @@ static int export_in_place(struct kpt_file *f, enum kpt_export_format fmt, const
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
 		       struct kpt_diag *d)
 {
-	size_t len = strlen(path);
-	char *tmp;
-	FILE *out = NULL;
+	FILE *out;
 	struct stat st;
-	int fd, rc;
+	int rc;
 
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return export_in_place(f, fmt, path, d);
-	tmp = malloc(len + sizeof ".tmp.XXXXXX");
-	if (!tmp)
-		return nomem(d);
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(out = fdopen(fd, "w"))) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
+	if ((rc = kpt_out_create(path, &out, d)) < 0)
+		return rc;
+	if ((rc = kpt_export(f, fmt, out, d)) < 0) {
+		kpt_out_discard(out, path);
 		return rc;
 	}
-	/* mkstemp makes 0600; the export gets the mode a plain fopen would */
-	fchmod(fd, 0666 & ~current_umask());
-	rc = kpt_export(f, fmt, out, d);
-	if (rc >= 0 && (fflush(out) != 0 || fsync(fileno(out)) != 0))
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (fclose(out) != 0 && rc >= 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (rc >= 0 && rename(tmp, path) != 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc < 0 ? rc : 0;
+	return kpt_out_publish(out, path, 1, d);
 }
