@@ -57,7 +57,32 @@ struct names {
 	char **dem;                 /* NULL: not yet; not_cxx: use the raw name */
 	uint32_t n;
 	struct kpt_range_paths *rp;
+	char cut[4][4096 + 64];     /* cut_text's results, used in turn */
+	unsigned next_cut;
 };
+
+/* Text written once per row or event (CSV, JSON, Chrome) is cut at this
+ * many bytes: a 10 MB kernel name launched 400 times would make a 4 GB
+ * export of a 1 KB file. Real names (C++ templates) stay well below. */
+#define EXPORT_TEXT_MAX 4096
+
+/* s, or its first EXPORT_TEXT_MAX bytes (on a UTF-8 boundary) followed by
+ * "\u2026 [cut at 4096 bytes]" in one of nm's buffers (valid for the next
+ * three calls). O(EXPORT_TEXT_MAX), whatever the length of s. */
+static const char *cut_text(struct names *nm, const char *s)
+{
+	size_t k = EXPORT_TEXT_MAX;
+	char *b;
+
+	if (strnlen(s, EXPORT_TEXT_MAX + 1) <= EXPORT_TEXT_MAX)
+		return s;
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	b = nm->cut[nm->next_cut++ % 4];
+	memcpy(b, s, k);
+	snprintf(b + k, 64, "\xe2\x80\xa6 [cut at %d bytes]", EXPORT_TEXT_MAX);
+	return b;
+}
 
 static int names_init(struct names *nm, struct kpt_file *f, struct kpt_diag *d)
 {
@@ -315,7 +340,44 @@ struct chrome {
 	uint64_t base_ns;
 	uint64_t stride;            /* pids per recorded process: host + devices */
 	int has_api;                /* runtime/driver events: draw launch flows */
+	unsigned char *long_used;   /* [nm.n] 1: a cut name whose whole text goes at the end */
 };
+
+/* Chrome events cut text as cut_text does, and the whole text of each cut
+ * name is written once, under "kptprofLongNames" at the end (keyed by the
+ * number the cut text names). */
+
+/* key: s, or its first EXPORT_TEXT_MAX bytes (cut on a UTF-8 boundary) and
+ * a note naming its length and sid (KPT_NONE: no whole text kept). */
+static void chrome_text(struct chrome *c, const char *key, const char *s, uint32_t sid)
+{
+	size_t len = strnlen(s, EXPORT_TEXT_MAX + 1), k = EXPORT_TEXT_MAX;
+	char *buf;
+	int n;
+
+	if (len <= EXPORT_TEXT_MAX) {
+		kpt_json_kv_str(c->j, key, s);
+		return;
+	}
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	len = strlen(s);
+	buf = malloc(k + 96);
+	if (!buf) {
+		kpt_json_kv_str(c->j, key, "?");
+		return;
+	}
+	memcpy(buf, s, k);
+	if (sid != KPT_NONE && sid < c->nm.n && c->long_used) {
+		c->long_used[sid] = 1;
+		n = snprintf(buf + k, 96, "\xe2\x80\xa6 [%zu bytes: kptprofLongNames %u]", len, sid);
+	} else {
+		n = snprintf(buf + k, 96, "\xe2\x80\xa6 [%zu bytes]", len);
+	}
+	kpt_json_key(c->j, key);
+	kpt_json_strn(c->j, buf, k + (size_t)n);
+	free(buf);
+}
 
 /* pid of a recorded process's host track and of its device tracks. */
 static uint64_t host_pid(const struct chrome *c, uint32_t proc)
@@ -404,7 +466,7 @@ static int name_thread(struct chrome *c, uint64_t pid, uint64_t tid, uint32_t pr
 	return 0;
 }
 
-/* The common head of a slice: ph, cat, name, pid, tid, ts, dur. */
+/* The common head of a slice: ph, cat, name (NULL: the caller writes it), pid, tid, ts, dur. */
 static void slice_head(struct chrome *c, const char *cat, const char *name, uint64_t pid,
 		       uint64_t tid, uint64_t start, uint64_t end)
 {
@@ -413,7 +475,8 @@ static void slice_head(struct chrome *c, const char *cat, const char *name, uint
 	kpt_json_begin_object(j);
 	kpt_json_kv_str(j, "ph", "X");
 	kpt_json_kv_str(j, "cat", cat);
-	kpt_json_kv_str(j, "name", name);
+	if (name)
+		kpt_json_kv_str(j, "name", name);
 	kpt_json_kv_u64(j, "pid", pid);
 	kpt_json_kv_u64(j, "tid", tid);
 	kpt_json_key(j, "ts");
@@ -451,7 +514,8 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 
 	if (name_thread(c, pid, k->stream, k->process, k->device) < 0)
 		return KPT_E_NOMEM;
-	slice_head(c, "kernel", display_name(&c->nm, k->name), pid, k->stream, k->start_ns, k->end_ns);
+	slice_head(c, "kernel", NULL, pid, k->stream, k->start_ns, k->end_ns);
+	chrome_text(c, "name", display_name(&c->nm, k->name), k->name);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
 	json_u32x3(j, "grid", k->grid);
@@ -462,7 +526,7 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 	kpt_json_kv_u64(j, "correlation", k->correlation);
 	kpt_json_kv_u64(j, "device", k->device);
 	if (k->range != KPT_NONE)
-		kpt_json_kv_str(j, "nvtx range", range_path(&c->nm, k->range));
+		chrome_text(c, "nvtx range", range_path(&c->nm, k->range), KPT_NONE);
 	if (k->graph != KPT_NONE) {
 		kpt_json_kv_u64(j, "graph", k->graph);
 		kpt_json_kv_u64(j, "graph node", k->graph_node);
@@ -510,6 +574,8 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 	uint64_t pid = host_pid(c, r->process);
 	const char *name = raw_name(&c->nm, r->name);
 
+	if (strnlen(name, EXPORT_TEXT_MAX + 1) > EXPORT_TEXT_MAX)
+		name = NULL;            /* chrome_text writes it cut */
 	if (r->kind != KPT_RANGE_MARK && r->end_ns == 0)
 		return 0;               /* never closed: no extent to draw */
 	if (name_thread(c, pid, host_tid(r->thread), r->process, KPT_NONE) < 0)
@@ -519,13 +585,16 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 		kpt_json_kv_str(j, "ph", "i");
 		kpt_json_kv_str(j, "s", "t");
 		kpt_json_kv_str(j, "cat", "nvtx");
-		kpt_json_kv_str(j, "name", name);
+		if (name)
+			kpt_json_kv_str(j, "name", name);
 		kpt_json_kv_u64(j, "pid", pid);
 		kpt_json_kv_u64(j, "tid", host_tid(r->thread));
 		kpt_json_key(j, "ts");
 		kpt_json_ns_as_us(j, (int64_t)(r->start_ns - c->base_ns));
 	} else
 		slice_head(c, "nvtx", name, pid, host_tid(r->thread), r->start_ns, r->end_ns);
+	if (!name)
+		chrome_text(c, "name", raw_name(&c->nm, r->name), r->name);
 	if (r->domain != KPT_NONE) {
 		kpt_json_key(j, "args");
 		kpt_json_begin_object(j);
@@ -684,6 +753,8 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 		rc = tables_load(f, &c.t, d);
 	if (rc >= 0)
 		rc = chrome_scan(&c, d);
+	if (rc >= 0 && !(c.long_used = calloc(c.nm.n ? c.nm.n : 1, 1)))
+		rc = nomem(d);
 	kpt_json_init(&j, out, 2);
 	kpt_json_begin_object(&j);
 	if (rc >= 0) {
@@ -712,10 +783,29 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 	if (rc == KPT_E_NOMEM)
 		rc = nomem(d);
 	kpt_json_end_array(&j);
+	if (rc >= 0 && c.long_used) {
+		int any = 0;
+
+		for (uint32_t i = 0; i < c.nm.n; i++) {
+			char key[16];
+
+			if (!c.long_used[i])
+				continue;
+			if (!any++) {
+				kpt_json_key(&j, "kptprofLongNames");
+				kpt_json_begin_object(&j);
+			}
+			snprintf(key, sizeof key, "%u", i);
+			kpt_json_kv_str(&j, key, display_name(&c.nm, i));
+		}
+		if (any)
+			kpt_json_end_object(&j);
+	}
 	kpt_json_end_object(&j);
 	if (rc >= 0 && kpt_json_finish(&j, d) < 0)
 		rc = write_failed(d);
 	free(c.tracks.keys);
+	free(c.long_used);
 	names_release(&c.nm);
 	return rc < 0 ? rc : 0;
 }
@@ -764,7 +854,7 @@ static void csv_range(FILE *out, struct names *nm, uint32_t range)
 		return;
 	}
 	fprintf(out, "%u,", range);
-	kpt_csv_field(out, range_path(nm, range));
+	kpt_csv_field(out, cut_text(nm, range_path(nm, range)));
 	putc(',', out);
 }
 
@@ -791,7 +881,7 @@ static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 				k[i].block[0], k[i].block[1], k[i].block[2], k[i].registers,
 				k[i].shared_static, k[i].shared_dynamic);
 			csv_range(out, &nm, k[i].range);
-			kpt_csv_field(out, display_name(&nm, k[i].name));
+			kpt_csv_field(out, cut_text(&nm, display_name(&nm, k[i].name)));
 			putc('\n', out);
 		}
 	}
@@ -817,8 +907,8 @@ static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 static void json_kernel(struct kpt_json *j, struct names *nm, const struct kpt_kernel *k)
 {
 	kpt_json_begin_object(j);
-	kpt_json_kv_str(j, "name", display_name(nm, k->name));
-	kpt_json_kv_str(j, "mangled", raw_name(nm, k->name));
+	kpt_json_kv_str(j, "name", cut_text(nm, display_name(nm, k->name)));
+	kpt_json_kv_str(j, "mangled", cut_text(nm, raw_name(nm, k->name)));
 	kpt_json_kv_u64(j, "start_ns", k->start_ns);
 	kpt_json_kv_u64(j, "end_ns", k->end_ns);
 	kpt_json_kv_u64(j, "device", k->device);
@@ -832,7 +922,7 @@ static void json_kernel(struct kpt_json *j, struct names *nm, const struct kpt_k
 	kpt_json_kv_u64(j, "correlation", k->correlation);
 	if (k->range != KPT_NONE) {
 		kpt_json_kv_u64(j, "range", k->range);
-		kpt_json_kv_str(j, "range_path", range_path(nm, k->range));
+		kpt_json_kv_str(j, "range_path", cut_text(nm, range_path(nm, k->range)));
 	}
 	if (k->graph != KPT_NONE) {
 		kpt_json_kv_u64(j, "graph", k->graph);
@@ -865,7 +955,7 @@ static void json_range(struct kpt_json *j, struct names *nm, const struct kpt_ra
 	kpt_json_kv_u64(j, "id", r->id);
 	if (r->parent != KPT_NONE)
 		kpt_json_kv_u64(j, "parent", r->parent);
-	kpt_json_kv_str(j, "name", raw_name(nm, r->name));
+	kpt_json_kv_str(j, "name", cut_text(nm, raw_name(nm, r->name)));
 	if (r->domain != KPT_NONE)
 		kpt_json_kv_str(j, "domain", raw_name(nm, r->domain));
 	kpt_json_kv_u64(j, "kind", r->kind);

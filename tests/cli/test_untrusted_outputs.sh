@@ -66,4 +66,35 @@ for cmd in "report --by range" "export --format chrome -o $T/cyc.json" "export -
 	expect_err "its own ancestor"
 done
 [ ! -e "$T/cyc.json" ] && [ ! -e "$T/cycview" ] || fail "a refused recording left output behind"
+# item 4: a 10 MB kernel name launched 400 times: each event carries 4 KiB
+# of it, the Chrome trace the whole name once; CSV and JSON rows are cut
+"$H" longname 10000000 400 "$T/long.kpt" || fail "kpt-hostile longname"
+for fmt in chrome csv json; do
+	run "$KPTPROF" export "$T/long.kpt" --format $fmt -o "$T/long.$fmt"
+	expect_rc 0 "export --format $fmt of a 10 MB name"
+	size=$(stat -c %s "$T/long.$fmt")
+	[ "$size" -lt 12000000 ] || fail "export --format $fmt of a 10 MB name x 400 wrote $size bytes"
+done
+python3 - "$T/long.chrome" <<'PY' || fail "the Chrome trace does not keep the whole name once"
+import json, sys
+t = json.load(open(sys.argv[1]))
+k = [e for e in t["traceEvents"] if e.get("cat") == "kernel"]
+assert len(k) == 400, len(k)
+assert all(len(e["name"].encode()) < 4200 and "kptprofLongNames" in e["name"] for e in k)
+full = list(t["kptprofLongNames"].values())
+assert len(full) == 1 and len(full[0]) == 10000000, [len(x) for x in full]
+PY
+grep -q "cut at 4096 bytes" "$T/long.csv" || fail "the CSV row does not say the name was cut"
+rm -f "$T"/long.*
+
+# an output past the notice size says so on stderr, once, and is complete
+"$H" kernels 20000 "$T/many.kpt" || fail "kpt-hostile kernels"
+run env KPT_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format csv -o "$T/many.csv"
+expect_rc 0 "export past the notice size"
+[ "$(grep -c "passes 97.66 KiB and keeps growing" "$T/err")" = 1 ] || fail "no single notice: $(cat "$T/err")"
+[ "$(wc -l <"$T/many.csv")" = 20001 ] || fail "the export is not complete: $(wc -l <"$T/many.csv") lines"
+run env KPT_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format chrome -o -
+expect_err "'standard output' passes"
+run "$KPTPROF" export "$T/many.kpt" --format csv -o "$T/many.csv"
+[ ! -s "$T/err" ] || fail "a small export printed: $(cat "$T/err")"
 echo ok
