@@ -1,7 +1,6 @@
 /* cmd_export.c - kptprof export: a recording as Chrome trace (Perfetto), CSV
  * or JSON. A regular output file appears only complete (lib: temp file +
  * rename); a FIFO or device is written in place. */
-#define _GNU_SOURCE             /* fopencookie */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,35 +17,12 @@
  * tests). A 71 MB recording of 10 million kernels exports several GB. */
 #define NOTICE_BYTES (UINT64_C(1) << 30)
 
-/* A stream that counts what passes through it to the real one. */
-struct counted {
-	FILE *inner;
-	const char *what;
-	uint64_t bytes, notice_at;
-	int told;
-};
-
-static ssize_t counted_write(void *cookie, const char *buf, size_t n)
+static void say_notice(void *ctx, uint64_t at)
 {
-	struct counted *c = cookie;
+	char sz[32];
 
-	if (!c->told && c->bytes + n > c->notice_at) {
-		char sz[32];
-
-		fprintf(stderr, "kptprof export: note: '%s' passes %s and keeps growing (every kernel is a row or "
-			"event)\n", c->what, kpt_cli_fmt_bytes((double)c->notice_at, sz, sizeof sz));
-		c->told = 1;
-	}
-	if (fwrite(buf, 1, n, c->inner) != n)
-		return -1;
-	c->bytes += n;
-	return (ssize_t)n;
-}
-
-static int counted_close(void *cookie)
-{
-	(void)cookie;
-	return 0;
+	fprintf(stderr, "kptprof export: note: '%s' passes %s and keeps growing (every kernel is a row or event)\n",
+		(const char *)ctx, kpt_cli_fmt_bytes((double)at, sz, sizeof sz));
 }
 
 /* Exports f into out through a counting stream. */
@@ -54,14 +30,13 @@ static int export_counted(struct kpt_file *f, enum kpt_export_format fmt, FILE *
 			  struct kpt_diag *d)
 {
 	const char *env = getenv("KPT_NOTICE_BYTES");
-	struct counted c = { .inner = out, .what = what, .notice_at = NOTICE_BYTES };
-	cookie_io_functions_t io = { .write = counted_write, .close = counted_close };
+	struct kpt_out_count c = { .inner = out, .notice_at = NOTICE_BYTES, .notice = say_notice, .ctx = (void *)what };
 	FILE *w;
 	int rc;
 
 	if (env && env[0])
 		c.notice_at = strtoull(env, NULL, 10);
-	if (!(w = fopencookie(&c, "w", io)))
+	if (!(w = kpt_out_counted(&c)))
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	rc = kpt_export(f, fmt, w, d);
 	if ((fflush(w) != 0 || ferror(w)) && rc >= 0)

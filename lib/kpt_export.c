@@ -740,7 +740,13 @@ static int chrome_device_properties(struct chrome *c)
 	return 0;
 }
 
-static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
+/* [t0, t1] overlaps [start, end]. */
+static int in_window(uint64_t start, uint64_t end, uint64_t t0, uint64_t t1)
+{
+	return end >= t0 && start <= t1;
+}
+
+int kpt_export_chrome_window(struct kpt_file *f, FILE *out, uint64_t t0, uint64_t t1, struct kpt_diag *d)
 {
 	struct kpt_json j;
 	struct chrome c = { .j = &j, .f = f };
@@ -767,18 +773,23 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 	kpt_json_key(&j, "traceEvents");
 	kpt_json_begin_array(&j);
 	for (size_t i = 0; rc >= 0 && i < c.t.nranges; i++)
-		rc = chrome_range(&c, &c.t.ranges[i]);
+		if (in_window(c.t.ranges[i].start_ns, c.t.ranges[i].end_ns ? c.t.ranges[i].end_ns : UINT64_MAX, t0, t1))
+			rc = chrome_range(&c, &c.t.ranges[i]);
 	for (size_t i = 0; rc >= 0 && i < c.t.nevents; i++)
-		rc = chrome_event(&c, &c.t.events[i]);
+		if (in_window(c.t.events[i].start_ns, c.t.events[i].end_ns, t0, t1))
+			rc = chrome_event(&c, &c.t.events[i]);
 	for (size_t i = 0; rc >= 0 && i < c.t.nmemops; i++)
-		rc = chrome_memop(&c, &c.t.memops[i]);
+		if (in_window(c.t.memops[i].start_ns, c.t.memops[i].end_ns, t0, t1))
+			rc = chrome_memop(&c, &c.t.memops[i]);
 	for (size_t i = 0; rc >= 0 && i < c.t.nenv; i++)
-		rc = chrome_env(&c, &c.t.env[i]);
+		if (in_window(c.t.env[i].t_ns, c.t.env[i].t_ns, t0, t1))
+			rc = chrome_env(&c, &c.t.env[i]);
 	if (rc >= 0)
 		rc = kpt_kernel_cursor_create(f, &cur, d);
 	while (rc >= 0 && !j.err && (rc = kpt_kernel_cursor_next(cur, &k, &n, d)) > 0)
 		for (size_t i = 0; rc >= 0 && i < n; i++)
-			rc = chrome_kernel(&c, &k[i]);
+			if (in_window(k[i].start_ns, k[i].end_ns, t0, t1))
+				rc = chrome_kernel(&c, &k[i]);
 	kpt_kernel_cursor_destroy(cur);
 	if (rc == KPT_E_NOMEM)
 		rc = nomem(d);
@@ -808,6 +819,11 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 	free(c.long_used);
 	names_release(&c.nm);
 	return rc < 0 ? rc : 0;
+}
+
+static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
+{
+	return kpt_export_chrome_window(f, out, 0, UINT64_MAX, d);
 }
 
 /* ---- CSV ---------------------------------------------------------------- */

@@ -1,4 +1,5 @@
 /* kpt_outfile.c - temporary-then-rename output files (see kpt_outfile.h). */
+#define _GNU_SOURCE             /* fopencookie */
 #include "kpt_outfile.h"
 
 #include <errno.h>
@@ -73,4 +74,37 @@ void kpt_out_discard(FILE *fp, const char *path)
 	if (tmp)
 		unlink(tmp);
 	free(tmp);
+}
+
+static ssize_t counted_write(void *cookie, const char *buf, size_t n)
+{
+	struct kpt_out_count *c = cookie;
+
+	if (c->limit && c->bytes + n > c->limit) {
+		c->over = 1;
+		errno = EFBIG;
+		return -1;
+	}
+	if (c->notice_at && !c->noticed && c->bytes + n > c->notice_at) {
+		c->noticed = 1;
+		if (c->notice)
+			c->notice(c->ctx, c->notice_at);
+	}
+	if (fwrite(buf, 1, n, c->inner) != n)
+		return -1;
+	c->bytes += n;
+	return (ssize_t)n;
+}
+
+static int counted_close(void *cookie)
+{
+	(void)cookie;
+	return 0;
+}
+
+FILE *kpt_out_counted(struct kpt_out_count *c)
+{
+	cookie_io_functions_t io = { .write = counted_write, .close = counted_close };
+
+	return fopencookie(c, "w", io);
 }

@@ -12,6 +12,7 @@
 #ifndef KPT_OUTFILE_H
 #define KPT_OUTFILE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kpt_err.h"
@@ -27,5 +28,20 @@ int kpt_out_publish(FILE *fp, const char *path, int sync, struct kpt_diag *d);
 /* Closes fp and removes the temporary of path (an abandoned output);
  * accepts a NULL fp. */
 void kpt_out_discard(FILE *fp, const char *path);
+
+/* A stream that passes what is written to it on to inner and counts it:
+ * before the write that takes the total past notice_at (0: never) it calls
+ * notice(ctx, notice_at) once; a write that would take it past limit (0:
+ * none) fails (errno EFBIG) and sets over, so an output gets a size budget.
+ * c lives as long as the stream; close the stream (fclose) before inner. */
+struct kpt_out_count {
+	FILE *inner;
+	uint64_t notice_at, limit;
+	void (*notice)(void *ctx, uint64_t at);
+	void *ctx;
+	uint64_t bytes;             /* written so far */
+	int noticed, over;
+};
+FILE *kpt_out_counted(struct kpt_out_count *c); /* NULL: out of memory */
 
 #endif

@@ -17,6 +17,7 @@
 #include "kpt_format.h"
 #include "kpt_gnuplot.h"
 #include "kpt_html.h"
+#include "kpt_outfile.h"
 #include "kpt_plot.h"
 #include "kpt_range_index.h"
 #include "kpt_summary.h"
@@ -772,21 +773,99 @@ static int make_plots(struct view *v, struct kpt_diag *d)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* [t0, t1]: the start times of the cap kernels around the median start of
+ * the recording's kernels. O(K log K) time, 8 bytes a kernel. */
+static int middle_window(struct view *v, uint64_t cap, uint64_t *t0, uint64_t *t1, struct kpt_diag *d)
+{
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_kernel *k;
+	uint64_t *t = NULL;
+	size_t n, nt = 0, capt = 0;
+	int rc = kpt_kernel_cursor_create(v->f, &cur, d);
+
+	while (rc >= 0 && (rc = kpt_kernel_cursor_next(cur, &k, &n, d)) > 0) {
+		if (nt + n > capt) {
+			size_t c2 = capt ? capt : 1024;
+			uint64_t *g;
+
+			while (c2 < nt + n)
+				c2 *= 2;
+			if (!(g = realloc(t, c2 * sizeof *t))) {
+				rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory choosing the trace window");
+				break;
+			}
+			t = g;
+			capt = c2;
+		}
+		for (size_t i = 0; i < n; i++)
+			t[nt++] = k[i].start_ns;
+	}
+	kpt_kernel_cursor_destroy(cur);
+	if (rc >= 0 && nt) {
+		size_t lo = nt / 2 > cap / 2 ? nt / 2 - cap / 2 : 0, hi = lo + cap - 1 < nt ? lo + cap - 1 : nt - 1;
+
+		qsort(t, nt, sizeof *t, cmp_u64);
+		*t0 = t[lo];
+		*t1 = t[hi];
+	}
+	free(t);
+	return rc < 0 ? rc : 0;
+}
+
+/* trace.json: the Chrome trace of the kernels around the middle of the
+ * recording (at most trace_max_kernels, unless trace_all), written through
+ * a counted stream with a byte budget: past it the file is left out with
+ * a note, never half-written. */
 static int make_trace(struct view *v, struct kpt_diag *d)
 {
-	uint64_t cap = v->o->trace_max_kernels ? v->o->trace_max_kernels : 2000000;
-	char *p;
+	uint64_t cap = v->o->trace_max_kernels ? v->o->trace_max_kernels : 200000;
+	uint64_t t0 = 0, t1 = UINT64_MAX;
+	struct kpt_out_count c = { .limit = v->o->trace_max_bytes ? v->o->trace_max_bytes : UINT64_C(1) << 30 };
+	FILE *fp, *w;
+	char *p, sz[32];
 	int rc;
 
-	if (v->counts.kernels > cap) {
-		note(v, "trace.json: not written: %llu kernels is more than %llu (Perfetto would choke); "
-			"use 'kptprof export --format chrome' for the whole recording",
-		     (unsigned long long)v->counts.kernels, (unsigned long long)cap);
-		return 0;
+	if (!v->o->trace_all && v->counts.kernels > cap) {
+		if ((rc = middle_window(v, cap, &t0, &t1, d)) < 0)
+			return rc;
+		note(v, "trace.json: the %llu kernels around the middle of the recording, of %llu; "
+			"'kptprof view --trace-all' or 'kptprof export --format chrome' for all of them",
+		     (unsigned long long)cap, (unsigned long long)v->counts.kernels);
 	}
 	if (asprintf(&p, "%s/trace.json", v->tmp) < 0)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	rc = kpt_export_to_path(v->f, KPT_EXPORT_CHROME, p, d);
+	if ((rc = kpt_out_create(p, &fp, d)) < 0) {
+		free(p);
+		return rc;
+	}
+	c.inner = fp;
+	if (!(w = kpt_out_counted(&c))) {
+		kpt_out_discard(fp, p);
+		free(p);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	rc = kpt_export_chrome_window(v->f, w, t0, t1, d);
+	if (fclose(w) != 0 && rc >= 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", p, strerror(errno));
+	if (c.over) {
+		kpt_out_discard(fp, p);
+		free(p);
+		note(v, "trace.json: not written: it would pass %s (--trace-bytes); "
+			"use 'kptprof export --format chrome' for the whole recording",
+		     (snprintf(sz, sizeof sz, "%llu bytes", (unsigned long long)c.limit), sz));
+		return 0;
+	}
+	if (rc < 0)
+		kpt_out_discard(fp, p);
+	else
+		rc = kpt_out_publish(fp, p, 0, d);
 	free(p);
 	v->has_trace = rc == 0;
 	return rc;

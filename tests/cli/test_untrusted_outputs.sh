@@ -97,4 +97,19 @@ run env KPT_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format chrome 
 expect_err "'standard output' passes"
 run "$KPTPROF" export "$T/many.kpt" --format csv -o "$T/many.csv"
 [ ! -s "$T/err" ] || fail "a small export printed: $(cat "$T/err")"
+
+# view's trace: a window of --trace-max kernels around the middle, all with
+# --trace-all, and nothing past --trace-bytes
+kernels_in() { python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "kernel"))' "$1"; }
+run "$KPTPROF" view "$T/many.kpt" -o "$T/vw" --trace-max 1000 --no-gnuplot
+expect_rc 0 "view --trace-max 1000"
+[ "$(kernels_in "$T/vw/trace.json")" = 1000 ] || fail "the window holds $(kernels_in "$T/vw/trace.json") kernels"
+grep -q "the 1000 kernels around the middle of the recording, of 20000" "$T/vw/index.html" || fail "no note of the window"
+run "$KPTPROF" view "$T/many.kpt" -o "$T/vw" --trace-max 1000 --trace-all --no-gnuplot
+[ "$(kernels_in "$T/vw/trace.json")" = 20000 ] || fail "--trace-all holds $(kernels_in "$T/vw/trace.json") kernels"
+run "$KPTPROF" view "$T/many.kpt" -o "$T/vw" --trace-bytes 100000 --no-gnuplot
+expect_rc 0 "view --trace-bytes 100000"
+[ ! -e "$T/vw/trace.json" ] || fail "a trace past --trace-bytes was written ($(stat -c %s "$T/vw/trace.json") bytes)"
+grep -q "trace.json: not written: it would pass 100000 bytes" "$T/vw/index.html" || fail "no note of the budget"
+ls "$T/vw" | grep -q tmp && fail "the budget left a temporary file: $(ls "$T/vw")"
 echo ok
