@@ -466,8 +466,9 @@ static int name_thread(struct chrome *c, uint64_t pid, uint64_t tid, uint32_t pr
 	return 0;
 }
 
-/* The common head of a slice: ph, cat, name (NULL: the caller writes it), pid, tid, ts, dur. */
-static void slice_head(struct chrome *c, const char *cat, const char *name, uint64_t pid,
+/* The common head of a slice: ph, cat, name (chrome_text: sid is the
+ * string it came from, KPT_NONE for a made-up one), pid, tid, ts, dur. */
+static void slice_head(struct chrome *c, const char *cat, const char *name, uint32_t sid, uint64_t pid,
 		       uint64_t tid, uint64_t start, uint64_t end)
 {
 	struct kpt_json *j = c->j;
@@ -475,8 +476,7 @@ static void slice_head(struct chrome *c, const char *cat, const char *name, uint
 	kpt_json_begin_object(j);
 	kpt_json_kv_str(j, "ph", "X");
 	kpt_json_kv_str(j, "cat", cat);
-	if (name)
-		kpt_json_kv_str(j, "name", name);
+	chrome_text(c, "name", name, sid);
 	kpt_json_kv_u64(j, "pid", pid);
 	kpt_json_kv_u64(j, "tid", tid);
 	kpt_json_key(j, "ts");
@@ -514,8 +514,7 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 
 	if (name_thread(c, pid, k->stream, k->process, k->device) < 0)
 		return KPT_E_NOMEM;
-	slice_head(c, "kernel", NULL, pid, k->stream, k->start_ns, k->end_ns);
-	chrome_text(c, "name", display_name(&c->nm, k->name), k->name);
+	slice_head(c, "kernel", display_name(&c->nm, k->name), k->name, pid, k->stream, k->start_ns, k->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
 	json_u32x3(j, "grid", k->grid);
@@ -552,7 +551,7 @@ static int chrome_memop(struct chrome *c, const struct kpt_memop *m)
 	else
 		snprintf(name, sizeof name, "%s (%s -> %s)", memop_name(m->kind),
 			 mem_kind_name(m->src_mem), mem_kind_name(m->dst_mem));
-	slice_head(c, m->kind == KPT_MEMSET ? "gpu_memset" : "gpu_memcpy", name, pid, m->stream,
+	slice_head(c, m->kind == KPT_MEMSET ? "gpu_memset" : "gpu_memcpy", name, KPT_NONE, pid, m->stream,
 		   m->start_ns, m->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
@@ -574,8 +573,6 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 	uint64_t pid = host_pid(c, r->process);
 	const char *name = raw_name(&c->nm, r->name);
 
-	if (strnlen(name, EXPORT_TEXT_MAX + 1) > EXPORT_TEXT_MAX)
-		name = NULL;            /* chrome_text writes it cut */
 	if (r->kind != KPT_RANGE_MARK && r->end_ns == 0)
 		return 0;               /* never closed: no extent to draw */
 	if (name_thread(c, pid, host_tid(r->thread), r->process, KPT_NONE) < 0)
@@ -585,16 +582,13 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 		kpt_json_kv_str(j, "ph", "i");
 		kpt_json_kv_str(j, "s", "t");
 		kpt_json_kv_str(j, "cat", "nvtx");
-		if (name)
-			kpt_json_kv_str(j, "name", name);
+		chrome_text(c, "name", name, r->name);
 		kpt_json_kv_u64(j, "pid", pid);
 		kpt_json_kv_u64(j, "tid", host_tid(r->thread));
 		kpt_json_key(j, "ts");
 		kpt_json_ns_as_us(j, (int64_t)(r->start_ns - c->base_ns));
 	} else
-		slice_head(c, "nvtx", name, pid, host_tid(r->thread), r->start_ns, r->end_ns);
-	if (!name)
-		chrome_text(c, "name", raw_name(&c->nm, r->name), r->name);
+		slice_head(c, "nvtx", name, r->name, pid, host_tid(r->thread), r->start_ns, r->end_ns);
 	if (r->domain != KPT_NONE) {
 		kpt_json_key(j, "args");
 		kpt_json_begin_object(j);
@@ -620,7 +614,7 @@ static int chrome_event(struct chrome *c, const struct kpt_event *e)
 
 	if (name_thread(c, pid, host_tid(e->thread), e->process, KPT_NONE) < 0)
 		return KPT_E_NOMEM;
-	slice_head(c, cat, e->name != KPT_NONE ? raw_name(&c->nm, e->name) : cat, pid, host_tid(e->thread),
+	slice_head(c, cat, e->name != KPT_NONE ? raw_name(&c->nm, e->name) : cat, e->name, pid, host_tid(e->thread),
 		   e->start_ns, e->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
