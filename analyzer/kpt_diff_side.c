@@ -84,8 +84,13 @@ struct loader {
 	unsigned char *range_class; /* [nfile_strings] enum range_class */
 
 	struct kpt_wmap paths;      /* (parent path, file name sid) -> path id */
-	uint32_t *path_str, *path_workload; /* by path id: side string ids */
+	/* By path id: the side string of the whole path, made only when a
+	 * kernel needs it (NO_ID before: 100,000 nested ranges would
+	 * otherwise store every prefix, O(depth^2) bytes); the workload's
+	 * side string; the parent path and the file string of the last name. */
+	uint32_t *path_str, *path_workload, *path_parent, *path_name;
 	uint32_t npath_cap;
+	uint64_t path_bytes;        /* sum of the whole-path strings made */
 
 	uint32_t *name_cache;       /* file sid -> side sid of the demangled name */
 	uint32_t *mangled_cache;    /* file sid -> side sid of the raw name */
@@ -386,7 +391,9 @@ static int load_ranges(struct loader *L)
 	L->npath_cap = 64;
 	L->path_str = malloc(L->npath_cap * sizeof *L->path_str);
 	L->path_workload = malloc(L->npath_cap * sizeof *L->path_workload);
-	if (!L->path_str || !L->path_workload)
+	L->path_parent = malloc(L->npath_cap * sizeof *L->path_parent);
+	L->path_name = malloc(L->npath_cap * sizeof *L->path_name);
+	if (!L->path_str || !L->path_workload || !L->path_parent || !L->path_name)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory loading ranges");
 	{
 		uint32_t root[2] = { NO_ID, NO_ID }, id;
@@ -395,6 +402,8 @@ static int load_ranges(struct loader *L)
 			return kpt_diag_set(d, rc, "out of memory loading ranges");
 		L->path_str[0] = 0;
 		L->path_workload[0] = 0;
+		L->path_parent[0] = NO_ID;
+		L->path_name[0] = NO_ID;
 	}
 	return 0;
 }
@@ -428,52 +437,101 @@ static enum range_class class_of(struct loader *L, uint32_t sid)
 	return (enum range_class)L->range_class[sid];
 }
 
-/* Path id for (parent path, range name): interns "parent/name". */
+/* Grows the by-path-id arrays to hold id. */
+static int path_grow(struct loader *L, uint32_t id)
+{
+	uint32_t **arr[] = { &L->path_str, &L->path_workload, &L->path_parent, &L->path_name };
+	uint32_t cap = L->npath_cap;
+
+	while (id >= cap)
+		cap *= 2;
+	for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
+		uint32_t *t = realloc(*arr[i], cap * sizeof *t);
+
+		if (!t)
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
+		*arr[i] = t;
+	}
+	L->npath_cap = cap;
+	return 0;
+}
+
+/* Path id for (parent path, range name); its string is made later, by
+ * path_string(), only for paths that kernels sit in. O(1). */
 static int path_child(struct loader *L, uint32_t parent, uint32_t name_sid, uint32_t *out)
 {
-	struct kpt_diff_side *s = L->s;
 	uint32_t key[2] = { parent, name_sid }, id;
 	int added, rc;
 
 	if ((rc = kpt_wmap_put(&L->paths, key, &id, &added)) < 0)
 		return kpt_diag_set(L->d, rc, "out of memory building range paths");
 	if (added) {
-		const char *pp = side_str(s, L->path_str[parent]);
-		const char *nm = file_str(L, name_sid);
-		size_t lp = strlen(pp), ln = strlen(nm);
-		char *buf = malloc(lp + ln + 2);
-
-		if (!buf)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
-		if (lp)
-			memcpy(buf, pp, lp), buf[lp++] = '/';
-		memcpy(buf + lp, nm, ln + 1);
-		if (id >= L->npath_cap) {
-			uint32_t cap = L->npath_cap * 2;
-			uint32_t *a = realloc(L->path_str, cap * sizeof *a);
-			uint32_t *b = a ? realloc(L->path_workload, cap * sizeof *b) : NULL;
-
-			if (a)
-				L->path_str = a;
-			if (!a || !b) {
-				free(buf);
-				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
-			}
-			L->path_workload = b;
-			L->npath_cap = cap;
-		}
-		rc = side_intern(s, buf, &L->path_str[id], L->d);
-		free(buf);
-		if (rc < 0)
+		if (id >= L->npath_cap && (rc = path_grow(L, id)) < 0)
 			return rc;
+		L->path_str[id] = NO_ID;
+		L->path_parent[id] = parent;
+		L->path_name[id] = name_sid;
 		if (parent == 0)
-			rc = side_intern(s, nm, &L->path_workload[id], L->d);
+			rc = side_intern(L->s, file_str(L, name_sid), &L->path_workload[id], L->d);
 		else
 			L->path_workload[id] = L->path_workload[parent];
 		if (rc < 0)
 			return rc;
 	}
 	*out = id;
+	return 0;
+}
+
+/* Whole-path strings a side may make: past this, the recording is
+ * refused (ranges nested deeper than any real program, each with a
+ * kernel). Keeps memory bounded whatever the file holds. */
+#define PATH_BYTES_MAX (UINT64_C(256) << 20)
+
+/* The side string "outer/.../inner" of path id p, made on first use from
+ * the nearest ancestor that has one: O(length) time and memory. */
+static int path_string(struct loader *L, uint32_t p, uint32_t *out)
+{
+	uint64_t len = 0;
+	uint32_t a = p;
+	char *buf;
+	const char *base;
+	size_t lb;
+	int rc;
+
+	if (L->path_str[p] != NO_ID) {
+		*out = L->path_str[p];
+		return 0;
+	}
+	for (; L->path_str[a] == NO_ID; a = L->path_parent[a]) {
+		len += strlen(file_str(L, L->path_name[a])) + 1;
+		if (L->path_bytes + len > PATH_BYTES_MAX)
+			return kpt_diag_set(L->d, KPT_E_FORMAT, "'%s': NVTX range paths exceed %llu MiB (ranges nested "
+					    "too deep): not a usable recording", kpt_file_path(L->f),
+					    (unsigned long long)(PATH_BYTES_MAX >> 20));
+	}
+	base = side_str(L->s, L->path_str[a]);
+	lb = strlen(base);
+	if (!lb)
+		len--;  /* no '/' after an empty base */
+	buf = malloc(lb + len + 1);
+	if (!buf)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
+	memcpy(buf, base, lb);
+	buf[lb + len] = '\0';
+	for (uint64_t end = lb + len; p != a; p = L->path_parent[p]) {
+		const char *nm = file_str(L, L->path_name[p]);
+		size_t ln = strlen(nm);
+
+		end -= ln;
+		memcpy(buf + end, nm, ln);
+		if (end > lb)
+			buf[--end] = '/';
+	}
+	rc = side_intern(L->s, buf, out, L->d);
+	free(buf);
+	if (rc < 0)
+		return rc;
+	L->path_bytes += lb + len;
 	return 0;
 }
 
@@ -707,7 +765,9 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	}
 	st = &L->sites[*sid];
 	memset(st, 0, sizeof *st);
-	st->path = L->path_str[path];
+	if ((rc = path_string(L, path, &st->path)) < 0)
+		return rc;
+	L->path_str[path] = st->path;
 	st->workload = L->path_workload[path];
 	if (other) {
 		const char *ps = side_str(L->s, st->path);
@@ -1164,6 +1224,8 @@ static void loader_release(struct loader *L)
 	free(L->range_slot);
 	free(L->path_str);
 	free(L->path_workload);
+	free(L->path_parent);
+	free(L->path_name);
 	free(L->name_cache);
 	free(L->mangled_cache);
 	free(L->range_class);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kpt_cli.h"
@@ -230,4 +231,40 @@ int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, si
 	}
 	kpt_file_close(f);
 	return rc;
+}
+
+int kpt_cli_check_component(const char *what, const char *value, const char *src, struct kpt_diag *d)
+{
+	size_t len = strlen(value), k = 0;
+	int ok = len >= 1 && len <= KPT_CLI_COMPONENT_MAX && value[0] != '.' && !strstr(value, "..");
+	char shown[48];
+
+	for (const char *p = value; *p && ok; p++)
+		ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
+	if (ok)
+		return 0;
+	for (const char *p = value; *p && k + 4 < sizeof shown; p++)
+		shown[k++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+	snprintf(shown + k, sizeof shown - k, "%s", value[k] ? "..." : "");
+	kpt_diag_set(d, KPT_E_INVAL, "'%s' names %s '%s': not a safe folder name", src, what, shown);
+	return kpt_diag_hint(d, "a %s is 1 to %d characters of a-z, 0-9, '.', '_' and '-', not starting with '.' "
+			     "and without '..'", what, KPT_CLI_COMPONENT_MAX);
+}
+
+int kpt_cli_stdout_done(int rc)
+{
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+
+	if (!bad)
+		return rc;
+	fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
+	return KPT_EXIT_ERROR;
+}
+
+int kpt_cli_same_file(const char *in, const char *out)
+{
+	struct stat a, b;
+
+	return strcmp(out, "-") != 0 && stat(in, &a) == 0 && stat(out, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

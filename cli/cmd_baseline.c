@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include "kpt_cli.h"
+#include "kpt_diff.h"
 #include "kpt_format.h"
 
 struct bl_args {
@@ -208,7 +211,7 @@ static int bl_slug(const struct bl_args *a, char *buf, size_t cap)
 
 	if (a->gpu) {
 		kpt_slug(a->gpu, buf, (int)cap);
-		return 0;
+		return kpt_cli_check_component("GPU slug", buf, "--gpu", &d) < 0 ? kpt_cli_fail(&d) : 0;
 	}
 	if (!a->from)
 		return kpt_cli_usage_error("baseline", "say which GPU: --gpu NAME or --from FILE (a recording made on it)");
@@ -223,16 +226,19 @@ static int bl_slug(const struct bl_args *a, char *buf, size_t cap)
 	}
 	snprintf(buf, cap, "%s", dev[0].slug);
 	kpt_file_close(f);
-	return 0;
+	return kpt_cli_check_component("GPU slug", buf, a->from, &d) < 0 ? kpt_cli_fail(&d) : 0;
 }
 
 static int bl_path(const struct bl_args *a, char *out, size_t cap)
 {
 	char slug[256];
 	int rc = bl_slug(a, slug, sizeof slug);
+	struct kpt_diag d = { 0 };
 
 	if (rc)
 		return rc;
+	if (a->suite && kpt_cli_check_component("suite", a->suite, "--suite", &d) < 0)
+		return kpt_cli_fail(&d);
 	{
 		struct stat st;
 
@@ -244,19 +250,40 @@ static int bl_path(const struct bl_args *a, char *out, size_t cap)
 	return 0;
 }
 
-/* Copies src to dst through a temporary file renamed into place. */
+/* fsync of the folder holding path, so a rename in it survives a crash. */
+static void sync_parent(const char *path)
+{
+	char dir[2 * PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if ((fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* Temporary files of an update: DST.tmp<PID>. One that a killed update
+ * left behind (its process is gone) is removed by the next update. */
+#define BL_TMP ".tmp"
+
+/* Copies src to dst through a temporary file in the same folder, created
+ * new (O_EXCL: never a planted file or link), synced, renamed into place,
+ * and the folder synced: dst is the old file or the whole new one. */
 static int copy_file(const char *src, const char *dst)
 {
 	char tmp[2 * PATH_MAX + 32], buf[1 << 16];
-	int in = open(src, O_RDONLY), out, ok = 1;
+	int in = open(src, O_RDONLY | O_CLOEXEC), out, ok = 1;
 	ssize_t n;
 
 	if (in < 0) {
 		fprintf(stderr, "kptprof: cannot read '%s': %s\n", src, strerror(errno));
 		return KPT_EXIT_ERROR;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp%ld", dst, (long)getpid());
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	snprintf(tmp, sizeof tmp, "%s" BL_TMP "%ld", dst, (long)getpid());
+	unlink(tmp);  /* ours: a stale one of an earlier process with our pid */
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0) {
 		fprintf(stderr, "kptprof: cannot write '%s': %s\n", dst, strerror(errno));
 		close(in);
@@ -275,6 +302,7 @@ static int copy_file(const char *src, const char *dst)
 		unlink(tmp);
 		return KPT_EXIT_ERROR;
 	}
+	sync_parent(dst);
 	return 0;
 }
 
@@ -334,21 +362,143 @@ static int bl_identify(const char *path, struct bl_session *id, struct kpt_count
 		if ((*p >= '0' && *p <= '9') || *p == 'T' || *p == 'Z')
 			tm[k++] = *p;
 	tm[k] = '\0';
-	snprintf(id->name, sizeof id->name, "%s-%.8s.kpt", k ? tm : "undated",
-		 strncmp(u, "GPU-", 4) == 0 ? u + 4 : u);
-	if (slug)
+	{
+		/* the UUID part is made of [0-9a-z] only: it is a file name */
+		char uu[9];
+		size_t j = 0;
+
+		for (const char *p = strncmp(u, "GPU-", 4) == 0 ? u + 4 : u; *p && j < 8; p++)
+			if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z'))
+				uu[j++] = *p;
+			else if (*p >= 'A' && *p <= 'Z')
+				uu[j++] = (char)(*p - 'A' + 'a');
+		uu[j] = '\0';
+		snprintf(id->name, sizeof id->name, "%s-%s.kpt", k ? tm : "undated", j ? uu : "unknown");
+	}
+	if (slug) {
 		snprintf(slug, slugcap, "%s", dev[0].slug);
+		if (kpt_cli_check_component("GPU slug", slug, path, &d) < 0) {
+			kpt_file_close(f);
+			return kpt_cli_fail(&d);
+		}
+	}
 	id->has_suite = kpt_file_meta_get(f, "suite") != NULL;
 	ms = want_suite ? want_suite : kpt_file_meta_get(f, "suite");
 	if (suite) {
-		if (!ms || !ms[0] || strchr(ms, '/') || strlen(ms) >= suitecap) {
+		if (!ms || !ms[0]) {
 			kpt_file_close(f);
 			return kpt_cli_usage_error("baseline", "'%s' names no usable suite: pass --suite NAME", path);
+		}
+		if (kpt_cli_check_component("suite", ms, want_suite ? "--suite" : path, &d) < 0 ||
+		    strlen(ms) >= suitecap) {
+			kpt_file_close(f);
+			return kpt_cli_fail(&d);
 		}
 		snprintf(suite, suitecap, "%s", ms);
 	}
 	kpt_file_close(f);
 	return 0;
+}
+
+/* True when name (no folder) is a session file as update names them:
+ * <time>-<uuid part>.kpt, time of [0-9TZ] or "undated", the UUID part 1
+ * to 8 of [0-9a-z]. Only such files are replaced or pruned: whatever else
+ * a user keeps in the folder stays. */
+static int session_name(const char *name)
+{
+	const char *p = name, *dash;
+	size_t n;
+
+	if (strncmp(p, "undated-", 8) == 0) {
+		dash = p + 7;
+	} else {
+		for (; *p && (*p == 'T' || *p == 'Z' || (*p >= '0' && *p <= '9')); p++)
+			;
+		if (p == name || *p != '-')
+			return 0;
+		dash = p;
+	}
+	for (p = dash + 1, n = 0; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z'); p++)
+		n++;
+	return n >= 1 && n <= 8 && strcmp(p, ".kpt") == 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Reads the whole recording as diff would (every section decodes, the
+ * kernels stream, the ranges resolve without a cycle) before it may
+ * replace anything. 0, or KPT_EXIT_ERROR after the message. */
+static int bl_verify(const char *path)
+{
+	struct kpt_file *f = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_diff_side *side = NULL;
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_kernel *rows;
+	const void *tab;
+	size_t n;
+	int rc;
+
+	if ((rc = kpt_file_open(path, &f, &d)) == 0 && (rc = kpt_file_load_strings(f, &d)) == 0 &&
+	    (rc = kpt_file_meta(f, (const struct kpt_meta_kv **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_devices(f, (const struct kpt_device **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_processes(f, (const struct kpt_process **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_drops(f, (const struct kpt_drop **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_memops(f, (const struct kpt_memop **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_ranges(f, (const struct kpt_range **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_events(f, (const struct kpt_event **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_env(f, (const struct kpt_env_sample **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_file_counters(f, (const struct kpt_counter **)&tab, &n, &d)) == 0 &&
+	    (rc = kpt_kernel_cursor_create(f, &cur, &d)) == 0) {
+		while ((rc = kpt_kernel_cursor_next(cur, &rows, &n, &d)) > 0)
+			;
+		if (rc == 0)
+			rc = kpt_diff_side_load(f, NULL, &side, &d);
+	}
+	kpt_diff_side_destroy(side);
+	kpt_kernel_cursor_destroy(cur);
+	kpt_file_close(f);
+	if (rc < 0) {
+		kpt_cli_fail(&d);
+		fprintf(stderr, "kptprof baseline: '%s' is not a usable recording: the baseline is unchanged\n", path);
+		return KPT_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* Removes DIR/<session>.kpt.tmp<PID> files whose process is gone (a killed
+ * update); those of live processes are theirs. */
+static void bl_clean_stale(const char *dir)
+{
+	DIR *dd = opendir(dir);
+	struct dirent *e;
+
+	if (!dd)
+		return;
+	while ((e = readdir(dd))) {
+		const char *t = strstr(e->d_name, ".kpt" BL_TMP);
+		char *end, path[2 * PATH_MAX];
+		long pid;
+
+		if (!t || t == e->d_name)
+			continue;
+		errno = 0;
+		pid = strtol(t + 4 + strlen(BL_TMP), &end, 10);
+		if (errno || *end || pid <= 0 || end == t + 4 + strlen(BL_TMP))
+			continue;
+		if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
+			continue;
+		if (unlink(path) == 0)
+			fprintf(stderr, "kptprof baseline: removed '%s', left by an update that did not finish\n", path);
+	}
+	closedir(dd);
 }
 
 /* Adds the session the recording holds to the suite's folder (replacing a
@@ -378,6 +528,8 @@ static int bl_update(struct bl_args *a)
 	}
 	if ((rc = bl_identify(a->pos[0], &id, &c, slug, sizeof slug, a->suite, suite, sizeof suite)))
 		return rc;
+	if ((rc = bl_verify(a->pos[0])))
+		return rc;
 	if (c.runs < 2) {
 		fprintf(stderr, "kptprof: '%s' holds %u run: a baseline needs >= 2 runs to measure noise\n"
 				"hint: record it with --runs 5\n", a->pos[0], c.runs);
@@ -388,10 +540,27 @@ static int bl_update(struct bl_args *a)
 	    snprintf(single, sizeof single, "%s/%s.kpt", sub, suite) >= PATH_MAX ||
 	    snprintf(path, sizeof path, "%s/%s", folder, id.name) >= PATH_MAX)
 		return kpt_cli_usage_error("baseline", "baseline path too long under '%s'", a->dir);
-	if ((mkdir(a->dir, 0755) != 0 && errno != EEXIST) || (mkdir(sub, 0755) != 0 && errno != EEXIST) ||
-	    (mkdir(folder, 0755) != 0 && errno != EEXIST)) {
-		fprintf(stderr, "kptprof: cannot make '%s': %s\n", folder, strerror(errno));
-		return KPT_EXIT_ERROR;
+	/* Each level made or found as a plain folder, never through a link
+	 * (one committed into the baselines folder by anyone would lead the
+	 * writes and deletes out of it). */
+	{
+		const char *const lv[] = { sub, folder };
+
+		if (mkdir(a->dir, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, "kptprof: cannot make '%s': %s\n", a->dir, strerror(errno));
+			return KPT_EXIT_ERROR;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (mkdir(lv[i], 0755) != 0 && errno != EEXIST) {
+				fprintf(stderr, "kptprof: cannot make '%s': %s\n", lv[i], strerror(errno));
+				return KPT_EXIT_ERROR;
+			}
+			if (lstat(lv[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "kptprof: '%s' is not a plain folder (a symbolic link?): not writing there\n",
+					lv[i]);
+				return KPT_EXIT_ERROR;
+			}
+		}
 	}
 	if (stat(single, &st) == 0 && S_ISREG(st.st_mode)) {
 		struct kpt_counts oc;
@@ -407,21 +576,24 @@ static int bl_update(struct bl_args *a)
 		fprintf(stderr, "kptprof baseline: moved the single-file baseline '%s' into '%s' as one session\n",
 			single, folder);
 	}
+	bl_clean_stale(folder);
 	if ((rc = bl_sessions(folder, &v, &nv)))
 		return rc;
-	/* the same session (GPU and boot) recorded again replaces the older file */
-	for (size_t i = 0; i < nv && id.boot[0]; i++) {
+	/* The new file first (an update that fails changes nothing), then the
+	 * older file of the same session (GPU and boot) goes. Another update
+	 * may remove files meanwhile: one that vanished is no error. */
+	rc = a->suite && !id.has_suite ? copy_with_suite(a->pos[0], path, suite) : copy_file(a->pos[0], path);
+	for (size_t i = 0; i < nv && rc == 0 && id.boot[0]; i++) {
 		struct kpt_counts oc;
 
-		if (strcmp(v[i], path) != 0 && bl_identify(v[i], &old, &oc, NULL, 0, NULL, NULL, 0) == 0 &&
-		    strcmp(old.uuid, id.uuid) == 0 && strcmp(old.boot, id.boot) == 0) {
+		if (strcmp(v[i], path) == 0 || !session_name(base_name(v[i])) || access(v[i], F_OK) != 0 ||
+		    bl_identify(v[i], &old, &oc, NULL, 0, NULL, NULL, 0) != 0)
+			continue;
+		if (strcmp(old.uuid, id.uuid) == 0 && strcmp(old.boot, id.boot) == 0 &&
+		    (unlink(v[i]) == 0 || errno == ENOENT))
 			fprintf(stderr, "kptprof baseline: '%s' is the same session (GPU %s, boot %s): replaced\n",
 				v[i], id.uuid, id.boot);
-			unlink(v[i]);
-			v[i][0] = '\0';
-		}
 	}
-	rc = a->suite && !id.has_suite ? copy_with_suite(a->pos[0], path, suite) : copy_file(a->pos[0], path);
 	for (size_t i = 0; i < nv; i++)
 		free(v[i]);
 	free(v);
@@ -429,46 +601,49 @@ static int bl_update(struct bl_args *a)
 		return KPT_EXIT_ERROR;
 	if ((rc = bl_sessions(folder, &v, &nv)))
 		return rc;
-	for (size_t i = 0; i < nv; i++) {
-		if (nv - i > keep) {
-			fprintf(stderr, "kptprof baseline: keeping the newest %lu sessions: removed '%s'\n", keep, v[i]);
-			unlink(v[i]);
+	{
+		size_t ns = 0, left;
+
+		for (size_t i = 0; i < nv; i++)
+			ns += session_name(base_name(v[i]));
+		left = ns;
+		for (size_t i = 0; i < nv; i++) {
+			if (session_name(base_name(v[i])) && left > keep) {
+				left--;
+				if (unlink(v[i]) == 0) {
+					fprintf(stderr, "kptprof baseline: keeping the newest %lu sessions: removed '%s'\n",
+						keep, v[i]);
+				} else if (errno != ENOENT) {
+					fprintf(stderr, "kptprof: cannot remove '%s': %s\n", v[i], strerror(errno));
+					rc = KPT_EXIT_ERROR;
+				}
+			}
+			free(v[i]);
 		}
-		free(v[i]);
+		free(v);
+		nv = ns;
 	}
-	free(v);
 	if (c.runs < 5)
 		fprintf(stderr, "kptprof baseline: warning: %u runs; 5 or more give tighter intervals\n", c.runs);
 	fprintf(stderr, "kptprof baseline: '%s' holds %zu session%s\n", folder, nv > keep ? (size_t)keep : nv,
 		(nv > keep ? keep : nv) == 1 ? "" : "s");
 	printf("%s\n", path);
-	return 0;
+	return kpt_cli_stdout_done(rc);
 }
 
-int cmd_baseline(int argc, char **argv)
+/* The action verb (index into cmd_baseline's verbs) on the parsed args. */
+static int bl_run(int verb, struct bl_args *a)
 {
-	static const char *const verbs[] = { "list", "show", "update", "path" };
-	struct bl_args a;
 	char path[PATH_MAX];
-	int verb, rc;
+	int rc = 0;
 
-	if (argc < 2 || kpt_cli_is_help(argv[1]))
-		return argc < 2 ? kpt_cli_usage_error("baseline", "expected list, show, update or path")
-				: kpt_cli_help("baseline");
-	if (kpt_cli_parse_choice("baseline", "the action", argv[1], verbs, 4, &verb))
-		return KPT_EXIT_ERROR;
-	for (int i = 2; i < argc; i++)
-		if (kpt_cli_is_help(argv[i]))
-			return kpt_cli_help("baseline");
-	if ((rc = bl_parse(argc, argv, &a)))
-		return rc;
 	switch (verb) {
 	case 0:
-		return bl_list(&a);
+		return bl_list(a);
 	case 1:
-		if (a.npos == 1)
-			return bl_describe(a.pos[0], stdout, 1);
-		if ((rc = bl_path(&a, path, sizeof path)))
+		if (a->npos == 1)
+			return bl_describe(a->pos[0], stdout, 1);
+		if ((rc = bl_path(a, path, sizeof path)))
 			return rc;
 		if (access(path, R_OK) != 0) {
 			fprintf(stderr, "kptprof: no baseline '%s'\nhint: 'kptprof baseline list' shows what there is\n", path);
@@ -493,11 +668,30 @@ int cmd_baseline(int argc, char **argv)
 			return rc;
 		}
 	case 2:
-		return bl_update(&a);
+		return bl_update(a);
 	default:
-		if ((rc = bl_path(&a, path, sizeof path)))
+		if ((rc = bl_path(a, path, sizeof path)))
 			return rc;
 		printf("%s\n", path);
 		return 0;
 	}
+}
+
+int cmd_baseline(int argc, char **argv)
+{
+	static const char *const verbs[] = { "list", "show", "update", "path" };
+	struct bl_args a;
+	int verb, rc;
+
+	if (argc < 2 || kpt_cli_is_help(argv[1]))
+		return argc < 2 ? kpt_cli_usage_error("baseline", "expected list, show, update or path")
+				: kpt_cli_help("baseline");
+	if (kpt_cli_parse_choice("baseline", "the action", argv[1], verbs, 4, &verb))
+		return KPT_EXIT_ERROR;
+	for (int i = 2; i < argc; i++)
+		if (kpt_cli_is_help(argv[i]))
+			return kpt_cli_help("baseline");
+	if ((rc = bl_parse(argc, argv, &a)))
+		return rc;
+	return kpt_cli_stdout_done(bl_run(verb, &a));
 }

@@ -12,6 +12,7 @@
 #include "kpt_cli.h"
 #include "kpt_diff_report.h"
 #include "kpt_gnuplot.h"
+#include "kpt_outfile.h"
 #include "kpt_plot.h"
 
 static const char *const method_names[] = {
@@ -218,31 +219,19 @@ static int write_report(const char *path, report_fn fn, const struct kpt_diff *d
 			const struct kpt_diag *err, const struct kpt_report_opts *ro,
 			struct kpt_diag *d)
 {
-	char *tmp;
 	FILE *f;
 	int rc;
 
 	if (strcmp(path, "-") == 0)
 		return fn ? fn(df, stdout, ro, d) : kpt_diff_write_json_error(err, stdout, d);
-	tmp = malloc(strlen(path) + 32);
-	if (!tmp)
-		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	sprintf(tmp, "%s.tmp%ld", path, (long)getpid());
-	f = fopen(tmp, "w");
-	if (!f) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-		free(tmp);
+	if ((rc = kpt_out_create(path, &f, d)) < 0)
+		return rc;
+	rc = fn ? fn(df, f, ro, d) : kpt_diff_write_json_error(err, f, d);
+	if (rc < 0) {
+		kpt_out_discard(f, path);
 		return rc;
 	}
-	rc = fn ? fn(df, f, ro, d) : kpt_diff_write_json_error(err, f, d);
-	if (fclose(f) != 0 && rc == 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return kpt_out_publish(f, path, 0, d);
 }
 
 /* The diff plots (viewer/kpt_plot.h) into dir: the scripts always, the
@@ -355,7 +344,18 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
 
-	(void)cmd;
+	/* a report written over an input would destroy it (and the error
+	 * report of --json too): refused before anything is written */
+	for (size_t i = 0; i <= nbase; i++) {
+		const char *in = i < nbase ? bases[i] : new_;
+		const char *const outs[] = { dc->junit, dc->markdown, dc->json };
+		static const char *const opt[] = { "--junit", "--markdown", "--json" };
+
+		for (size_t k = 0; k < 3; k++)
+			if (outs[k] && kpt_cli_same_file(in, outs[k]))
+				return kpt_cli_usage_error(cmd, "'%s' is the input recording '%s': choose another %s",
+							   outs[k], in, opt[k]);
+	}
 	if (kpt_diff_paths_multi(bases, nbase, new_, &dc->o, &df, &d) < 0)
 		return kpt_diff_cli_fail(dc, &d);
 	return report(df, dc);

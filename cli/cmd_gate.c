@@ -265,6 +265,9 @@ static int file_slug(const char *path, const char *suite, int suite_given, char 
 	char s[256];
 	int rc = kpt_cli_file_series(path, buf, cap, s, sizeof s, d);
 
+	/* the slug becomes a folder name under --baselines */
+	if (rc == 0)
+		rc = kpt_cli_check_component("GPU slug", buf, path, d);
 	if (rc == 0 && !s[0] && !suite_given) {
 		/* a program's recording gated against the default suite would
 		 * match nothing and pass for ever */
@@ -368,8 +371,9 @@ int cmd_gate(int argc, char **argv)
 		rc = KPT_EXIT_ERROR;
 		goto out;
 	}
-	if (!suite[0] || strchr(suite, '/')) {
-		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s'", suite);
+	if (kpt_cli_check_component("suite", suite, "--suite", &d) < 0) {
+		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s': expected 1 to %d of a-z, 0-9, '.', '_', '-', "
+					 "no leading '.', no '..'", suite, KPT_CLI_COMPONENT_MAX);
 		goto out;
 	}
 	if (!db && (nsess || branch)) {

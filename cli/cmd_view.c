@@ -24,7 +24,9 @@ static const struct {
 	{ "--suite S", "with --db: the sessions' suite (default: FILE's recorded suite, as history add takes it)" },
 	{ "--width PX", "timeline width in pixels, 400..16384 (default 1600)" },
 	{ "--top N", "rows of the kernel and NVTX range tables (default 50)" },
-	{ "--trace-max N", "write trace.json only up to N kernels (default 2000000)" },
+	{ "--trace-max N", "trace.json: the N kernels around the middle of the recording (default 200000)" },
+	{ "--trace-all", "trace.json: every kernel, up to the byte budget (default: --trace-max kernels)" },
+	{ "--trace-bytes N", "trace.json is left out when it would pass N bytes (default 1073741824)" },
 	{ "--no-gnuplot", "keep the plots as .gp scripts, do not run gnuplot (default: render PNGs when installed)" },
 	{ "--threshold PCT", "with --baseline: change that matters, percent (default 2)" },
 	{ "--short-threshold PCT", "threshold for kernels under 10 us (default 5)" },
@@ -114,6 +116,12 @@ static int parse_args(int argc, char **argv, struct view_args *a)
 			if (rc < 0 || kpt_cli_parse_u64("view", "--trace-max", v, 1, UINT64_MAX, &n))
 				return KPT_EXIT_ERROR;
 			a->o.trace_max_kernels = n;
+		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--trace-bytes", &v)) != 0) {
+			if (rc < 0 || kpt_cli_parse_u64("view", "--trace-bytes", v, 1, UINT64_MAX, &n))
+				return KPT_EXIT_ERROR;
+			a->o.trace_max_bytes = n;
+		} else if (strcmp(argv[i], "--trace-all") == 0) {
+			a->o.trace_all = 1;
 		} else if (strcmp(argv[i], "--no-gnuplot") == 0) {
 			a->o.no_render = 1;
 		} else if ((rc = kpt_diff_cli_option(argc, argv, &i, &a->dc)) != 0) {

@@ -1,7 +1,8 @@
 /* cmd_workloads.c - `kptprof workloads`: list the built-in workloads and
  * suites by running the runner's own listing (`kpt-workloads --list`), so
  * the list cannot drift from the registry compiled into the runner. Needs no
- * GPU: --list touches no CUDA call.
+ * GPU: --list touches no CUDA call. The list passes through kptprof, which
+ * checks that it was written.
  *
  * The runner is $KPT_WORKLOADS when set, else kpt-workloads beside the
  * kptprof executable (kernels/CMakeLists.txt writes it there). */
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kpt_cli.h"
@@ -46,6 +48,47 @@ static int find_runner(char *out, size_t cap)
 	return 0;
 }
 
+/* Runs the runner with its stdout on a pipe and copies that to ours, so a
+ * failed write (a full disk, /dev/full) is seen here: exit 2, never 0 with
+ * the list lost. The runner's own status otherwise. */
+static int run_listing(const char *path, char *const *args)
+{
+	int fds[2], status = 0, bad = 0;
+	char buf[1 << 14];
+	ssize_t got;
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds) != 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "kptprof: cannot run '%s': %s\n", path, strerror(errno));
+		return KPT_EXIT_ERROR;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], 1) < 0)
+			_exit(126);
+		close(fds[1]);
+		execv(path, args);
+		fprintf(stderr, "kptprof: cannot run '%s': %s\n", path, strerror(errno));
+		_exit(KPT_EXIT_ERROR);
+	}
+	close(fds[1]);
+	while ((got = read(fds[0], buf, sizeof buf)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		/* keep draining after a failed write: the runner must not block */
+		bad |= !bad && fwrite(buf, 1, (size_t)got, stdout) != (size_t)got;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	/* a failed fwrite set stdout's error flag: stdout_done says so */
+	status = kpt_cli_stdout_done(WIFEXITED(status) ? WEXITSTATUS(status) : KPT_EXIT_ERROR);
+	return bad ? KPT_EXIT_ERROR : status;
+}
+
 int cmd_workloads(int argc, char **argv)
 {
 	char path[PATH_MAX + 256];
@@ -79,8 +122,5 @@ int cmd_workloads(int argc, char **argv)
 		args[n++] = (char *)suite;
 	}
 	args[n] = NULL;
-	fflush(stdout);
-	execv(path, args);
-	fprintf(stderr, "kptprof: cannot run '%s': %s\n", path, strerror(errno));
-	return KPT_EXIT_ERROR;
+	return run_listing(path, args);
 }

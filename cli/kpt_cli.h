@@ -45,6 +45,21 @@ int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
  * Errors: reading the file; no GPU named (KPT_E_FORMAT). */
 struct kpt_diag;
 int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, size_t cu, struct kpt_diag *d);
+/* Path components taken from a recording or an option (a GPU slug, a
+ * suite): 1 to KPT_CLI_COMPONENT_MAX bytes of [a-z0-9._-], not starting
+ * with '.' and holding no "..", so DIR/<slug>/<suite> never leaves DIR.
+ * Returns 0, or KPT_E_INVAL with a diag naming what ("GPU slug"), where it
+ * came from (src, a file or an option) and the value, its odd bytes shown as '?'. */
+#define KPT_CLI_COMPONENT_MAX 128
+int kpt_cli_check_component(const char *what, const char *value, const char *src, struct kpt_diag *d);
+/* The end of a command whose data went to stdout: flushes it and returns
+ * rc, or prints "cannot write to standard output" and returns
+ * KPT_EXIT_ERROR when any write failed (a full disk, /dev/full, a closed
+ * pipe), so no command exits 0 with its output lost. */
+int kpt_cli_stdout_done(int rc);
+/* True when out names the file in (same device and inode, whatever the
+ * path or link): writing there would replace an input. "-" is stdout. */
+int kpt_cli_same_file(const char *in, const char *out);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
 /* True when fd is a terminal and NO_COLOR is unset or empty. */

@@ -1,5 +1,6 @@
 /* kpt_export.c - Chrome trace, CSV and JSON exports (see kpt_export.h). */
 #include "kpt_export.h"
+#include "kpt_outfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -56,7 +57,32 @@ struct names {
 	char **dem;                 /* NULL: not yet; not_cxx: use the raw name */
 	uint32_t n;
 	struct kpt_range_paths *rp;
+	char cut[4][4096 + 64];     /* cut_text's results, used in turn */
+	unsigned next_cut;
 };
+
+/* Text written once per row or event (CSV, JSON, Chrome) is cut at this
+ * many bytes: a 10 MB kernel name launched 400 times would make a 4 GB
+ * export of a 1 KB file. Real names (C++ templates) stay well below. */
+#define EXPORT_TEXT_MAX 4096
+
+/* s, or its first EXPORT_TEXT_MAX bytes (on a UTF-8 boundary) followed by
+ * "\u2026 [cut at 4096 bytes]" in one of nm's buffers (valid for the next
+ * three calls). O(EXPORT_TEXT_MAX), whatever the length of s. */
+static const char *cut_text(struct names *nm, const char *s)
+{
+	size_t k = EXPORT_TEXT_MAX;
+	char *b;
+
+	if (strnlen(s, EXPORT_TEXT_MAX + 1) <= EXPORT_TEXT_MAX)
+		return s;
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	b = nm->cut[nm->next_cut++ % 4];
+	memcpy(b, s, k);
+	snprintf(b + k, 64, "\xe2\x80\xa6 [cut at %d bytes]", EXPORT_TEXT_MAX);
+	return b;
+}
 
 static int names_init(struct names *nm, struct kpt_file *f, struct kpt_diag *d)
 {
@@ -314,7 +340,44 @@ struct chrome {
 	uint64_t base_ns;
 	uint64_t stride;            /* pids per recorded process: host + devices */
 	int has_api;                /* runtime/driver events: draw launch flows */
+	unsigned char *long_used;   /* [nm.n] 1: a cut name whose whole text goes at the end */
 };
+
+/* Chrome events cut text as cut_text does, and the whole text of each cut
+ * name is written once, under "kptprofLongNames" at the end (keyed by the
+ * number the cut text names). */
+
+/* key: s, or its first EXPORT_TEXT_MAX bytes (cut on a UTF-8 boundary) and
+ * a note naming its length and sid (KPT_NONE: no whole text kept). */
+static void chrome_text(struct chrome *c, const char *key, const char *s, uint32_t sid)
+{
+	size_t len = strnlen(s, EXPORT_TEXT_MAX + 1), k = EXPORT_TEXT_MAX;
+	char *buf;
+	int n;
+
+	if (len <= EXPORT_TEXT_MAX) {
+		kpt_json_kv_str(c->j, key, s);
+		return;
+	}
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	len = strlen(s);
+	buf = malloc(k + 96);
+	if (!buf) {
+		kpt_json_kv_str(c->j, key, "?");
+		return;
+	}
+	memcpy(buf, s, k);
+	if (sid != KPT_NONE && sid < c->nm.n && c->long_used) {
+		c->long_used[sid] = 1;
+		n = snprintf(buf + k, 96, "\xe2\x80\xa6 [%zu bytes: kptprofLongNames %u]", len, sid);
+	} else {
+		n = snprintf(buf + k, 96, "\xe2\x80\xa6 [%zu bytes]", len);
+	}
+	kpt_json_key(c->j, key);
+	kpt_json_strn(c->j, buf, k + (size_t)n);
+	free(buf);
+}
 
 /* pid of a recorded process's host track and of its device tracks. */
 static uint64_t host_pid(const struct chrome *c, uint32_t proc)
@@ -403,8 +466,9 @@ static int name_thread(struct chrome *c, uint64_t pid, uint64_t tid, uint32_t pr
 	return 0;
 }
 
-/* The common head of a slice: ph, cat, name, pid, tid, ts, dur. */
-static void slice_head(struct chrome *c, const char *cat, const char *name, uint64_t pid,
+/* The common head of a slice: ph, cat, name (chrome_text: sid is the
+ * string it came from, KPT_NONE for a made-up one), pid, tid, ts, dur. */
+static void slice_head(struct chrome *c, const char *cat, const char *name, uint32_t sid, uint64_t pid,
 		       uint64_t tid, uint64_t start, uint64_t end)
 {
 	struct kpt_json *j = c->j;
@@ -412,7 +476,7 @@ static void slice_head(struct chrome *c, const char *cat, const char *name, uint
 	kpt_json_begin_object(j);
 	kpt_json_kv_str(j, "ph", "X");
 	kpt_json_kv_str(j, "cat", cat);
-	kpt_json_kv_str(j, "name", name);
+	chrome_text(c, "name", name, sid);
 	kpt_json_kv_u64(j, "pid", pid);
 	kpt_json_kv_u64(j, "tid", tid);
 	kpt_json_key(j, "ts");
@@ -450,7 +514,7 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 
 	if (name_thread(c, pid, k->stream, k->process, k->device) < 0)
 		return KPT_E_NOMEM;
-	slice_head(c, "kernel", display_name(&c->nm, k->name), pid, k->stream, k->start_ns, k->end_ns);
+	slice_head(c, "kernel", display_name(&c->nm, k->name), k->name, pid, k->stream, k->start_ns, k->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
 	json_u32x3(j, "grid", k->grid);
@@ -461,7 +525,7 @@ static int chrome_kernel(struct chrome *c, const struct kpt_kernel *k)
 	kpt_json_kv_u64(j, "correlation", k->correlation);
 	kpt_json_kv_u64(j, "device", k->device);
 	if (k->range != KPT_NONE)
-		kpt_json_kv_str(j, "nvtx range", range_path(&c->nm, k->range));
+		chrome_text(c, "nvtx range", range_path(&c->nm, k->range), KPT_NONE);
 	if (k->graph != KPT_NONE) {
 		kpt_json_kv_u64(j, "graph", k->graph);
 		kpt_json_kv_u64(j, "graph node", k->graph_node);
@@ -487,7 +551,7 @@ static int chrome_memop(struct chrome *c, const struct kpt_memop *m)
 	else
 		snprintf(name, sizeof name, "%s (%s -> %s)", memop_name(m->kind),
 			 mem_kind_name(m->src_mem), mem_kind_name(m->dst_mem));
-	slice_head(c, m->kind == KPT_MEMSET ? "gpu_memset" : "gpu_memcpy", name, pid, m->stream,
+	slice_head(c, m->kind == KPT_MEMSET ? "gpu_memset" : "gpu_memcpy", name, KPT_NONE, pid, m->stream,
 		   m->start_ns, m->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
@@ -518,13 +582,13 @@ static int chrome_range(struct chrome *c, const struct kpt_range *r)
 		kpt_json_kv_str(j, "ph", "i");
 		kpt_json_kv_str(j, "s", "t");
 		kpt_json_kv_str(j, "cat", "nvtx");
-		kpt_json_kv_str(j, "name", name);
+		chrome_text(c, "name", name, r->name);
 		kpt_json_kv_u64(j, "pid", pid);
 		kpt_json_kv_u64(j, "tid", host_tid(r->thread));
 		kpt_json_key(j, "ts");
 		kpt_json_ns_as_us(j, (int64_t)(r->start_ns - c->base_ns));
 	} else
-		slice_head(c, "nvtx", name, pid, host_tid(r->thread), r->start_ns, r->end_ns);
+		slice_head(c, "nvtx", name, r->name, pid, host_tid(r->thread), r->start_ns, r->end_ns);
 	if (r->domain != KPT_NONE) {
 		kpt_json_key(j, "args");
 		kpt_json_begin_object(j);
@@ -550,7 +614,7 @@ static int chrome_event(struct chrome *c, const struct kpt_event *e)
 
 	if (name_thread(c, pid, host_tid(e->thread), e->process, KPT_NONE) < 0)
 		return KPT_E_NOMEM;
-	slice_head(c, cat, e->name != KPT_NONE ? raw_name(&c->nm, e->name) : cat, pid, host_tid(e->thread),
+	slice_head(c, cat, e->name != KPT_NONE ? raw_name(&c->nm, e->name) : cat, e->name, pid, host_tid(e->thread),
 		   e->start_ns, e->end_ns);
 	kpt_json_key(j, "args");
 	kpt_json_begin_object(j);
@@ -670,7 +734,13 @@ static int chrome_device_properties(struct chrome *c)
 	return 0;
 }
 
-static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
+/* [t0, t1] overlaps [start, end]. */
+static int in_window(uint64_t start, uint64_t end, uint64_t t0, uint64_t t1)
+{
+	return end >= t0 && start <= t1;
+}
+
+int kpt_export_chrome_window(struct kpt_file *f, FILE *out, uint64_t t0, uint64_t t1, struct kpt_diag *d)
 {
 	struct kpt_json j;
 	struct chrome c = { .j = &j, .f = f };
@@ -683,6 +753,8 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 		rc = tables_load(f, &c.t, d);
 	if (rc >= 0)
 		rc = chrome_scan(&c, d);
+	if (rc >= 0 && !(c.long_used = calloc(c.nm.n ? c.nm.n : 1, 1)))
+		rc = nomem(d);
 	kpt_json_init(&j, out, 2);
 	kpt_json_begin_object(&j);
 	if (rc >= 0) {
@@ -695,28 +767,57 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 	kpt_json_key(&j, "traceEvents");
 	kpt_json_begin_array(&j);
 	for (size_t i = 0; rc >= 0 && i < c.t.nranges; i++)
-		rc = chrome_range(&c, &c.t.ranges[i]);
+		if (in_window(c.t.ranges[i].start_ns, c.t.ranges[i].end_ns ? c.t.ranges[i].end_ns : UINT64_MAX, t0, t1))
+			rc = chrome_range(&c, &c.t.ranges[i]);
 	for (size_t i = 0; rc >= 0 && i < c.t.nevents; i++)
-		rc = chrome_event(&c, &c.t.events[i]);
+		if (in_window(c.t.events[i].start_ns, c.t.events[i].end_ns, t0, t1))
+			rc = chrome_event(&c, &c.t.events[i]);
 	for (size_t i = 0; rc >= 0 && i < c.t.nmemops; i++)
-		rc = chrome_memop(&c, &c.t.memops[i]);
+		if (in_window(c.t.memops[i].start_ns, c.t.memops[i].end_ns, t0, t1))
+			rc = chrome_memop(&c, &c.t.memops[i]);
 	for (size_t i = 0; rc >= 0 && i < c.t.nenv; i++)
-		rc = chrome_env(&c, &c.t.env[i]);
+		if (in_window(c.t.env[i].t_ns, c.t.env[i].t_ns, t0, t1))
+			rc = chrome_env(&c, &c.t.env[i]);
 	if (rc >= 0)
 		rc = kpt_kernel_cursor_create(f, &cur, d);
 	while (rc >= 0 && !j.err && (rc = kpt_kernel_cursor_next(cur, &k, &n, d)) > 0)
 		for (size_t i = 0; rc >= 0 && i < n; i++)
-			rc = chrome_kernel(&c, &k[i]);
+			if (in_window(k[i].start_ns, k[i].end_ns, t0, t1))
+				rc = chrome_kernel(&c, &k[i]);
 	kpt_kernel_cursor_destroy(cur);
 	if (rc == KPT_E_NOMEM)
 		rc = nomem(d);
 	kpt_json_end_array(&j);
+	if (rc >= 0 && c.long_used) {
+		int any = 0;
+
+		for (uint32_t i = 0; i < c.nm.n; i++) {
+			char key[16];
+
+			if (!c.long_used[i])
+				continue;
+			if (!any++) {
+				kpt_json_key(&j, "kptprofLongNames");
+				kpt_json_begin_object(&j);
+			}
+			snprintf(key, sizeof key, "%u", i);
+			kpt_json_kv_str(&j, key, display_name(&c.nm, i));
+		}
+		if (any)
+			kpt_json_end_object(&j);
+	}
 	kpt_json_end_object(&j);
 	if (rc >= 0 && kpt_json_finish(&j, d) < 0)
 		rc = write_failed(d);
 	free(c.tracks.keys);
+	free(c.long_used);
 	names_release(&c.nm);
 	return rc < 0 ? rc : 0;
+}
+
+static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
+{
+	return kpt_export_chrome_window(f, out, 0, UINT64_MAX, d);
 }
 
 /* ---- CSV ---------------------------------------------------------------- */
@@ -763,7 +864,7 @@ static void csv_range(FILE *out, struct names *nm, uint32_t range)
 		return;
 	}
 	fprintf(out, "%u,", range);
-	kpt_csv_field(out, range_path(nm, range));
+	kpt_csv_field(out, cut_text(nm, range_path(nm, range)));
 	putc(',', out);
 }
 
@@ -790,7 +891,7 @@ static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 				k[i].block[0], k[i].block[1], k[i].block[2], k[i].registers,
 				k[i].shared_static, k[i].shared_dynamic);
 			csv_range(out, &nm, k[i].range);
-			kpt_csv_field(out, display_name(&nm, k[i].name));
+			kpt_csv_field(out, cut_text(&nm, display_name(&nm, k[i].name)));
 			putc('\n', out);
 		}
 	}
@@ -816,8 +917,8 @@ static int export_csv(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 static void json_kernel(struct kpt_json *j, struct names *nm, const struct kpt_kernel *k)
 {
 	kpt_json_begin_object(j);
-	kpt_json_kv_str(j, "name", display_name(nm, k->name));
-	kpt_json_kv_str(j, "mangled", raw_name(nm, k->name));
+	kpt_json_kv_str(j, "name", cut_text(nm, display_name(nm, k->name)));
+	kpt_json_kv_str(j, "mangled", cut_text(nm, raw_name(nm, k->name)));
 	kpt_json_kv_u64(j, "start_ns", k->start_ns);
 	kpt_json_kv_u64(j, "end_ns", k->end_ns);
 	kpt_json_kv_u64(j, "device", k->device);
@@ -831,7 +932,7 @@ static void json_kernel(struct kpt_json *j, struct names *nm, const struct kpt_k
 	kpt_json_kv_u64(j, "correlation", k->correlation);
 	if (k->range != KPT_NONE) {
 		kpt_json_kv_u64(j, "range", k->range);
-		kpt_json_kv_str(j, "range_path", range_path(nm, k->range));
+		kpt_json_kv_str(j, "range_path", cut_text(nm, range_path(nm, k->range)));
 	}
 	if (k->graph != KPT_NONE) {
 		kpt_json_kv_u64(j, "graph", k->graph);
@@ -864,7 +965,7 @@ static void json_range(struct kpt_json *j, struct names *nm, const struct kpt_ra
 	kpt_json_kv_u64(j, "id", r->id);
 	if (r->parent != KPT_NONE)
 		kpt_json_kv_u64(j, "parent", r->parent);
-	kpt_json_kv_str(j, "name", raw_name(nm, r->name));
+	kpt_json_kv_str(j, "name", cut_text(nm, raw_name(nm, r->name)));
 	if (r->domain != KPT_NONE)
 		kpt_json_kv_str(j, "domain", raw_name(nm, r->domain));
 	kpt_json_kv_u64(j, "kind", r->kind);
@@ -1013,15 +1114,6 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out, struct
 	return exporters[fmt](f, out, d);
 }
 
-/* umask(2) can only be read by setting it; not thread-safe, like umask. */
-static mode_t current_umask(void)
-{
-	mode_t m = umask(022);
-
-	umask(m);
-	return m;
-}
-
 /* A path that exists and is not a regular file (a FIFO, /dev/null, a
  * terminal) is written in place: a rename would replace the device node with
  * a regular file, and a FIFO reader would never see the data. */
@@ -1044,40 +1136,17 @@ static int export_in_place(struct kpt_file *f, enum kpt_export_format fmt, const
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
 		       struct kpt_diag *d)
 {
-	size_t len = strlen(path);
-	char *tmp;
-	FILE *out = NULL;
+	FILE *out;
 	struct stat st;
-	int fd, rc;
+	int rc;
 
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return export_in_place(f, fmt, path, d);
-	tmp = malloc(len + sizeof ".tmp.XXXXXX");
-	if (!tmp)
-		return nomem(d);
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(out = fdopen(fd, "w"))) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
+	if ((rc = kpt_out_create(path, &out, d)) < 0)
+		return rc;
+	if ((rc = kpt_export(f, fmt, out, d)) < 0) {
+		kpt_out_discard(out, path);
 		return rc;
 	}
-	/* mkstemp makes 0600; the export gets the mode a plain fopen would */
-	fchmod(fd, 0666 & ~current_umask());
-	rc = kpt_export(f, fmt, out, d);
-	if (rc >= 0 && (fflush(out) != 0 || fsync(fileno(out)) != 0))
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (fclose(out) != 0 && rc >= 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (rc >= 0 && rename(tmp, path) != 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc < 0 ? rc : 0;
+	return kpt_out_publish(out, path, 1, d);
 }

@@ -64,11 +64,16 @@ const char *kpt_export_format_name(enum kpt_export_format fmt);
 int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out,
 	       struct kpt_diag *d);
 
-/* Writes to path atomically: into a temporary file in the same folder,
- * flushed and fsynced, then renamed over path. On any error path is left
- * untouched (no half-written file) and the temporary file is removed. The
- * file gets mode 0666 & ~umask; reading the umask briefly sets it, so do not
- * call this while another thread creates files. A path that exists and is
+/* The Chrome trace of the records that overlap [t0_ns, t1_ns] (kernels,
+ * memops, ranges, API events, NVML samples); tracks, meta and the time base
+ * as for the whole file. A window of a recording too big to view whole. */
+int kpt_export_chrome_window(struct kpt_file *f, FILE *out, uint64_t t0_ns, uint64_t t1_ns,
+			     struct kpt_diag *d);
+
+/* Writes to path atomically: into a temporary file in the same folder
+ * (lib/kpt_outfile.h), flushed and fsynced, then renamed over path. On any
+ * error path is left untouched (no half-written file) and the temporary
+ * file is removed. The file gets mode 0666 & ~umask. A path that exists and is
  * not a regular file (FIFO, character device) is opened and written in place
  * instead, with no atomicity: a rename would replace the node. */
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt,

@@ -443,6 +443,71 @@ uint32_t kpt_file_string_count(const struct kpt_file *f)
 	return f->strings_loaded ? f->nstrs : (uint32_t)f->rows[KPT_SEC_STRINGS];
 }
 
+struct range_at {
+	uint32_t id, i;
+};
+
+static int cmp_range_at(const void *a, const void *b)
+{
+	const struct range_at *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Index of the range with id (the first, if ids repeat), or SIZE_MAX. */
+static size_t range_find(const struct range_at *at, size_t n, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+
+	if (id == KPT_NONE)
+		return SIZE_MAX;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (at[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && at[lo].id == id ? at[lo].i : SIZE_MAX;
+}
+
+/* The one check that NVTX parents form no cycle, for every reader (report,
+ * export, view, diff, history): a range that is its own ancestor is a
+ * corrupt file (KPT_E_FORMAT). A parent id no range has is a top-level
+ * range. O(n log n) time, 9 bytes a range while it runs. */
+static int check_range_parents(struct kpt_file *f, const struct kpt_range *r, size_t n, struct kpt_diag *d)
+{
+	struct range_at *at = n ? malloc(n * sizeof *at) : NULL;
+	unsigned char *state = n ? calloc(n, 1) : NULL; /* 0 new, 1 on this walk, 2 done */
+	int rc = 0;
+
+	if (n && (!at || !state)) {
+		free(at);
+		free(state);
+		return ferr(f, d, KPT_E_NOMEM, "out of memory (ranges: %zu rows)", n);
+	}
+	for (size_t i = 0; i < n; i++)
+		at[i] = (struct range_at){ r[i].id, (uint32_t)i };
+	if (n)
+		qsort(at, n, sizeof *at, cmp_range_at);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		size_t cur = i;
+
+		while (cur != SIZE_MAX && state[cur] == 0) {
+			state[cur] = 1;
+			cur = range_find(at, n, r[cur].parent);
+		}
+		if (cur != SIZE_MAX && state[cur] == 1)
+			rc = ferr(f, d, KPT_E_FORMAT, "NVTX range %u is its own ancestor (cyclic parents)", r[cur].id);
+		for (cur = i; cur != SIZE_MAX && state[cur] == 1; cur = range_find(at, n, r[cur].parent))
+			state[cur] = 2;
+	}
+	free(at);
+	free(state);
+	return rc;
+}
+
 /* Loads every section of a small or whole-table kind into one array. */
 static int load_table(struct kpt_file *f, uint32_t sec, void **rows, size_t *n,
 		      struct kpt_diag *d)
@@ -489,6 +554,8 @@ static int load_table(struct kpt_file *f, uint32_t sec, void **rows, size_t *n,
 	if (sec == KPT_SEC_PROCESSES)
 		for (size_t i = 0; i < done; i++)
 			((struct kpt_process *)out)[i].index = (uint32_t)i;
+	if (sec == KPT_SEC_RANGES && (rc = check_range_parents(f, (const struct kpt_range *)out, done, d)))
+		return rc;
 	f->table[sec] = out;
 	f->table_loaded[sec] = 1;
 	*rows = out;

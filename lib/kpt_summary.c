@@ -284,22 +284,36 @@ struct summary_alloc {
 };
 
 /* The path of node as "outer/inner" ("" for node 0), in the arena. */
+/* Paths are labels: past this many bytes the outer ranges are left out
+ * ("\u2026/" stands for them), so ranges nested 100,000 deep cost
+ * O(ranges) and not O(depth^2). The innermost name is always whole. */
+#define PATH_LABEL_MAX 4096
+
 static char *path_string(const struct kpt_range_paths *b, uint32_t node, struct kpt_arena *a)
 {
-	size_t len = 0;
+	static const char cut[] = "\xe2\x80\xa6/"; /* U+2026 HORIZONTAL ELLIPSIS, '/' */
+	size_t len = 0, lead = 0;
+	uint32_t stop = 0;
 	char *s, *p;
 
 	for (uint32_t n = node; n != 0; n = b->nodes[n].parent) {
 		const char *name = kpt_file_string(b->f, b->nodes[n].name);
+		size_t l = strlen(name ? name : "?") + 1;
 
-		len += strlen(name ? name : "?") + 1;
+		if (n != node && len + l > PATH_LABEL_MAX) {
+			stop = n;
+			lead = sizeof cut - 1;
+			break;
+		}
+		len += l;
 	}
-	s = kpt_arena_alloc(a, len + 1);
+	s = kpt_arena_alloc(a, lead + len + 1);
 	if (!s)
 		return NULL;
-	p = s + (len ? len - 1 : 0);
+	memcpy(s, cut, lead);
+	p = s + lead + (len ? len - 1 : 0);
 	*p = '\0';
-	for (uint32_t n = node; n != 0; n = b->nodes[n].parent) {
+	for (uint32_t n = node; n != stop; n = b->nodes[n].parent) {
 		const char *name = kpt_file_string(b->f, b->nodes[n].name);
 		size_t l;
 
@@ -307,7 +321,7 @@ static char *path_string(const struct kpt_range_paths *b, uint32_t node, struct 
 		l = strlen(name);
 		p -= l;
 		memcpy(p, name, l);
-		if (p > s)
+		if (p > s + lead)
 			*--p = '/';
 	}
 	return s;

@@ -102,6 +102,9 @@ void kpt_summary_destroy(struct kpt_summary *s); /* accepts NULL */
 
 /* NVTX range paths of a file, as the summary groups them: the names of the
  * enclosing ranges, outermost first, joined by '/', without "kpt:iter".
+ * A path longer than 4 KiB keeps its innermost names and starts with
+ * "\u2026/" for the outer ones left out (labels, not keys: memory stays
+ * O(ranges) however deep the nesting).
  * For exports and viewers that label each kernel with its path.
  *
  *	struct kpt_range_paths *rp;

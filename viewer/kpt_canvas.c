@@ -1,5 +1,6 @@
 /* kpt_canvas.c - RGB raster, bitmap text and PNG output (see kpt_canvas.h). */
 #include "kpt_canvas.h"
+#include "kpt_outfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -165,30 +166,17 @@ static int png_encode(const struct kpt_canvas *c, FILE *fp, struct png_sink *sin
 int kpt_canvas_write_png(const struct kpt_canvas *c, const char *path, struct kpt_diag *d)
 {
 	struct png_sink sink = { d, path };
-	size_t len = strlen(path);
-	char *tmp = malloc(len + 5);
 	FILE *fp;
 	int rc;
 
-	if (!tmp)
-		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp", 5);
-	fp = fopen(tmp, "wb");
-	if (!fp) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", tmp, strerror(errno));
-		free(tmp);
+	if ((rc = kpt_out_create(path, &fp, d)) < 0)
+		return rc;
+	rc = png_encode(c, fp, &sink);
+	if (rc != 0) {
+		kpt_out_discard(fp, path);
 		return rc;
 	}
-	rc = png_encode(c, fp, &sink);
-	if (fclose(fp) != 0 && rc == 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", tmp, strerror(errno));
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-	if (rc != 0)
-		remove(tmp);
-	free(tmp);
-	return rc;
+	return kpt_out_publish(fp, path, 0, d);
 }
 #else
 int kpt_canvas_write_png(const struct kpt_canvas *c, const char *path, struct kpt_diag *d)

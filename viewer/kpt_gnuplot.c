@@ -1,6 +1,7 @@
 /* kpt_gnuplot.c - gnuplot scripts and the gnuplot child process (see
  * kpt_gnuplot.h). */
 #include "kpt_gnuplot.h"
+#include "kpt_outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,16 +16,18 @@
 
 void kpt_gp_quote(FILE *out, const char *s)
 {
-	fputc('\'', out);
+	fputc('"', out);
 	for (; s && *s; s++) {
-		if (*s == '\'')
-			fputs("''", out);
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '`')
+			fputs("\\140", out);
 		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			fputc(' ', out);
 		else
 			fputc(*s, out);
 	}
-	fputc('\'', out);
+	fputc('"', out);
 }
 
 void kpt_gp_field(FILE *out, const char *s)
@@ -57,6 +60,7 @@ int kpt_gp_open(const char *dir, const char *stem, const char *what, int w, int 
 {
 	char *path = join(dir, stem, ".gp"), *png = join(NULL, stem, ".png");
 	FILE *fp;
+	int rc;
 
 	*out = NULL;
 	if (!path || !png) {
@@ -64,10 +68,9 @@ int kpt_gp_open(const char *dir, const char *stem, const char *what, int w, int 
 		free(png);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
-	fp = fopen(path, "w");
-	if (!fp) {
-		int rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", path, strerror(errno));
-
+	/* a temporary renamed into place by kpt_gp_close: never through a
+	 * link planted in the plot folder */
+	if ((rc = kpt_out_create(path, &fp, d)) < 0) {
 		free(path);
 		free(png);
 		return rc;
@@ -86,11 +89,16 @@ int kpt_gp_open(const char *dir, const char *stem, const char *what, int w, int 
 
 int kpt_gp_close(FILE *out, const char *dir, const char *stem, struct kpt_diag *d)
 {
-	int bad = ferror(out);
+	char *path = join(dir, stem, ".gp");
+	int rc;
 
-	if (fclose(out) != 0 || bad)
-		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s/%s.gp'", dir, stem);
-	return 0;
+	if (!path) {
+		fclose(out);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	rc = kpt_out_publish(out, path, 0, d);
+	free(path);
+	return rc;
 }
 
 int kpt_gnuplot_find(char *buf, size_t cap)

@@ -15,8 +15,11 @@
 
 #include "kpt_err.h"
 
-/* Writes s as a gnuplot single-quoted string literal ('' for a quote;
- * newlines and other control characters become spaces). */
+/* Writes s as a gnuplot double-quoted string literal: '"' and '\\' are
+ * escaped, a backquote is written as the octal escape \140 (a literal one
+ * would run a shell command: gnuplot substitutes `cmd` in double quotes),
+ * control characters become spaces. Single quotes stay as they are:
+ * gnuplot's single-quoted strings cannot hold two quotes in a row. */
 void kpt_gp_quote(FILE *out, const char *s);
 /* Writes s as a double-quoted field of an inline data block: '"' becomes
  * '\'', control characters spaces (data blocks have no escapes). */

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "kpt_format.h"
 #include "kpt_gnuplot.h"
 #include "kpt_html.h"
+#include "kpt_outfile.h"
 #include "kpt_plot.h"
 #include "kpt_range_index.h"
 #include "kpt_summary.h"
@@ -102,7 +104,73 @@ static void note(struct view *v, const char *fmt, ...)
 
 /* ---- the output folder --------------------------------------------------- */
 
-/* Removes the plain files of a flat folder we wrote, then the folder. */
+/* The manifest of a view folder: the names its .kptprof-view marker lists
+ * ("file NAME" lines), which are the files that view wrote there. Read
+ * without following a link; at most 64 KiB. Returns the file's text
+ * (malloc'd, NUL-terminated; NULL when there is no readable marker); the
+ * names are looked up in it with in_manifest(). */
+static char *read_manifest(const char *dir)
+{
+	char *p, *buf = NULL;
+	int fd;
+	ssize_t n = 0, got;
+
+	if (asprintf(&p, "%s/%s", dir, VIEW_MARKER) < 0)
+		return NULL;
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	free(p);
+	if (fd < 0 || !(buf = malloc(65537))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while (n < 65536 && (got = read(fd, buf + n, (size_t)(65536 - n))) > 0)
+		n += got;
+	close(fd);
+	buf[n] = '\0';
+	return buf;
+}
+
+static int in_manifest(const char *manifest, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *l = manifest; l && *l;) {
+		const char *nl = strchr(l, '\n');
+
+		if (strncmp(l, "file ", 5) == 0 && strncmp(l + 5, name, len) == 0 && (l[5 + len] == '\n' ||
+										 !l[5 + len]))
+			return 1;
+		l = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Removes the files of an old view (those its manifest lists, and the
+ * marker), then the folder; what view did not write stays (the folder
+ * then stays too). */
+static void rm_view(const char *dir)
+{
+	char *manifest = read_manifest(dir);
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+
+	while (dp && manifest && (e = readdir(dp))) {
+		char *p;
+
+		if ((!in_manifest(manifest, e->d_name) && strcmp(e->d_name, VIEW_MARKER) != 0) ||
+		    asprintf(&p, "%s/%s", dir, e->d_name) < 0)
+			continue;
+		unlink(p);
+		free(p);
+	}
+	if (dp)
+		closedir(dp);
+	free(manifest);
+	rmdir(dir);
+}
+
+/* Removes the plain files of a flat folder we made (mkdtemp), then it. */
 static void rm_flat(const char *dir)
 {
 	DIR *dp = opendir(dir);
@@ -124,13 +192,17 @@ static void rm_flat(const char *dir)
 	rmdir(dir);
 }
 
-/* 0: dir absent; 1: replaceable (empty or ours); KPT_E_INVAL: refuse. */
-static int check_target(const char *dir, struct kpt_diag *d)
+/* 0: dir absent; 1: replaceable (empty or ours); KPT_E_INVAL: refuse.
+ * stranger (cap 64): "" or the first file of a view folder that its
+ * manifest does not list (the caller refuses then, after the more
+ * specific check of its inputs). */
+static int check_target(const char *dir, char *stranger, struct kpt_diag *d)
 {
 	struct stat st;
 	DIR *dp;
 	struct dirent *e;
 	int entries = 0, marker = 0;
+	char *manifest;
 
 	if (stat(dir, &st) != 0)
 		return errno == ENOENT ? 0 : kpt_diag_set(d, KPT_E_IO, "cannot use '%s': %s", dir, strerror(errno));
@@ -139,13 +211,22 @@ static int check_target(const char *dir, struct kpt_diag *d)
 	dp = opendir(dir);
 	if (!dp)
 		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", dir, strerror(errno));
+	manifest = read_manifest(dir);
 	while ((e = readdir(dp))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		entries++;
 		marker |= strcmp(e->d_name, VIEW_MARKER) == 0;
+		if (!stranger[0] && strcmp(e->d_name, VIEW_MARKER) != 0 && !in_manifest(manifest, e->d_name)) {
+			size_t k = 0;
+
+			for (const char *c = e->d_name; *c && k + 1 < 64; c++)
+				stranger[k++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+			stranger[k] = '\0';
+		}
 	}
 	closedir(dp);
+	free(manifest);
 	if (entries && !marker) {
 		kpt_diag_set(d, KPT_E_INVAL, "'%s' exists and is not a kptprof view: not replacing it", dir);
 		kpt_diag_hint(d, "choose another -o folder, or remove this one");
@@ -692,21 +773,99 @@ static int make_plots(struct view *v, struct kpt_diag *d)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* [t0, t1]: the start times of the cap kernels around the median start of
+ * the recording's kernels. O(K log K) time, 8 bytes a kernel. */
+static int middle_window(struct view *v, uint64_t cap, uint64_t *t0, uint64_t *t1, struct kpt_diag *d)
+{
+	struct kpt_kernel_cursor *cur = NULL;
+	const struct kpt_kernel *k;
+	uint64_t *t = NULL;
+	size_t n, nt = 0, capt = 0;
+	int rc = kpt_kernel_cursor_create(v->f, &cur, d);
+
+	while (rc >= 0 && (rc = kpt_kernel_cursor_next(cur, &k, &n, d)) > 0) {
+		if (nt + n > capt) {
+			size_t c2 = capt ? capt : 1024;
+			uint64_t *g;
+
+			while (c2 < nt + n)
+				c2 *= 2;
+			if (!(g = realloc(t, c2 * sizeof *t))) {
+				rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory choosing the trace window");
+				break;
+			}
+			t = g;
+			capt = c2;
+		}
+		for (size_t i = 0; i < n; i++)
+			t[nt++] = k[i].start_ns;
+	}
+	kpt_kernel_cursor_destroy(cur);
+	if (rc >= 0 && nt) {
+		size_t lo = nt / 2 > cap / 2 ? nt / 2 - cap / 2 : 0, hi = lo + cap - 1 < nt ? lo + cap - 1 : nt - 1;
+
+		qsort(t, nt, sizeof *t, cmp_u64);
+		*t0 = t[lo];
+		*t1 = t[hi];
+	}
+	free(t);
+	return rc < 0 ? rc : 0;
+}
+
+/* trace.json: the Chrome trace of the kernels around the middle of the
+ * recording (at most trace_max_kernels, unless trace_all), written through
+ * a counted stream with a byte budget: past it the file is left out with
+ * a note, never half-written. */
 static int make_trace(struct view *v, struct kpt_diag *d)
 {
-	uint64_t cap = v->o->trace_max_kernels ? v->o->trace_max_kernels : 2000000;
-	char *p;
+	uint64_t cap = v->o->trace_max_kernels ? v->o->trace_max_kernels : 200000;
+	uint64_t t0 = 0, t1 = UINT64_MAX;
+	struct kpt_out_count c = { .limit = v->o->trace_max_bytes ? v->o->trace_max_bytes : UINT64_C(1) << 30 };
+	FILE *fp, *w;
+	char *p, sz[32];
 	int rc;
 
-	if (v->counts.kernels > cap) {
-		note(v, "trace.json: not written: %llu kernels is more than %llu (Perfetto would choke); "
-			"use 'kptprof export --format chrome' for the whole recording",
-		     (unsigned long long)v->counts.kernels, (unsigned long long)cap);
-		return 0;
+	if (!v->o->trace_all && v->counts.kernels > cap) {
+		if ((rc = middle_window(v, cap, &t0, &t1, d)) < 0)
+			return rc;
+		note(v, "trace.json: the %llu kernels around the middle of the recording, of %llu; "
+			"'kptprof view --trace-all' or 'kptprof export --format chrome' for all of them",
+		     (unsigned long long)cap, (unsigned long long)v->counts.kernels);
 	}
 	if (asprintf(&p, "%s/trace.json", v->tmp) < 0)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	rc = kpt_export_to_path(v->f, KPT_EXPORT_CHROME, p, d);
+	if ((rc = kpt_out_create(p, &fp, d)) < 0) {
+		free(p);
+		return rc;
+	}
+	c.inner = fp;
+	if (!(w = kpt_out_counted(&c))) {
+		kpt_out_discard(fp, p);
+		free(p);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	rc = kpt_export_chrome_window(v->f, w, t0, t1, d);
+	if (fclose(w) != 0 && rc >= 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", p, strerror(errno));
+	if (c.over) {
+		kpt_out_discard(fp, p);
+		free(p);
+		note(v, "trace.json: not written: it would pass %s (--trace-bytes); "
+			"use 'kptprof export --format chrome' for the whole recording",
+		     (snprintf(sz, sizeof sz, "%llu bytes", (unsigned long long)c.limit), sz));
+		return 0;
+	}
+	if (rc < 0)
+		kpt_out_discard(fp, p);
+	else
+		rc = kpt_out_publish(fp, p, 0, d);
 	free(p);
 	v->has_trace = rc == 0;
 	return rc;
@@ -1346,8 +1505,23 @@ static int write_marker(struct view *v, struct kpt_diag *d)
 
 	if (!out)
 		return d ? d->code : KPT_E_IO;
-	fprintf(out, "kptprof view %s\nsource %s\n", v->o->tool_version ? v->o->tool_version : "?", v->path);
-	if (fclose(out) != 0)
+	fprintf(out, "kptprof view %s\nsource ", v->o->tool_version ? v->o->tool_version : "?");
+	for (const char *c = v->path; *c; c++)
+		fputc((unsigned char)*c < 0x20 ? '?' : *c, out);
+	fputc('\n', out);
+	/* the manifest: the files of this view, the only ones a later view
+	 * replacing this folder removes */
+	{
+		DIR *dp = opendir(v->tmp);
+		struct dirent *e;
+
+		while (dp && (e = readdir(dp)))
+			if (e->d_name[0] != '.' && !strchr(e->d_name, '\n'))
+				fprintf(out, "file %s\n", e->d_name);
+		if (dp)
+			closedir(dp);
+	}
+	if (ferror(out) | (fclose(out) != 0))
 		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s/%s'", v->tmp, VIEW_MARKER);
 	return 0;
 }
@@ -1375,7 +1549,7 @@ static int publish(struct view *v, const char *dir, int exists, struct kpt_diag 
 		if (old)
 			rename(old, dir);
 	} else if (old) {
-		rm_flat(old);
+		rm_view(old);
 	}
 	free(old);
 	return rc;
@@ -1410,6 +1584,7 @@ int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *
 {
 	static const struct kpt_view_opts defaults = { 0 };
 	struct view *v = calloc(1, sizeof *v);
+	char stranger[64] = "";
 	int exists, rc;
 
 	if (res)
@@ -1426,13 +1601,19 @@ int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *
 	}
 	for (size_t n = strlen(v->dir); n > 1 && v->dir[n - 1] == '/'; n--)
 		v->dir[n - 1] = '\0';
-	if ((exists = rc = check_target(dir, d)) < 0)
+	if ((exists = rc = check_target(dir, stranger, d)) < 0)
 		goto out;
 	if (exists) {
 		const char *inputs[] = { path, v->o->baseline };
 
 		if ((rc = check_inputs_outside(dir, inputs, 2, d)) < 0)
 			goto out;
+	}
+	if (stranger[0]) {
+		rc = kpt_diag_set(d, KPT_E_INVAL, "'%s' holds '%s', which kptprof view did not write: "
+				  "not replacing the folder", dir, stranger);
+		kpt_diag_hint(d, "choose another -o folder, or move that file out of it");
+		goto out;
 	}
 	if (asprintf(&v->tmp, "%s.tmp-XXXXXX", dir) < 0) {
 		v->tmp = NULL;

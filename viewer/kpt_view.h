@@ -31,7 +31,12 @@ struct kpt_view_opts {
 	int top;                    /* rows of the kernel and range tables; 0: 50 */
 	int no_render;              /* write the .gp scripts but do not run gnuplot */
 	int gnuplot_timeout_ms;     /* per plot; 0: 30 s */
-	uint64_t trace_max_kernels; /* trace.json only up to this many kernels; 0: 2e6 */
+	/* trace.json holds the kernels around the middle of the recording, at
+	 * most this many (0: 200,000), unless trace_all; and is left out when
+	 * it would pass trace_max_bytes (0: 1 GiB). */
+	uint64_t trace_max_kernels;
+	int trace_all;
+	uint64_t trace_max_bytes;
 	const char *tool_version;   /* for the footer; NULL: "?" */
 	/* A baseline already built (the history store's, kpt_history_gate_side)
 	 * instead of the file `baseline`; not owned. */

@@ -20,7 +20,7 @@ opts_diff="--threshold --short-threshold --long-threshold --alpha --junit --mark
 opts_gate="--suite --baselines --runs -o --from --plots $diff_table
 	$(sed -n '/names\[\] = { "--suite"/,/};/p' "$KPT_SRC/cli/cmd_gate.c" | grep -o '"-[^"]*"' | tr -d '"')"
 opts_baseline="--baselines --suite --gpu --from $(names_in cmd_baseline.c 'names\[\] = {')"
-opts_view="-o --output --baseline --width --top --trace-max --no-gnuplot --threshold --short-threshold
+opts_view="-o --output --baseline --width --top --trace-max --trace-all --trace-bytes --no-gnuplot --threshold --short-threshold
 	--long-threshold --alpha --force --welch --keep-throttled --base-runs --new-runs --method"
 
 for c in record diff gate baseline view; do

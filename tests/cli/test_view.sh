@@ -160,7 +160,9 @@ assert sum(1 for e in ev if e.get("cat") == "kernel") == 4800
 PY
 
 # ---- atomic replacement --------------------------------------------------------
+# a file the previous view wrote (its manifest lists it) that this one does not
 touch "$R/stale-from-before"
+echo "file stale-from-before" >>"$R/.kptprof-view"
 run "$KPTPROF" view "$T/base.kpt" -o "$R"
 expect_rc 0 "view over a previous view"
 [ -e "$R/stale-from-before" ] && fail "previous view's files survived the replacement"

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Fuzzes the .kpt reader with libFuzzer for SECONDS (default 60).
+# Fuzzes the .kpt reader with libFuzzer for SECONDS (default 60), or for
+# N runs (executions of the target; 100,000 take a few minutes on 2 cores).
 #   tests/fuzz/run-fuzz.sh [SECONDS]
+#   tests/fuzz/run-fuzz.sh --runs N
 # KPT_FUZZ_TARGET=fuzz_import fuzzes the Chrome trace importer instead
 # (corpus tests/fuzz/corpus_import/).
 # Builds with clang into build-fuzz/ (KPT_FUZZ=ON, no CUDA), starts from a
@@ -10,7 +12,11 @@
 # expand (zstd frames of zeros decode to valid empty rows), and 4 KiB keeps
 # the largest legitimate expansion under libFuzzer's 2 GB malloc limit.
 set -euo pipefail
-secs=${1:-60}
+limit="-max_total_time=${1:-60}"
+if [ "${1:-}" = --runs ]; then
+	[[ ${2:-} =~ ^[0-9]+$ ]] || { echo "run-fuzz.sh: --runs needs a number of runs" >&2; exit 2; }
+	limit="-runs=$2"
+fi
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KPT_FUZZ_BUILD:-$src/build-fuzz}
 CC=clang CXX=clang++ cmake -S "$src" -B "$build" -DKPT_FUZZ=ON -DKPT_CUDA=OFF \
@@ -22,5 +28,5 @@ cmake --build "$build" -j2 --target "$target"
 work="$build/fuzz-$seeds"
 mkdir -p "$work" "$build/fuzz-artifacts"
 cp -n "$src"/tests/fuzz/$seeds/* "$work"/ 2>/dev/null || true
-exec "$build/$target" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=4096 \
+exec "$build/$target" "$limit" -rss_limit_mb=2048 -max_len=4096 \
 	-artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1 "$work"

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,6 +497,76 @@ static void test_every_plot_script_renders(void **state)
 			fail_msg("%s: %s", stems[i], d.msg);
 }
 
+/* kpt_gp_quote'd strings read back by gnuplot itself are the names (control
+ * characters as spaces): quotes in a row, backquotes (no command runs),
+ * backslashes and double quotes included. Single-quoted literals failed on
+ * two quotes in a row (issue 21). */
+static void test_quote_survives_quotes_in_a_row_and_backquotes(void **state)
+{
+	static const char *const names[] = {
+		"it''s", "a''''b", "'", "`touch ran`", "dq\"x", "back\\slash", "tab\tnl\n", "$x @y",
+	};
+	static const char *const want[] = {
+		"it''s", "a''''b", "'", "`touch ran`", "dq\"x", "back\\slash", "tab nl ", "$x @y",
+	};
+	char prog[4096], path[128], cmd[4400], line[512];
+	struct stat st;
+	FILE *fp, *in;
+
+	(void)state;
+	if (!kpt_gnuplot_find(prog, sizeof prog))
+		skip();
+	snprintf(path, sizeof path, "%s/quote2.gp", tmpdir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "set print '-'\n");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		fprintf(fp, "print ");
+		kpt_gp_quote(fp, names[i]);
+		fputc('\n', fp);
+	}
+	assert_int_equal(fclose(fp), 0);
+	/* in tmpdir: a command that ran would leave tmpdir/ran */
+	snprintf(cmd, sizeof cmd, "cd '%s' && '%s' quote2.gp 2>&1", tmpdir, prog);
+	in = popen(cmd, "r");
+	assert_non_null(in);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		assert_non_null(fgets(line, sizeof line, in));
+		line[strcspn(line, "\n")] = '\0';
+		assert_string_equal(line, want[i]);
+	}
+	assert_int_equal(pclose(in), 0);
+	snprintf(path, sizeof path, "%s/ran", tmpdir);
+	assert_int_not_equal(stat(path, &st), 0);
+}
+
+/* A link planted where a script goes is replaced, never followed. */
+static void test_script_never_writes_through_a_planted_link(void **state)
+{
+	struct kpt_compare_bar b[] = { { "A", 1 } };
+	char victim[128], link[128], buf[16] = "";
+	struct stat st;
+	FILE *fp;
+	int fd;
+
+	(void)state;
+	snprintf(victim, sizeof victim, "%s/victim.txt", tmpdir);
+	snprintf(link, sizeof link, "%s/planted.gp", tmpdir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "keep", 4), 4);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(kpt_plot_compare("w", "us", b, 1, tmpdir, "planted", NULL), 0);
+	fp = fopen(victim, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof buf, fp));
+	fclose(fp);
+	assert_string_equal(buf, "keep");
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+}
+
 static void test_missing_gnuplot_is_unsupported_with_hint(void **state)
 {
 	struct kpt_diag d;
@@ -585,6 +656,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_change_block_matches_rows_sorted_by_change),
+		cmocka_unit_test(test_quote_survives_quotes_in_a_row_and_backquotes),
+		cmocka_unit_test(test_script_never_writes_through_a_planted_link),
 		cmocka_unit_test(test_diff_change_keeps_non_same_keys_when_capped),
 		cmocka_unit_test(test_diff_labels_unique_when_short_names_collide),
 		cmocka_unit_test(test_diff_change_carries_each_keys_threshold),
