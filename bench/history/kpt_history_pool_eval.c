@@ -283,6 +283,13 @@ int main(int argc, char **argv)
 					const char *w = x->kind == KPT_POOL_TOTAL ? x->name : x->se ? x->se->key.workload : "";
 
 					other += strcmp(w, planted[0]) != 0 && strcmp(w, planted[1]) != 0;
+					if (verbose && model && strcmp(w, planted[0]) != 0 && strcmp(w, planted[1]) != 0)
+						printf("    history %u: %+.2f%% at %u/%u, %u/%u machines%s: %s %.60s %s\n", o,
+						       res->cps[c].cp.step_pct, x->sess[res->cps[c].cp.at], m,
+						       res->cps[c].machines_carry, res->cps[c].machines_after,
+						       res->cps[c].regression ? " REGRESSION" : "",
+						       x->kind == KPT_POOL_FAMILY ? "family" : x->kind == KPT_POOL_TOTAL ? "workload" : "key",
+						       x->name, w);
 				}
 				kpt_pool_result_destroy(res);
 				kpt_history_set_destroy(set);
