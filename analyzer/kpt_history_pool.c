@@ -56,7 +56,7 @@ struct pool {
 	uint32_t *members;          /* [nu] keys in the unit */
 	uint32_t *fam_of;           /* [nu] family index, NONE: no effect taken out */
 	double *val;                /* [nu][ns] summed centres, NAN where incomplete */
-	double *effect;             /* [nf][ns] log machine effect, 0 where unknown */
+	double *effect;             /* [nf][ns] log machine effect, NAN where unknown */
 	uint32_t *fam_units;        /* [nf] */
 	const char **fam_name;      /* [nf] */
 	double *tmp;                /* [max(nu, ns)] */
@@ -242,8 +242,9 @@ out:
 }
 
 /* effect[f][s]: median over f's units present in s of (log value - the
- * unit's median log level); 0 where fewer than half of family_min are
- * present (a family of one or two keys would absorb their own step). */
+ * unit's median log level); NAN (unknown: nothing taken out, no point in
+ * the family's series) where fewer than half of family_min are present (a
+ * median of one or two keys would absorb their own step). */
 static void effects(struct pool *p, double *level)
 {
 	for (uint32_t u = 0; u < p->nu; u++) {
@@ -261,13 +262,15 @@ static void effects(struct pool *p, double *level)
 			for (uint32_t u = 0; u < p->nu; u++)
 				if (p->fam_of[u] == f && !isnan(p->val[(size_t)u * p->ns + s]))
 					p->tmp[m++] = log(p->val[(size_t)u * p->ns + s]) - level[u];
-			p->effect[(size_t)f * p->ns + s] = 2 * m >= p->o->family_min ? kpt_median_f64(p->tmp, m) : 0;
+			p->effect[(size_t)f * p->ns + s] = 2 * m >= p->o->family_min ? kpt_median_f64(p->tmp, m) : NAN;
 		}
 }
 
 static double effect_at(const struct pool *p, uint32_t u, uint32_t s)
 {
-	return p->fam_of[u] == NONE ? 0 : p->effect[(size_t)p->fam_of[u] * p->ns + s];
+	double e = p->fam_of[u] == NONE ? 0 : p->effect[(size_t)p->fam_of[u] * p->ns + s];
+
+	return isnan(e) ? 0 : e;
 }
 
 /* A new output series of up to ns points. */
@@ -317,11 +320,7 @@ static int build_series(struct pool *p)
 		x->name = p->fam_name[f];
 		x->nkeys = p->fam_units[f];
 		for (uint32_t s = 0; s < p->ns; s++) {
-			uint32_t any = 0;
-
-			for (uint32_t u = 0; u < p->nu && !any; u++)
-				any = p->fam_of[u] == f && !isnan(p->val[(size_t)u * p->ns + s]);
-			if (!any)
+			if (isnan(p->effect[(size_t)f * p->ns + s]))
 				continue;
 			x->sess[x->n] = s;
 			x->ns[x->n++] = FAMILY_SCALE * exp(p->effect[(size_t)f * p->ns + s]);
