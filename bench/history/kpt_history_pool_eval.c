@@ -2,7 +2,7 @@
  * in random commit order (docs/history.md, "Change points on a pool of
  * runners"; run by bench/history/pool_eval.sh).
  *
- *   kpt-history-pool-eval [-v] [--orders N] [--seed S] SESSION.kpt... [-- PLANT.kpt...]
+ *   kpt-history-pool-eval [-v] [--orders N] [--seed S] [--last UUID]... SESSION.kpt... [-- PLANT.kpt...]
  *
  * SESSIONs are recordings of unchanged code, one per machine and boot
  * (byte-identical files are taken once); PLANTs are recordings of the same
@@ -14,7 +14,9 @@
  * model off: no groups, no families, no machine test) for comparison.
  *
  * (a) no change: N orders of all SESSIONs: how many would exit 1 (a head
- *     regression), and the change points reported.
+ *     regression), and the change points reported. --last GPU-xxxx (a
+ *     UUID prefix, repeatable): those machines' sessions come last, the
+ *     worst case for odd machines.
  * (b) steps: N histories of SESSIONs from machines that recorded no PLANT
  *     chosen, in random order, then half of the PLANT machines (random, in
  *     random order): the share where each planted workload has a slower
@@ -78,17 +80,29 @@ static int same_file(const char *a, const char *b)
 static const char *const planted[] = { "memory.copy.128MiB", "memory.triad.f32.64M" };
 #define NPLANT 2
 
-/* Runs the detector on set in order ord[0..m); model 0: per key only. */
+/* Is session s on one of the machines --last names (GPU UUID prefixes)? */
+static int is_last(const struct kpt_history_session *s, const char *const *last, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strncmp(s->gpu_uuid, last[i], strlen(last[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Runs the detector on set in order ord[0..m); model 2: as detect, 1: no
+ * machine test, 0: per key only (the detector before the model). */
+static const char *const model_names[] = { "per key (the old detect):", "no machine test:", "machine model:" };
 static int detect(const struct kpt_history_set *all, const uint32_t *ord, uint32_t m, int model,
 		  struct kpt_history_set **set, struct kpt_pool_result **res, struct kpt_diag *d)
 {
 	struct kpt_pool_opts o;
 
 	kpt_pool_opts_default(&o);
-	if (!model) {
+	if (model < 2) /* 1: launches summed, family effects, no machine test */
+		o.min_machines = 0;
+	if (model < 1) {
 		o.aggregate_min = UINT32_MAX;
 		o.family_min = UINT32_MAX;
-		o.min_machines = 0;
 	}
 	if (kpt_history_set_pick(all, ord, m, set, d) < 0)
 		return -1;
@@ -105,7 +119,10 @@ int main(int argc, char **argv)
 	struct kpt_history_set *all = NULL;
 	struct kpt_diag d = { 0 };
 	uint32_t *kind, *ord, *machine;
+	const char *last[16];
+	uint32_t nlast = 0;
 	int after_dash = 0, verbose = 0;
+	uint64_t rng0;
 
 	if (!sess || !plant)
 		return 2;
@@ -114,6 +131,8 @@ int main(int argc, char **argv)
 			orders = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
 			rng += strtoull(argv[++i], NULL, 10) * 0x9e3779b97f4a7c15ull;
+		else if (strcmp(argv[i], "--last") == 0 && i + 1 < argc)
+			last[nlast < 16 ? nlast++ : 15] = argv[++i];
 		else if (strcmp(argv[i], "-v") == 0)
 			verbose = 1;
 		else if (strcmp(argv[i], "--") == 0)
@@ -123,8 +142,9 @@ int main(int argc, char **argv)
 		else
 			sess[nsess++] = argv[i];
 	}
+	rng0 = rng;
 	if (!nsess || !orders) {
-		fprintf(stderr, "usage: kpt-history-pool-eval [-v] [--orders N] [--seed S] SESSION.kpt... [-- PLANT.kpt...]\n");
+		fprintf(stderr, "usage: kpt-history-pool-eval [-v] [--orders N] [--seed S] [--last UUID]... SESSION.kpt... [-- PLANT.kpt...]\n");
 		return 2;
 	}
 	if (!mkdtemp(dir)) {
@@ -183,21 +203,31 @@ int main(int argc, char **argv)
 	}
 
 	/* (a) no change */
-	for (int model = 1; model >= 0; model--) {
+	for (int model = 2; model >= 0; model--) {
 		uint32_t exit1 = 0, with_cp = 0, cps = 0, unbacked = 0;
+
+		rng = rng0; /* every model on the same orders */
 
 		for (uint32_t o = 0; o < orders; o++) {
 			struct kpt_history_set *set;
 			struct kpt_pool_result *res;
 			uint32_t m = 0;
 
+			uint32_t nodd = 0;
+
 			for (uint32_t s = 0; s < all->nsessions; s++)
-				if (!kind[s])
+				if (!kind[s] && !is_last(&all->sessions[s], last, nlast))
 					ord[m++] = s;
 			shuffle(ord, m);
+			/* --last: those machines' sessions at the head, shuffled */
+			for (uint32_t s = 0; s < all->nsessions; s++)
+				if (!kind[s] && is_last(&all->sessions[s], last, nlast))
+					ord[m + nodd++] = s;
+			shuffle(ord + m, nodd);
+			m += nodd;
 			if (detect(all, ord, m, model, &set, &res, &d) < 0)
 				return die(&d);
-			for (size_t c = 0; c < res->ncps && verbose && model; c++) {
+			for (size_t c = 0; c < res->ncps && verbose && model == 2; c++) {
 				const struct kpt_pool_series *x = &res->series[res->cps[c].series];
 
 				printf("    order %u: %+.2f%% at %u/%u, %u/%u machines%s: %s %.80s %s\n", o,
@@ -213,13 +243,15 @@ int main(int argc, char **argv)
 			kpt_pool_result_destroy(res);
 			kpt_history_set_destroy(set);
 		}
-		printf("(a) %-24s %u orders of %u sessions: exit 1 in %u, change points in %u (%u in all; %u more not carried by 3 machines)\n",
-		       model ? "machine model:" : "per key (the old detect):", orders, nsess, exit1, with_cp, cps, unbacked);
+		printf("(a%s) %-24s %u orders of %u sessions: exit 1 in %u, change points in %u (%u in all; %u more not carried by 3 machines)\n",
+		       nlast ? ", --last machines at the head" : "", model_names[model],
+		       orders, nsess, exit1, with_cp, cps, unbacked);
 	}
 
 	/* (b) steps on half of the plant machines */
 	if (nplant >= 2) {
-		for (int model = 1; model >= 0; model--) {
+		for (int model = 2; model >= 0; model -= 2) {
+			rng = rng0;
 			uint32_t found[NPLANT] = { 0 }, near[NPLANT] = { 0 }, carry_min[NPLANT], carry_max[NPLANT] = { 0 };
 			uint32_t other = 0, runs = 0, before_min = UINT32_MAX, before_max = 0;
 
@@ -283,7 +315,7 @@ int main(int argc, char **argv)
 					const char *w = x->kind == KPT_POOL_TOTAL ? x->name : x->se ? x->se->key.workload : "";
 
 					other += strcmp(w, planted[0]) != 0 && strcmp(w, planted[1]) != 0;
-					if (verbose && model && strcmp(w, planted[0]) != 0 && strcmp(w, planted[1]) != 0)
+					if (verbose && model == 2 && strcmp(w, planted[0]) != 0 && strcmp(w, planted[1]) != 0)
 						printf("    history %u: %+.2f%% at %u/%u, %u/%u machines%s: %s %.60s %s\n", o,
 						       res->cps[c].cp.step_pct, x->sess[res->cps[c].cp.at], m,
 						       res->cps[c].machines_carry, res->cps[c].machines_after,
@@ -295,7 +327,7 @@ int main(int argc, char **argv)
 				kpt_history_set_destroy(set);
 			}
 			printf("(b) %-24s %u histories, %u-%u unchanged sessions then %u plant machines:\n",
-			       model ? "machine model:" : "per key (the old detect):", runs, before_min, before_max,
+			       model_names[model], runs, before_min, before_max,
 			       nplant / 2 > 3 ? nplant / 2 : 3);
 			for (int p = 0; p < NPLANT; p++)
 				printf("    %-22s found at the first plant in %u/%u (%.0f%%), within 1 commit %u/%u; machines carrying it %u-%u\n",

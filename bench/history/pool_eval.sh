@@ -23,6 +23,10 @@ AB=$src/bench/analyzer/ab-20261124
 echo "== H100 (nvidia-h100-80gb-hbm3)"
 "$eval" --orders "$orders" --seed "$seed" "$src"/baselines/nvidia-h100-80gb-hbm3/default/*.kpt \
 	"$P"/h100-*/pool.kpt "$src"/tests/data/heldout_h100_pool.kpt "$AB"/h100-*/aa/*.kpt -- "$P"/h100-*/plant.kpt
+echo "== H100, the three machines with slow MoE GEMMs last (the issue's worst case)"
+"$eval" --orders "$orders" --seed "$seed" --last GPU-d307dc83 --last GPU-1a299506 --last GPU-92605176 \
+	"$src"/baselines/nvidia-h100-80gb-hbm3/default/*.kpt "$P"/h100-*/pool.kpt "$src"/tests/data/heldout_h100_pool.kpt \
+	"$AB"/h100-*/aa/*.kpt
 echo "== H200 (nvidia-h200)"
 "$eval" --orders "$orders" --seed "$seed" "$src"/baselines/nvidia-h200/default/*.kpt \
 	"$P"/h200-*/pool.kpt "$src"/tests/data/heldout_h200_pool.kpt "$AB"/h200-*/aa/*.kpt -- "$P"/h200-*/plant.kpt
