@@ -12,6 +12,7 @@
 #include "kpt_cli.h"
 #include "kpt_gnuplot.h"
 #include "kpt_history.h"
+#include "kpt_history_pool.h"
 #include "kpt_json.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -22,7 +23,7 @@ enum sub { S_ADD, S_LS, S_SHOW, S_PLOT, S_DETECT, S_COUNT };
 /* Options: one table, each with the subcommands that take it. */
 enum opt {
 	O_DB, O_COMMIT, O_BRANCH, O_LABEL, O_SUITE, O_GPU, O_WORKLOAD, O_FORMAT, O_LAST,
-	O_OUT, O_THRESHOLD, O_MIN_STEP, O_ALPHA, O_MIN_SEG, O_HEAD, O_COUNT
+	O_OUT, O_THRESHOLD, O_MIN_STEP, O_ALPHA, O_MIN_SEG, O_HEAD, O_MIN_MACHINES, O_COUNT
 };
 #define B(s) (1u << (s))
 #define ALL (B(S_ADD) | B(S_LS) | B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
@@ -43,6 +44,7 @@ static const struct { const char *name; unsigned subs; } opts[O_COUNT] = {
 	[O_ALPHA] = { "--alpha", SERIES },
 	[O_MIN_SEG] = { "--min-seg", SERIES },
 	[O_HEAD] = { "--head", B(S_DETECT) },
+	[O_MIN_MACHINES] = { "--min-machines", B(S_DETECT) },
 };
 
 static const char *const sub_names[S_COUNT] = {
@@ -57,7 +59,7 @@ struct args {
 	struct kpt_history_label labels[MAX_LABELS];
 	uint32_t nlabels;
 	int json;
-	uint32_t last, min_seg, head;
+	uint32_t last, min_seg, head, min_machines;
 	double threshold, min_step, alpha;
 };
 
@@ -134,6 +136,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	a->min_seg = 3;
 	a->head = 10;
+	a->min_machines = 3;
 	a->threshold = 2;
 	a->min_step = 1;
 	a->alpha = 0.001;
@@ -151,6 +154,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (kpt_cli_parse_u64("history", "--head", a->val[O_HEAD], 1, UINT32_MAX, &u))
 			return KPT_EXIT_ERROR;
 		a->head = (uint32_t)u;
+	}
+	if (a->val[O_MIN_MACHINES]) {
+		if (kpt_cli_parse_u64("history", "--min-machines", a->val[O_MIN_MACHINES], 1, 1000, &u))
+			return KPT_EXIT_ERROR;
+		a->min_machines = (uint32_t)u;
 	}
 	if ((a->val[O_THRESHOLD] && parse_double("--threshold", a->val[O_THRESHOLD], 0.01, 1000, &a->threshold)) ||
 	    (a->val[O_MIN_STEP] && parse_double("--min-step", a->val[O_MIN_STEP], 0.01, 1000, &a->min_step)) ||
@@ -682,118 +690,140 @@ static int list_groups(const struct args *a, struct kpt_history *h, const char *
 	return 0;
 }
 
-struct found {
-	const struct kpt_history_set *set;
-	const struct kpt_history_series *se;
-	struct kpt_cp cp;
-	int head, regression;
+/* What detect counts and where it writes, across groups. */
+struct detect_run {
+	const struct args *a;
+	struct kpt_json *j;         /* NULL: text */
+	uint32_t regressions, total, unbacked;
 };
 
-static void print_found(const struct found *x)
+/* The series a change point is on, as text: a key, a key's launches summed,
+ * a family's machine effect or a workload's total. */
+static void pool_series_text(FILE *out, const struct kpt_pool_series *x)
 {
-	const struct kpt_history_session *s = &x->set->sessions[x->se->sess[x->cp.at]];
-	const struct kpt_history_session *prev = &x->set->sessions[x->se->sess[x->cp.at - 1]];
-	char b1[32], b2[32], sha[16], sha2[16];
+	switch (x->kind) {
+	case KPT_POOL_KEY:
+		fprintf(out, "%" PRId64 ": ", x->se->key.id);
+		key_text(out, &x->se->key);
+		break;
+	case KPT_POOL_GROUP:
+		fprintf(out, "%" PRId64 ": %s (%u launches/iter summed)%s%s", x->se->key.id, x->se->key.name, x->nkeys,
+			x->se->key.path[0] ? " in " : "", x->se->key.path);
+		break;
+	case KPT_POOL_FAMILY:
+		fprintf(out, "family %s (its machine effect: median of %u keys)", x->name, x->nkeys);
+		break;
+	case KPT_POOL_TOTAL:
+		fprintf(out, "workload %s (sum of its kernels)", x->name);
+		break;
+	}
+}
 
-	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%%  %s", x->cp.step_pct, 1 - x->cp.p,
-	       short_sha(s->commit, sha), short_sha(prev->commit, sha2), s->id,
-	       kpt_cli_fmt_ns(x->cp.before_ns, b1, sizeof b1), kpt_cli_fmt_ns(x->cp.after_ns, b2, sizeof b2),
-	       x->cp.noise_pct, x->regression ? "REGRESSION " : "");
-	if (x->se->key.id)
-		printf("%" PRId64 ": ", x->se->key.id);
-	key_text(stdout, &x->se->key);
+static const char *const pool_kind_names[] = {
+	[KPT_POOL_KEY] = "key", [KPT_POOL_GROUP] = "launches", [KPT_POOL_FAMILY] = "family", [KPT_POOL_TOTAL] = "workload",
+};
+
+static void print_found(const struct kpt_history_set *set, const struct kpt_pool_series *x, const struct kpt_pool_cp *c)
+{
+	const struct kpt_history_session *s = &set->sessions[x->sess[c->cp.at]];
+	const struct kpt_history_session *prev = &set->sessions[x->sess[c->cp.at - 1]];
+	char b1[32], b2[32], sha[16], sha2[16], mach[24];
+
+	snprintf(mach, sizeof mach, "%u/%u", c->machines_carry, c->machines_after);
+	if (x->kind == KPT_POOL_FAMILY) { /* levels are relative, not times */
+		snprintf(b1, sizeof b1, "%+.2f%%", 100 * (c->cp.before_ns / 1e6 - 1));
+		snprintf(b2, sizeof b2, "%+.2f%%", 100 * (c->cp.after_ns / 1e6 - 1));
+	} else {
+		kpt_cli_fmt_ns(c->cp.before_ns, b1, sizeof b1);
+		kpt_cli_fmt_ns(c->cp.after_ns, b2, sizeof b2);
+	}
+	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%% %8s  %s", c->cp.step_pct, 1 - c->cp.p,
+	       short_sha(s->commit, sha), short_sha(prev->commit, sha2), s->id, b1, b2, c->cp.noise_pct, mach,
+	       c->regression ? "REGRESSION " : "");
+	pool_series_text(stdout, x);
 	printf("\n");
 }
 
-static void json_found(struct kpt_json *j, const struct found *x)
+static void json_found(struct kpt_json *j, const struct kpt_history_set *set, const struct kpt_pool_series *x,
+		       const struct kpt_pool_cp *c)
 {
-	const struct kpt_history_session *s = &x->set->sessions[x->se->sess[x->cp.at]];
-	const struct kpt_history_session *prev = &x->set->sessions[x->se->sess[x->cp.at - 1]];
+	const struct kpt_history_session *s = &set->sessions[x->sess[c->cp.at]];
+	const struct kpt_history_session *prev = &set->sessions[x->sess[c->cp.at - 1]];
 
 	kpt_json_begin_object(j);
+	kpt_json_kv_str(j, "kind", pool_kind_names[x->kind]);
 	kpt_json_key(j, "key");
-	json_key(j, &x->se->key);
+	if (x->se) {
+		json_key(j, &x->se->key);
+	} else { /* family, workload: no key of their own */
+		struct kpt_history_key k = { .name = "", .mangled = "", .path = "",
+					     .workload = x->kind == KPT_POOL_TOTAL ? x->name : "" };
+
+		json_key(j, &k);
+	}
+	kpt_json_kv_str(j, "family", x->kind == KPT_POOL_FAMILY ? x->name : x->family);
+	kpt_json_kv_u64(j, "keys", x->nkeys);
 	kpt_json_kv_i64(j, "session", s->id);
 	kpt_json_kv_str(j, "commit", s->commit);
 	kpt_json_kv_str(j, "previous_commit", prev->commit);
-	kpt_json_kv_double(j, "step_pct", x->cp.step_pct);
-	kpt_json_kv_double(j, "confidence", 1 - x->cp.p);
-	kpt_json_kv_double(j, "p", x->cp.p);
-	kpt_json_kv_double(j, "before_ns", x->cp.before_ns);
-	kpt_json_kv_double(j, "after_ns", x->cp.after_ns);
-	kpt_json_kv_double(j, "noise_pct", x->cp.noise_pct);
-	kpt_json_kv_u64(j, "sessions_after", x->se->n - x->cp.at);
-	kpt_json_kv_bool(j, "head", x->head);
-	kpt_json_kv_bool(j, "regression", x->regression);
+	kpt_json_kv_double(j, "step_pct", c->cp.step_pct);
+	kpt_json_kv_double(j, "confidence", 1 - c->cp.p);
+	kpt_json_kv_double(j, "p", c->cp.p);
+	kpt_json_kv_double(j, "before_ns", c->cp.before_ns);
+	kpt_json_kv_double(j, "after_ns", c->cp.after_ns);
+	kpt_json_kv_double(j, "noise_pct", c->cp.noise_pct);
+	kpt_json_kv_u64(j, "sessions_after", x->n - c->cp.at);
+	kpt_json_kv_u64(j, "machines", c->machines_carry);
+	kpt_json_kv_u64(j, "machines_after", c->machines_after);
+	kpt_json_kv_bool(j, "head", c->head);
+	kpt_json_kv_bool(j, "regression", c->regression);
 	kpt_json_end_object(j);
 }
 
-/* What detect counts and where it writes, across series. */
-struct detect_run {
-	const struct args *a;
-	struct kpt_cp_opts co;
-	struct kpt_json *j;         /* NULL: text */
-	uint32_t regressions, total, group_cps;
-};
-
-/* Detects and reports the change points of one series of set. */
-static int detect_series(struct detect_run *r, const struct kpt_history_set *set,
-			 const struct kpt_history_series *se)
+/* Change points of one (suite, GPU model) group under the pool model
+ * (analyzer/kpt_history_pool.h); text or JSON rows. */
+static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 {
-	struct kpt_cp *cp = NULL;
-	uint32_t ncp = 0;
+	struct kpt_pool_opts o;
+	struct kpt_pool_result *res;
 	struct kpt_diag d = { 0 };
 
-	if (kpt_cp_detect(se->centre_ns, se->n, &r->co, &cp, &ncp, &d) < 0)
+	kpt_pool_opts_default(&o);
+	o.cp = (struct kpt_cp_opts){ r->a->min_step, r->a->alpha, r->a->min_seg };
+	o.min_machines = r->a->min_machines;
+	o.head = r->a->head;
+	o.threshold_pct = r->a->threshold;
+	o.no_totals = r->a->val[O_WORKLOAD] != NULL;
+	if (kpt_history_pool_detect(set, &o, &res, &d) < 0)
 		return kpt_cli_fail(&d);
-	for (uint32_t c = 0; c < ncp; c++) {
-		/* head: the step lies among the branch's last `head` sessions */
-		struct found x = { set, se, cp[c], se->sess[cp[c].at] + r->a->head >= set->nsessions, 0 };
+	if (r->j) {
+		kpt_json_kv_u64(r->j, "machines", res->machines);
+		kpt_json_kv_u64(r->j, "unbacked", res->unbacked);
+		kpt_json_key(r->j, "change_points");
+		kpt_json_begin_array(r->j);
+	} else if (res->ncps) {
+		printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s %8s  %s\n", "step", "confidence", "commit",
+		       "previous", "session", "before", "after", "noise", "machines", "series");
+	}
+	for (size_t c = 0; c < res->ncps; c++) {
+		const struct kpt_pool_series *x = &res->series[res->cps[c].series];
 
-		x.regression = x.head && cp[c].step_pct >= r->a->threshold;
-		r->regressions += (uint32_t)x.regression;
-		if (!r->j && r->group_cps == 0)
-			printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s  %s\n", "step", "confidence",
-			       "commit", "previous", "session", "before", "after", "noise", "key");
 		if (r->j)
-			json_found(r->j, &x);
+			json_found(r->j, set, x, &res->cps[c]);
 		else
-			print_found(&x);
-		r->group_cps++;
-		r->total++;
+			print_found(set, x, &res->cps[c]);
 	}
-	free(cp);
-	return 0;
-}
-
-/* The total of workload W over set's sessions (the sum of its keys'
- * centres where it has any) into *tot; its arrays are malloc'd. A step
- * spread over kernels whose launch configs changed (new keys) still shows
- * in the sum. */
-static int workload_total(const struct kpt_history_set *set, const char *w, struct kpt_history_series *tot)
-{
-	double *sum = calloc(set->nsessions ? set->nsessions : 1, sizeof *sum);
-	uint32_t *idx = calloc(set->nsessions ? set->nsessions : 1, sizeof *idx);
-
-	memset(tot, 0, sizeof *tot);
-	tot->key.workload = w;
-	tot->key.name = tot->key.path = "";
-	if (!sum || !idx) {
-		free(sum);
-		free(idx);
-		return kpt_cli_usage_error("history", "out of memory");
-	}
-	for (size_t e = 0; e < set->nseries; e++)
-		if (strcmp(set->series[e].key.workload, w) == 0)
-			for (uint32_t i = 0; i < set->series[e].n; i++)
-				sum[set->series[e].sess[i]] += set->series[e].centre_ns[i];
-	for (uint32_t i = 0; i < set->nsessions; i++)
-		if (sum[i] > 0) {
-			idx[tot->n] = i;
-			sum[tot->n++] = sum[i];
-		}
-	tot->sess = idx;
-	tot->centre_ns = sum;
+	if (r->j)
+		kpt_json_end_array(r->j);
+	else if (!res->ncps)
+		printf("no change points\n");
+	if (!r->j && res->unbacked)
+		printf("(%u change point%s of single series not carried by %u or more of the %u machines: not reported)\n",
+		       res->unbacked, res->unbacked == 1 ? "" : "s", r->a->min_machines, res->machines);
+	r->regressions += res->regressions;
+	r->total += (uint32_t)res->ncps;
+	r->unbacked += res->unbacked;
+	kpt_pool_result_destroy(res);
 	return 0;
 }
 
@@ -805,7 +835,7 @@ static int h_detect(struct args *a, struct kpt_history *h)
 	size_t ng = 0;
 	struct kpt_diag d = { 0 };
 	struct kpt_json j;
-	struct detect_run r = { a, { a->min_step, a->alpha, a->min_seg }, NULL, 0, 0, 0 };
+	struct detect_run r = { a, NULL, 0, 0, 0 };
 	int rc = list_groups(a, h, branch, &all, &g, &ng);
 
 	if (rc != 0)
@@ -824,6 +854,7 @@ static int h_detect(struct args *a, struct kpt_history *h)
 		kpt_json_kv_double(&j, "min_step_pct", a->min_step);
 		kpt_json_kv_double(&j, "alpha", a->alpha);
 		kpt_json_kv_u64(&j, "head", a->head);
+		kpt_json_kv_u64(&j, "min_machines", a->min_machines);
 		kpt_json_key(&j, "groups");
 		kpt_json_begin_array(&j);
 	}
@@ -836,41 +867,19 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			rc = kpt_cli_fail(&d);
 			break;
 		}
-		r.group_cps = 0;
 		if (a->json) {
 			kpt_json_begin_object(&j);
 			kpt_json_kv_str(&j, "suite", f.suite);
 			kpt_json_kv_str(&j, "gpu_slug", f.gpu_slug);
 			kpt_json_kv_u64(&j, "sessions", set->nsessions);
 			kpt_json_kv_u64(&j, "keys", set->nseries);
-			kpt_json_key(&j, "change_points");
-			kpt_json_begin_array(&j);
 		} else {
 			printf("%ssuite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys\n", gi ? "\n" : "",
 			       f.suite[0] ? f.suite : "-", f.gpu_slug, branch, set->nsessions, set->nseries);
 		}
-		for (size_t k = 0; k < set->nseries && rc == 0; k++)
-			rc = detect_series(&r, set, &set->series[k]);
-		/* each workload's total once (at its first key) */
-		for (size_t k = 0; k < set->nseries && rc == 0 && !a->val[O_WORKLOAD]; k++) {
-			const char *w = set->series[k].key.workload;
-			struct kpt_history_series tot;
-			int seen = !w[0];
-
-			for (size_t e = 0; e < k && !seen; e++)
-				seen = strcmp(set->series[e].key.workload, w) == 0;
-			if (seen || (rc = workload_total(set, w, &tot)) != 0)
-				continue;
-			rc = detect_series(&r, set, &tot);
-			free(tot.sess);
-			free(tot.centre_ns);
-		}
-		if (a->json) {
-			kpt_json_end_array(&j);
+		rc = detect_group(&r, set);
+		if (a->json)
 			kpt_json_end_object(&j);
-		} else if (!r.group_cps) {
-			printf("no change points\n");
-		}
 		kpt_history_set_destroy(set);
 	}
 	if (rc != 0)
@@ -878,6 +887,7 @@ static int h_detect(struct args *a, struct kpt_history *h)
 	if (a->json) {
 		kpt_json_end_array(&j);
 		kpt_json_kv_u64(&j, "change_points", r.total);
+		kpt_json_kv_u64(&j, "unbacked", r.unbacked);
 		kpt_json_kv_u64(&j, "head_regressions", r.regressions);
 		kpt_json_kv_str(&j, "result", r.regressions ? "regression" : "ok");
 		kpt_json_end_object(&j);
@@ -886,7 +896,7 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			goto out;
 		}
 	} else if (r.regressions) {
-		printf("\n%u series (kernel keys, workload totals) got slower by %g%% or more in the last %u sessions of %s\n",
+		printf("\n%u series (kernel keys, launches, families, workload totals) got slower by %g%% or more in the last %u sessions of %s\n",
 		       r.regressions, a->threshold, a->head, branch);
 	}
 	rc = r.regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;

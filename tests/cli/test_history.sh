@@ -4,9 +4,15 @@
 # and its exit status, and the one-line errors that write nothing.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_python
-BASE="$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/default/20261122T023544Z-b23a9b16.kpt"
 CAND="$KPT_DATA/default_h100_candidate.kpt"
-PLANT="$KPT_DATA/heldout_h100_plant.kpt" # memory.copy.128MiB +5%, memory.triad.f32.64M +2%
+# a main branch on a pool of runners: four sessions of unchanged code on four
+# H100s, then four recordings with memory.copy.128MiB +5% and
+# memory.triad.f32.64M +2% planted (real extra work) on four other H100s
+B="$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/default"
+P="$KPT_SRC/bench/analyzer/pool-20261124"
+HIST=("$B/20261124T005340Z-b9fe4863.kpt" "$B/20261124T005437Z-1407405e.kpt" "$B/20261124T005530Z-4de2c7e9.kpt"
+      "$B/20261124T005623Z-bde96824.kpt" "$P/h100-05/plant.kpt" "$P/h100-06/plant.kpt" "$P/h100-07/plant.kpt"
+      "$P/h100-08/plant.kpt")
 DB="$T/h.db"
 "$KPTPROF" history ls --db "$DB" 2>&1 | grep -q "built without SQLite" && skip "kptprof is built without SQLite"
 
@@ -23,15 +29,13 @@ expect_error "add a truncated file" "cut.kpt"
 run "$KPTPROF" history add "$CAND" --db "$T/no/such/dir/h.db"
 expect_error "add into a folder that cannot be made" "no/such/dir"
 
-# three sessions before the step, three after (a file may come twice: each
-# add is its own session)
 i=0
-for f in "$BASE" "$CAND" "$BASE" "$PLANT" "$PLANT" "$PLANT"; do
+for f in "${HIST[@]}"; do
 	i=$((i + 1))
 	run "$KPTPROF" history add "$f" --db "$DB" --commit "c$i" --suite default --label "n=$i"
 	expect_rc 0 "add $f"
 	expect_out "added session $i to '$DB' (sqlite)"
-	if [ $i = 3 ]; then
+	if [ $i = 4 ]; then
 		run "$KPTPROF" history detect --db "$DB"
 		expect_rc 0 "detect before the step"
 		expect_out "no change points"
@@ -39,8 +43,8 @@ for f in "$BASE" "$CAND" "$BASE" "$PLANT" "$PLANT" "$PLANT"; do
 done
 run "$KPTPROF" history ls --db "$DB"
 expect_rc 0 "ls"
-[ "$(grep -c ' c[1-6] ' "$T/out")" = 6 ] || fail "ls does not list 6 sessions: $(cat "$T/out")"
-expect_out "n=6"
+[ "$(grep -c ' c[1-8] ' "$T/out")" = 8 ] || fail "ls does not list 8 sessions: $(cat "$T/out")"
+expect_out "n=8"
 run "$KPTPROF" history ls --db "$DB" --format json
 expect_rc 0 "ls json"
 python3 - "$T/out" <<'PY' || fail "ls json"
@@ -48,15 +52,18 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["schema"] == 3 and j["store"] == "sqlite"
 s = j["sessions"]
-assert [x["commit"] for x in s] == ["c%d" % i for i in range(1, 7)], s
-assert s[0]["gpu_uuid"].startswith("GPU-") and s[0]["runs"] == 5 and s[1]["runs"] == 3
-assert s[5]["labels"] == {"n": "6"}
+assert [x["commit"] for x in s] == ["c%d" % i for i in range(1, 9)], s
+assert s[0]["gpu_uuid"].startswith("GPU-b9fe4863") and s[0]["runs"] == 10 and s[7]["runs"] == 5
+assert len(set(x["gpu_uuid"] for x in s)) == 8
+assert s[7]["labels"] == {"n": "8"}
 PY
 
 KPTPROF_DB="$DB" run "$KPTPROF" history detect
 expect_rc 1 "detect with a step at the head (KPTPROF_DB)"
 expect_out "REGRESSION"
 expect_out "workload memory.copy.128MiB"
+grep -q "c5  *c4 .* 4/4  REGRESSION .*workload memory.copy.128MiB" "$T/out" ||
+	fail "the copy step is not at c5 carried by 4 of 4 machines: $(cat "$T/out")"
 run "$KPTPROF" history detect --db "$DB" --head 2
 expect_rc 0 "detect with the step older than the head"
 run "$KPTPROF" history detect --db "$DB" --format json
@@ -66,12 +73,33 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["result"] == "regression" and j["head_regressions"] >= 1
 cps = [c for g in j["groups"] for c in g["change_points"]]
-copy = [c for c in cps if c["key"]["workload"] == "memory.copy.128MiB" and c["regression"]]
-assert copy, cps
-c = copy[0]
-assert c["commit"] == "c4" and c["previous_commit"] == "c3", c
-assert 3 < c["step_pct"] < 7 and c["confidence"] > 0.999, c
+assert j["min_machines"] == 3 and j["groups"][0]["machines"] == 8, j
+for w, lo, hi in (("memory.copy.128MiB", 3, 7), ("memory.triad.f32.64M", 1.2, 3)):
+    found = [c for c in cps if c["key"]["workload"] == w and c["regression"]]
+    assert found, (w, cps)
+    for c in found:
+        assert c["commit"] == "c5" and c["previous_commit"] == "c4", c
+        assert lo < c["step_pct"] < hi and c["confidence"] > 0.999, c
+        assert c["machines"] == 4 and c["machines_after"] == 4, c
+# nothing else moved: every change point is on a planted workload
+assert all(c["key"]["workload"] in ("memory.copy.128MiB", "memory.triad.f32.64M") for c in cps), cps
 PY
+# one machine is not a step: the same four sessions, then the planted
+# recording of one H100 three times
+DB1="$T/one.db"
+i=0
+for f in "${HIST[@]:0:4}" "$P/h100-05/plant.kpt" "$P/h100-05/plant.kpt" "$P/h100-05/plant.kpt"; do
+	i=$((i + 1))
+	run "$KPTPROF" history add "$f" --db "$DB1" --commit "c$i" --suite default
+	expect_rc 0 "add $f"
+done
+run "$KPTPROF" history detect --db "$DB1"
+expect_rc 0 "detect with the plants of one machine"
+expect_out "no change points"
+expect_out "not carried by 3 or more of the 5 machines: not reported"
+run "$KPTPROF" history detect --db "$DB1" --min-machines 1
+expect_rc 1 "detect --min-machines 1 takes one machine's word"
+expect_out "1/1  REGRESSION"
 
 # show: by name part (ambiguous: lists), by number, json
 run "$KPTPROF" history show copy_vec --db "$DB"
@@ -89,9 +117,9 @@ python3 - "$T/out" <<'PY' || fail "show json"
 import json, sys
 j = json.load(open(sys.argv[1]))
 p = j["points"]
-assert [x["commit"] for x in p] == ["c%d" % i for i in range(1, 7)]
-assert p[3]["centre_ns"] / p[2]["centre_ns"] > 1.03, p
-assert j["change_points"] and j["change_points"][0]["commit"] == "c4"
+assert [x["commit"] for x in p] == ["c%d" % i for i in range(1, 9)]
+assert p[4]["centre_ns"] / p[3]["centre_ns"] > 1.03, p
+assert j["change_points"] and j["change_points"][0]["commit"] == "c5"
 PY
 run "$KPTPROF" history show no_such_kernel --db "$DB"
 expect_error "show an unknown key" "no kernel key"
@@ -99,7 +127,7 @@ expect_error "show an unknown key" "no kernel key"
 # plot: a PNG, the step marked
 run "$KPTPROF" history plot --workload memory.copy.128MiB --db "$DB" -o "$T/plots"
 expect_rc 0 "plot"
-grep -q "at c4" "$T/plots/history-memory.copy.128MiB.gp" || fail "plot does not mark the step at c4"
+grep -q "at c5" "$T/plots/history-memory.copy.128MiB.gp" || fail "plot does not mark the step at c5"
 grep -q "noise band" "$T/plots/history-memory.copy.128MiB.gp" || fail "plot has no noise band"
 if command -v gnuplot >/dev/null; then
 	head -c 8 "$T/plots/history-memory.copy.128MiB.png" | od -An -c | grep -q 'P   N   G' || fail "no PNG"
@@ -130,7 +158,7 @@ db="kpt_cli_$$"
 psql -q "$KPT_TEST_PG_URL" -c "CREATE DATABASE $db" || fail "cannot create database $db"
 PG="${KPT_TEST_PG_URL%/*}/$db"
 i=0
-for f in "$BASE" "$CAND" "$BASE" "$PLANT" "$PLANT" "$PLANT"; do
+for f in "${HIST[@]}"; do
 	i=$((i + 1))
 	run "$KPTPROF" history add "$f" --db "$PG" --commit "c$i" --suite default
 	expect_rc 0 "add $f to PostgreSQL"
@@ -154,5 +182,5 @@ grep -q "wrong-pw" "$T/err" && fail "the password is in the message"
 run "$KPTPROF" history add "$CAND" --db "postgresql://kpt:x@127.0.0.1:1/$db"
 expect_error "server down" "Connection refused"
 n=$(psql -Atq "$PG" -c "SELECT count(*) FROM sessions") || fail "psql count"
-[ "$n" = 6 ] || fail "failed adds wrote to the store: $n sessions"
+[ "$n" = 8 ] || fail "failed adds wrote to the store: $n sessions"
 psql -q "$KPT_TEST_PG_URL" -c "DROP DATABASE $db" || fail "drop $db"
