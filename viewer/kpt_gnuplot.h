@@ -16,10 +16,11 @@
 #include "kpt_err.h"
 
 /* Writes s as a gnuplot single-quoted string literal ('' for a quote;
- * newlines and other control characters become spaces). */
+ * control characters and invalid UTF-8 become U+FFFD): KPT_TEXT_GNUPLOT. */
 void kpt_gp_quote(FILE *out, const char *s);
 /* Writes s as a double-quoted field of an inline data block: '"' becomes
- * '\'', control characters spaces (data blocks have no escapes). */
+ * '\'', control characters U+FFFD (data blocks have no escapes):
+ * KPT_TEXT_GNUPLOT_FIELD. */
 void kpt_gp_field(FILE *out, const char *s);
 
 /* Opens DIR/STEM.gp for writing and writes the header: a comment naming

@@ -16,6 +16,7 @@
 #include "kpt_format.h"
 #include "kpt_gnuplot.h"
 #include "kpt_html.h"
+#include "kpt_text.h"
 #include "kpt_plot.h"
 #include "kpt_range_index.h"
 #include "kpt_summary.h"
@@ -733,7 +734,7 @@ static const char view_css[] =
 
 static void esc(FILE *out, const char *s)
 {
-	kpt_html_escape(out, s);
+	kpt_text_write(out, KPT_TEXT_MARKUP, s);
 }
 
 static void td_ns(FILE *out, double ns)
