@@ -416,8 +416,11 @@ static void md_side(FILE *out, const char *label, const struct kpt_diff_env *e)
 	kpt_text_write(out, KPT_TEXT_MD_CODE, e->path);
 	fputs(", ", out);
 	md_text(out, e->gpu_name[0] ? e->gpu_name : "unknown GPU");
-	fprintf(out, ", driver %s, CUDA %s, %u run%s", e->driver[0] ? e->driver : "?",
-		e->cuda[0] ? e->cuda : "?", e->runs, e->runs == 1 ? "" : "s");
+	fputs(", driver ", out);
+	md_text(out, e->driver[0] ? e->driver : "?");
+	fputs(", CUDA ", out);
+	md_text(out, e->cuda[0] ? e->cuda : "?");
+	fprintf(out, ", %u run%s", e->runs, e->runs == 1 ? "" : "s");
 	if (!isnan(e->sm_mhz_median))
 		fprintf(out, ", SM clock median %.0f MHz", e->sm_mhz_median);
 	if (e->commit[0]) {

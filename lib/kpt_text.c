@@ -155,7 +155,7 @@ static void write_units(struct writer *w, enum kpt_text_sink sink, const unsigne
 			puts_(w, b);
 			run = i += len;
 			continue;
-		} else if (len == 0 || (ctrl && sink != KPT_TEXT_CSV)) {
+		} else if (len == 0 || (sink != KPT_TEXT_CSV && (ctrl || (len > 1 && term_hazard(code_point(s + i, len)))))) {
 			rep = REPLACEMENT;
 		} else {
 			i += len;

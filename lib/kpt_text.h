@@ -18,6 +18,9 @@
  *                       & < > " ' as entities, TAB LF CR as numeric
  *                       references (kept, but never raw), other controls and
  *                       invalid UTF-8 as U+FFFD (not allowed in XML 1.0).
+ *                       In this and every sink below but CSV, the code
+ *                       points TERM escapes (C1, bidi, U+2028/9) are U+FFFD
+ *                       too: such files are also read with cat.
  *   KPT_TEXT_MD         Markdown inline text, also inside a GFM table cell:
  *                       every ASCII punctuation character backslash-escaped
  *                       (CommonMark renders "\X" as X for exactly those, so
