@@ -12,9 +12,11 @@ KPT_DEPS_TEST="libcmocka-dev libjansson-dev python3 gnuplot-nox"
 # The history store's tests on PostgreSQL need a server (.ci/run starts a
 # throwaway one with tests/pg-server.sh; without it those tests skip).
 KPT_DEPS_PG="postgresql"
-# Wanted but not required: the viewer's browser test skips without it (on
-# Ubuntu the chromium package needs snapd, so a failure here is not fatal).
-KPT_DEPS_OPTIONAL="chromium"
+# Wanted but not required: the viewer's browser test skips without chromium
+# (on Ubuntu the chromium package needs snapd, so a failure here is not
+# fatal); test_markdown_gfm renders the PR comment with cmark-gfm and skips
+# without it.
+KPT_DEPS_OPTIONAL="chromium cmark-gfm"
 
 # Present when dpkg knows the package, or (for tools installed another way:
 # pip's cmake, a toolchain in /opt) when what it provides is found.
@@ -32,6 +34,7 @@ kpt_have() {
 	libpq-dev) pkg-config --exists libpq 2>/dev/null ;;
 	postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null ;;
 	chromium) command -v chromium >/dev/null || command -v chromium-browser >/dev/null ;;
+	cmark-gfm) command -v cmark-gfm >/dev/null ;;
 	*) return 1 ;;
 	esac
 }
