@@ -88,14 +88,12 @@ static const char *ascii_rep(enum kpt_text_sink sink, unsigned char c)
 		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
 		['\t'] = "&#9;", ['\n'] = "&#10;", ['\r'] = "&#13;",
 	};
-	/* every ASCII punctuation character: CommonMark renders "\\X" as X */
+	/* what starts markup inline in GFM (and GitHub's @mentions and $math$);
+	 * CommonMark renders "\\X" as X for any ASCII punctuation X */
 	static const char *const md[128] = {
-		['!'] = "\\!", ['"'] = "\\\"", ['#'] = "\\#", ['$'] = "\\$", ['%'] = "\\%", ['&'] = "\\&",
-		['\''] = "\\'", ['('] = "\\(", [')'] = "\\)", ['*'] = "\\*", ['+'] = "\\+", [','] = "\\,",
-		['-'] = "\\-", ['.'] = "\\.", ['/'] = "\\/", [':'] = "\\:", [';'] = "\\;", ['<'] = "\\<",
-		['='] = "\\=", ['>'] = "\\>", ['?'] = "\\?", ['@'] = "\\@", ['['] = "\\[", ['\\'] = "\\\\",
-		[']'] = "\\]", ['^'] = "\\^", ['_'] = "\\_", ['`'] = "\\`", ['{'] = "\\{", ['|'] = "\\|",
-		['}'] = "\\}", ['~'] = "\\~",
+		['\\'] = "\\\\", ['`'] = "\\`", ['*'] = "\\*", ['_'] = "\\_", ['['] = "\\[", [']'] = "\\]",
+		['<'] = "\\<", ['>'] = "\\>", ['&'] = "\\&", ['|'] = "\\|", ['~'] = "\\~", ['#'] = "\\#",
+		['@'] = "\\@", ['$'] = "\\$",
 	};
 
 	switch (sink) {
@@ -258,6 +256,26 @@ int kpt_text_write_n(FILE *out, enum kpt_text_sink sink, const char *s, size_t n
 	case KPT_TEXT_FILENAME:
 		file_name(&w, s, n);
 		break;
+	case KPT_TEXT_MD: {
+		/* at the start of a line or list item, "- ", "+ ", "--", "=" and
+		 * "1. " or "1) " start blocks: escape that punctuation */
+		size_t k = 0;
+
+		while (k < n && k < 9 && s[k] >= '0' && s[k] <= '9')
+			k++;
+		/* a marker needs a blank or the end after it ("580.1" is text) */
+		int blank = k + 1 >= n || s[k + 1] == ' ' || s[k + 1] == '\t';
+
+		if (n && ((k == 0 && (s[0] == '=' || ((s[0] == '-' || s[0] == '+') && (blank || s[1] == '-')))) ||
+			  (k && k < n && (s[k] == '.' || s[k] == ')') && blank))) {
+			put(&w, s, k);
+			put(&w, "\\", 1);
+			put(&w, s + k, 1);
+			s += k + 1, n -= k + 1;
+		}
+		write_units(&w, sink, (const unsigned char *)s, n);
+		break;
+	}
 	default:
 		write_units(&w, sink, (const unsigned char *)s, n);
 		break;
@@ -298,6 +316,8 @@ struct kpt_text_piece {
  * the common case, decided without writing anything. */
 static int plain(enum kpt_text_sink sink, const char *s)
 {
+	if (sink == KPT_TEXT_MD && s[0] && (strchr("-+=", s[0]) || (s[0] >= '0' && s[0] <= '9')))
+		return 0;   /* the leading rule decides */
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p >= 0x7f || ascii_rep(sink, *p))
 			return 0;

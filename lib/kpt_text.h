@@ -21,11 +21,13 @@
  *                       In this and every sink below but CSV, the code
  *                       points TERM escapes (C1, bidi, U+2028/9) are U+FFFD
  *                       too: such files are also read with cat.
- *   KPT_TEXT_MD         Markdown inline text, also inside a GFM table cell:
- *                       every ASCII punctuation character backslash-escaped
- *                       (CommonMark renders "\X" as X for exactly those, so
- *                       the rendered text has no stray backslash), controls
- *                       and invalid UTF-8 as U+FFFD.
+ *   KPT_TEXT_MD         Markdown inline text, also inside a GFM table cell
+ *                       or at the start of a list item: \ ` * _ [ ] < > & |
+ *                       ~ # @ $ backslash-escaped, and a leading - + = or the
+ *                       . or ) after leading digits (CommonMark renders "\X"
+ *                       as X for ASCII punctuation, so the rendered text has
+ *                       no stray backslash), controls and invalid UTF-8 as
+ *                       U+FFFD.
  *   KPT_TEXT_MD_CODE    a Markdown code span outside a table, fences
  *                       included: the fence is one backtick longer than the
  *                       longest backtick run of s, padded with a space where

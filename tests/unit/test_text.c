@@ -89,12 +89,19 @@ static void test_invalid_utf8_becomes_replacement_character(void **state)
 	assert_int_equal(kpt_utf8_len((const unsigned char *)"\xe2\x9c\x93", 2), 0);
 }
 
-static void test_markdown_text_escapes_all_punctuation(void **state)
+static void test_markdown_text_escapes_markup(void **state)
 {
 	(void)state;
 	expect(KPT_TEXT_MD, "x|y`z*<T>&_\n[a]", "x\\|y\\`z\\*\\<T\\>\\&\\_\xef\xbf\xbd\\[a\\]");
 	expect(KPT_TEXT_MD, "H100 80GB", "H100 80GB");
-	expect(KPT_TEXT_MD, "a\\b :x: www.x.io", "a\\\\b \\:x\\: www\\.x\\.io");
+	expect(KPT_TEXT_MD, "a\\b 580.1 @team $x$", "a\\\\b 580.1 \\@team \\$x\\$");
+	/* what would start a block at the start of a list item */
+	expect(KPT_TEXT_MD, "- x", "\\- x");
+	expect(KPT_TEXT_MD, "12. x", "12\\. x");
+	expect(KPT_TEXT_MD, "12 x.", "12 x.");
+	expect(KPT_TEXT_MD, "580.159.04", "580.159.04");
+	expect(KPT_TEXT_MD, "-x --- =", "-x --- =");
+	expect(KPT_TEXT_MD, "---", "\\---");
 }
 
 static void test_markdown_code_span_has_no_backslashes(void **state)
@@ -177,6 +184,7 @@ static void test_pool_copies_only_what_changes(void **state)
 	assert_string_equal(b, "x\\e[31m");
 	assert_string_equal(c, "caf\xc3\xa9");
 	assert_non_null(p.head); /* the evil one was copied */
+	assert_string_equal(kpt_text_pool_clean(&p, KPT_TEXT_MD, "- item"), "\\- item");
 	kpt_text_pool_release(&p);
 	assert_null(p.head);
 }
@@ -235,7 +243,7 @@ int main(void)
 		cmocka_unit_test(test_embedded_nul_with_explicit_length),
 		cmocka_unit_test(test_markup_escapes_for_text_and_attributes),
 		cmocka_unit_test(test_invalid_utf8_becomes_replacement_character),
-		cmocka_unit_test(test_markdown_text_escapes_all_punctuation),
+		cmocka_unit_test(test_markdown_text_escapes_markup),
 		cmocka_unit_test(test_markdown_code_span_has_no_backslashes),
 		cmocka_unit_test(test_csv_quotes_when_needed),
 		cmocka_unit_test(test_gnuplot_strings_survive_quotes),
