@@ -7,6 +7,17 @@
 
 #include "kpt_diff_report.h"
 #include "kpt_json.h"
+#include "kpt_text.h"
+
+static void md_text(FILE *out, const char *s)
+{
+	kpt_text_write(out, KPT_TEXT_MD, s);
+}
+
+static void xml_text(FILE *out, const char *s)
+{
+	kpt_text_write(out, KPT_TEXT_MARKUP, s);
+}
 
 /* ANSI colour per verdict for the terminal table. */
 static const char *const verdict_color[KPT_V_COUNT] = {
@@ -99,102 +110,257 @@ static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row 
 	return buf;
 }
 
-/* Fits s into w columns: keeps the head and the tail around "...". */
-static void put_fit(FILE *out, const char *s, int w)
-{
-	int n = (int)strlen(s);
-
-	if (n <= w) {
-		fprintf(out, "%-*s", w, s);
-		return;
-	}
-	if (w < 8) {
-		fprintf(out, "%.*s", w, s);
-		return;
-	}
-	fprintf(out, "%.*s...%s", w - 3 - (w - 3) / 3, s, s + n - (w - 3) / 3);
-}
-
 static int row_shown(const struct kpt_diff *df, const struct kpt_diff_row *r, int all)
 {
 	return all || r->verdict != KPT_V_SAME || df->nrows <= 40;
 }
 
-static void text_name(char *buf, size_t cap, const struct kpt_diff_row *r)
+/* s then spaces up to w columns (s may be wider: it is never cut here). */
+static void put_cell(FILE *out, const char *s, size_t w)
 {
-	if (r->ordinal)
-		snprintf(buf, cap, "%s #%u", r->name, r->ordinal);
-	else
-		snprintf(buf, cap, "%s", r->name);
+	size_t n = kpt_text_columns(s);
+
+	fputs(s, out);
+	for (; n < w; n++)
+		fputc(' ', out);
 }
 
-int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
-			const struct kpt_report_opts *o, struct kpt_diag *d)
+/* The cells of one text column, cleaned for the terminal and fitted. */
+struct text_col {
+	char **full;   /* cleaned, whole */
+	char **shown;  /* fitted: kpt_text_column */
+	size_t n, width;
+};
+
+static void text_col_release(struct text_col *c)
 {
-	int color = o && o->color, all = o && o->all;
-	int wname = o && o->width > 0 ? o->width : 48, hidden = 0;
-	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
+	for (size_t i = 0; c->full && i < c->n; i++)
+		free(c->full[i]);
+	kpt_text_column_free(c->shown, c->n);
+	free(c->full);
+	free(c->shown);
+	memset(c, 0, sizeof *c);
+}
 
-	if (wname < 16)
-		wname = 16;
-	if (df->base_sessions > 1)
-		snprintf(b6, sizeof b6, "%u sessions, ", df->base_sessions);
-	else
-		b6[0] = '\0';
-	fprintf(out, "base: %s (%s, %s%u run%s)\nnew:  %s (%s, %u run%s)\n\n",
-		df->base.path, df->base.gpu_name[0] ? df->base.gpu_name : "unknown GPU", b6, df->base.runs,
-		df->base.runs == 1 ? "" : "s",
-		df->new_.path, df->new_.gpu_name[0] ? df->new_.gpu_name : "unknown GPU", df->new_.runs,
-		df->new_.runs == 1 ? "" : "s");
-	fprintf(out, "%-*s  %-20s %-26s %10s %10s %8s %18s %7s  %s\n", wname, "Kernel", "Range",
-		"Config", "Base", "New", "Change", "Interval %", "Noise", "Verdict");
-	for (size_t i = 0; i < df->nrows; i++) {
-		const struct kpt_diff_row *r = &df->rows[i];
-		char *nm = NULL;
-		size_t ln = strlen(r->name) + 16;
+/* Longest cleaned cell of c. */
+static size_t text_col_need(const struct text_col *c)
+{
+	size_t w = 0;
 
-		if (!row_shown(df, r, all)) {
-			hidden++;
-			continue;
-		}
-		nm = malloc(ln);
-		if (!nm)
-			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory writing the table");
-		text_name(nm, ln, r);
-		put_fit(out, nm, wname);
-		free(nm);
-		fputs("  ", out);
-		put_fit(out, r->path[0] ? r->path : "-", 20);
-		fprintf(out, " %-26s %10s %10s %8s %18s %7s  %s%s%s\n", fmt_config(b3, sizeof b3, r),
-			fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
-			fmt_pct(b5, sizeof b5, r->change_pct),
-			fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
-			fmt_noise(b7, sizeof b7, r->noise_pct),
-			color ? verdict_color[r->verdict] : "", fmt_verdict(b6, sizeof b6, r),
-			color && verdict_color[r->verdict][0] ? "\033[0m" : "");
-		if (r->counters)
-			fprintf(out, "%*s  counters: %s\n", wname < 24 ? wname : 24, "", r->counters);
+	for (size_t i = 0; i < c->n; i++) {
+		size_t k = kpt_text_columns(c->full[i]);
+
+		w = k > w ? k : w;
 	}
-	if (hidden)
-		fprintf(out, "(%d SAME key%s not listed; --all lists them)\n", hidden, hidden == 1 ? "" : "s");
-	fprintf(out, "\n%-32s %5s %10s %10s %8s %9s\n", "Workload", "Keys", "Base", "New", "Change",
-		"Geomean");
+	return w;
+}
+
+static int text_col_init(struct text_col *c, size_t n)
+{
+	memset(c, 0, sizeof *c);
+	c->n = n;
+	c->full = calloc(n ? n : 1, sizeof *c->full);
+	c->shown = calloc(n ? n : 1, sizeof *c->shown);
+	return c->full && c->shown ? 0 : KPT_E_NOMEM;
+}
+
+/* Fits c into cols columns (0: whole names) and sets its width. */
+static int text_col_fit(struct text_col *c, size_t cols, enum kpt_text_cut how)
+{
+	size_t need = text_col_need(c);
+
+	c->width = cols && cols < need ? cols : need;
+	return kpt_text_column((const char *const *)c->full, c->n, cols && cols < need ? cols : 0, how, c->shown);
+}
+
+/* Columns of the table besides Kernel, Range, Config, Interval and
+ * Verdict: "  " (Range) " " (Config) " " Base(10) " " New(10) " "
+ * Change(8) " " (Interval) " " Noise(7) "  ". */
+#define TEXT_FIXED_COLS (2 + 1 + 1 + 10 + 1 + 10 + 1 + 8 + 1 + 1 + 7 + 2)
+#define KERNEL_MIN_COLS 24
+#define RANGE_MIN_COLS 12
+
+/* Kernel and Range cells of the rows shown: whole when the output is not a
+ * terminal (o->width 0); on a terminal, Range gets what it needs first
+ * (down to RANGE_MIN_COLS), Kernel the rest (at least KERNEL_MIN_COLS),
+ * ranges keep their tail, kernel names head and tail, and no two cells of
+ * different names look the same (kpt_text_column). */
+static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o, size_t *rows, size_t n,
+		      struct text_col *kern, struct text_col *range, int *cw, int *iw)
+{
+	size_t vw = 7, avail, rw = 0, kw = 0;
+	char b[64];
+
+	*cw = 6;   /* "Config" */
+	*iw = 10;  /* "Interval %" */
+	int rc;
+
+	if ((rc = text_col_init(kern, n)) < 0 || (rc = text_col_init(range, n)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		const struct kpt_diff_row *r = &df->rows[rows[i]];
+		char *nm = kpt_text_dup(KPT_TEXT_TERM, r->name);
+		size_t len = nm ? strlen(nm) + 16 : 0;
+
+		/* the ordinal belongs to the name: never cut away */
+		if (nm && r->ordinal && (kern->full[i] = malloc(len)))
+			snprintf(kern->full[i], len, "%s #%u", nm, r->ordinal);
+		else if (nm && !r->ordinal)
+			kern->full[i] = nm, nm = NULL;
+		free(nm);
+		range->full[i] = kpt_text_dup(KPT_TEXT_TERM, r->path[0] ? r->path : "-");
+		if (!kern->full[i] || !range->full[i])
+			return KPT_E_NOMEM;
+		fmt_verdict(b, sizeof b, r);
+		vw = strlen(b) > vw ? strlen(b) : vw;
+		fmt_config(b, sizeof b, r);
+		*cw = (int)strlen(b) > *cw ? (int)strlen(b) : *cw;
+		fmt_ci(b, sizeof b, r->ci_low_pct, r->ci_high_pct);
+		*iw = (int)strlen(b) > *iw ? (int)strlen(b) : *iw;
+	}
+	if (o && o->width > 0) {
+		size_t fixed = TEXT_FIXED_COLS + vw + (size_t)*cw + (size_t)*iw;
+
+		avail = (size_t)o->width > fixed ? (size_t)o->width - fixed : 0;
+		rw = text_col_need(range);
+		if (rw + KERNEL_MIN_COLS > avail)
+			rw = avail > KERNEL_MIN_COLS + RANGE_MIN_COLS ? avail - KERNEL_MIN_COLS : RANGE_MIN_COLS;
+		kw = avail > rw + KERNEL_MIN_COLS ? avail - rw : KERNEL_MIN_COLS;
+	}
+	if ((rc = text_col_fit(range, rw, KPT_CUT_TAIL)) < 0 || (rc = text_col_fit(kern, kw, KPT_CUT_CXX)) < 0)
+		return rc;
+	if (kern->width < 6)
+		kern->width = 6;
+	if (range->width < 5)
+		range->width = 5;
+	return 0;
+}
+
+/* The workload column of the totals: whole, or on a terminal fitted to
+ * what the numbers leave (tails kept: the sizes). */
+static int totals_cells(const struct kpt_diff *df, const struct kpt_report_opts *o, struct text_col *c)
+{
+	size_t k = 0;
+	int rc;
+
+	if ((rc = text_col_init(c, df->ntotals)) < 0)
+		return rc;
 	for (size_t i = 0; i < df->ntotals; i++) {
 		const struct kpt_diff_total *t = &df->totals[i];
 
 		if (t->kind == KPT_TOTAL_RANGE)
 			continue;
-		fputs(t->kind == KPT_TOTAL_ALL ? "" : "  ", out);
-		put_fit(out, t->kind == KPT_TOTAL_ALL ? "(all keys)" : t->name[0] ? t->name : "(no range)",
-			t->kind == KPT_TOTAL_ALL ? 32 : 30);
+		c->full[k] = kpt_text_dup(KPT_TEXT_TERM, t->kind == KPT_TOTAL_ALL ? "(all keys)"
+								: t->name[0] ? t->name : "(no range)");
+		if (!c->full[k++])
+			return KPT_E_NOMEM;
+	}
+	c->n = k;
+	/* "  " name " " Keys(5) " " Base(10) " " New(10) " " Change(8) " " Geomean(9) */
+	return text_col_fit(c, o && o->width > 60 ? (size_t)o->width - 49 : o && o->width ? 11 : 0, KPT_CUT_TAIL);
+}
+
+static int write_table(const struct kpt_diff *df, FILE *out, const struct kpt_report_opts *o, size_t *rows,
+		       size_t n)
+{
+	int color = o && o->color;
+	struct text_col kern, range, tot;
+	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
+	int cw, iw, rc = text_cells(df, o, rows, n, &kern, &range, &cw, &iw);
+
+	if (rc < 0)
+		goto out;
+	put_cell(out, "Kernel", kern.width);
+	fputs("  ", out);
+	put_cell(out, "Range", range.width);
+	fprintf(out, " %-*s %10s %10s %8s %*s %7s  %s\n", cw, "Config", "Base", "New", "Change", iw, "Interval %",
+		"Noise", "Verdict");
+	for (size_t i = 0; i < n; i++) {
+		const struct kpt_diff_row *r = &df->rows[rows[i]];
+
+		put_cell(out, kern.shown[i], kern.width);
+		fputs("  ", out);
+		put_cell(out, range.shown[i], range.width);
+		fprintf(out, " %-*s %10s %10s %8s %*s %7s  %s%s%s\n", cw, fmt_config(b3, sizeof b3, r),
+			fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
+			fmt_pct(b5, sizeof b5, r->change_pct), iw,
+			fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
+			fmt_noise(b7, sizeof b7, r->noise_pct),
+			color ? verdict_color[r->verdict] : "", fmt_verdict(b6, sizeof b6, r),
+			color && verdict_color[r->verdict][0] ? "\033[0m" : "");
+		if (r->counters) {
+			fprintf(out, "%*s  counters: ", kern.width < 24 ? (int)kern.width : 24, "");
+			kpt_text_write(out, KPT_TEXT_TERM, r->counters);
+			fputc('\n', out);
+		}
+	}
+	if (n < df->nrows)
+		fprintf(out, "(%zu SAME key%s not listed; --all lists them)\n", df->nrows - n,
+			df->nrows - n == 1 ? "" : "s");
+	if ((rc = totals_cells(df, o, &tot)) < 0)
+		goto out;
+	fputc('\n', out);
+	put_cell(out, "Workload", tot.width + 2);
+	fprintf(out, " %5s %10s %10s %8s %9s\n", "Keys", "Base", "New", "Change", "Geomean");
+	for (size_t i = 0, k = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
+
+		if (t->kind == KPT_TOTAL_RANGE)
+			continue;
+		if (t->kind == KPT_TOTAL_ALL) {
+			put_cell(out, tot.shown[k++], tot.width + 2);
+		} else {
+			fputs("  ", out);
+			put_cell(out, tot.shown[k++], tot.width);
+		}
 		fprintf(out, " %5u %10s %10s %8s %9s\n", t->keys, fmt_ns(b1, sizeof b1, t->base_ns),
 			fmt_ns(b2, sizeof b2, t->new_ns), fmt_pct(b5, sizeof b5, t->change_pct),
 			fmt_pct(b7, sizeof b7, t->geomean_change_pct));
 	}
+	text_col_release(&tot);
+out:
+	text_col_release(&kern);
+	text_col_release(&range);
+	return rc;
+}
+
+int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
+			const struct kpt_report_opts *o, struct kpt_diag *d)
+{
+	int all = o && o->all;
+	size_t *rows = malloc((df->nrows ? df->nrows : 1) * sizeof *rows), n = 0;
+	char b6[96];
+	struct kpt_text_pool pool = { 0 };
+	int rc;
+
+	if (!rows)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory writing the table");
+	for (size_t i = 0; i < df->nrows; i++)
+		if (row_shown(df, &df->rows[i], all))
+			rows[n++] = i;
+	if (df->base_sessions > 1)
+		snprintf(b6, sizeof b6, "%u sessions, ", df->base_sessions);
+	else
+		b6[0] = '\0';
+	fprintf(out, "base: %s (%s, %s%u run%s)\nnew:  %s (%s, %u run%s)\n\n",
+		kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->base.path),
+		df->base.gpu_name[0] ? kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->base.gpu_name) : "unknown GPU",
+		b6, df->base.runs, df->base.runs == 1 ? "" : "s",
+		kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->new_.path),
+		df->new_.gpu_name[0] ? kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->new_.gpu_name) : "unknown GPU",
+		df->new_.runs, df->new_.runs == 1 ? "" : "s");
+	rc = write_table(df, out, o, rows, n);
+	free(rows);
+	if (rc < 0) {
+		kpt_text_pool_release(&pool);
+		return kpt_diag_set(d, rc, "out of memory writing the table");
+	}
 	if (df->nnotes)
 		fputs("\nEnvironment and data:\n", out);
 	for (size_t i = 0; i < df->nnotes; i++)
-		fprintf(out, "  %s%s\n", df->notes[i].severe ? "! " : "  ", df->notes[i].text);
+		fprintf(out, "  %s%s\n", df->notes[i].severe ? "! " : "  ",
+			kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->notes[i].text));
+	kpt_text_pool_release(&pool);
 	if (df->opts.method == KPT_DIFF_POOLED_U)
 		fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; pooled Mann-Whitney U per key, "
 			"no threshold, no correction, alpha %.3g): %s\n",
@@ -211,89 +377,6 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 	return io_result(out, d, "text");
 }
 
-/* ---- escaping ---------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 when invalid. */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
-/* Replacements per ASCII byte for one output format; other bytes below
- * 0x20 become ctrl, invalid UTF-8 bytes U+FFFD each, the rest is copied. */
-struct escaper {
-	const char *rep[128];
-	const char *ctrl;
-};
-
-static const struct escaper xml_escaper = {
-	.rep = { ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;",
-		 ['\''] = "&apos;", ['\t'] = "\t", ['\n'] = "\n", ['\r'] = "\r" },
-	.ctrl = "\xef\xbf\xbd", /* not allowed in XML 1.0 */
-};
-
-/* Inside a Markdown table cell: HTML specials as entities, Markdown
- * punctuation backslashed, '|' and newlines must not end the cell. */
-static const struct escaper md_escaper = {
-	.rep = { ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['|'] = "\\|",
-		 ['\\'] = "\\\\", ['`'] = "\\`", ['*'] = "\\*", ['_'] = "\\_",
-		 ['['] = "\\[", [']'] = "\\]", ['~'] = "\\~", ['#'] = "\\#" },
-	.ctrl = " ",
-};
-
-static int escape(FILE *out, const char *str, const struct escaper *e)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	while (*s) {
-		int n = utf8_len(s);
-
-		if (n == 0) {
-			fputs("\xef\xbf\xbd", out); /* U+FFFD for each invalid byte */
-			s++;
-			continue;
-		}
-		if (*s < 128 && e->rep[*s])
-			fputs(e->rep[*s], out);
-		else if (*s < 0x20)
-			fputs(e->ctrl, out);
-		else
-			fwrite(s, 1, (size_t)n, out);
-		s += n;
-	}
-	return ferror(out) ? KPT_E_IO : 0;
-}
-
-int kpt_xml_escape(FILE *out, const char *str)
-{
-	return escape(out, str, &xml_escaper);
-}
-
-int kpt_md_escape(FILE *out, const char *str)
-{
-	return escape(out, str, &md_escaper);
-}
-
 /* ---- Markdown ---------------------------------------------------------- */
 
 /* Most rows per Markdown table: GitHub caps a step summary at 1 MiB and a
@@ -305,11 +388,14 @@ static void md_row(FILE *out, const struct kpt_diff_row *r, int with_verdict)
 	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
 
 	fputs("| ", out);
-	kpt_md_escape(out, r->name);
+	kpt_text_write(out, KPT_TEXT_MD_CELL_CODE, r->name);
 	if (r->ordinal)
 		fprintf(out, " #%u", r->ordinal);
 	fputs(" | ", out);
-	kpt_md_escape(out, r->path[0] ? r->path : "-");
+	if (r->path[0])
+		kpt_text_write(out, KPT_TEXT_MD_CELL_CODE, r->path);
+	else
+		fputs("-", out);
 	fprintf(out, " | %s | %s | %s | %s | %s | %s |", fmt_config(b3, sizeof b3, r),
 		fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
 		fmt_pct(b5, sizeof b5, r->change_pct), fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
@@ -328,17 +414,20 @@ static void md_header(FILE *out, int with_verdict)
 
 static void md_side(FILE *out, const char *label, const struct kpt_diff_env *e)
 {
-	fprintf(out, "- **%s**: `", label);
-	kpt_md_escape(out, e->path);
-	fputs("`, ", out);
-	kpt_md_escape(out, e->gpu_name[0] ? e->gpu_name : "unknown GPU");
-	fprintf(out, ", driver %s, CUDA %s, %u run%s", e->driver[0] ? e->driver : "?",
-		e->cuda[0] ? e->cuda : "?", e->runs, e->runs == 1 ? "" : "s");
+	fprintf(out, "- **%s**: ", label);
+	kpt_text_write(out, KPT_TEXT_MD_CODE, e->path);
+	fputs(", ", out);
+	md_text(out, e->gpu_name[0] ? e->gpu_name : "unknown GPU");
+	fputs(", driver ", out);
+	md_text(out, e->driver[0] ? e->driver : "?");
+	fputs(", CUDA ", out);
+	md_text(out, e->cuda[0] ? e->cuda : "?");
+	fprintf(out, ", %u run%s", e->runs, e->runs == 1 ? "" : "s");
 	if (!isnan(e->sm_mhz_median))
 		fprintf(out, ", SM clock median %.0f MHz", e->sm_mhz_median);
 	if (e->commit[0]) {
 		fputs(", commit ", out);
-		kpt_md_escape(out, e->commit);
+		md_text(out, e->commit);
 	}
 	fputc('\n', out);
 }
@@ -376,9 +465,9 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 		for (size_t i = 0; i < df->nrows && shown < MD_MAX_ROWS; i++)
 			if (df->rows[i].verdict == KPT_V_SLOW && df->rows[i].counters) {
 				fputs(shown++ ? "- " : "**Counters that moved** (counters pass, means per launch)\n\n- ", out);
-				kpt_md_escape(out, df->rows[i].name);
+				kpt_text_write(out, KPT_TEXT_MD_CODE, df->rows[i].name);
 				fputs(": ", out);
-				kpt_md_escape(out, df->rows[i].counters);
+				md_text(out, df->rows[i].counters);
 				fputc('\n', out);
 			}
 		if (shown)
@@ -388,7 +477,7 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 		fputs("**Environment and data**\n\n", out);
 		for (size_t i = 0; i < df->nnotes; i++) {
 			fputs(df->notes[i].severe ? "- :warning: " : "- ", out);
-			kpt_md_escape(out, df->notes[i].text);
+			md_text(out, df->notes[i].text);
 			fputc('\n', out);
 		}
 		fputc('\n', out);
@@ -414,7 +503,10 @@ int kpt_diff_write_markdown(const struct kpt_diff *df, FILE *out,
 		char b1[32], b2[32], b3[32], b4[32];
 
 		fprintf(out, "| %s | ", t->kind == KPT_TOTAL_ALL ? "all" : t->kind == KPT_TOTAL_WORKLOAD ? "workload" : "range");
-		kpt_md_escape(out, t->kind == KPT_TOTAL_ALL ? "(all keys)" : t->name[0] ? t->name : "(no range)");
+		if (t->kind == KPT_TOTAL_ALL || !t->name[0])
+			fputs(t->kind == KPT_TOTAL_ALL ? "(all keys)" : "(no range)", out);
+		else
+			kpt_text_write(out, KPT_TEXT_MD_CELL_CODE, t->name);
 		fprintf(out, " | %u | %s | %s | %s | %s |\n", t->keys, fmt_ns(b1, sizeof b1, t->base_ns),
 			fmt_ns(b2, sizeof b2, t->new_ns), fmt_pct(b3, sizeof b3, t->change_pct),
 			fmt_pct(b4, sizeof b4, t->geomean_change_pct));
@@ -433,12 +525,12 @@ static void junit_name(FILE *out, const struct kpt_diff_row *r)
 {
 	char b[64];
 
-	kpt_xml_escape(out, r->name);
+	xml_text(out, r->name);
 	if (r->ordinal)
 		fprintf(out, " #%u", r->ordinal);
 	if (r->path[0]) {
 		fputs(" @ ", out);
-		kpt_xml_escape(out, r->path);
+		xml_text(out, r->path);
 	}
 	fprintf(out, " %s", fmt_config(b, sizeof b, r));
 }
@@ -454,18 +546,18 @@ int kpt_diff_write_junit(const struct kpt_diff *df, FILE *out,
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kptprof diff\" tests=\"%zu\" failures=\"%u\">\n",
 		df->nrows, slow);
 	fputs("  <testsuite name=\"", out);
-	kpt_xml_escape(out, slug);
+	xml_text(out, slug);
 	fputc('/', out);
-	kpt_xml_escape(out, suite);
+	xml_text(out, suite);
 	fprintf(out, "\" tests=\"%zu\" failures=\"%u\" errors=\"0\" skipped=\"0\">\n", df->nrows, slow);
 	for (size_t i = 0; i < df->nrows; i++) {
 		const struct kpt_diff_row *r = &df->rows[i];
 		char b1[32], b2[32], b3[32], b4[48], b5[48], b6[96];
 
 		fputs("    <testcase classname=\"", out);
-		kpt_xml_escape(out, slug);
+		xml_text(out, slug);
 		fputc('/', out);
-		kpt_xml_escape(out, suite);
+		xml_text(out, suite);
 		fputs("\" name=\"", out);
 		junit_name(out, r);
 		fprintf(out, "\" time=\"%.9f\"", isnan(r->new_ns) ? 0.0 : r->new_ns / 1e9);

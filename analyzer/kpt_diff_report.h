@@ -2,9 +2,9 @@
  *
  * Each writer streams to a FILE* it does not own and returns 0 or KPT_E_IO
  * (errno text in d). They never print elsewhere and never exit. Every
- * kernel name is escaped for the target format (XML: & < > " ' and bytes
- * not allowed in XML 1.0; Markdown tables: | ` * _ < > & [ ] and newlines;
- * JSON via lib/kpt_json.h).
+ * kernel name, range, path and meta value is cleaned for the target
+ * format through lib/kpt_text.h (terminal escapes; XML entities; Markdown
+ * code spans and backslash escapes); JSON via lib/kpt_json.h.
  */
 #ifndef KPT_DIFF_REPORT_H
 #define KPT_DIFF_REPORT_H
@@ -15,13 +15,15 @@
 
 struct kpt_report_opts {
 	int color;                  /* ANSI colours (caller decides: terminal, NO_COLOR) */
-	int width;                  /* terminal columns for the name column; 0: 120 */
+	int width;                  /* text: terminal columns; 0: not a terminal, names never cut */
 	int all;                    /* text: list SAME rows too (default: only the count) */
 	const char *suite;          /* JUnit classname suffix; NULL: env suite or "diff" */
 };
 
-/* Terminal table: Kernel, config, base, new, change %, interval, noise,
- * verdict; then totals per workload, environment notes and a summary line. */
+/* Terminal table: Kernel, Range, config, base, new, change %, interval,
+ * noise, verdict; then totals per workload, environment notes and a summary
+ * line. Names are whole unless o->width > 0; then Range takes its width
+ * first, Kernel the rest, and a cut never makes two rows look the same. */
 int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 			const struct kpt_report_opts *o, struct kpt_diag *d);
 /* GitHub-flavoured Markdown for a pull-request comment or
@@ -42,9 +44,5 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 /* The JSON written when a diff could not be made: {"result": "error",
  * "error": msg, "hint": hint}. */
 int kpt_diff_write_json_error(const struct kpt_diag *err, FILE *out, struct kpt_diag *d);
-
-/* Escapers, exposed for tests and for the HTML viewer. Return 0 or KPT_E_IO. */
-int kpt_xml_escape(FILE *out, const char *s);
-int kpt_md_escape(FILE *out, const char *s);
 
 #endif

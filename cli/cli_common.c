@@ -10,12 +10,41 @@
 
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_text.h"
+
+/* Cleaned copies handed out by kpt_cli_term; they live until exit. */
+static struct kpt_text_pool term_pool;
+
+static void term_pool_release(void)
+{
+	kpt_text_pool_release(&term_pool);
+}
+
+const char *kpt_cli_clean(enum kpt_text_sink sink, const char *s)
+{
+	static int registered;
+
+	if (!registered)
+		registered = atexit(term_pool_release) == 0;
+	return kpt_text_pool_clean(&term_pool, sink, s);
+}
+
+const char *kpt_cli_term(const char *s)
+{
+	return kpt_cli_clean(KPT_TEXT_TERM, s);
+}
 
 int kpt_cli_fail(const struct kpt_diag *d)
 {
-	fprintf(stderr, "kptprof: %s\n", d && d->msg[0] ? d->msg : "unknown error");
-	if (d && d->hint[0])
-		fprintf(stderr, "hint: %s\n", d->hint);
+	/* a message quotes names from recordings and stores: one line, always */
+	fputs("kptprof: ", stderr);
+	kpt_text_write(stderr, KPT_TEXT_TERM, d && d->msg[0] ? d->msg : "unknown error");
+	fputc('\n', stderr);
+	if (d && d->hint[0]) {
+		fputs("hint: ", stderr);
+		kpt_text_write(stderr, KPT_TEXT_TERM, d->hint);
+		fputc('\n', stderr);
+	}
 	return KPT_EXIT_ERROR;
 }
 

@@ -76,22 +76,23 @@ static int bl_describe(const char *path, FILE *out, int full)
 	t = kpt_file_meta_get(f, "time");
 	s = kpt_file_meta_get(f, "suite");
 	if (!full) {
-		fprintf(out, "%-28s %-12s %5u %10llu  %-20s %s\n", ndev ? dev[0].slug : "?", s ? s : "-",
-			c.runs, (unsigned long long)c.kernels, t ? t : "-", path);
+		fprintf(out, "%-28s %-12s %5u %10llu  %-20s %s\n", ndev ? kpt_cli_term(dev[0].slug) : "?",
+			s ? kpt_cli_term(s) : "-", c.runs, (unsigned long long)c.kernels, t ? kpt_cli_term(t) : "-",
+			kpt_cli_term(path));
 	} else {
 		const struct kpt_meta_kv *kv;
 		size_t n;
 
-		fprintf(out, "file:     %s\n", path);
+		fprintf(out, "file:     %s\n", kpt_cli_term(path));
 		if (ndev)
-			fprintf(out, "gpu:      %s (%s), driver %s (CUDA %u.%u)\n", dev[0].name,
-				dev[0].slug, dev[0].driver_string[0] ? dev[0].driver_string : "?",
+			fprintf(out, "gpu:      %s (%s), driver %s (CUDA %u.%u)\n", kpt_cli_term(dev[0].name),
+				kpt_cli_term(dev[0].slug), dev[0].driver_string[0] ? kpt_cli_term(dev[0].driver_string) : "?",
 				dev[0].driver_version / 1000, dev[0].driver_version % 1000 / 10);
 		fprintf(out, "runs:     %u (processes %u)\nkernels:  %llu\n", c.runs, c.processes,
 			(unsigned long long)c.kernels);
 		if (kpt_file_meta(f, &kv, &n, &d) == 0)
 			for (size_t i = 0; i < n; i++)
-				fprintf(out, "%-9s %s\n", kv[i].key, kv[i].value);
+				fprintf(out, "%-9s %s\n", kpt_cli_term(kv[i].key), kpt_cli_term(kv[i].value));
 	}
 	kpt_file_close(f);
 	return 0;

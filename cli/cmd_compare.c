@@ -82,25 +82,29 @@ static void ceiling_text(double v, const char *unit, char *buf, size_t cap)
 
 static void print_table(const struct kpt_compare *c, int md)
 {
+	enum kpt_text_sink sink = md ? KPT_TEXT_MD : KPT_TEXT_TERM;
 	int w0 = 24, w = 22;
 	char buf[64];
 
 	for (size_t r = 0; r < c->nrows; r++)
-		if ((int)strlen(c->rows[r].workload) > w0)
-			w0 = (int)strlen(c->rows[r].workload);
+		if ((int)kpt_text_columns(kpt_cli_term(c->rows[r].workload)) > w0)
+			w0 = (int)kpt_text_columns(kpt_cli_term(c->rows[r].workload));
 	for (size_t j = 0; j < c->ncols; j++)
-		if ((int)strlen(c->cols[j].gpu) + 1 > w)
-			w = (int)strlen(c->cols[j].gpu) + 1;
+		if ((int)kpt_text_columns(kpt_cli_term(c->cols[j].gpu)) + 1 > w)
+			w = (int)kpt_text_columns(kpt_cli_term(c->cols[j].gpu)) + 1;
 	if (md) {
 		printf("| workload | quantity |");
 		for (size_t j = 0; j < c->ncols; j++)
-			printf(" %s |", c->cols[j].gpu[0] ? c->cols[j].gpu : "?");
+			printf(" %s |", c->cols[j].gpu[0] ? kpt_cli_clean(sink, c->cols[j].gpu) : "?");
 		printf("\n|---|---|");
 		for (size_t j = 0; j < c->ncols; j++)
 			printf("---:|");
 		printf("\n| | file |");
-		for (size_t j = 0; j < c->ncols; j++)
-			printf(" %s |", c->cols[j].path);
+		for (size_t j = 0; j < c->ncols; j++) {
+			fputc(' ', stdout);
+			kpt_text_write(stdout, KPT_TEXT_MD_CELL_CODE, c->cols[j].path);
+			fputs(" |", stdout);
+		}
 		printf("\n| | copy / bf16 ceiling |");
 		for (size_t j = 0; j < c->ncols; j++) {
 			char b2[32];
@@ -113,7 +117,7 @@ static void print_table(const struct kpt_compare *c, int md)
 	} else {
 		printf("%-*s %-17s", w0, "", "gpu");
 		for (size_t j = 0; j < c->ncols; j++)
-			printf(" %*s", w, c->cols[j].gpu[0] ? c->cols[j].gpu : "?");
+			printf(" %*s", w, c->cols[j].gpu[0] ? kpt_cli_term(c->cols[j].gpu) : "?");
 		printf("\n%-*s %-17s", w0, "", "copy ceiling");
 		for (size_t j = 0; j < c->ncols; j++)
 			ceiling_text(c->cols[j].copy_gbps, "GB/s", buf, sizeof buf), printf(" %*s", w, buf);
@@ -129,10 +133,13 @@ static void print_table(const struct kpt_compare *c, int md)
 		for (int q = 0; q < Q_COUNT; q++) {
 			if (!row_has(c, row, (enum quantity)q))
 				continue;
-			if (md)
-				printf("| %s | %s |", first ? row->workload : "", quantity_names[q]);
-			else
-				printf("%-*s %-17s", w0, first ? row->workload : "", quantity_names[q]);
+			if (md) {
+				fputs("| ", stdout);
+				if (first)
+					kpt_text_write(stdout, KPT_TEXT_MD_CELL_CODE, row->workload);
+				printf(" | %s |", quantity_names[q]);
+			} else
+				printf("%-*s %-17s", w0, first ? kpt_cli_term(row->workload) : "", quantity_names[q]);
 			for (size_t j = 0; j < c->ncols; j++) {
 				cell_text(&row->cells[j], (enum quantity)q, buf, sizeof buf);
 				if (md)
@@ -225,7 +232,8 @@ static int write_plots(const struct kpt_compare *c, const char *dir, struct kpt_
 		}
 		rc = kpt_plot_compare(row->workload, "GPU time (sum of kernel centres), us", bars, c->ncols, dir, stems[r], &why);
 		if (rc == KPT_E_NOTFOUND) {
-			fprintf(stderr, "kptprof compare: no plot for '%s': %s\n", row->workload, why.msg);
+			fprintf(stderr, "kptprof compare: no plot for '%s': %s\n", kpt_cli_term(row->workload),
+				kpt_cli_term(why.msg));
 			rc = 0;
 			continue;
 		}

@@ -314,7 +314,7 @@ static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 
 	ro.color = kpt_cli_color(1);
 	width = kpt_cli_term_width(1);
-	ro.width = width > 150 ? width - 110 : 0;
+	ro.width = width;
 	ro.all = dc->all;
 	ro.suite = dc->suite;
 	/* A report on stdout replaces the table there. */

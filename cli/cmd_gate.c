@@ -308,10 +308,12 @@ static int gate_db(const char *url, const char *suite, const char *slug, const c
 		return kpt_diff_cli_fail(dc, &d);
 	}
 	fprintf(stderr, "kptprof gate: %s vs baseline from history store '%s' (%s): branch '%s', the last %zu "
-		"session%s of suite '%s' on %s, commits %s..%s (added %s..%s)\n", rec, kpt_history_where(h),
-		kpt_history_backend(h), branch, set->nsessions, set->nsessions == 1 ? "" : "s", suite, slug,
-		short_commit(set->sessions[0].commit, c0), short_commit(set->sessions[set->nsessions - 1].commit, c1),
-		set->sessions[0].added, set->sessions[set->nsessions - 1].added);
+		"session%s of suite '%s' on %s, commits %s..%s (added %s..%s)\n", kpt_cli_term(rec),
+		kpt_cli_term(kpt_history_where(h)), kpt_history_backend(h), kpt_cli_term(branch), set->nsessions,
+		set->nsessions == 1 ? "" : "s", kpt_cli_term(suite), kpt_cli_term(slug),
+		kpt_cli_term(short_commit(set->sessions[0].commit, c0)),
+		kpt_cli_term(short_commit(set->sessions[set->nsessions - 1].commit, c1)),
+		kpt_cli_term(set->sessions[0].added), kpt_cli_term(set->sessions[set->nsessions - 1].added));
 	rc = kpt_diff_cli_run_side(side, rec, dc);
 	kpt_diff_side_destroy(side);
 	kpt_history_set_destroy(set);
@@ -443,7 +445,8 @@ int cmd_gate(int argc, char **argv)
 			made_tmp = 1;
 			snprintf(rec, sizeof rec, "%s/%s.kpt", tmpl, suite);
 		}
-		fprintf(stderr, "kptprof gate: recording suite '%s', %s runs -> %s\n", suite, runs, rec);
+		fprintf(stderr, "kptprof gate: recording suite '%s', %s runs -> %s\n", kpt_cli_term(suite), runs,
+			kpt_cli_term(rec));
 		rc = run_record(suite, runs, rec);
 		if (rc == KPT_EXIT_SKIP) {
 			fprintf(stderr, "kptprof gate: 'kptprof record' found no usable GPU (skipped)\n");
@@ -477,7 +480,7 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_diff_cli_fail(&dc, &d);
 		goto out;
 	}
-	fprintf(stderr, "kptprof gate: %s vs baseline %s\n", rec, base);
+	fprintf(stderr, "kptprof gate: %s vs baseline %s\n", kpt_cli_term(rec), kpt_cli_term(base));
 	{
 		const char *bases[1] = { base };
 

@@ -219,10 +219,10 @@ static int h_add(struct args *a)
 	rc = kpt_history_add(h, &run, &id, &d);
 	if (rc == 0)
 		printf("added session %" PRId64 " to '%s' (%s): %zu kernel keys, %u runs, %s, suite %s, commit %s, branch %s\n",
-		       id, kpt_history_where(h), kpt_history_backend(h), run.npoints, run.session.runs,
-		       run.session.gpu_name[0] ? run.session.gpu_name : "unknown GPU",
-		       run.session.suite[0] ? run.session.suite : "-",
-		       run.session.commit[0] ? run.session.commit : "-", run.session.branch);
+		       id, kpt_cli_term(kpt_history_where(h)), kpt_history_backend(h), run.npoints, run.session.runs,
+		       run.session.gpu_name[0] ? kpt_cli_term(run.session.gpu_name) : "unknown GPU",
+		       run.session.suite[0] ? kpt_cli_term(run.session.suite) : "-",
+		       run.session.commit[0] ? kpt_cli_term(run.session.commit) : "-", kpt_cli_term(run.session.branch));
 	kpt_history_close(h);
 	kpt_history_run_release(&run);
 	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
@@ -289,14 +289,15 @@ static int h_ls(struct args *a, struct kpt_history *h)
 	for (size_t i = 0; i < set->nsessions; i++) {
 		const struct kpt_history_session *s = &set->sessions[i];
 
-		printf("%-8" PRId64 " %-20s %-12s %-10s %-8s %-24s %5u %5u  ", s->id, s->added,
-		       short_sha(s->commit, sha), s->branch, s->suite[0] ? s->suite : "-", s->gpu_slug, s->runs, s->keys);
+		printf("%-8" PRId64 " %-20s %-12s %-10s %-8s %-24s %5u %5u  ", s->id, kpt_cli_term(s->added),
+		       kpt_cli_term(short_sha(s->commit, sha)), kpt_cli_term(s->branch),
+		       s->suite[0] ? kpt_cli_term(s->suite) : "-", kpt_cli_term(s->gpu_slug), s->runs, s->keys);
 		for (uint32_t l = 0; l < s->nlabels; l++)
-			printf("%s%s=%s", l ? "," : "", s->labels[l].name, s->labels[l].value);
+			printf("%s%s=%s", l ? "," : "", kpt_cli_term(s->labels[l].name), kpt_cli_term(s->labels[l].value));
 		printf("\n");
 	}
 	if (!set->nsessions)
-		fprintf(stderr, "kptprof: no sessions in '%s' match\n", kpt_history_where(h));
+		fprintf(stderr, "kptprof: no sessions in '%s' match\n", kpt_cli_term(kpt_history_where(h)));
 	kpt_history_set_destroy(set);
 	return KPT_EXIT_OK;
 }
@@ -315,9 +316,9 @@ static int pick_group(const struct args *a, struct kpt_history *h, struct kpt_hi
 	if (kpt_history_sessions(h, &g, keep, &d) < 0)
 		return kpt_cli_fail(&d);
 	if (!(*keep)->nsessions) {
-		fprintf(stderr, "kptprof: no sessions on branch '%s'%s%s%s%s in '%s'\n", g.branch,
-			g.suite ? " of suite " : "", g.suite ? g.suite : "", g.gpu_slug ? " on GPU " : "",
-			g.gpu_slug ? g.gpu_slug : "", kpt_history_where(h));
+		fprintf(stderr, "kptprof: no sessions on branch '%s'%s%s%s%s in '%s'\n", kpt_cli_term(g.branch),
+			g.suite ? " of suite " : "", g.suite ? kpt_cli_term(g.suite) : "", g.gpu_slug ? " on GPU " : "",
+			g.gpu_slug ? kpt_cli_term(g.gpu_slug) : "", kpt_cli_term(kpt_history_where(h)));
 		return KPT_EXIT_ERROR;
 	}
 	*f = g;
@@ -330,11 +331,12 @@ static int pick_group(const struct args *a, struct kpt_history *h, struct kpt_hi
 static void key_text(FILE *out, const struct kpt_history_key *k)
 {
 	if (!k->id) { /* a workload's total (detect) */
-		fprintf(out, "workload %s (sum of its kernels)", k->workload);
+		fprintf(out, "workload %s (sum of its kernels)", kpt_cli_term(k->workload));
 		return;
 	}
-	fprintf(out, "%s [grid %u,%u,%u block %u,%u,%u #%u]%s%s", k->name, k->grid[0], k->grid[1], k->grid[2],
-		k->block[0], k->block[1], k->block[2], k->ordinal, k->path[0] ? " in " : "", k->path);
+	fprintf(out, "%s [grid %u,%u,%u block %u,%u,%u #%u]%s%s", kpt_cli_term(k->name), k->grid[0], k->grid[1],
+		k->grid[2], k->block[0], k->block[1], k->block[2], k->ordinal, k->path[0] ? " in " : "",
+		kpt_cli_term(k->path));
 }
 
 /* The one key that KEY names (an id, an exact name, or a substring). */
@@ -347,7 +349,7 @@ static int pick_key(const struct args *a, struct kpt_history *h, int64_t *id)
 		return kpt_cli_fail(&d);
 	if (keys->nseries != 1) {
 		fprintf(stderr, "kptprof: %s kernel key in '%s' matches '%s'\n",
-			keys->nseries ? "more than one" : "no", kpt_history_where(h), a->pos);
+			keys->nseries ? "more than one" : "no", kpt_cli_term(kpt_history_where(h)), kpt_cli_term(a->pos));
 		for (size_t i = 0; i < keys->nseries && i < 20; i++) {
 			fprintf(stderr, "  %" PRId64 ": ", keys->series[i].key.id);
 			key_text(stderr, &keys->series[i].key);
@@ -404,8 +406,8 @@ static int load_one(const struct args *a, struct kpt_history *h, struct one *o)
 		return kpt_cli_fail(&d);
 	if (!o->set->nseries) {
 		fprintf(stderr, "kptprof: %s '%s' has no points for suite '%s' on GPU '%s', branch '%s'\n",
-			a->pos ? "kernel key" : "workload", a->pos ? a->pos : a->val[O_WORKLOAD], o->f.suite,
-			o->f.gpu_slug, o->f.branch);
+			a->pos ? "kernel key" : "workload", kpt_cli_term(a->pos ? a->pos : a->val[O_WORKLOAD]),
+			kpt_cli_term(o->f.suite), kpt_cli_term(o->f.gpu_slug), kpt_cli_term(o->f.branch));
 		return KPT_EXIT_ERROR;
 	}
 	o->sess = calloc(o->set->nsessions, sizeof *o->sess);
@@ -535,10 +537,10 @@ static int h_show(struct args *a, struct kpt_history *h)
 		key_text(stdout, &o.set->series[0].key);
 		printf("\n");
 	} else {
-		printf("workload %s: sum of %zu kernel keys\n", a->val[O_WORKLOAD], o.set->nseries);
+		printf("workload %s: sum of %zu kernel keys\n", kpt_cli_term(a->val[O_WORKLOAD]), o.set->nseries);
 	}
-	printf("suite %s, GPU %s, branch %s: %u sessions\n\n", o.f.suite[0] ? o.f.suite : "-", o.f.gpu_slug,
-	       o.f.branch, o.n);
+	printf("suite %s, GPU %s, branch %s: %u sessions\n\n", o.f.suite[0] ? kpt_cli_term(o.f.suite) : "-",
+	       kpt_cli_term(o.f.gpu_slug), kpt_cli_term(o.f.branch), o.n);
 	printf("%-8s %-12s %-20s %12s %5s %8s  %s\n", "session", "commit", "added", "centre", "runs", "change",
 	       "change point");
 	for (uint32_t i = 0; i < o.n; i++) {
@@ -548,7 +550,8 @@ static int h_show(struct args *a, struct kpt_history *h)
 
 		if (i)
 			snprintf(chg, sizeof chg, "%+.2f%%", 100 * (o.ns[i] / o.ns[i - 1] - 1));
-		printf("%-8" PRId64 " %-12s %-20s %12s %5u %8s", s->id, short_sha(s->commit, sha), s->added,
+		printf("%-8" PRId64 " %-12s %-20s %12s %5u %8s", s->id, kpt_cli_term(short_sha(s->commit, sha)),
+		       kpt_cli_term(s->added),
 		       kpt_cli_fmt_ns(o.ns[i], buf, sizeof buf), a->pos ? o.set->series[0].nruns[i] : s->runs, chg);
 		if (cp)
 			printf("  step %+.2f%% (confidence %.4f)", cp->step_pct, 1 - cp->p);
@@ -738,7 +741,7 @@ static void print_found(const struct kpt_history_set *set, const struct kpt_pool
 		kpt_cli_fmt_ns(c->cp.after_ns, b2, sizeof b2);
 	}
 	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%% %8s  %s", c->cp.step_pct, 1 - c->cp.p,
-	       short_sha(s->commit, sha), short_sha(prev->commit, sha2), s->id, b1, b2, c->cp.noise_pct, mach,
+	       kpt_cli_term(short_sha(s->commit, sha)), kpt_cli_term(short_sha(prev->commit, sha2)), s->id, b1, b2, c->cp.noise_pct, mach,
 	       c->regression ? "REGRESSION " : "");
 	pool_series_text(stdout, x);
 	printf("\n");
@@ -875,7 +878,8 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			kpt_json_kv_u64(&j, "keys", set->nseries);
 		} else {
 			printf("%ssuite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys\n", gi ? "\n" : "",
-			       f.suite[0] ? f.suite : "-", f.gpu_slug, branch, set->nsessions, set->nseries);
+			       f.suite[0] ? kpt_cli_term(f.suite) : "-", kpt_cli_term(f.gpu_slug), kpt_cli_term(branch),
+			       set->nsessions, set->nseries);
 		}
 		rc = detect_group(&r, set);
 		if (a->json)

@@ -16,6 +16,7 @@
 #include "kpt_format.h"
 #include "kpt_json.h"
 #include "kpt_summary.h"
+#include "kpt_text.h"
 
 enum report_format { FMT_TEXT, FMT_MD, FMT_CSV, FMT_JSON };
 
@@ -51,7 +52,7 @@ struct report {
 	struct kpt_env_summary *env;
 	size_t nenv;
 	struct kpt_counter_table *ctab; /* the counters section, loaded once; NULL without */
-	struct scratch **scratch;   /* copies made by term_safe, freed at exit */
+	struct kpt_text_pool *pool; /* cleaned copies (term_safe), freed at exit */
 };
 
 static int parse_args(int argc, char **argv, struct report *r)
@@ -112,94 +113,12 @@ static const char *cuda_version(uint32_t v, char *buf, size_t cap)
 
 /* ---- text and Markdown ---------------------------------------------------- */
 
-struct scratch {
-	struct scratch *next;
-	char s[];
-};
-
-/* True for bytes a terminal acts on: C0 controls (ESC included) and DEL;
- * at p, the two-byte UTF-8 form of a C1 control (U+0080..U+009F, e.g. CSI)
- * counts too (*len set to the bytes to replace). */
-static int is_control(const char *p, size_t *len)
-{
-	unsigned char c = (unsigned char)p[0];
-
-	*len = 1;
-	if (c < 0x20 || c == 0x7f)
-		return 1;
-	if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
-		*len = 2;
-		return 1;
-	}
-	return 0;
-}
-
-/* s with every control character replaced by '?', for text and Markdown
- * output: a name or meta value from a recording must not move the cursor,
- * set colours or start a new line. Returns s itself when it is clean, else
- * a copy owned by r (freed by scratch_free); "?" when out of memory. */
+/* s cleaned for a terminal line (lib/kpt_text.h): a name or meta value
+ * from a recording must not move the cursor, set colours or start a new
+ * line. s itself when clean, else a copy owned by r's pool. */
 static const char *term_safe(const struct report *r, const char *s)
 {
-	struct scratch *c;
-	size_t n, len = strlen(s), o = 0;
-	const char *p;
-
-	for (p = s; *p && !is_control(p, &n); p++)
-		;
-	if (!*p)
-		return s;
-	if (!(c = malloc(sizeof *c + len + 1)))
-		return "?";
-	for (p = s; *p; p += n)
-		c->s[o++] = is_control(p, &n) ? '?' : *p;
-	c->s[o] = '\0';
-	c->next = *r->scratch;
-	*r->scratch = c;
-	return c->s;
-}
-
-static void scratch_free(struct scratch *c)
-{
-	while (c) {
-		struct scratch *next = c->next;
-
-		free(c);
-		c = next;
-	}
-}
-
-/* Shortens name to at most width bytes for a terminal: first the template
- * arguments and parameter lists (outermost <...> and (...) become <...> and
- * (...); "(anonymous namespace)" becomes "(anon)"), then a cut ending in
- * "...". Writes into buf (>= width + 1). */
-static const char *shorten(const char *name, int width, char *buf, size_t cap)
-{
-	static const char anon[] = "(anonymous namespace)";
-	size_t len = strlen(name), o = 0;
-	int depth = 0;
-
-	if (width <= 0 || len <= (size_t)width || cap < 8)
-		return name;
-	for (const char *p = name; *p && o + 7 < cap; p++) {
-		if (depth == 0 && strncmp(p, anon, sizeof anon - 1) == 0) {
-			memcpy(buf + o, "(anon)", 6);
-			o += 6;
-			p += sizeof anon - 2;
-		} else if ((*p == '<' || *p == '(') && depth++ == 0) {
-			buf[o++] = *p;
-			memcpy(buf + o, "...", 3);
-			o += 3;
-		} else if ((*p == '>' || *p == ')') && depth > 0) {
-			if (--depth == 0)
-				buf[o++] = *p;
-		} else if (depth == 0) {
-			buf[o++] = *p;
-		}
-	}
-	buf[o] = '\0';
-	if (o > (size_t)width && width > 3)
-		memcpy(buf + width - 3, "...", 4);
-	return buf;
+	return kpt_text_pool_clean(r->pool, KPT_TEXT_TERM, s);
 }
 
 static const char *const text_titles[] = {
@@ -303,12 +222,38 @@ static uint64_t steps_of_rank(const struct report *r, uint32_t rank)
 	return n;
 }
 
+/* The name cells of the rows shown: whole when stdout is not a terminal;
+ * on one, fitted to what the numbers leave (kernel names with their
+ * template and parameter lists collapsed first, ranges keeping their
+ * tail), never two alike. NULL when out of memory (then whole names). */
+static char **name_cells(const struct report *r, int width, size_t n)
+{
+	const char **full = calloc(n ? n : 1, sizeof *full);
+	char **shown = calloc(n ? n : 1, sizeof *shown);
+	size_t cols = width > 0 ? (size_t)(width > 40 ? width : 40) : 0;
+
+	if (full && shown) {
+		for (size_t i = 0; i < n; i++)
+			full[i] = term_safe(r, r->s->rows[i].display);
+		if (kpt_text_column(full, n, cols, r->by == KPT_SUMMARY_BY_KERNEL ? KPT_CUT_CXX : KPT_CUT_TAIL,
+				    shown) < 0) {
+			free(shown);
+			shown = NULL;
+		}
+	} else {
+		free(shown);
+		shown = NULL;
+	}
+	free(full);
+	return shown;
+}
+
 static void print_text(const struct report *r)
 {
 	const char *bold = r->color ? "\033[1m" : "", *reset = r->color ? "\033[0m" : "";
 	int width = kpt_cli_term_width(STDOUT_FILENO), used = 0;
 	char cells[8][32];
-	char *buf;
+	char **names;
 
 	text_header(r);
 	printf("\n");
@@ -320,17 +265,17 @@ static void print_text(const struct report *r)
 	for (int c = 0; c < 8; c++)
 		used += printf("%*s  ", text_widths[c], text_titles[c]);
 	printf("%s%s\n", by_titles[r->by], reset);
-	buf = malloc((size_t)(width > 0 ? width : 0) + 8);
+	names = name_cells(r, width > 0 ? width - used : 0, rows_shown(r));
 	for (size_t i = 0; i < rows_shown(r); i++) {
 		const struct kpt_summary_row *row = &r->s->rows[i];
 
 		row_cells(row, cells);
 		for (int c = 0; c < 8; c++)
 			printf("%*s  ", text_widths[c], cells[c]);
-		printf("%s\n", buf ? shorten(term_safe(r, row->display), width - used, buf, (size_t)width + 8)
-			     : term_safe(r, row->display));
+		printf("%s\n", names ? names[i] : term_safe(r, row->display));
 	}
-	free(buf);
+	kpt_text_column_free(names, rows_shown(r));
+	free(names);
 	if (rows_shown(r) < r->s->n)
 		printf("(%zu more rows: --top 0 shows all)\n", r->s->n - rows_shown(r));
 	if (r->by == KPT_SUMMARY_BY_RANK) {
@@ -342,7 +287,7 @@ static void print_text(const struct report *r)
 			char t[32], ps[32];
 
 			kpt_cli_fmt_ns((double)row->comm_ns, t, sizeof t);
-			printf("  %-20s %10s in %6llu kernels, %5.1f%% of its GPU time", row->display, t,
+			printf("  %-20s %10s in %6llu kernels, %5.1f%% of its GPU time", term_safe(r, row->display), t,
 			       (unsigned long long)row->comm_kernels,
 			       row->total_ns ? 100.0 * (double)row->comm_ns / (double)row->total_ns : 0.0);
 			if (steps) {
@@ -417,9 +362,9 @@ static void print_counters(const struct report *r)
 		const char *show = term_safe(r, dm ? dm : k[i].kernel);
 
 		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
-		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %.100s%s\n",
+		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %s\n",
 		       isnan(k[i].ns) ? "-" : kpt_cli_fmt_ns(k[i].ns, tb, sizeof tb), dv.dram_gbps, dv.copy_ceiling_pct,
-		       dv.ipc, dv.tensor_active_pct, occ, show, strlen(show) > 100 ? "..." : "");
+		       dv.ipc, dv.tensor_active_pct, occ, show);
 		free(dm);
 	}
 	if (r->top && n > r->top)
@@ -476,32 +421,19 @@ static void print_workloads(const struct report *r)
 	kpt_compare_destroy(c);
 }
 
-/* Markdown inline code that survives a GFM table: '|' escaped, backticks
- * fenced with a longer run, control characters as '?' (term_safe). */
-static void md_code(const char *s)
-{
-	const char *fence = strchr(s, '`') ? "`` " : "`";
-
-	printf("%s", fence);
-	for (size_t n; *s; s += n) {
-		if (*s == '|')
-			putchar('\\');
-		putchar(is_control(s, &n) ? '?' : *s);
-	}
-	printf("%s", strchr(fence, ' ') ? " ``" : "`");
-}
-
 static void print_md(const struct report *r)
 {
 	char cells[8][32];
 
 	printf("## kptprof report: ");
-	md_code(r->path);
+	kpt_text_write(stdout, KPT_TEXT_MD_CODE, r->path);
 	printf("\n\n");
 	for (size_t i = 0; i < r->ndev; i++)
-		printf("- GPU %u: %s, %u SMs, CC %u.%u, driver %s\n", r->dev[i].index, term_safe(r, r->dev[i].name),
-		       r->dev[i].sm_count, r->dev[i].cc_major, r->dev[i].cc_minor,
-		       r->dev[i].driver_string[0] ? term_safe(r, r->dev[i].driver_string) : "?");
+		printf("- GPU %u: %s, %u SMs, CC %u.%u, driver %s\n", r->dev[i].index,
+		       kpt_text_pool_clean(r->pool, KPT_TEXT_MD, r->dev[i].name), r->dev[i].sm_count,
+		       r->dev[i].cc_major, r->dev[i].cc_minor,
+		       r->dev[i].driver_string[0] ? kpt_text_pool_clean(r->pool, KPT_TEXT_MD, r->dev[i].driver_string)
+						  : "?");
 	for (size_t i = 0; i < r->nenv; i++)
 		printf("- GPU %u SM clock %u MHz median (%u-%u), %u-%u C, slowed in %" PRIu64 " of %" PRIu64
 		       " samples\n", r->env[i].device, r->env[i].sm_mhz_median, r->env[i].sm_mhz_min,
@@ -523,7 +455,7 @@ static void print_md(const struct report *r)
 		for (int c = 0; c < 8; c++)
 			printf(" %s |", cells[c]);
 		printf(" ");
-		md_code(r->s->rows[i].display);
+		kpt_text_write(stdout, KPT_TEXT_MD_CELL_CODE, r->s->rows[i].display);
 		printf(" |\n");
 	}
 }
@@ -722,8 +654,8 @@ static int load(struct report *r, struct kpt_diag *d)
 
 int cmd_report(int argc, char **argv)
 {
-	struct scratch *scratch = NULL;
-	struct report r = { .by = KPT_SUMMARY_BY_KERNEL, .format = FMT_TEXT, .scratch = &scratch };
+	struct kpt_text_pool pool = { 0 };
+	struct report r = { .by = KPT_SUMMARY_BY_KERNEL, .format = FMT_TEXT, .pool = &pool };
 	struct kpt_diag d;
 	int rc = parse_args(argc, argv, &r);
 
@@ -746,7 +678,7 @@ int cmd_report(int argc, char **argv)
 	if (rc >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		rc = kpt_diag_set(&d, KPT_E_IO, "cannot write the report to standard output: %s",
 				  strerror(errno ? errno : EIO));
-	scratch_free(scratch);
+	kpt_text_pool_release(&pool);
 	kpt_summary_destroy(r.s);
 	kpt_counter_table_destroy(r.ctab);
 	free(r.env);

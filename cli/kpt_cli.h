@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "kpt_err.h"
+#include "kpt_text.h"
 
 enum kpt_exit {
 	KPT_EXIT_OK = 0,
@@ -34,8 +35,8 @@ extern const struct kpt_cmd kpt_cmds[];
 extern const int kpt_ncmds;
 const struct kpt_cmd *kpt_cmd_find(const char *name);
 
-/* Prints "kptprof: <msg>" and, when present, "hint: <hint>" to stderr and
- * returns KPT_EXIT_ERROR. */
+/* Prints "kptprof: <msg>" and, when present, "hint: <hint>" to stderr,
+ * each one line cleaned for the terminal, and returns KPT_EXIT_ERROR. */
 int kpt_cli_fail(const struct kpt_diag *d);
 /* printf-style variant for option errors: "kptprof CMD: <msg>"; returns 2. */
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -62,6 +63,13 @@ int kpt_cli_stdout_done(int rc);
 int kpt_cli_same_file(const char *in, const char *out);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
+/* s (a name or value from a recording or store) cleaned for a terminal
+ * line with KPT_TEXT_TERM of lib/kpt_text.h: s itself when clean, else a
+ * copy that lives until the process exits; NULL gives "". */
+const char *kpt_cli_term(const char *s);
+/* The same for another sink without quotes or fences (KPT_TEXT_MD,
+ * KPT_TEXT_MARKUP). */
+const char *kpt_cli_clean(enum kpt_text_sink sink, const char *s);
 /* True when fd is a terminal and NO_COLOR is unset or empty. */
 int kpt_cli_color(int fd);
 

@@ -11,6 +11,7 @@
 
 #include "kpt_demangle.h"
 #include "kpt_summary.h"
+#include "kpt_text.h"
 
 static const char *const format_names[] = {
 	[KPT_EXPORT_CHROME] = "chrome",
@@ -824,18 +825,7 @@ static int export_chrome(struct kpt_file *f, FILE *out, struct kpt_diag *d)
 
 int kpt_csv_field(FILE *out, const char *s)
 {
-	int ok;
-
-	if (!strpbrk(s, ",\"\r\n"))
-		return fputs(s, out) == EOF ? KPT_E_IO : 0;
-	ok = putc('"', out) != EOF;
-	for (; ok && *s; s++) {
-		if (*s == '"')
-			ok = putc('"', out) != EOF;
-		ok = ok && putc(*s, out) != EOF;
-	}
-	ok = ok && putc('"', out) != EOF;
-	return ok ? 0 : KPT_E_IO;
+	return kpt_text_write(out, KPT_TEXT_CSV, s);
 }
 
 static const char csv_columns[] =

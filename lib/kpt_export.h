@@ -92,7 +92,8 @@ int kpt_export_json_devices(struct kpt_json *j, struct kpt_file *f, struct kpt_d
 int kpt_export_json_counts(struct kpt_json *j, struct kpt_file *f, struct kpt_diag *d);
 
 /* Writes s as one CSV field (quoted when it holds ',', '"', CR or LF;
- * quotes doubled). Returns 0 or KPT_E_IO. */
+ * quotes doubled; invalid UTF-8 and other controls as U+FFFD): the
+ * KPT_TEXT_CSV sink of kpt_text.h. Returns 0 or KPT_E_IO. */
 int kpt_csv_field(FILE *out, const char *s);
 
 #endif

@@ -23,7 +23,8 @@ libpq-dev|'kptprof history' and 'gate --db' have no PostgreSQL store
 libpng-dev|'kptprof view' draws no timeline PNG"
 KPT_DEPS_TEST_OPTIONAL="libjansson-dev|the export tests do not parse their JSON
 gnuplot-nox|no plots ('view', 'diff --plots', 'history plot'); their tests skip
-chromium|the viewer's browser test skips"
+chromium|the viewer's browser test skips
+cmark-gfm|the Markdown test does not render the PR comment (skips)"
 # The history store's tests on PostgreSQL need a server (.ci/run starts a
 # throwaway one with tests/pg-server.sh; without it those tests skip).
 KPT_DEPS_PG="postgresql"
@@ -45,6 +46,7 @@ kpt_have() {
 	libpq-dev) pkg-config --exists libpq 2>/dev/null ;;
 	postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null ;;
 	chromium) command -v chromium >/dev/null || command -v chromium-browser >/dev/null ;;
+	cmark-gfm) command -v cmark-gfm >/dev/null ;;
 	*) return 1 ;;
 	esac
 }

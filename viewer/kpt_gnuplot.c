@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kpt_text.h"
+
 void kpt_gp_quote(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -32,16 +34,7 @@ void kpt_gp_quote(FILE *out, const char *s)
 
 void kpt_gp_field(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('\'', out);
-		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			fputc(' ', out);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
+	kpt_text_write(out, KPT_TEXT_GNUPLOT_FIELD, s);
 }
 
 /* "dir/stem.ext", or "stem.ext" when dir is NULL; malloc'd. */

@@ -22,7 +22,8 @@
  * gnuplot's single-quoted strings cannot hold two quotes in a row. */
 void kpt_gp_quote(FILE *out, const char *s);
 /* Writes s as a double-quoted field of an inline data block: '"' becomes
- * '\'', control characters spaces (data blocks have no escapes). */
+ * '\'', control characters U+FFFD (data blocks have no escapes):
+ * KPT_TEXT_GNUPLOT_FIELD. */
 void kpt_gp_field(FILE *out, const char *s);
 
 /* Opens DIR/STEM.gp for writing and writes the header: a comment naming

@@ -1,12 +1,14 @@
 /* kpt_plot.c - the report plots as gnuplot scripts (see kpt_plot.h). */
 #include "kpt_plot.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kpt_gnuplot.h"
+#include "kpt_text.h"
 #include "kpt_timeline.h"
 
 static const struct {
@@ -165,11 +167,81 @@ static void key_labels(const struct kpt_diff *df, const size_t *idx, size_t n, c
 		}
 }
 
+size_t kpt_plot_change_keys(const struct kpt_diff *df, size_t *idx, size_t *total)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < df->nrows; i++)
+		if (tested(&df->rows[i]))
+			idx[n++] = i;
+	*total = n;
+	sort_df = df;
+	if (n > KPT_PLOT_MAX_KEYS) {
+		qsort(idx, n, sizeof *idx, cmp_abs_change);
+		n = KPT_PLOT_MAX_KEYS;
+	}
+	/* largest change first: key 1 is the top row */
+	qsort(idx, n, sizeof *idx, cmp_change);
+	for (size_t i = 0; i < n / 2; i++) {
+		size_t t = idx[i];
+
+		idx[i] = idx[n - 1 - i];
+		idx[n - 1 - i] = t;
+	}
+	return n;
+}
+
+/* Chars of the y-axis labels: "NN  " and a short name; the full names are
+ * in the legend table (the data block, <stem>-keys.tsv, view's table). */
+#define CHANGE_LABEL_CHARS 34
+
+/* The legend of the numbered keys: key, verdict, change, kernel (whole),
+ * range (whole), as TSV cleaned for a file others read with cat. */
+static int change_legend(const struct kpt_diff *df, const size_t *idx, size_t n, const char *dir,
+			 const char *stem, struct kpt_diag *d)
+{
+	size_t len = strlen(dir) + strlen(stem) + 16;
+	char *path = malloc(len);
+	FILE *fp;
+	int bad;
+
+	if (!path)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	snprintf(path, len, "%s/%s-keys.tsv", dir, stem);
+	if (!(fp = fopen(path, "w"))) {
+		int rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", path, strerror(errno));
+
+		free(path);
+		return rc;
+	}
+	fputs("key\tverdict\tchange_pct\tkernel\trange\n", fp);
+	for (size_t k = 0; k < n; k++) {
+		const struct kpt_diff_row *r = &df->rows[idx[k]];
+
+		fprintf(fp, "%zu\t%s\t%.3f\t", k + 1, kpt_verdict_label(r->verdict), r->change_pct);
+		kpt_text_write(fp, KPT_TEXT_TERM, r->name);
+		if (r->ordinal)
+			fprintf(fp, " #%u", r->ordinal);
+		fputc('\t', fp);
+		kpt_text_write(fp, KPT_TEXT_TERM, r->path && *r->path ? r->path : "-");
+		fputc('\n', fp);
+	}
+	bad = ferror(fp);
+	if (fclose(fp) != 0 || bad) {
+		int rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s'", path);
+
+		free(path);
+		return rc;
+	}
+	free(path);
+	return 0;
+}
+
 int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char *stem,
 			 struct kpt_diag *d)
 {
-	size_t *idx, n = 0, total;
-	int present[KPT_V_COUNT] = { 0 }, rc;
+	size_t *idx, n, total;
+	int present[KPT_V_COUNT] = { 0 }, rc, w = 1100, h, lab_px;
 	double thr = df->opts.threshold_pct > 0 ? df->opts.threshold_pct : 2.0;
 	double lo = -thr, hi = thr, tmin = INFINITY, tmax = -INFINITY;
 	char (*lab)[KEY_LABEL];
@@ -178,45 +250,51 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 	idx = malloc((df->nrows ? df->nrows : 1) * sizeof *idx);
 	if (!idx)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < df->nrows; i++)
-		if (tested(&df->rows[i]))
-			idx[n++] = i;
-	if (n == 0) {
+	if ((n = kpt_plot_change_keys(df, idx, &total)) == 0) {
 		free(idx);
 		return kpt_diag_set(d, KPT_E_NOTFOUND, "no kernel was found in both recordings: no change to plot");
 	}
-	total = n;
-	sort_df = df;
-	if (n > KPT_PLOT_MAX_KEYS) {
-		qsort(idx, n, sizeof *idx, cmp_abs_change);
-		n = KPT_PLOT_MAX_KEYS;
-	}
-	qsort(idx, n, sizeof *idx, cmp_change);
 	lab = malloc(n * sizeof *lab);
 	if (!lab) {
 		free(idx);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
 	key_labels(df, idx, n, lab);
-	rc = kpt_gp_open(dir, stem, "kptprof diff: change of each kernel (NEW vs BASE) with its interval",
-			 1100, 140 + 18 * (int)n, &fp, d);
-	if (rc) {
+	/* the canvas grows with the keys: 16 px a row, title, key and x label
+	 * above and below; the label column is sized for its longest label */
+	h = 170 + 16 * (int)n;
+	if ((rc = change_legend(df, idx, n, dir, stem, d)) != 0 ||
+	    (rc = kpt_gp_open(dir, stem, "kptprof diff: change of each kernel (NEW vs BASE) with its interval",
+			      w, h, &fp, d)) != 0) {
 		free(lab);
 		free(idx);
 		return rc;
 	}
-	fprintf(fp, "$data << EOD\n# rank change_pct ci_low_pct ci_high_pct color verdict threshold_pct label range\n");
-	for (size_t k = 0; k < n; k++) {
+	fprintf(fp, "# the keys are numbered from the top; %s-keys.tsv has their whole names\n", stem);
+	fprintf(fp, "$data << EOD\n# rank change_pct ci_low_pct ci_high_pct color verdict threshold_pct label range tick\n");
+	lab_px = 0;
+	/* rows by rank, the smallest change first: key k + 1 has rank n - 1 - k */
+	for (size_t k = n; k-- > 0;) {
 		const struct kpt_diff_row *r = &df->rows[idx[k]];
 		double cl = isfinite(r->ci_low_pct) ? r->ci_low_pct : r->change_pct;
 		double ch = isfinite(r->ci_high_pct) ? r->ci_high_pct : r->change_pct;
 		double kt = r->threshold_pct > 0 ? r->threshold_pct : thr;
+		char tick[CHANGE_LABEL_CHARS + 48], shortn[CHANGE_LABEL_CHARS];
 
-		fprintf(fp, "%zu %.6g %.6g %.6g 0x%06x %s %.6g ", k, r->change_pct, cl, ch,
+		kpt_short_name(r->name, CHANGE_LABEL_CHARS - 10, shortn, sizeof shortn);
+		if (r->ordinal)
+			snprintf(tick, sizeof tick, "%zu  %s #%u", k + 1, shortn, r->ordinal);
+		else
+			snprintf(tick, sizeof tick, "%zu  %s", k + 1, shortn);
+		lab_px = (int)strlen(tick) > lab_px ? (int)strlen(tick) : lab_px;
+		/* rank: the top row (key 1) has the largest y */
+		fprintf(fp, "%zu %.6g %.6g %.6g 0x%06x %s %.6g ", n - 1 - k, r->change_pct, cl, ch,
 			kpt_verdict_color(r->verdict), kpt_verdict_label(r->verdict), kt);
 		kpt_gp_field(fp, lab[k]);
 		fputc(' ', fp);
 		kpt_gp_field(fp, r->path && *r->path ? r->path : "-");
+		fputc(' ', fp);
+		kpt_gp_field(fp, tick);
 		fputc('\n', fp);
 		present[r->verdict] = 1;
 		lo = fmin(lo, fmin(cl, -kt));
@@ -233,20 +311,24 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 			snprintf(band, sizeof band, "+-%g%%", tmin);
 		else
 			snprintf(band, sizeof band, "+-%g%% to +-%g%% by duration", tmin, tmax);
-		snprintf(title, sizeof title, "Change per kernel, NEW vs BASE (%zu of %zu matched keys; band: each key's threshold, %s)",
-			 n, total, band);
+		snprintf(title, sizeof title, "Change per kernel, NEW vs BASE: %zu of %zu matched keys, numbered from the top "
+			 "(band: each key's threshold, %s)", n, total, band);
 		kpt_gp_quote(fp, title);
 	}
-	fprintf(fp, "\nset xlabel 'change of the run medians, %% (interval at 1 - alpha)'\n");
+	/* 8-point labels: about 6 px a character; margins in screen fractions
+	 * so nothing is cut whatever the label lengths */
+	fprintf(fp, "\nset lmargin at screen %.4f\nset rmargin at screen 0.98\n", (16.0 + 6.0 * lab_px) / w);
+	fprintf(fp, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", 1 - 70.0 / h, 55.0 / h);
+	fprintf(fp, "set xlabel 'change of the run medians, %% (interval at 1 - alpha)'\n");
 	fprintf(fp, "set arrow 1 from 0, graph 0 to 0, graph 1 nohead lc rgb '#909090' back\n");
 	fprintf(fp, "set xrange [%.6g:%.6g]\nset yrange [-0.7:%zu.3]\n",
 		lo - 0.08 * (hi - lo), hi + 0.08 * (hi - lo), n - 1);
 	fprintf(fp, "set ytics out nomirror font ',8'\nset grid xtics lc rgb '#dddddd'\n"
-		    "set key outside top center horizontal reverse Left samplen 1\n");
+		    "set key at screen 0.5, screen %.4f center top horizontal reverse Left samplen 1\n", 1 - 4.0 / h);
 	/* The band: each key's own threshold, a box around its row. */
 	fprintf(fp, "plot $data using (0):1:(-$7):7:($1-0.45):($1+0.45) with boxxyerror fs solid noborder "
 		    "fc rgb '#e4e4e4' notitle, \\\n"
-		    "     $data using 2:1:3:4:5:ytic(8) with xerrorbars pt 7 ps 1.1 lw 1.5 lc rgb variable notitle");
+		    "     $data using 2:1:3:4:5:ytic(10) with xerrorbars pt 7 ps 1.1 lw 1.5 lc rgb variable notitle");
 	for (int v = 0; v < KPT_V_COUNT; v++)
 		if (present[v]) {
 			fprintf(fp, ", NaN with points pt 7 lc rgb ");

@@ -19,7 +19,7 @@
 #include "kpt_err.h"
 #include "kpt_summary.h"
 
-#define KPT_PLOT_MAX_KEYS 40    /* diff change plot: most keys drawn */
+#define KPT_PLOT_MAX_KEYS 80    /* diff change plot: most keys drawn */
 #define KPT_PLOT_MAX_RUNKEYS 16 /* diff run-medians plot */
 #define KPT_PLOT_TOP 15         /* top kernels plot (plus "other") */
 
@@ -36,13 +36,21 @@ void kpt_short_name(const char *name, int max_chars, char *out, size_t cap);
  * change (largest at the top), each row over a band of its own threshold
  * (row.threshold_pct: short, default or long). Keys with a tested change
  * (not NEW or GONE); when more than KPT_PLOT_MAX_KEYS, every SLOW, FAST and
- * AMBG key first, then the SAME keys with the largest |change|. Labels are
- * short names, with the workload, then the range path, then the launch
- * config added while another key of the diff has the same label.
+ * AMBG key first, then the SAME keys with the largest |change|. The keys
+ * are numbered from the top (kpt_plot_change_keys); a y label is the number
+ * and an abbreviated name, the whole label (short name, with the workload,
+ * then the range path, then the launch config added while another key of
+ * the diff has the same one) is in the data block and, with the whole
+ * kernel name and range, in the legend DIR/STEM-keys.tsv. The canvas grows
+ * with the keys and the label column with the labels: nothing is cut.
  * Data block $data: rank change_pct ci_low_pct ci_high_pct color verdict
- * threshold_pct label range ("-" when none). */
+ * threshold_pct label range tick ("-" when no range), by rank. */
 int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char *stem,
 			 struct kpt_diag *d);
+/* The rows of df the change plot draws, key 1 (the top row, the largest
+ * change) first, into idx (room for df->nrows); returns how many, and the
+ * number of keys with a tested change in *total. */
+size_t kpt_plot_change_keys(const struct kpt_diff *df, size_t *idx, size_t *total);
 
 /* diff: run medians of BASE and NEW side by side for the SLOW and AMBG keys
  * (at most KPT_PLOT_MAX_RUNKEYS, in the diff's order), each relative to the

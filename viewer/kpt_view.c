@@ -18,6 +18,7 @@
 #include "kpt_gnuplot.h"
 #include "kpt_html.h"
 #include "kpt_outfile.h"
+#include "kpt_text.h"
 #include "kpt_plot.h"
 #include "kpt_range_index.h"
 #include "kpt_summary.h"
@@ -892,7 +893,7 @@ static const char view_css[] =
 
 static void esc(FILE *out, const char *s)
 {
-	kpt_html_escape(out, s);
+	kpt_text_write(out, KPT_TEXT_MARKUP, s);
 }
 
 static void td_ns(FILE *out, double ns)
@@ -947,6 +948,38 @@ static void figure(FILE *out, const struct view *v, const char *stem)
 			fprintf(out, "</p>\n");
 		}
 	}
+}
+
+/* The legend of the change plot: its numbered keys with their whole names
+ * and ranges (the plot's y labels are abbreviated). */
+static void change_legend(FILE *out, const struct view *v)
+{
+	size_t *idx = malloc((v->df->nrows ? v->df->nrows : 1) * sizeof *idx), n, total;
+	char b[48];
+
+	if (!idx)
+		return;
+	n = kpt_plot_change_keys(v->df, idx, &total);
+	if (n) {
+		fprintf(out, "<details><summary>The %zu numbered keys of the plot</summary>\n<table><tr>"
+			     "<th class=\"n\">#</th><th>Verdict</th><th class=\"n\">Change</th><th>Kernel</th>"
+			     "<th>Range</th></tr>\n", n);
+		for (size_t k = 0; k < n; k++) {
+			const struct kpt_diff_row *r = &v->df->rows[idx[k]];
+
+			snprintf(b, sizeof b, "%+.2f%%", r->change_pct);
+			fprintf(out, "<tr><td class=\"n\">%zu</td><td>%s</td><td class=\"n\">%s</td><td><code>", k + 1,
+				kpt_verdict_label(r->verdict), b);
+			esc(out, r->name);
+			if (r->ordinal)
+				fprintf(out, " #%u", r->ordinal);
+			fprintf(out, "</code></td><td><code>");
+			esc(out, r->path && r->path[0] ? r->path : "-");
+			fprintf(out, "</code></td></tr>\n");
+		}
+		fprintf(out, "</table></details>\n");
+	}
+	free(idx);
 }
 
 static void key_config(FILE *out, const struct kpt_diff_row *r)
@@ -1035,6 +1068,7 @@ static void html_diff(FILE *out, const struct view *v)
 		fprintf(out, "</p>\n");
 	}
 	figure(out, v, "diff_change");
+	change_legend(out, v);
 	figure(out, v, "diff_runs");
 	diff_table_head(out);
 	for (size_t i = 0; i < df->nrows; i++) {

@@ -44,7 +44,7 @@ fi
 run "$KPTPROF" compare --format md "$T/h100.kpt" "$T/h200.kpt"
 expect_rc 0 "compare md"
 expect_out "| workload | quantity | NVIDIA H100 80GB HBM3 | NVIDIA H200 |"
-expect_out "| synth.workload | time |"
+expect_out "| \`synth.workload\` | time |"
 
 # Real H100 recordings: the 512 MiB copy was planted 10% slower.
 run "$KPTPROF" compare "$KPT_DATA/copy_base.kpt" "$KPT_DATA/copy_plant10_512MiB.kpt"

@@ -1,6 +1,7 @@
 # kptprof report: control characters in a recording's meta values, device
-# and kernel names reach text and Markdown output as '?' (no ESC, no extra
-# lines); JSON and CSV keep them, escaped.
+# and kernel names reach text output as visible escapes (\e, \n, \x07,
+# \u{009b}) and Markdown as U+FFFD (no ESC, no extra lines); JSON and CSV
+# keep them, escaped.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_python
 [ -x "$KPT_BUILD/kpt-ctlrec" ] || skip "kpt-ctlrec is not built"
@@ -21,19 +22,19 @@ PY
 run "$KPTPROF" report "$T/c.kpt"
 expect_rc 0 "report text"
 no_controls "$T/out"
-expect_out "command   app?[31m --red?rm -rf"
-expect_out "recorded  2026-11-21T00:00:00Z? on box?]0;title?"
-expect_out "suite     s?31mc1"
-expect_out "GPU?[2Jwiped"
-expect_out "driver 580?.95"
-expect_out "evil?[1;31m_kernel?second?line"
+expect_out 'command   app\e[31m --red\nrm -rf'
+expect_out 'recorded  2026-11-21T00:00:00Z\r on box\e]0;title\x07'
+expect_out 'suite     s\u{009b}31mc1'
+expect_out 'GPU\e[2Jwiped'
+expect_out 'driver 580\n.95'
+expect_out 'evil\e[1;31m_kernel\nsecond\x7fline'
 grep -q '^rm -rf' "$T/out" && fail "a newline in the command started a line"
 
 run "$KPTPROF" report "$T/c.kpt" --format md
 expect_rc 0 "report md"
 no_controls "$T/out"
-expect_out '`evil?[1;31m_kernel?second?line`'
-expect_out "GPU?[2Jwiped"
+expect_out $'`evil\xef\xbf\xbd[1;31m_kernel\xef\xbf\xbdsecond\xef\xbf\xbdline`'
+expect_out $'GPU\xef\xbf\xbd\\[2Jwiped'
 
 # JSON and CSV carry the exact bytes, escaped by their own rules
 run "$KPTPROF" report "$T/c.kpt" --format json

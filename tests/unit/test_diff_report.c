@@ -124,38 +124,6 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
-static char *escape(int (*fn)(FILE *, const char *), const char *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_int_equal(fn(f, s), 0);
-	fclose(f);
-	return buf;
-}
-
-static void test_xml_escape_handles_markup_and_bad_bytes(void **state)
-{
-	char *s = escape(kpt_xml_escape, "a<b>&\"'\x01\xff\tz");
-
-	(void)state;
-	assert_string_equal(s, "a&lt;b&gt;&amp;&quot;&apos;\xef\xbf\xbd\xef\xbf\xbd\tz");
-	free(s);
-	s = escape(kpt_xml_escape, "caf\xc3\xa9");
-	assert_string_equal(s, "caf\xc3\xa9"); /* valid UTF-8 passes */
-	free(s);
-}
-
-static void test_md_escape_keeps_table_cells_whole(void **state)
-{
-	char *s = escape(kpt_md_escape, "x|y`z*<T>&_\n[a]");
-
-	(void)state;
-	assert_string_equal(s, "x\\|y\\`z\\*&lt;T&gt;&amp;\\_ \\[a\\]");
-	free(s);
-}
-
 static void test_junit_fails_only_slow_keys(void **state)
 {
 	struct fixture *f = fixture();
@@ -192,8 +160,9 @@ static void test_markdown_puts_slow_table_before_details(void **state)
 	assert_non_null(details);
 	assert_true(slow < details);
 	assert_non_null(strstr(m, "| 1 | 1 | 1 | 1 | 0 | 0 |"));
-	assert_non_null(strstr(m, "gemm&lt;float, 128&gt;"));
-	assert_non_null(strstr(m, "&lt;\\|&gt;"));
+	/* names are code spans: '<' stays, '|' is escaped for the table */
+	assert_non_null(strstr(m, "| `void gemm<float, 128>(float const*, float*) & <\\|>` |"));
+	assert_non_null(strstr(m, "- **base**: `base.kpt`, "));
 	assert_non_null(strstr(m, "AMBG (~4 more runs)"));
 	assert_non_null(strstr(m, ":warning: median SM clock"));
 	free(m);
@@ -221,7 +190,7 @@ static void test_markdown_caps_long_tables(void **state)
 	f->df.counts[KPT_V_SLOW] = 0;
 	m = render(kpt_diff_write_markdown, &f->df, NULL);
 	assert_non_null(strstr(m, "(100 more keys: see the JSON report)"));
-	assert_int_equal(count(m, "| same\\_kernel |"), 300);
+	assert_int_equal(count(m, "| `same_kernel` |"), 300);
 	free(m);
 	free(rows);
 	free(f);
@@ -280,17 +249,144 @@ static void test_text_colours_only_when_asked(void **state)
 	free(f);
 }
 
+/* A fixture whose names differ only in the middle and at the end. */
+static struct fixture *lookalikes(void)
+{
+	static const char *const names[4] = {
+		"void fp8_quant_kernel<__nv_bfloat16, per_tensor, 128>(float const*, __nv_fp8_e4m3*, int)",
+		"void fp8_quant_kernel<__nv_bfloat16, per_token, 128>(float const*, __nv_fp8_e4m3*, int)",
+		"void fp8_quant_kernel<__nv_bfloat16, per_token, 256>(float const*, __nv_fp8_e4m3*, int)",
+		"void fp8_quant_kernel<__nv_bfloat16, per_token, 256>(float const*, __nv_fp8_e4m3*, int)",
+	};
+	static const char *const paths[4] = {
+		"fp8.quant.e4m3.bf16.per_tensor.8192x8192/kpt_fp8_quant",
+		"fp8.quant.e4m3.bf16.per_token.8192x8192/kpt_fp8_quant",
+		"fp8.quant.e4m3.bf16.per_token.8192x8192/kpt_fp8_quant",
+		"moe.layer.e128.top8.h2048.f768.b32.s1024/kpt_fp8_quant",
+	};
+	struct fixture *f = fixture();
+
+	for (int i = 0; i < 4; i++) {
+		f->rows[i].name = names[i];
+		f->rows[i].path = paths[i];
+	}
+	return f;
+}
+
+/* The Kernel and Range cells of line i (0: the header) of table t. */
+static void cells_of(const char *t, int i, char *out, size_t cap)
+{
+	const char *p = strstr(t, "Kernel ");
+	const char *cfg;
+
+	assert_non_null(p);
+	while (i-- > 0)
+		p = strchr(p, '\n') + 1;
+	cfg = strstr(p, " (128,1,1)");
+	assert_non_null(cfg);
+	assert_true((size_t)(cfg - p) < cap);
+	snprintf(out, cap, "%.*s", (int)(cfg - p), p);
+}
+
+static void test_text_names_whole_when_not_a_terminal(void **state)
+{
+	struct fixture *f = lookalikes();
+	struct kpt_report_opts o = { .all = 1 };
+	char *t = render(kpt_diff_write_text, &f->df, &o);
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		assert_non_null(strstr(t, f->rows[i].name));
+		assert_non_null(strstr(t, f->rows[i].path));
+	}
+	assert_null(strstr(t, "..."));
+	free(t);
+	free(f);
+}
+
+static void test_text_cut_never_makes_rows_alike(void **state)
+{
+	struct fixture *f = lookalikes();
+	char *t, c[4][512];
+
+	(void)state;
+	f->rows[3].ordinal = 2;
+	for (int width = 140; width <= 200; width += 20) {
+		struct kpt_report_opts o = { .all = 1, .width = width };
+
+		t = render(kpt_diff_write_text, &f->df, &o);
+		for (int i = 0; i < 4; i++)
+			cells_of(t, i + 1, c[i], sizeof c[i]);
+		for (int i = 0; i < 4; i++)
+			for (int j = i + 1; j < 4; j++)
+				assert_string_not_equal(c[i], c[j]);
+		/* a cut range keeps its tail: the parameters */
+		assert_non_null(strstr(c[3], width >= 160 ? "b32.s1024/kpt_fp8_quant" : "4/kpt_fp8_quant"));
+		/* the ordinal is never cut away */
+		assert_non_null(strstr(c[3], " #2"));
+		/* every line of the table fits the terminal */
+		for (int i = 0; i < 5; i++) {
+			const char *p = strstr(t, "Kernel "), *e;
+
+			for (int k = 0; k < i; k++)
+				p = strchr(p, '\n') + 1;
+			e = strchr(p, '\n');
+			assert_true(e - p <= width);
+		}
+		free(t);
+	}
+	free(f);
+}
+
+static void test_text_range_grows_before_kernel(void **state)
+{
+	struct fixture *f = lookalikes();
+	struct kpt_report_opts o = { .all = 1, .width = 180 };
+	char *t = render(kpt_diff_write_text, &f->df, &o);
+
+	(void)state;
+	/* 180 columns leave room for every range whole, not every name */
+	for (int i = 0; i < 4; i++)
+		assert_non_null(strstr(t, f->rows[i].path));
+	assert_null(strstr(t, f->rows[0].name));
+	free(t);
+	free(f);
+}
+
+static void test_text_escapes_hostile_names(void **state)
+{
+	struct fixture *f = fixture();
+	struct kpt_report_opts o = { .all = 1 };
+	char *t;
+
+	(void)state;
+	f->rows[1].name = "evil\033]0;title\007\r\nall SAME\x9b" "2J\xc2\x9b";
+	f->rows[1].path = "range\033[2J";
+	f->df.new_.path = "new\rfake.kpt";
+	f->notes[0].text = "note\033[31m";
+	t = render(kpt_diff_write_text, &f->df, &o);
+	assert_null(strchr(t, '\033'));
+	assert_null(strchr(t, '\r'));
+	assert_null(strstr(t, "\x9b"));
+	assert_non_null(strstr(t, "evil\\e]0;title\\x07\\r\\nall SAME\\x9b2J\\u{009b}"));
+	assert_non_null(strstr(t, "new\\rfake.kpt"));
+	free(t);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xml_escape_handles_markup_and_bad_bytes),
-		cmocka_unit_test(test_md_escape_keeps_table_cells_whole),
 		cmocka_unit_test(test_junit_fails_only_slow_keys),
 		cmocka_unit_test(test_markdown_puts_slow_table_before_details),
 		cmocka_unit_test(test_markdown_caps_long_tables),
 		cmocka_unit_test(test_json_has_result_and_key_fields),
 		cmocka_unit_test(test_json_error_document),
 		cmocka_unit_test(test_text_colours_only_when_asked),
+		cmocka_unit_test(test_text_names_whole_when_not_a_terminal),
+		cmocka_unit_test(test_text_cut_never_makes_rows_alike),
+		cmocka_unit_test(test_text_range_grows_before_kernel),
+		cmocka_unit_test(test_text_escapes_hostile_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -346,7 +346,7 @@ static void test_script_quotes_names_safely(void **state)
 	n = read_block("quote", "data", out, 4);
 	assert_int_equal(n, 1);
 	/* no '"' inside the field, no line break: the row stays one row */
-	assert_string_equal(last_field(out[0], buf, sizeof buf), "evil'name' x");
+	assert_string_equal(last_field(out[0], buf, sizeof buf), "evil'name'\xef\xbf\xbdx");
 	free_rows(out, n);
 }
 
@@ -393,6 +393,47 @@ static void test_diff_labels_unique_when_short_names_collide(void **state)
 	free_rows(out, n);
 	free_rows(keys, nk);
 	kpt_diff_destroy(df);
+}
+
+/* 80 keys with 200-character names: numbered, abbreviated y labels in a
+ * label column that leaves most of the canvas to the plot, a canvas that
+ * grows with the keys, and the whole names in the legend. */
+static void test_diff_change_readable_with_80_long_keys(void **state)
+{
+	static char names[80][208];
+	struct kpt_diff_row rows[80];
+	struct kpt_diff df;
+	char path[128], line[1024];
+	double lmargin = 1;
+	int h = 0, legend = 0;
+	FILE *fp;
+
+	(void)state;
+	for (int i = 0; i < 80; i++) {
+		snprintf(names[i], sizeof names[i], "void ns::kernel_%02d<", i);
+		memset(names[i] + strlen(names[i]), 'x', 200 - strlen(names[i]) - 2);
+		strcpy(names[i] + 198, ">()");
+		rows[i] = row(names[i], i % 7 ? KPT_V_SAME : KPT_V_AMBG, 0.1 * i - 4, 0.1 * i - 5, 0.1 * i - 3);
+	}
+	memset(&df, 0, sizeof df);
+	df.rows = rows;
+	df.nrows = 80;
+	assert_int_equal(kpt_plot_diff_change(&df, tmpdir, "long", NULL), 0);
+	snprintf(path, sizeof path, "%s/long.gp", tmpdir);
+	assert_non_null(fp = fopen(path, "r"));
+	while (fgets(line, sizeof line, fp)) {
+		sscanf(line, "set terminal pngcairo size %*d,%d", &h);
+		sscanf(line, "set lmargin at screen %lf", &lmargin);
+	}
+	fclose(fp);
+	assert_true(h >= 80 * 16);          /* 16 px a key */
+	assert_true(lmargin < 0.25);        /* labels abbreviated: the plot gets the rest */
+	snprintf(path, sizeof path, "%s/long-keys.tsv", tmpdir);
+	assert_non_null(fp = fopen(path, "r"));
+	while (fgets(line, sizeof line, fp))
+		legend += strstr(line, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx>()") != NULL;
+	fclose(fp);
+	assert_int_equal(legend, 80);       /* every whole name */
 }
 
 static void test_diff_change_carries_each_keys_threshold(void **state)
@@ -661,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_diff_change_keeps_non_same_keys_when_capped),
 		cmocka_unit_test(test_diff_labels_unique_when_short_names_collide),
 		cmocka_unit_test(test_diff_change_carries_each_keys_threshold),
+		cmocka_unit_test(test_diff_change_readable_with_80_long_keys),
 		cmocka_unit_test(test_diff_runs_block_has_every_run_median),
 		cmocka_unit_test(test_top_kernels_block_matches_summary_and_other),
 		cmocka_unit_test(test_roofline_points_and_skip_when_unknown),
