@@ -264,7 +264,7 @@ static int write_table(const struct kpt_diff *df, FILE *out, const struct kpt_re
 		       size_t n)
 {
 	int color = o && o->color;
-	struct text_col kern, range, tot;
+	struct text_col kern = { 0 }, range = { 0 }, tot = { 0 };
 	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
 	int cw, iw, rc = text_cells(df, o, rows, n, &kern, &range, &cw, &iw);
 
