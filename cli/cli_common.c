@@ -34,21 +34,6 @@ int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
 	return KPT_EXIT_ERROR;
 }
 
-int kpt_cli_help(const char *name)
-{
-	const struct kpt_cmd *cmd = kpt_cmd_find(name);
-	const char *opts;
-
-	if (!cmd)
-		return kpt_cli_usage_error("help", "unknown command '%s'", name);
-	opts = strstr(cmd->usage, "\n\n");
-	printf("usage: %.*s\n\n%s\n", (int)(opts ? (size_t)(opts - cmd->usage) : strlen(cmd->usage)),
-	       cmd->usage, cmd->summary);
-	if (opts)
-		printf("\noptions:\n%s", opts + 2);
-	return KPT_EXIT_OK;
-}
-
 int kpt_cli_color(int fd)
 {
 	const char *no = getenv("NO_COLOR");
@@ -56,23 +41,43 @@ int kpt_cli_color(int fd)
 	return isatty(fd) && !(no && no[0]);
 }
 
-int cmd_help(int argc, char **argv)
+void kpt_cli_help_list(void)
 {
-	if (argc >= 2)
-		return kpt_cli_help(kpt_cli_is_help(argv[1]) ? "help" : argv[1]);
 	printf("usage: kptprof COMMAND [ARGS]\n\n"
 	       "kptprof records CUDA kernels, compares runs against per-GPU baselines\n"
 	       "and fails a pull request when kernels got slower.\n\ncommands:\n");
 	for (int i = 0; i < kpt_ncmds; i++)
 		printf("  %-10s %s\n", kpt_cmds[i].name, kpt_cmds[i].summary);
 	printf("\n'kptprof help COMMAND' or 'kptprof COMMAND --help' shows one command.\n");
-	return KPT_EXIT_OK;
 }
+
+int kpt_cli_unknown_command(const char *name)
+{
+	const char *names[64], *near;
+	int n = kpt_ncmds < 64 ? kpt_ncmds : 64;
+
+	for (int i = 0; i < n; i++)
+		names[i] = kpt_cmds[i].name;
+	near = kpt_cli_nearest(name, names, (size_t)n);
+	fprintf(stderr, "kptprof: unknown command '%s'\n", name);
+	if (near)
+		fprintf(stderr, "hint: did you mean 'kptprof %s'? 'kptprof help' lists the commands\n", near);
+	else
+		fprintf(stderr, "hint: 'kptprof help' lists the commands\n");
+	return KPT_EXIT_ERROR;
+}
+
+/* version has no options but --help; the table makes it refuse others. */
+const struct kpt_opt kpt_version_opts[] = { KPT_OPT_END };
 
 int cmd_version(int argc, char **argv)
 {
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		return kpt_cli_help("version");
+	int n, rc;
+
+	if ((rc = kpt_opt_parse("version", kpt_version_opts, NULL, argc, argv, &n, NULL)) != KPT_OPT_GO)
+		return rc;
+	if (n)
+		return kpt_cli_usage_error("version", "takes no arguments, got '%s'", argv[1]);
 	printf("kptprof %s (file format %d.%d)\n", KPT_VERSION, KPT_FORMAT_MAJOR, KPT_FORMAT_MINOR);
 	return KPT_EXIT_OK;
 }

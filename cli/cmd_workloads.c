@@ -46,25 +46,32 @@ static int find_runner(char *out, size_t cap)
 	return 0;
 }
 
+struct workloads_args {
+	int json;
+	const char *suite;
+};
+
+const struct kpt_opt kpt_workloads_opts[] = {
+	KPT_OPT_STRING(0, "suite", "NAME", struct workloads_args, suite,
+		       "only the workloads of this suite (default: every workload and suite)"),
+	KPT_OPT_FLAG(0, "json", struct workloads_args, json, "print the list as JSON (default: text)"),
+	KPT_OPT_END,
+};
+
 int cmd_workloads(int argc, char **argv)
 {
+	struct workloads_args a = { 0 };
 	char path[PATH_MAX + 256];
 	char *args[6];
-	int n = 0, json = 0;
-	const char *suite = NULL;
+	int n = 0, json, nargs, rc;
+	const char *suite;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return kpt_cli_help("workloads");
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--suite") == 0 && i + 1 < argc)
-			suite = argv[++i];
-		else if (strcmp(argv[i], "--suite") == 0)
-			return kpt_cli_usage_error("workloads", "option '--suite' needs a suite name");
-		else
-			return kpt_cli_usage_error("workloads", "unknown argument '%s'", argv[i]);
-	}
+	if ((rc = kpt_opt_parse("workloads", kpt_workloads_opts, &a, argc, argv, &nargs, NULL)) != KPT_OPT_GO)
+		return rc;
+	if (nargs)
+		return kpt_cli_usage_error("workloads", "takes no arguments, got '%s'", argv[1]);
+	json = a.json;
+	suite = a.suite;
 	if (find_runner(path, sizeof path) < 0) {
 		fprintf(stderr, "kptprof: %s\nhint: the runner is built with the kernels when CMake finds a CUDA "
 			"toolkit; or set KPT_WORKLOADS=/path/to/" RUNNER "\n", path);

@@ -9,10 +9,10 @@ expect_error "workloads with a missing runner" "KPT_WORKLOADS='/nonexistent/kpt-
 expect_err "hint: "
 
 run "$KPTPROF" workloads --bogus
-expect_error "workloads --bogus" "unknown argument '--bogus'"
+expect_error "workloads --bogus" "unknown option '--bogus'"
 
 run "$KPTPROF" workloads --suite
-expect_error "workloads --suite without a name" "needs a suite name"
+expect_error "workloads --suite without a name" "needs a value"
 
 runner=$(dirname "$KPTPROF")/kpt-workloads
 [ -x "$runner" ] || skip "no kpt-workloads beside kptprof (built only with a CUDA toolkit)"
