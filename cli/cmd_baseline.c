@@ -1,7 +1,7 @@
 /* cmd_baseline.c - kptprof baseline list|show|update|path: a baseline is a
  * folder of sessions, DIR/<gpu-slug>/<suite>/<time>-<gpu>.kpt, one
  * recording per session (machine and boot), the newest --keep kept (DIR:
- * --baselines, else $KPT_BASELINES, else ./baselines). A single recording
+ * --baselines, else $KPTPROF_BASELINES, else ./baselines). A single recording
  * DIR/<gpu-slug>/<suite>.kpt (the older layout) still works, and update
  * moves it into the folder as one session. */
 #include <dirent.h>
@@ -26,10 +26,8 @@ struct bl_args {
 static int bl_parse(int argc, char **argv, struct bl_args *a)
 {
 	static const char *const names[] = { "--baselines", "--suite", "--gpu", "--from", "--keep" };
-	const char *e = getenv("KPT_BASELINES");
-
 	memset(a, 0, sizeof *a);
-	a->dir = e && e[0] ? e : "baselines";
+	a->dir = kpt_cli_baselines_dir();
 	for (int i = 2; i < argc; i++) {
 		const char **dst[] = { &a->dir, &a->suite, &a->gpu, &a->from, &a->keep };
 		int hit = 0, rc;

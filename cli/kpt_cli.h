@@ -181,6 +181,22 @@ int kpt_cli_term_width(int fd);
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],
 	kpt_compare_opts[], kpt_devices_opts[], kpt_workloads_opts[], kpt_view_opts[];
 
+/* ---- environment and installed files ----
+ * kpt_cli_getenv: $name when set and not empty, else $old (NULL: none) with
+ * a one-line notice on stderr that the old name is read; NULL when neither.
+ * kpt_cli_find_collector / kpt_cli_find_runner: libkptinject.so and
+ * kpt-workloads: $KPTPROF_INJECT / $KPTPROF_WORKLOADS ($KPT_WORKLOADS), else
+ * beside kptprof in the build tree, else <prefix>/lib/kptprof/ of an
+ * installed kptprof (<prefix>/bin). 0 and the real path in out, or -1.
+ * kpt_cli_baselines_dir: the default of --baselines: $KPTPROF_BASELINES
+ * ($KPT_BASELINES), else ./baselines when it exists, else the installed
+ * <prefix>/share/kptprof/baselines when it exists, else "baselines".
+ * Static storage; valid until the next call. */
+const char *kpt_cli_getenv(const char *name, const char *old);
+int kpt_cli_find_collector(char *out, size_t cap);
+int kpt_cli_find_runner(char *out, size_t cap);
+const char *kpt_cli_baselines_dir(void);
+
 /* Subcommands. Unfinished ones point at cmd_not_implemented in the table. */
 int cmd_not_implemented(int argc, char **argv);
 int cmd_help(int argc, char **argv);
