@@ -17,7 +17,8 @@ int kpt_cli_fail(const struct kpt_diag *d)
 	fprintf(stderr, "kptprof: %s\n", d && d->msg[0] ? d->msg : "unknown error");
 	if (d && d->hint[0])
 		fprintf(stderr, "hint: %s\n", d->hint);
-	return KPT_EXIT_ERROR;
+	/* no GPU or no driver: the command is skipped here, as gate and ab say */
+	return d && d->code == KPT_E_NODEV ? KPT_EXIT_SKIP : KPT_EXIT_ERROR;
 }
 
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)

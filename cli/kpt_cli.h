@@ -131,7 +131,8 @@ const char *kpt_cli_nearest(const char *word, const char *const *names, size_t n
 void kpt_cli_help_list(void);
 
 /* Prints "kptprof: <msg>" and, when present, "hint: <hint>" to stderr and
- * returns KPT_EXIT_ERROR. */
+ * returns KPT_EXIT_ERROR, or KPT_EXIT_SKIP (77) when d says there is no GPU
+ * or no driver (KPT_E_NODEV): every GPU command exits 77 without a GPU. */
 int kpt_cli_fail(const struct kpt_diag *d);
 /* printf-style variant for option errors: "kptprof CMD: <msg>"; returns 2. */
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
