@@ -193,7 +193,9 @@ const struct kpt_opt kpt_diff_report_opts[] = {
 	KPT_OPT_END,
 };
 
-static const struct kpt_opt diff_all_opts[] = {
+/* `kptprof diff`'s table: every diff option. */
+const struct kpt_opt kpt_diff_opts[] = {
+	KPT_OPT_OPERAND("BASE... NEW", "baseline and new recording (required); several BASE files or a folder: sessions"),
 	KPT_OPT_INCLUDE(kpt_diff_rule_opts),
 	KPT_OPT_INCLUDE(kpt_diff_report_opts),
 	KPT_OPT_END,
@@ -201,7 +203,7 @@ static const struct kpt_opt diff_all_opts[] = {
 
 int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
 {
-	return kpt_opt_one(argv[0], diff_all_opts, dc, argc, argv, i);
+	return kpt_opt_one(argv[0], kpt_diff_opts, dc, argc, argv, i);
 }
 
 void kpt_diff_cli_release(struct kpt_diff_cli *dc)
@@ -361,40 +363,14 @@ int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, st
 int cmd_diff(int argc, char **argv)
 {
 	struct kpt_diff_cli dc = { 0 };
-	const char **files = calloc((size_t)argc + 1, sizeof *files);
-	int nfiles = 0, rc;
+	int n, rc = kpt_opt_parse("diff", kpt_diff_opts, &dc, argc, argv, &n, NULL);
 
-	if (!files)
-		return kpt_cli_usage_error(argv[0], "out of memory");
-	for (int i = 1; i < argc; i++) {
-		if (kpt_cli_is_help(argv[i])) {
-			rc = kpt_cli_help("diff");
-			goto out;
-		}
-		rc = kpt_cli_opt(argc, argv, &i, "--plots", &dc.plots);
-		if (rc == 0)
-			rc = kpt_diff_cli_option(argc, argv, &i, &dc);
-		else if (rc < 0)
-			rc = KPT_EXIT_ERROR;
-		if (rc == 1)
-			continue;
-		if (rc != 0)
-			goto out;
-		if (argv[i][0] == '-' && argv[i][1]) {
-			rc = kpt_cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-			goto out;
-		}
-		files[nfiles++] = argv[i];
-	}
-	if (nfiles < 2) {
+	if (rc == KPT_OPT_GO && n < 2)
 		rc = kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
-		goto out;
-	}
 	/* BASE... NEW: every file (or folder of session files) but the last is a
 	 * session of the baseline. */
-	rc = kpt_diff_cli_run(argv[0], files, (size_t)nfiles - 1, files[nfiles - 1], &dc);
-out:
+	else if (rc == KPT_OPT_GO)
+		rc = kpt_diff_cli_run(argv[0], (const char *const *)argv + 1, (size_t)n - 1, argv[n], &dc);
 	kpt_diff_cli_release(&dc);
-	free(files);
 	return rc;
 }

@@ -53,11 +53,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ .name = "diff", .fn = cmd_diff, .summary = "compare a recording against a baseline and give verdicts",
 	  .usage = "kptprof diff BASE... NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
-	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]\n\n"
-	  "  BASE... NEW              baseline and new recording (required); several BASE files or a folder: sessions\n"
-	  DIFF_OPTIONS_HELP
-	  "  --suite-name S           JUnit test suite name (default: NEW's suite, else diff)\n"
-	  "  -h, --help               show this help\n" },
+	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]",
+	  .opts = kpt_diff_opts },
 	{ .name = "gate", .fn = cmd_gate, .summary = "record a suite and diff it against this GPU's baseline",
 	  .usage = "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
 	  "             [-o FILE | --from FILE] [diff options]\n\n"
@@ -74,15 +71,9 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --suite-name S           JUnit test suite name (default: the --suite NAME)\n"
 	  "  -h, --help               show this help\n" },
 	{ .name = "ab", .fn = cmd_ab, .summary = "run two commands interleaved on this machine and give paired verdicts",
-	  .usage = "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n\n"
-	  "  --runs M                 pairs of runs, each a fresh process; A first in even pairs, B in odd (default 10)\n"
-	  "  -o DIR                   keep the recordings as DIR/a.kpt and DIR/b.kpt (default: a temporary folder, removed)\n"
-	  "  -- CMD_A ::: CMD_B       the baseline's and the candidate's command, e.g. two builds' kpt-workloads --suite default\n"
-	  "  diff options             every option of 'kptprof diff' (default as there, but --threshold 1; --paired implied):\n"
-	  DIFF_OPTIONS_HELP
-	  "  --plots DIR              also write gnuplot scripts and PNGs (default: none)\n"
-	  "  --suite-name S           JUnit test suite name (default: B's suite, else diff)\n"
-	  "  -h, --help               show this help\n" },
+	  .usage = "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n"
+	  "        (diff options as in 'kptprof diff', but --threshold 1 and --paired implied)",
+	  .opts = kpt_ab_opts },
 	{ .name = "baseline", .fn = cmd_baseline, .summary = "list, show, update or locate baselines per GPU model",
 	  .usage = "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]\n\n"
 	  "  list               every baseline under DIR: GPU, suite, runs, kernels, when recorded, file\n"

@@ -44,14 +44,13 @@ for c in $cmds; do
 	# the option lines: "  -o, --output FILE   meaning (default D)"
 	sed -n '/^options:$/,$p' "$T/help.$c" | grep -E '^  -' >"$T/lines.$c" || true
 	grep -qE -- '^  -h, --help  +show this help$' "$T/lines.$c" || fail "$c --help lacks -h, --help: $(cat "$T/help.$c")"
-	while IFS= read -r line; do
-		echo "$line" | grep -Eq -- "^  \S.*\S  +[A-Za-z'].*\S" || fail "$c --help: line has no meaning: $line"
-		case $line in "  -h, --help"* | "  -- "* | "  list "* | "  --json"*) continue ;; esac
-		# flags that only turn something on say so in words; every option with a value names its default
-		echo "$line" | grep -Eq -- '^  (-[a-z], )?--[a-z-]+(\[|,| [^ ]*[A-Z|])' || continue
-		echo "$line" | grep -Eq "(\(|; )(default|required|exactly one)" ||
-			fail "$c --help: line gives no default: $line"
-	done <"$T/lines.$c"
+	# one awk over the lines: a meaning each; a default for each option with a value
+	bad=$(awk '
+		!/^  [^ ].*[^ ]  +[A-Za-z'"'"'].*[^ ]/ { print "no meaning: " $0; next }
+		/^  -h, --help/ || /^  -- / || /^  --json/ { next }
+		/^  (-[a-z], )?--[a-z-]+(\[|,| [^ ]*[A-Z|])/ && !/(\(|; )(default|required|exactly one)/ { print "no default: " $0 }
+	' "$T/lines.$c")
+	[ -z "$bad" ] || fail "$c --help: $bad"
 	helpopts=$(grep -oE -- '^  (-[a-zA-Z], )?--?[a-z][a-z-]*' "$T/lines.$c" | sed 's/^  //; s/,//' | tr ' ' '\n' | sort -u)
 
 	# the completion offers exactly the options --help lists
@@ -68,10 +67,10 @@ for c in $cmds; do
 		warn=$(groff -man -Tutf8 -ww -z "$T/man.$c" 2>&1) || fail "groff failed on the man page of $c"
 		[ -z "$warn" ] || fail "groff warns on the man page of $c: $warn"
 	fi
-	for o in $helpopts; do
-		grep -qF -- "\\fB$(echo "$o" | sed 's/-/\\-/g')" "$T/man.$c" ||
-			grep -qF -- ", $(echo "$o" | sed 's/-/\\-/g')" "$T/man.$c" || fail "man page of $c lacks $o"
-	done
+	# every option of --help in the man page ("\fB\-\-opt" or ", \-\-opt")
+	missing=$(for o in $helpopts; do echo "$o"; done | sed 's/-/\\-/g' | while IFS= read -r o; do
+		grep -qF -- "$o" "$T/man.$c" || echo "$o"; done)
+	[ -z "$missing" ] || fail "man page of $c lacks: $missing"
 
 	# docs/cli.md documents every long option of the command
 	doc_section "$c" >"$T/doc.$c"
