@@ -342,3 +342,8 @@ const char *kpt_cli_baselines_dir(void)
 		return buf;
 	return "baselines";
 }
+
+const char *kpt_cli_list_verb(const char *verb, const char *canonical)
+{
+	return strcmp(verb, "ls") == 0 || strcmp(verb, "list") == 0 ? canonical : verb;
+}

@@ -453,7 +453,7 @@ int cmd_baseline(int argc, char **argv)
 	if (argc < 2 || kpt_cli_is_help(argv[1]))
 		return argc < 2 ? kpt_cli_usage_error("baseline", "expected list, show, update or path")
 				: kpt_cli_help("baseline");
-	if (kpt_cli_parse_choice("baseline", "the action", argv[1], verbs, 4, &verb))
+	if (kpt_cli_parse_choice("baseline", "the action", kpt_cli_list_verb(argv[1], "list"), verbs, 4, &verb))
 		return KPT_EXIT_ERROR;
 	for (int i = 2; i < argc; i++)
 		if (kpt_cli_is_help(argv[i]))

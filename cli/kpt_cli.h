@@ -195,6 +195,9 @@ extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts
  * <prefix>/share/kptprof/baselines when it exists, else "baselines".
  * Static storage; valid until the next call. */
 const char *kpt_cli_getenv(const char *name, const char *old);
+/* `ls` and `list` are one verb everywhere: canonical (the command's own
+ * spelling) when verb is either, else verb. */
+const char *kpt_cli_list_verb(const char *verb, const char *canonical);
 int kpt_cli_find_collector(char *out, size_t cap);
 int kpt_cli_find_runner(char *out, size_t cap);
 const char *kpt_cli_baselines_dir(void);

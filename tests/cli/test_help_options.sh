@@ -108,6 +108,18 @@ expect_error "version --bogus" "unknown option '--bogus'"
 run "$KPTPROF" version extra
 expect_error "version extra" "takes no arguments"
 
+# `ls` and `list` are one verb, for baseline and history alike
+run "$KPTPROF" baseline list --baselines "$KPT_SRC/baselines"
+expect_rc 0 "baseline list"
+cp "$T/out" "$T/bl.list"
+run "$KPTPROF" baseline ls --baselines "$KPT_SRC/baselines"
+expect_rc 0 "baseline ls"
+cmp -s "$T/out" "$T/bl.list" || fail "baseline ls differs from baseline list"
+run "$KPTPROF" history ls --db "$T/none.db"
+cp "$T/err" "$T/h.ls"
+run "$KPTPROF" history list --db "$T/none.db"
+cmp -s "$T/err" "$T/h.ls" || fail "history list differs from history ls: $(cat "$T/err")"
+
 # completion of commands and of choice values
 [ "$(complete_words kptprof rep)" = report ] || fail "completion of 'rep': $(complete_words kptprof rep)"
 [ "$(complete_words kptprof report --by '')" = "kernel range rank" ] ||
