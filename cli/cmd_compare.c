@@ -165,6 +165,7 @@ static int print_json(const struct kpt_compare *c, struct kpt_diag *d)
 
 	kpt_json_init(&j, stdout, 3);
 	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", KPT_CLI_JSON_VERSION);
 	kpt_json_key(&j, "files");
 	kpt_json_begin_array(&j);
 	for (size_t k = 0; k < c->ncols; k++) {

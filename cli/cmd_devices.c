@@ -141,6 +141,7 @@ static void print_json(const struct kpt_gpu_list *l)
 
 	kpt_json_init(&j, stdout, 1);
 	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", KPT_CLI_JSON_VERSION);
 	kpt_json_kv_i64(&j, "driver_version", l->driver_version);
 	kpt_json_kv_str(&j, "driver", l->driver_string);
 	kpt_json_key(&j, "devices");

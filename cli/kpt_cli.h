@@ -13,6 +13,11 @@
 
 #include "kpt_err.h"
 
+/* Version of the layout of the JSON that cli/ writes itself (compare,
+ * devices; schemas in docs/schema/): minor grows with added fields, major
+ * when a field changes or goes. */
+#define KPT_CLI_JSON_VERSION "1.0"
+
 enum kpt_exit {
 	KPT_EXIT_OK = 0,
 	KPT_EXIT_REGRESSION = 1, /* diff/gate: at least one SLOW key */

@@ -7,8 +7,9 @@
 # Needed to build kptprof and the tools its tests use.
 KPT_DEPS_BUILD="build-essential cmake pkg-config libzstd-dev libpng-dev libsqlite3-dev libpq-dev"
 # Needed to run the tests (cmocka unit tests, jansson JSON checks, python3
-# for CLI checks, gnuplot for the viewer's plots).
-KPT_DEPS_TEST="libcmocka-dev libjansson-dev python3 gnuplot-nox"
+# for CLI checks, gnuplot for the viewer's plots, python3-jsonschema for the
+# JSON outputs against docs/schema/, groff for the man pages).
+KPT_DEPS_TEST="libcmocka-dev libjansson-dev python3 gnuplot-nox python3-jsonschema groff-base"
 # The history store's tests on PostgreSQL need a server (.ci/run starts a
 # throwaway one with tests/pg-server.sh; without it those tests skip).
 KPT_DEPS_PG="postgresql"
@@ -24,6 +25,8 @@ kpt_have() {
 	build-essential) command -v cc >/dev/null && command -v c++ >/dev/null && command -v make >/dev/null ;;
 	cmake | pkg-config | python3) command -v "$1" >/dev/null ;;
 	gnuplot-nox) command -v gnuplot >/dev/null ;;
+	python3-jsonschema) python3 -c 'import jsonschema' 2>/dev/null ;;
+	groff-base) command -v groff >/dev/null ;;
 	libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
 	libpng-dev) pkg-config --exists libpng 2>/dev/null ;;
 	libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;
