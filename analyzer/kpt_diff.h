@@ -25,7 +25,7 @@
  * two threads. Report writers (terminal
  * text, Markdown, JUnit XML, JSON) live in analyzer/kpt_diff_report.h.
  *
- * Kernel key (DESIGN.md "Kernel identity"): demangled name + grid + block +
+ * Kernel key (docs/architecture.md, "Kernel identity"): demangled name + grid + block +
  * NVTX range path + ordinal. The range path is the names of the NVTX ranges
  * enclosing the launch, outermost first, joined by '/', without the
  * per-iteration range `kpt:iter` (KPT_DIFF_ITER_RANGE), which only splits

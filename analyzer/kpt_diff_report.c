@@ -645,6 +645,7 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 
 	kpt_json_init(&j, out, 2);
 	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", KPT_DIFF_JSON_VERSION);
 	kpt_json_kv_str(&j, "result", df->result == KPT_DIFF_REGRESSION ? "regression" : "ok");
 	kpt_json_key(&j, "rule");
 	kpt_json_begin_object(&j);
@@ -781,6 +782,7 @@ int kpt_diff_write_json_error(const struct kpt_diag *err, FILE *out, struct kpt_
 
 	kpt_json_init(&j, out, 1);
 	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", KPT_DIFF_JSON_VERSION);
 	kpt_json_kv_str(&j, "result", "error");
 	kpt_json_kv_str(&j, "error", err && err->msg[0] ? err->msg : "unknown error");
 	kpt_json_kv_str(&j, "hint", err ? err->hint : "");

@@ -13,6 +13,10 @@
 
 #include "kpt_diff.h"
 
+/* Version of the JSON report's layout (docs/schema/diff.schema.json): the
+ * minor grows with added fields, the major when a field changes or goes. */
+#define KPT_DIFF_JSON_VERSION "1.0"
+
 struct kpt_report_opts {
 	int color;                  /* ANSI colours (caller decides: terminal, NO_COLOR) */
 	int width;                  /* text: terminal columns; 0: not a terminal, names never cut */

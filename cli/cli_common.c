@@ -1,5 +1,6 @@
 /* cli_common.c - printing diags, usage errors, help, version. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,8 @@ int kpt_cli_fail(const struct kpt_diag *d)
 		kpt_text_write(stderr, KPT_TEXT_TERM, d->hint);
 		fputc('\n', stderr);
 	}
-	return KPT_EXIT_ERROR;
+	/* no GPU or no driver: the command is skipped here, as gate and ab say */
+	return d && d->code == KPT_E_NODEV ? KPT_EXIT_SKIP : KPT_EXIT_ERROR;
 }
 
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -64,21 +66,6 @@ int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
 	return KPT_EXIT_ERROR;
 }
 
-int kpt_cli_help(const char *name)
-{
-	const struct kpt_cmd *cmd = kpt_cmd_find(name);
-	const char *opts;
-
-	if (!cmd)
-		return kpt_cli_usage_error("help", "unknown command '%s'", name);
-	opts = strstr(cmd->usage, "\n\n");
-	printf("usage: %.*s\n\n%s\n", (int)(opts ? (size_t)(opts - cmd->usage) : strlen(cmd->usage)),
-	       cmd->usage, cmd->summary);
-	if (opts)
-		printf("\noptions:\n%s", opts + 2);
-	return KPT_EXIT_OK;
-}
-
 int kpt_cli_color(int fd)
 {
 	const char *no = getenv("NO_COLOR");
@@ -86,23 +73,43 @@ int kpt_cli_color(int fd)
 	return isatty(fd) && !(no && no[0]);
 }
 
-int cmd_help(int argc, char **argv)
+void kpt_cli_help_list(void)
 {
-	if (argc >= 2)
-		return kpt_cli_help(kpt_cli_is_help(argv[1]) ? "help" : argv[1]);
 	printf("usage: kptprof COMMAND [ARGS]\n\n"
 	       "kptprof records CUDA kernels, compares runs against per-GPU baselines\n"
 	       "and fails a pull request when kernels got slower.\n\ncommands:\n");
 	for (int i = 0; i < kpt_ncmds; i++)
 		printf("  %-10s %s\n", kpt_cmds[i].name, kpt_cmds[i].summary);
 	printf("\n'kptprof help COMMAND' or 'kptprof COMMAND --help' shows one command.\n");
-	return KPT_EXIT_OK;
 }
+
+int kpt_cli_unknown_command(const char *name)
+{
+	const char *names[64], *near;
+	int n = kpt_ncmds < 64 ? kpt_ncmds : 64;
+
+	for (int i = 0; i < n; i++)
+		names[i] = kpt_cmds[i].name;
+	near = kpt_cli_nearest(name, names, (size_t)n);
+	fprintf(stderr, "kptprof: unknown command '%s'\n", name);
+	if (near)
+		fprintf(stderr, "hint: did you mean 'kptprof %s'? 'kptprof help' lists the commands\n", near);
+	else
+		fprintf(stderr, "hint: 'kptprof help' lists the commands\n");
+	return KPT_EXIT_ERROR;
+}
+
+/* version has no options but --help; the table makes it refuse others. */
+const struct kpt_opt kpt_version_opts[] = { KPT_OPT_END };
 
 int cmd_version(int argc, char **argv)
 {
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		return kpt_cli_help("version");
+	int n, rc;
+
+	if ((rc = kpt_opt_parse("version", kpt_version_opts, NULL, argc, argv, &n, NULL)) != KPT_OPT_GO)
+		return rc;
+	if (n)
+		return kpt_cli_usage_error("version", "takes no arguments, got '%s'", argv[1]);
 	printf("kptprof %s (file format %d.%d)\n", KPT_VERSION, KPT_FORMAT_MAJOR, KPT_FORMAT_MINOR);
 	return KPT_EXIT_OK;
 }
@@ -296,4 +303,111 @@ int kpt_cli_same_file(const char *in, const char *out)
 
 	return strcmp(out, "-") != 0 && stat(in, &a) == 0 && stat(out, &b) == 0 &&
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+
+/* ---- environment and installed files --------------------------------------------------- */
+
+const char *kpt_cli_getenv(const char *name, const char *old)
+{
+	const char *v = getenv(name);
+
+	if (v && v[0])
+		return v;
+	v = old ? getenv(old) : NULL;
+	if (!v || !v[0])
+		return NULL;
+	/* once per variable and process: a loop of lookups says it once */
+	if (!getenv("KPTPROF_QUIET_ENV_NOTICE")) {
+		fprintf(stderr, "kptprof: notice: %s is read as %s; rename it, the old name will go\n", old, name);
+		setenv("KPTPROF_QUIET_ENV_NOTICE", "1", 0);
+	}
+	return v;
+}
+
+/* kptprof's own folder (the real path of /proc/self/exe, less the name). */
+static int exe_dir(char *out, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	slash = strrchr(out, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+/* First existing candidate of rel[] relative to kptprof's folder, or the
+ * environment override. Returns 0 and the absolute path in out. */
+static int find_beside(const char *env, const char *old_env, const char *const *rel, size_t nrel, int mode,
+		       char *out, size_t cap)
+{
+	const char *e = kpt_cli_getenv(env, old_env);
+	char dir[PATH_MAX], buf[PATH_MAX + 64], real[PATH_MAX];
+
+	if (e) {
+		if (access(e, mode) != 0 || !realpath(e, real) || strlen(real) >= cap)
+			return -1;
+		memcpy(out, real, strlen(real) + 1);
+		return 0;
+	}
+	if (exe_dir(dir, sizeof dir) < 0)
+		return -1;
+	for (size_t i = 0; i < nrel; i++) {
+		snprintf(buf, sizeof buf, "%s/%s", dir, rel[i]);
+		if (access(buf, mode) == 0 && realpath(buf, real) && strlen(real) < cap) {
+			memcpy(out, real, strlen(real) + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Where each lives relative to kptprof: the build tree first (cli/, with
+ * collectors/ and kernels/ beside it), then an installed prefix
+ * (<prefix>/bin/kptprof, <prefix>/lib/kptprof/...). */
+static const char *const inject_rel[] = {
+	"libkptinject.so", "../collectors/libkptinject.so", "../lib/kptprof/libkptinject.so",
+	"../lib/libkptinject.so", "../lib64/kptprof/libkptinject.so",
+};
+static const char *const runner_rel[] = {
+	"kpt-workloads", "../kernels/kpt-workloads", "../kernels/runner/kpt-workloads",
+	"../lib/kptprof/kpt-workloads", "../libexec/kptprof/kpt-workloads", "../lib64/kptprof/kpt-workloads",
+};
+
+int kpt_cli_find_collector(char *out, size_t cap)
+{
+	return find_beside("KPTPROF_INJECT", NULL, inject_rel, sizeof inject_rel / sizeof inject_rel[0], R_OK,
+			   out, cap);
+}
+
+int kpt_cli_find_runner(char *out, size_t cap)
+{
+	return find_beside("KPTPROF_WORKLOADS", "KPT_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
+			   X_OK, out, cap);
+}
+
+const char *kpt_cli_baselines_dir(void)
+{
+	static char buf[PATH_MAX + 32];
+	const char *e = kpt_cli_getenv("KPTPROF_BASELINES", "KPT_BASELINES");
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (e)
+		return e;
+	if (stat("baselines", &st) == 0 && S_ISDIR(st.st_mode))
+		return "baselines";
+	if (exe_dir(dir, sizeof dir) == 0 &&
+	    (size_t)snprintf(buf, sizeof buf, "%s/../share/kptprof/baselines", dir) < sizeof buf &&
+	    stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+		return buf;
+	return "baselines";
+}
+
+const char *kpt_cli_list_verb(const char *verb, const char *canonical)
+{
+	return strcmp(verb, "ls") == 0 || strcmp(verb, "list") == 0 ? canonical : verb;
 }

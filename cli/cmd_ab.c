@@ -134,46 +134,48 @@ static char *join(char **v, int n)
 	return s;
 }
 
+struct ab_args {
+	uint64_t runs;
+	const char *outdir;
+	struct kpt_diff_cli dc;
+};
+
+const struct kpt_opt kpt_ab_opts[] = {
+	KPT_OPT_U64(0, "runs", "M", struct ab_args, runs, 2, 1000,
+		    "pairs of runs, each a fresh process; A first in even pairs, B in odd (default 10)"),
+	KPT_OPT_STRING('o', "output", "DIR", struct ab_args, outdir,
+		       "keep the recordings as DIR/a.kpt and DIR/b.kpt (default: a temporary folder, removed)"),
+	KPT_OPT_OPERAND("-- CMD_A ::: CMD_B",
+			"the baseline's and the candidate's command, e.g. two builds' kpt-workloads --suite default"),
+	/* diff's options, as there, but --threshold 1 and --paired implied */
+	KPT_OPT_TABLE(struct ab_args, dc, kpt_diff_rule_opts),
+	KPT_OPT_TABLE(struct ab_args, dc, kpt_diff_report_opts),
+	KPT_OPT_END,
+};
+
 int cmd_ab(int argc, char **argv)
 {
-	struct kpt_diff_cli dc = { 0 };
+	struct ab_args args = { .runs = 10 };
+	struct kpt_diff_cli *dcp = &args.dc;
 	struct kpt_diag d = { 0 };
-	const char *runs = "10", *outdir = NULL;
+	const char *outdir;
 	char tmpl[] = "/tmp/kptprof-ab.XXXXXX", dir[PATH_MAX], log[PATH_MAX + 16], part[PATH_MAX + 32];
 	char **cmd[2] = { NULL, NULL }, *cmdline[2] = { NULL, NULL };
-	int ncmd[2] = { 0, 0 }, sep = -1, split = -1, rc = 0, made_tmp = 0;
-	uint64_t m = 0;
+	int ncmd[2] = { 0, 0 }, sep = -1, split = -1, rc = 0, made_tmp = 0, nargs = 0;
+	uint64_t m;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			sep = i;
-			break;
-		}
-		if (kpt_cli_is_help(argv[i])) {
-			rc = kpt_cli_help("ab");
-			goto out;
-		}
-		{
-			/* ab's own options; the rest are diff's */
-			static const char *const names[] = { "--runs", "-o", "--plots" };
-			const char **const dst[] = { &runs, &outdir, &dc.plots };
-
-			rc = kpt_cli_opt_table(argc, argv, &i, names, dst, sizeof names / sizeof names[0]);
-			if (rc < 0) {
-				rc = KPT_EXIT_ERROR;
-				goto out;
-			}
-			if (rc == 1)
-				continue;
-		}
-		rc = kpt_diff_cli_option(argc, argv, &i, &dc);
-		if (rc == 1)
-			continue;
-		if (rc == 0)
-			rc = kpt_cli_usage_error(argv[0], "unknown argument '%s'", argv[i]);
+	rc = kpt_opt_parse("ab", kpt_ab_opts, &args, argc, argv, &nargs, &sep);
+	if (rc != KPT_OPT_GO)
+		goto out;
+	rc = 0;
+	if (nargs) {
+		rc = kpt_cli_usage_error(argv[0], "unexpected '%s' before --: expected -- CMD_A [ARGS...] ::: CMD_B [ARGS...]",
+					 argv[1]);
 		goto out;
 	}
-	rc = 0;
+	sep = sep < argc ? sep - 1 : -1;   /* the index of "--" */
+	m = args.runs;
+	outdir = args.outdir;
 	if (sep < 0) {
 		rc = kpt_cli_usage_error(argv[0], "expected -- CMD_A [ARGS...] ::: CMD_B [ARGS...]");
 		goto out;
@@ -185,10 +187,6 @@ int cmd_ab(int argc, char **argv)
 		}
 	if (split < 0 || split == sep + 1 || split == argc - 1) {
 		rc = kpt_cli_usage_error(argv[0], "expected two commands: -- CMD_A [ARGS...] ::: CMD_B [ARGS...]");
-		goto out;
-	}
-	if (kpt_cli_parse_u64(argv[0], "--runs", runs, 2, 1000, &m)) {
-		rc = KPT_EXIT_ERROR;
 		goto out;
 	}
 	cmd[0] = argv + sep + 1;
@@ -210,14 +208,14 @@ int cmd_ab(int argc, char **argv)
 	if (outdir) {
 		if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
 			kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", outdir, strerror(errno));
-			rc = kpt_diff_cli_fail(&dc, &d);
+			rc = kpt_diff_cli_fail(dcp, &d);
 			goto out;
 		}
 		snprintf(dir, sizeof dir, "%s", outdir);
 	} else {
 		if (!mkdtemp(tmpl)) {
 			kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
-			rc = kpt_diff_cli_fail(&dc, &d);
+			rc = kpt_diff_cli_fail(dcp, &d);
 			goto out;
 		}
 		made_tmp = 1;
@@ -243,7 +241,7 @@ int cmd_ab(int argc, char **argv)
 				else
 					kpt_diag_set(&d, KPT_E_UNSUPPORTED, "run %llu of %c ('%s') failed (kptprof record exit status %d); see '%s'",
 						     (unsigned long long)i, s ? 'B' : 'A', cmdline[s], st, log);
-				rc = st == KPT_EXIT_SKIP ? KPT_EXIT_SKIP : kpt_diff_cli_fail(&dc, &d);
+				rc = st == KPT_EXIT_SKIP ? KPT_EXIT_SKIP : kpt_diff_cli_fail(dcp, &d);
 				made_tmp = 0; /* keep the log and the runs made so far */
 				goto out;
 			}
@@ -252,24 +250,24 @@ int cmd_ab(int argc, char **argv)
 			(unsigned long long)i + 1, (unsigned long long)m, i % 2 == 0 ? "A" : "B", t[0], t[1]);
 	}
 	if (merge_side(dir, 'a', (int)m, cmdline[0], &d) < 0 || merge_side(dir, 'b', (int)m, cmdline[1], &d) < 0) {
-		rc = kpt_diff_cli_fail(&dc, &d);
+		rc = kpt_diff_cli_fail(dcp, &d);
 		goto out;
 	}
 	if (outdir)
 		fprintf(stderr, "kptprof ab: recordings in %s/a.kpt and %s/b.kpt\n", dir, dir);
-	dc.o.paired = 1;
+	dcp->o.paired = 1;
 	/* Paired runs on one machine resolve ~0.1% on long kernels: a 1%
 	 * threshold for kernels of 10 us and more, unless asked otherwise
 	 * (docs/decision-rule.md, "Same-machine A/B"). */
-	if (!(dc.o.threshold_pct > 0))
-		dc.o.threshold_pct = 1;
+	if (!(dcp->o.threshold_pct > 0))
+		dcp->o.threshold_pct = 1;
 	{
 		char a[PATH_MAX + 16], b[PATH_MAX + 16];
 		const char *bases[1] = { a };
 
 		snprintf(a, sizeof a, "%s/a.kpt", dir);
 		snprintf(b, sizeof b, "%s/b.kpt", dir);
-		rc = kpt_diff_cli_run(argv[0], bases, 1, b, &dc);
+		rc = kpt_diff_cli_run(argv[0], bases, 1, b, dcp);
 	}
 out:
 	if (made_tmp) {
@@ -289,6 +287,6 @@ out:
 	}
 	free(cmdline[0]);
 	free(cmdline[1]);
-	kpt_diff_cli_release(&dc);
+	kpt_diff_cli_release(dcp);
 	return rc;
 }

@@ -1,7 +1,7 @@
 /* cmd_baseline.c - kptprof baseline list|show|update|path: a baseline is a
  * folder of sessions, DIR/<gpu-slug>/<suite>/<time>-<gpu>.kpt, one
  * recording per session (machine and boot), the newest --keep kept (DIR:
- * --baselines, else $KPT_BASELINES, else ./baselines). A single recording
+ * --baselines, else $KPTPROF_BASELINES, else ./baselines). A single recording
  * DIR/<gpu-slug>/<suite>.kpt (the older layout) still works, and update
  * moves it into the folder as one session. */
 #include <dirent.h>
@@ -29,10 +29,8 @@ struct bl_args {
 static int bl_parse(int argc, char **argv, struct bl_args *a)
 {
 	static const char *const names[] = { "--baselines", "--suite", "--gpu", "--from", "--keep" };
-	const char *e = getenv("KPT_BASELINES");
-
 	memset(a, 0, sizeof *a);
-	a->dir = e && e[0] ? e : "baselines";
+	a->dir = kpt_cli_baselines_dir();
 	for (int i = 2; i < argc; i++) {
 		const char **dst[] = { &a->dir, &a->suite, &a->gpu, &a->from, &a->keep };
 		int hit = 0, rc;
@@ -687,7 +685,7 @@ int cmd_baseline(int argc, char **argv)
 	if (argc < 2 || kpt_cli_is_help(argv[1]))
 		return argc < 2 ? kpt_cli_usage_error("baseline", "expected list, show, update or path")
 				: kpt_cli_help("baseline");
-	if (kpt_cli_parse_choice("baseline", "the action", argv[1], verbs, 4, &verb))
+	if (kpt_cli_parse_choice("baseline", "the action", kpt_cli_list_verb(argv[1], "list"), verbs, 4, &verb))
 		return KPT_EXIT_ERROR;
 	for (int i = 2; i < argc; i++)
 		if (kpt_cli_is_help(argv[i]))

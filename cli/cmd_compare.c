@@ -18,11 +18,24 @@
 #include "kpt_json.h"
 #include "kpt_plot.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define KPT_COMPARE_MAX_FILES 64
 
 enum compare_format { CF_TEXT, CF_MD, CF_JSON };
-static const char *const format_names[] = { [CF_TEXT] = "text", [CF_MD] = "md", [CF_JSON] = "json" };
+static const char *const format_names[] = { [CF_TEXT] = "text", [CF_MD] = "md", [CF_JSON] = "json", NULL };
+
+struct compare_args {
+	int format;          /* CF_* */
+	const char *plots;
+};
+
+const struct kpt_opt kpt_compare_opts[] = {
+	KPT_OPT_OPERAND("FILE...", "two or more recordings of one suite; the first is the reference"),
+	KPT_OPT_CHOICE(0, "format", "text|md|json", struct compare_args, format, format_names,
+		       "table format (default text)"),
+	KPT_OPT_STRING(0, "plots", "DIR", struct compare_args, plots,
+		       "also write a bar plot per workload (.gp, and .png when gnuplot is installed; default: none)"),
+	KPT_OPT_END,
+};
 
 /* One printed line per (workload, quantity): a table, so text and Markdown
  * print the same quantities in the same order. */
@@ -159,6 +172,7 @@ static int print_json(const struct kpt_compare *c, struct kpt_diag *d)
 
 	kpt_json_init(&j, stdout, 3);
 	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", KPT_CLI_JSON_VERSION);
 	kpt_json_key(&j, "files");
 	kpt_json_begin_array(&j);
 	for (size_t k = 0; k < c->ncols; k++) {
@@ -269,33 +283,20 @@ int cmd_compare(int argc, char **argv)
 	const char *paths[KPT_COMPARE_MAX_FILES];
 	struct kpt_compare *c = NULL;
 	struct kpt_diag d;
-	const char *plots = NULL;
-	size_t n = 0;
-	int format = CF_TEXT, rc;
+	struct compare_args a = { .format = CF_TEXT };
+	const char *plots;
+	size_t n;
+	int format, nargs, rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (kpt_cli_is_help(argv[i]))
-			return kpt_cli_help("compare");
-		if ((rc = kpt_cli_opt(argc, argv, &i, "--format", &v)) != 0) {
-			if (rc < 0 || kpt_cli_parse_choice("compare", "--format", v, format_names,
-							   NELEM(format_names), &format))
-				return KPT_EXIT_ERROR;
-		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--plots", &v)) != 0) {
-			if (rc < 0)
-				return KPT_EXIT_ERROR;
-			if (!v[0])
-				return kpt_cli_usage_error("compare", "empty --plots DIR");
-			plots = v;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return kpt_cli_usage_error("compare", "unknown option '%s'", argv[i]);
-		} else if (n == KPT_COMPARE_MAX_FILES) {
-			return kpt_cli_usage_error("compare", "too many files (at most %d)", KPT_COMPARE_MAX_FILES);
-		} else {
-			paths[n++] = argv[i];
-		}
-	}
+	if ((rc = kpt_opt_parse("compare", kpt_compare_opts, &a, argc, argv, &nargs, NULL)) != KPT_OPT_GO)
+		return rc;
+	if (nargs > KPT_COMPARE_MAX_FILES)
+		return kpt_cli_usage_error("compare", "too many files (at most %d)", KPT_COMPARE_MAX_FILES);
+	n = (size_t)nargs;
+	for (size_t i = 0; i < n; i++)
+		paths[i] = argv[i + 1];
+	format = a.format;
+	plots = a.plots;
 	if (n < 2)
 		return kpt_cli_usage_error("compare", "give at least two recordings (the first is the reference)");
 	kpt_diag_clear(&d);

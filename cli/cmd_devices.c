@@ -141,6 +141,7 @@ static void print_json(const struct kpt_gpu_list *l)
 
 	kpt_json_init(&j, stdout, 1);
 	kpt_json_begin_object(&j);
+	kpt_json_kv_str(&j, "format_version", KPT_CLI_JSON_VERSION);
 	kpt_json_kv_i64(&j, "driver_version", l->driver_version);
 	kpt_json_kv_str(&j, "driver", l->driver_string);
 	kpt_json_key(&j, "devices");
@@ -168,20 +169,27 @@ static void print_json(const struct kpt_gpu_list *l)
 	kpt_json_finish(&j, NULL);
 }
 
+struct devices_args {
+	int json;
+};
+
+const struct kpt_opt kpt_devices_opts[] = {
+	KPT_OPT_FLAG(0, "json", struct devices_args, json, "print the GPUs as JSON (default: a table)"),
+	KPT_OPT_END,
+};
+
 int cmd_devices(int argc, char **argv)
 {
+	struct devices_args a = { 0 };
 	struct kpt_gpu_list l;
 	struct kpt_diag d;
-	int json = 0;
+	int n, rc, json;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return kpt_cli_help("devices");
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else
-			return kpt_cli_usage_error("devices", "unknown option '%s'", argv[i]);
-	}
+	if ((rc = kpt_opt_parse("devices", kpt_devices_opts, &a, argc, argv, &n, NULL)) != KPT_OPT_GO)
+		return rc;
+	if (n)
+		return kpt_cli_usage_error("devices", "takes no arguments, got '%s'", argv[1]);
+	json = a.json;
 	kpt_diag_clear(&d);
 	if (kpt_gpu_probe(&l, &d) < 0)
 		return kpt_cli_fail(&d);

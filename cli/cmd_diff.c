@@ -84,118 +84,129 @@ bad:
 	return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected run numbers like 0,1,2 or 0-4", v, opt);
 }
 
-/* The options diff and gate share, looked up in one place. */
-enum diff_opt_kind {
-	DO_NUMBER,  /* double at off, in [lo, hi] */
-	DO_STRING,  /* const char * at off */
-	DO_FLAG,    /* int at off, set to 1 */
-	DO_METHOD,  /* enum kpt_diff_method at off */
-	DO_RUNS,    /* run list: pointer at off, count at off2, buffer runs_buf[(int)lo] */
-	DO_INT,     /* int at off, in [lo, hi] */
-	DO_RANGES,  /* int at off: 0 thread, 1 any-thread */
-};
+/* ---- the options diff, gate, ab and view share ----------------------------------------- */
 
-static const char *const range_rules[] = { "thread", "any-thread" };
+static const char *const range_rules[] = { "thread", "any-thread", NULL };
 
-struct diff_opt {
-	const char *name;
-	enum diff_opt_kind kind;
-	size_t off, off2;
-	double lo, hi;
-};
+static int set_method(const char *cmd, const char *opt, const char *v, void *field, void *args)
+{
+	int idx;
 
-#define DC(field) offsetof(struct kpt_diff_cli, field)
-static const struct diff_opt diff_opts[] = {
-	{ "--threshold", DO_NUMBER, DC(o.threshold_pct), 0, 0.001, 1000 },
-	{ "--short-threshold", DO_NUMBER, DC(o.short_threshold_pct), 0, 0.001, 1000 },
-	{ "--long-threshold", DO_NUMBER, DC(o.long_threshold_pct), 0, 0.001, 1000 },
-	{ "--alpha", DO_NUMBER, DC(o.alpha), 0, 1e-9, 0.5 },
-	{ "--junit", DO_STRING, DC(junit), 0, 0, 0 },
-	{ "--markdown", DO_STRING, DC(markdown), 0, 0, 0 },
-	{ "--json", DO_STRING, DC(json), 0, 0, 0 },
-	{ "--suite-name", DO_STRING, DC(suite), 0, 0, 0 },
-	{ "--force", DO_FLAG, DC(o.force), 0, 0, 0 },
-	{ "--all", DO_FLAG, DC(all), 0, 0, 0 },
-	{ "--quiet", DO_FLAG, DC(quiet), 0, 0, 0 },
-	{ "-q", DO_FLAG, DC(quiet), 0, 0, 0 },
-	{ "--welch", DO_FLAG, DC(o.welch), 0, 0, 0 },
-	{ "--keep-throttled", DO_FLAG, DC(o.keep_throttled), 0, 0, 0 },
-	{ "--paired", DO_FLAG, DC(o.paired), 0, 0, 0 },
-	{ "--ranges", DO_RANGES, DC(o.any_thread), 0, 0, 0 },
-	{ "--no-shift", DO_FLAG, DC(o.no_shift), 0, 0, 0 },
-	{ "--aggregate", DO_INT, DC(o.aggregate_min), 0, -1, 1000000 },
-	{ "--between-prior", DO_NUMBER, DC(o.between_prior_pct), 0, 0.001, 100 },
-	{ "--other-machine", DO_FLAG, DC(o.machine), 0, 0, 0 },
+	if (kpt_cli_parse_choice(cmd, opt, v, method_names, 2, &idx))
+		return KPT_EXIT_ERROR;
+	*(enum kpt_diff_method *)field = (enum kpt_diff_method)idx;
+	return 0;
+}
+
+/* 0 means "the default" in the options: --aggregate 0 turns it off too. */
+static int set_aggregate(const char *cmd, const char *opt, const char *v, void *field, void *args)
+{
+	double x = 0;
+
+	if (parse_double(cmd, opt, v, -1, 1000000, &x))
+		return KPT_EXIT_ERROR;
+	if (x != floor(x))
+		return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected an integer", v, opt);
+	*(int *)field = x == 0 ? -1 : (int)x;
+	return 0;
+}
+
+/* --base-runs (side 0), --new-runs (side 1): the list lives in runs_buf[side]. */
+static int set_runs(const char *cmd, const char *opt, const char *v, struct kpt_diff_cli *dc, int side)
+{
+	uint32_t **buf = &dc->runs_buf[side];
+	uint32_t *n = side ? &dc->o.n_new_runs : &dc->o.n_base_runs;
+
+	free(*buf);
+	*buf = NULL;
+	if (parse_runs(cmd, opt, v, buf, n))
+		return KPT_EXIT_ERROR;
+	if (side)
+		dc->o.new_runs = *buf;
+	else
+		dc->o.base_runs = *buf;
+	return 0;
+}
+
+static int set_base_runs(const char *cmd, const char *opt, const char *v, void *field, void *args)
+{
+	return set_runs(cmd, opt, v, args, 0);
+}
+
+static int set_new_runs(const char *cmd, const char *opt, const char *v, void *field, void *args)
+{
+	return set_runs(cmd, opt, v, args, 1);
+}
+
+/* The decision options. Defaults: fill_defaults() in analyzer/kpt_diff.c. */
+const struct kpt_opt kpt_diff_rule_opts[] = {
+	KPT_OPT_DOUBLE(0, "threshold", "PCT", struct kpt_diff_cli, o.threshold_pct, 0.001, 1000,
+		       "change that matters, percent, for kernels of 10 us to 200 us (default 2)"),
+	KPT_OPT_DOUBLE(0, "short-threshold", "PCT", struct kpt_diff_cli, o.short_threshold_pct, 0.001, 1000,
+		       "the same for kernels under 10 us in BASE (default 5)"),
+	KPT_OPT_DOUBLE(0, "long-threshold", "PCT", struct kpt_diff_cli, o.long_threshold_pct, 0.001, 1000,
+		       "the same for kernels of 200 us and more in BASE (default 1)"),
+	KPT_OPT_DOUBLE(0, "alpha", "A", struct kpt_diff_cli, o.alpha, 1e-9, 0.5,
+		       "family-wise error rate over all kernels, Holm-corrected, at most 0.5 (default 0.05)"),
+	KPT_OPT_FLAG(0, "force", struct kpt_diff_cli, o.force,
+		     "compare recordings of different GPU models (default: refuse, exit 2)"),
+	KPT_OPT_FLAG(0, "welch", struct kpt_diff_cli, o.welch,
+		     "Welch's t instead of Student's on the log run medians (default Student)"),
+	KPT_OPT_FLAG(0, "keep-throttled", struct kpt_diff_cli, o.keep_throttled,
+		     "keep samples taken throttled or under 0.75x the run's median SM clock (default: drop)"),
+	KPT_OPT_CALL(0, "aggregate", "N", struct kpt_diff_cli, o.aggregate_min, set_aggregate,
+		     "a kernel launched N+ times per iteration in one NVTX path is one key (default 3; 0: never)"),
+	KPT_OPT_DOUBLE(0, "between-prior", "PCT", struct kpt_diff_cli, o.between_prior_pct, 0.001, 100,
+		       "between-machine SD when BASE has one session (default: by kernel duration)"),
+	KPT_OPT_FLAG(0, "other-machine", struct kpt_diff_cli, o.machine,
+		     "NEW is another machine even where base sessions share its GPU and boot (default: off)"),
+	KPT_OPT_FLAG(0, "no-shift", struct kpt_diff_cli, o.no_shift,
+		     "keep a family's common move in its keys' changes (default: reported once, taken out)"),
+	KPT_OPT_FLAG(0, "paired", struct kpt_diff_cli, o.paired,
+		     "run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)"),
+	KPT_OPT_CHOICE(0, "ranges", "RULE", struct kpt_diff_cli, o.any_thread, range_rules,
+		       "any-thread: a kernel with no range of its own thread takes another thread's (default thread)"),
 	/* Maintainer options (docs/decision-rule.md): the method and run
 	 * subsets, used by the evaluation. */
-	{ "--method", DO_METHOD, DC(o.method), 0, 0, 0 },
-	{ "--base-runs", DO_RUNS, DC(o.base_runs), DC(o.n_base_runs), 0, 0 },
-	{ "--new-runs", DO_RUNS, DC(o.new_runs), DC(o.n_new_runs), 1, 0 },
+	KPT_OPT_CALL(0, "base-runs", "LIST", struct kpt_diff_cli, o.base_runs, set_base_runs,
+		     "use only these runs of BASE, e.g. 0-4,7 (default: all)"),
+	KPT_OPT_CALL(0, "new-runs", "LIST", struct kpt_diff_cli, o.new_runs, set_new_runs,
+		     "use only these runs of NEW (default: all)"),
+	KPT_OPT_CALL(0, "method", "rule|pooled-u", struct kpt_diff_cli, o.method, set_method,
+		     "decision method; pooled-u only shows its false alarms (maintainers; default rule)"),
+	KPT_OPT_END,
 };
-#undef DC
+
+/* What diff writes besides its table: reports, plots, the table's rows. */
+const struct kpt_opt kpt_diff_report_opts[] = {
+	KPT_OPT_STRING(0, "junit", "F", struct kpt_diff_cli, junit,
+		       "also write a JUnit XML report, one test per kernel, SLOW fails; '-': stdout (default: none)"),
+	KPT_OPT_STRING(0, "markdown", "F", struct kpt_diff_cli, markdown,
+		       "also write a Markdown report (a pull-request comment); '-': stdout (default: none)"),
+	KPT_OPT_STRING(0, "json", "F", struct kpt_diff_cli, json,
+		       "also write a JSON report, {\"result\": \"error\"} when it fails; '-': stdout (default: none)"),
+	KPT_OPT_STRING(0, "plots", "DIR", struct kpt_diff_cli, plots,
+		       "also write gnuplot scripts of the changes and runs, PNGs with gnuplot (default: none)"),
+	KPT_OPT_STRING(0, "suite-name", "S", struct kpt_diff_cli, suite,
+		       "JUnit test suite name (default: NEW's suite, else diff)"),
+	KPT_OPT_FLAG(0, "all", struct kpt_diff_cli, all,
+		     "list SAME kernels in the table too (default: only when 40 keys or fewer)"),
+	KPT_OPT_FLAG('q', "quiet", struct kpt_diff_cli, quiet,
+		     "no table on standard output, only reports and exit status (default: table)"),
+	KPT_OPT_END,
+};
+
+/* `kptprof diff`'s table: every diff option. */
+const struct kpt_opt kpt_diff_opts[] = {
+	KPT_OPT_OPERAND("BASE... NEW", "baseline and new recording (required); several BASE files or a folder: sessions"),
+	KPT_OPT_INCLUDE(kpt_diff_rule_opts),
+	KPT_OPT_INCLUDE(kpt_diff_report_opts),
+	KPT_OPT_END,
+};
 
 int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
 {
-	const char *cmd = argv[0], *v = NULL;
-	char *base = (char *)dc;
-
-	for (size_t k = 0; k < sizeof diff_opts / sizeof diff_opts[0]; k++) {
-		const struct diff_opt *op = &diff_opts[k];
-		int rc, idx;
-
-		if (op->kind == DO_FLAG) {
-			if (strcmp(argv[*i], op->name) != 0)
-				continue;
-			*(int *)(base + op->off) = 1;
-			return 1;
-		}
-		rc = kpt_cli_opt(argc, argv, i, op->name, &v);
-		if (rc == 0)
-			continue;
-		if (rc < 0)
-			return KPT_EXIT_ERROR;
-		switch (op->kind) {
-		case DO_NUMBER:
-			return parse_double(cmd, op->name, v, op->lo, op->hi, (double *)(base + op->off)) ?: 1;
-		case DO_STRING:
-			*(const char **)(base + op->off) = v;
-			return 1;
-		case DO_INT: {
-			double x = 0;
-
-			if (parse_double(cmd, op->name, v, op->lo, op->hi, &x))
-				return KPT_EXIT_ERROR;
-			if (x != floor(x))
-				return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected an integer", v, op->name);
-			/* 0 means "the default" in the options: --aggregate 0 turns it off too */
-			*(int *)(base + op->off) = x == 0 ? -1 : (int)x;
-			return 1;
-		}
-		case DO_RANGES:
-			if (kpt_cli_parse_choice(cmd, op->name, v, range_rules, 2, &idx))
-				return KPT_EXIT_ERROR;
-			*(int *)(base + op->off) = idx;
-			return 1;
-		case DO_METHOD:
-			if (kpt_cli_parse_choice(cmd, op->name, v, method_names, 2, &idx))
-				return KPT_EXIT_ERROR;
-			*(enum kpt_diff_method *)(base + op->off) = (enum kpt_diff_method)idx;
-			return 1;
-		case DO_RUNS: {
-			uint32_t **buf = &dc->runs_buf[(int)op->lo];
-
-			free(*buf);
-			*buf = NULL;
-			if (parse_runs(cmd, op->name, v, buf, (uint32_t *)(base + op->off2)))
-				return KPT_EXIT_ERROR;
-			*(const uint32_t **)(base + op->off) = *buf;
-			return 1;
-		}
-		default:
-			return 0;
-		}
-	}
-	return 0;
+	return kpt_opt_one(argv[0], kpt_diff_opts, dc, argc, argv, i);
 }
 
 void kpt_diff_cli_release(struct kpt_diff_cli *dc)
@@ -374,40 +385,14 @@ int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, st
 int cmd_diff(int argc, char **argv)
 {
 	struct kpt_diff_cli dc = { 0 };
-	const char **files = calloc((size_t)argc + 1, sizeof *files);
-	int nfiles = 0, rc;
+	int n, rc = kpt_opt_parse("diff", kpt_diff_opts, &dc, argc, argv, &n, NULL);
 
-	if (!files)
-		return kpt_cli_usage_error(argv[0], "out of memory");
-	for (int i = 1; i < argc; i++) {
-		if (kpt_cli_is_help(argv[i])) {
-			rc = kpt_cli_help("diff");
-			goto out;
-		}
-		rc = kpt_cli_opt(argc, argv, &i, "--plots", &dc.plots);
-		if (rc == 0)
-			rc = kpt_diff_cli_option(argc, argv, &i, &dc);
-		else if (rc < 0)
-			rc = KPT_EXIT_ERROR;
-		if (rc == 1)
-			continue;
-		if (rc != 0)
-			goto out;
-		if (argv[i][0] == '-' && argv[i][1]) {
-			rc = kpt_cli_usage_error(argv[0], "unknown option '%s'", argv[i]);
-			goto out;
-		}
-		files[nfiles++] = argv[i];
-	}
-	if (nfiles < 2) {
+	if (rc == KPT_OPT_GO && n < 2)
 		rc = kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
-		goto out;
-	}
 	/* BASE... NEW: every file (or folder of session files) but the last is a
 	 * session of the baseline. */
-	rc = kpt_diff_cli_run(argv[0], files, (size_t)nfiles - 1, files[nfiles - 1], &dc);
-out:
+	else if (rc == KPT_OPT_GO)
+		rc = kpt_diff_cli_run(argv[0], (const char *const *)argv + 1, (size_t)n - 1, argv[n], &dc);
 	kpt_diff_cli_release(&dc);
-	free(files);
 	return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef KPT_CMD_DIFF_H
 #define KPT_CMD_DIFF_H
 
+#include "kpt_cli.h"
 #include "kpt_diff.h"
 
 struct kpt_diff_cli {
@@ -17,6 +18,11 @@ struct kpt_diff_cli {
 	 * recording's) matched is an error, never a pass */
 	int require_match;
 };
+
+/* The diff options as tables (kpt_cli.h), offsets into struct
+ * kpt_diff_cli: the decision rule's (every command that diffs), and the
+ * reports' (--junit, --markdown, --json, --plots, --suite-name, --all, -q). */
+extern const struct kpt_opt kpt_diff_rule_opts[], kpt_diff_report_opts[];
 
 /* Parses one diff option at argv[*i] (advancing *i past its value).
  * Returns 1 when consumed, 0 when argv[*i] is no diff option, and

@@ -45,33 +45,33 @@ static int export_counted(struct kpt_file *f, enum kpt_export_format fmt, FILE *
 	return rc;
 }
 
+struct export_args {
+	const char *format, *out;
+};
+
+const struct kpt_opt kpt_export_opts[] = {
+	KPT_OPT_OPERAND("FILE", "a .kpt recording"),
+	KPT_OPT_STRING(0, "format", "chrome|csv|json", struct export_args, format,
+		       "Chrome trace (Perfetto), CSV of kernels and memops, or JSON of every record (required)"),
+	KPT_OPT_STRING('o', "output", "OUT", struct export_args, out,
+		       "file to write, '-' for standard output; must not be FILE (required)"),
+	KPT_OPT_END,
+};
+
 int cmd_export(int argc, char **argv)
 {
-	const char *path = NULL, *out = NULL, *format = NULL;
+	struct export_args a = { 0 };
+	const char *path = NULL, *out, *format;
 	enum kpt_export_format fmt;
 	struct kpt_file *f = NULL;
 	struct kpt_diag d;
 	struct stat st;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (kpt_cli_is_help(argv[i]))
-			return kpt_cli_help("export");
-		if ((rc = kpt_cli_opt(argc, argv, &i, "--format", &format)) != 0 ||
-		    (rc = kpt_cli_opt(argc, argv, &i, "-o", &out)) != 0 ||
-		    (rc = kpt_cli_opt(argc, argv, &i, "--output", &out)) != 0) {
-			if (rc < 0)
-				return KPT_EXIT_ERROR;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			return kpt_cli_usage_error("export", "unknown option '%s'", argv[i]);
-		} else if (path) {
-			return kpt_cli_usage_error("export", "one FILE only, got '%s' and '%s'", path, argv[i]);
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path)
-		return kpt_cli_usage_error("export", "missing FILE (a .kpt recording)");
+	if ((rc = kpt_opt_parse_file("export", kpt_export_opts, &a, argc, argv, &path)) != KPT_OPT_GO)
+		return rc;
+	out = a.out;
+	format = a.format;
 	if (!format)
 		return kpt_cli_usage_error("export", "missing --format chrome|csv|json");
 	if (!out || !out[0])

@@ -19,9 +19,7 @@
 /* Where baselines live when --baselines is not given. */
 static const char *default_baselines(void)
 {
-	const char *e = getenv("KPT_BASELINES");
-
-	return e && e[0] ? e : "baselines";
+	return kpt_cli_baselines_dir();
 }
 
 /* True when this machine shows an NVIDIA driver. */

@@ -84,7 +84,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof *a);
 	if (argc < 2)
 		return kpt_cli_usage_error("history", "missing subcommand: add, ls, show, plot or detect");
-	if (kpt_cli_parse_choice("history", "the subcommand", argv[1], sub_names, S_COUNT, &idx))
+	if (kpt_cli_parse_choice("history", "the subcommand", kpt_cli_list_verb(argv[1], "ls"), sub_names, S_COUNT, &idx))
 		return KPT_EXIT_ERROR;
 	a->sub = (enum sub)idx;
 	for (int i = 2; i < argc; i++) {

@@ -211,53 +211,6 @@ static int parse(int argc, char **argv, struct record_opts *o)
 
 /* ---- locating things -------------------------------------------------------------- */
 
-static int exe_dir(char *out, size_t cap)
-{
-	ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	out[n] = '\0';
-	slash = strrchr(out, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
-/* First existing candidate of rel[] relative to kptprof's folder, or the
- * environment override. Returns 0 and the absolute path in out. */
-static int find_beside(const char *env, const char *const *rel, size_t nrel, int mode,
-		       char *out, size_t cap)
-{
-	const char *e = getenv(env);
-	char dir[PATH_MAX], buf[PATH_MAX + 64];
-
-	if (e && *e) {
-		if (access(e, mode) != 0 || !realpath(e, out))
-			return -1;
-		return 0;
-	}
-	if (exe_dir(dir, sizeof dir) < 0)
-		return -1;
-	for (size_t i = 0; i < nrel; i++) {
-		snprintf(buf, sizeof buf, "%s/%s", dir, rel[i]);
-		if (access(buf, mode) == 0 && realpath(buf, out) && strlen(out) < cap)
-			return 0;
-	}
-	return -1;
-}
-
-static const char *const inject_rel[] = {
-	"libkptinject.so", "../collectors/libkptinject.so", "../lib/kptprof/libkptinject.so",
-	"../lib/libkptinject.so", "../lib64/kptprof/libkptinject.so",
-};
-static const char *const runner_rel[] = {
-	"kpt-workloads", "../kernels/kpt-workloads", "../kernels/runner/kpt-workloads",
-	"../libexec/kptprof/kpt-workloads", "../lib/kptprof/kpt-workloads",
-};
-
 static int command_exists(const char *cmd)
 {
 	const char *path = getenv("PATH");
@@ -1154,8 +1107,7 @@ int cmd_record(int argc, char **argv)
 			return early_fail(&o, &d);
 		}
 	} else {
-		if (find_beside("KPTPROF_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
-				X_OK, runner, sizeof runner) < 0) {
+		if (kpt_cli_find_runner(runner, sizeof runner) < 0) {
 			kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find the workload runner 'kpt-workloads' beside kptprof");
 			kpt_diag_hint(&d, "build the kernels (a CUDA toolkit is needed) or set KPTPROF_WORKLOADS");
 			return early_fail(&o, &d);
@@ -1163,8 +1115,7 @@ int cmd_record(int argc, char **argv)
 		if (!(cmd = owned = runner_argv(&o, runner)))
 			return early_fail(&o, &d);
 	}
-	if (find_beside("KPTPROF_INJECT", inject_rel, sizeof inject_rel / sizeof inject_rel[0], R_OK,
-			inject, sizeof inject) < 0) {
+	if (kpt_cli_find_collector(inject, sizeof inject) < 0) {
 		kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find the collector 'libkptinject.so' beside kptprof");
 		kpt_diag_hint(&d, "build kptprof with a CUDA toolkit, or set KPTPROF_INJECT to the library");
 		free(owned);
@@ -1223,8 +1174,7 @@ int cmd_record(int argc, char **argv)
 		goto fail;
 	/* After the timing runs, so that calibration heat cannot touch them. */
 	if (!getenv("KPTPROF_SKIP_GPU_CHECK") && !getenv("KPTPROF_NO_CALIBRATE") &&
-	    (!o.cmd || find_beside("KPTPROF_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
-				   X_OK, runner, sizeof runner) == 0))
+	    (!o.cmd || kpt_cli_find_runner(runner, sizeof runner) == 0))
 		ceilings(&o, runner, &gpus.gpu[0]);
 	n = list_files(tmp, &files, &perr);
 	if (n < 0) {

@@ -21,20 +21,19 @@
 enum report_format { FMT_TEXT, FMT_MD, FMT_CSV, FMT_JSON };
 
 static const char *const format_names[] = {
-	[FMT_TEXT] = "text", [FMT_MD] = "md", [FMT_CSV] = "csv", [FMT_JSON] = "json",
+	[FMT_TEXT] = "text", [FMT_MD] = "md", [FMT_CSV] = "csv", [FMT_JSON] = "json", NULL,
 };
 static const char *const by_names[] = {
-	[KPT_SUMMARY_BY_KERNEL] = "kernel", [KPT_SUMMARY_BY_RANGE] = "range", [KPT_SUMMARY_BY_RANK] = "rank",
+	[KPT_SUMMARY_BY_KERNEL] = "kernel", [KPT_SUMMARY_BY_RANGE] = "range", [KPT_SUMMARY_BY_RANK] = "rank", NULL,
 };
 
 /* --ranges: NVTX's rule (the launching thread's ranges), or any thread's. */
-static const char *const range_rules[] = { "thread", "any-thread" };
+static const char *const range_rules[] = { "thread", "any-thread", NULL };
 
 /* The title of a row's name column for each grouping. */
 static const char *const by_titles[] = {
 	[KPT_SUMMARY_BY_KERNEL] = "Name", [KPT_SUMMARY_BY_RANGE] = "NVTX range", [KPT_SUMMARY_BY_RANK] = "Rank",
 };
-#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 struct report {
 	const char *path;
@@ -55,46 +54,19 @@ struct report {
 	struct kpt_text_pool *pool; /* cleaned copies (term_safe), freed at exit */
 };
 
-static int parse_args(int argc, char **argv, struct report *r)
-{
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int rc;
-
-		if (kpt_cli_is_help(argv[i])) {
-			kpt_cli_help("report");
-			return -1;      /* done: exit 0 */
-		}
-		if ((rc = kpt_cli_opt(argc, argv, &i, "--top", &v)) != 0) {
-			if (rc < 0 || kpt_cli_parse_u64("report", "--top", v, 0, UINT32_MAX, &r->top))
-				return KPT_EXIT_ERROR;
-		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--ranges", &v)) != 0) {
-			if (rc < 0 || kpt_cli_parse_choice("report", "--ranges", v, range_rules, NELEM(range_rules),
-							   &r->any_thread))
-				return KPT_EXIT_ERROR;
-		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--step", &v)) != 0) {
-			if (rc < 0)
-				return KPT_EXIT_ERROR;
-			r->step = v;
-		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--by", &v)) != 0) {
-			if (rc < 0 || kpt_cli_parse_choice("report", "--by", v, by_names, NELEM(by_names), &r->by))
-				return KPT_EXIT_ERROR;
-		} else if ((rc = kpt_cli_opt(argc, argv, &i, "--format", &v)) != 0) {
-			if (rc < 0 || kpt_cli_parse_choice("report", "--format", v, format_names,
-							   NELEM(format_names), &r->format))
-				return KPT_EXIT_ERROR;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			return kpt_cli_usage_error("report", "unknown option '%s'", argv[i]);
-		} else if (r->path) {
-			return kpt_cli_usage_error("report", "one FILE only, got '%s' and '%s'", r->path, argv[i]);
-		} else {
-			r->path = argv[i];
-		}
-	}
-	if (!r->path)
-		return kpt_cli_usage_error("report", "missing FILE (a .kpt recording)");
-	return 0;
-}
+const struct kpt_opt kpt_report_opts[] = {
+	KPT_OPT_OPERAND("FILE", "a .kpt recording"),
+	KPT_OPT_U64(0, "top", "N", struct report, top, 0, UINT32_MAX, "rows to print, busiest first (default 0: all)"),
+	KPT_OPT_CHOICE(0, "by", "kernel|range|rank", struct report, by, by_names,
+		       "one row per kernel name, NVTX range path, or rank and GPU with NCCL time (default kernel)"),
+	KPT_OPT_STRING(0, "step", "NAME", struct report, step,
+		       "with --by rank, also the NCCL time per NVTX range NAME (a step) per rank (default: none)"),
+	KPT_OPT_CHOICE(0, "ranges", "RULE", struct report, any_thread, range_rules,
+		       "any-thread: by range, a kernel with no range of its own thread goes to another thread's (default thread)"),
+	KPT_OPT_CHOICE(0, "format", "text|md|csv|json", struct report, format, format_names,
+		       "output format; json adds meta, devices, env, counts (default text)"),
+	KPT_OPT_END,
+};
 
 static size_t rows_shown(const struct report *r)
 {
@@ -657,10 +629,10 @@ int cmd_report(int argc, char **argv)
 	struct kpt_text_pool pool = { 0 };
 	struct report r = { .by = KPT_SUMMARY_BY_KERNEL, .format = FMT_TEXT, .pool = &pool };
 	struct kpt_diag d;
-	int rc = parse_args(argc, argv, &r);
+	int rc = kpt_opt_parse_file("report", kpt_report_opts, &r, argc, argv, &r.path);
 
-	if (rc)
-		return rc < 0 ? KPT_EXIT_OK : rc;
+	if (rc != KPT_OPT_GO)
+		return rc;
 	kpt_diag_clear(&d);
 	r.color = kpt_cli_color(STDOUT_FILENO);
 	rc = load(&r, &d);

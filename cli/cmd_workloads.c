@@ -4,8 +4,9 @@
  * GPU: --list touches no CUDA call. The list passes through kptprof, which
  * checks that it was written.
  *
- * The runner is $KPT_WORKLOADS when set, else kpt-workloads beside the
- * kptprof executable (kernels/CMakeLists.txt writes it there). */
+ * The runner is $KPTPROF_WORKLOADS when set, else kpt-workloads beside the
+ * kptprof executable (kernels/CMakeLists.txt writes it there), else in
+ * <prefix>/lib/kptprof/ of an installed kptprof (kpt_cli_find_runner). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,35 +19,17 @@
 
 #define RUNNER "kpt-workloads"
 
-/* Path of the runner in out; 0, or -1 with why in out. */
-static int find_runner(char *out, size_t cap)
-{
-	const char *env = getenv("KPT_WORKLOADS");
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
+struct workloads_args {
+	int json;
+	const char *suite;
+};
 
-	if (env && *env) {
-		if (access(env, X_OK) != 0) {
-			snprintf(out, cap, "KPT_WORKLOADS='%s' is not an executable file: %s", env, strerror(errno));
-			return -1;
-		}
-		snprintf(out, cap, "%s", env);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0 || (self[n] = '\0', !(slash = strrchr(self, '/')))) {
-		snprintf(out, cap, "cannot locate kptprof's own folder to look for '" RUNNER "'");
-		return -1;
-	}
-	*slash = '\0';
-	if ((size_t)snprintf(out, cap, "%s/" RUNNER, self) >= cap || access(out, X_OK) != 0) {
-		snprintf(out, cap, "no workload runner: '" RUNNER "' is not beside kptprof (in '%s') and "
-			 "KPT_WORKLOADS is unset", self);
-		return -1;
-	}
-	return 0;
-}
+const struct kpt_opt kpt_workloads_opts[] = {
+	KPT_OPT_STRING(0, "suite", "NAME", struct workloads_args, suite,
+		       "only the workloads of this suite (default: every workload and suite)"),
+	KPT_OPT_FLAG(0, "json", struct workloads_args, json, "print the list as JSON (default: text)"),
+	KPT_OPT_END,
+};
 
 /* Runs the runner with its stdout on a pipe and copies that to ours, so a
  * failed write (a full disk, /dev/full) is seen here: exit 2, never 0 with
@@ -91,26 +74,28 @@ static int run_listing(const char *path, char *const *args)
 
 int cmd_workloads(int argc, char **argv)
 {
+	struct workloads_args a = { 0 };
 	char path[PATH_MAX + 256];
 	char *args[6];
-	int n = 0, json = 0;
-	const char *suite = NULL;
+	int n = 0, json, nargs, rc;
+	const char *suite, *env;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return kpt_cli_help("workloads");
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--suite") == 0 && i + 1 < argc)
-			suite = argv[++i];
-		else if (strcmp(argv[i], "--suite") == 0)
-			return kpt_cli_usage_error("workloads", "option '--suite' needs a suite name");
-		else
-			return kpt_cli_usage_error("workloads", "unknown argument '%s'", argv[i]);
-	}
-	if (find_runner(path, sizeof path) < 0) {
-		fprintf(stderr, "kptprof: %s\nhint: the runner is built with the kernels when CMake finds a CUDA "
-			"toolkit; or set KPT_WORKLOADS=/path/to/" RUNNER "\n", path);
+	path[0] = '\0';
+	if ((rc = kpt_opt_parse("workloads", kpt_workloads_opts, &a, argc, argv, &nargs, NULL)) != KPT_OPT_GO)
+		return rc;
+	if (nargs)
+		return kpt_cli_usage_error("workloads", "takes no arguments, got '%s'", argv[1]);
+	json = a.json;
+	suite = a.suite;
+	if (kpt_cli_find_runner(path, sizeof path) < 0 && (env = kpt_cli_getenv("KPTPROF_WORKLOADS", "KPT_WORKLOADS"))) {
+		fprintf(stderr, "kptprof: %s='%s' is not an executable file\n",
+			getenv("KPTPROF_WORKLOADS") && getenv("KPTPROF_WORKLOADS")[0] ? "KPTPROF_WORKLOADS" : "KPT_WORKLOADS",
+			env);
+		return KPT_EXIT_ERROR;
+	} else if (path[0] != '/') {
+		fprintf(stderr, "kptprof: no workload runner: '" RUNNER "' is neither beside kptprof nor in "
+			"<prefix>/lib/kptprof/, and KPTPROF_WORKLOADS names no executable\nhint: the runner is built "
+			"with the kernels when CMake finds a CUDA toolkit; or set KPTPROF_WORKLOADS=/path/to/" RUNNER "\n");
 		return KPT_EXIT_ERROR;
 	}
 	args[n++] = path;

@@ -14,6 +14,11 @@
 #include "kpt_err.h"
 #include "kpt_text.h"
 
+/* Version of the layout of the JSON that cli/ writes itself (compare,
+ * devices; schemas in docs/schema/): minor grows with added fields, major
+ * when a field changes or goes. */
+#define KPT_CLI_JSON_VERSION "1.0"
+
 enum kpt_exit {
 	KPT_EXIT_OK = 0,
 	KPT_EXIT_REGRESSION = 1, /* diff/gate: at least one SLOW key */
@@ -21,22 +26,120 @@ enum kpt_exit {
 	KPT_EXIT_SKIP = 77,      /* nothing to do here: no GPU */
 };
 
+/* ---- option tables --------------------------------------------------------------------
+ * Each command declares its options once, as an array of struct kpt_opt
+ * ending in KPT_OPT_END, with designated initializers (the macros below), and
+ * names it in the command table; kpt_opt_parse() parses argv against it and
+ * --help, `kptprof help --man CMD` and `--completion bash|zsh` are printed
+ * from it (cli/cli_opt.c), so none of them can drift from what is parsed.
+ * Offsets are into the command's own args struct. */
+enum kpt_opt_kind {
+	KPT_OPTK_END = 0,
+	KPT_OPTK_FLAG,          /* int at off, set to 1 */
+	KPT_OPTK_STRING,        /* const char * at off (points into argv) */
+	KPT_OPTK_U64,           /* uint64_t at off: a decimal integer in [lo, hi] */
+	KPT_OPTK_DOUBLE,        /* double at off, in [lo, hi] */
+	KPT_OPTK_CHOICE,        /* int at off: the index of the value in choices[] */
+	KPT_OPTK_CALL,          /* call() checks and stores the value */
+	KPT_OPTK_TABLE,         /* every option of sub, their args struct at off */
+	KPT_OPTK_OPERAND,       /* documents an operand (FILE); operands are returned in argv */
+};
+
+#define KPT_OPTF_OPTVAL   1u    /* value only as --name=V; bare --name gives the value NULL */
+#define KPT_OPTF_NONEMPTY 2u    /* STRING: '' is an error */
+#define KPT_OPTF_HIDDEN   4u    /* parsed, left out of help, man and completion */
+
+struct kpt_opt {
+	enum kpt_opt_kind kind;
+	char short_name;            /* 'o' for -o; 0: none */
+	const char *name;           /* long name without "--" (NULL: short only); OPERAND: "FILE" */
+	const char *arg;            /* name of the value in help ("N", "text|md"); NULL: a flag */
+	const char *help;           /* one line: what it does and "(default D)" */
+	size_t off;
+	double lo, hi;              /* U64, DOUBLE: the accepted range */
+	const char *const *choices; /* CHOICE: NULL-terminated */
+	/* CALL: value (NULL for a bare KPT_OPTF_OPTVAL option) for the option
+	 * named opt; field = args + off, args = the whole args struct. Returns 0,
+	 * or KPT_EXIT_ERROR after printing a usage error. */
+	int (*call)(const char *cmd, const char *opt, const char *value, void *field, void *args);
+	const struct kpt_opt *sub;  /* TABLE */
+	unsigned flags;             /* KPT_OPTF_* */
+};
+
+#define KPT_OPT_FLAG(s, l, st, f, h) \
+	{ .kind = KPT_OPTK_FLAG, .short_name = (s), .name = (l), .off = offsetof(st, f), .help = (h) }
+#define KPT_OPT_STRING(s, l, a, st, f, h) \
+	{ .kind = KPT_OPTK_STRING, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
+	  .help = (h), .flags = KPT_OPTF_NONEMPTY }
+#define KPT_OPT_U64(s, l, a, st, f, min, max, h) \
+	{ .kind = KPT_OPTK_U64, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
+	  .lo = (min), .hi = (max), .help = (h) }
+#define KPT_OPT_DOUBLE(s, l, a, st, f, min, max, h) \
+	{ .kind = KPT_OPTK_DOUBLE, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
+	  .lo = (min), .hi = (max), .help = (h) }
+#define KPT_OPT_CHOICE(s, l, a, st, f, names, h) \
+	{ .kind = KPT_OPTK_CHOICE, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
+	  .choices = (names), .help = (h) }
+#define KPT_OPT_CALL(s, l, a, st, f, fn, h) \
+	{ .kind = KPT_OPTK_CALL, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
+	  .call = (fn), .help = (h) }
+#define KPT_OPT_TABLE(st, f, table) { .kind = KPT_OPTK_TABLE, .off = offsetof(st, f), .sub = (table) }
+/* a table whose offsets are into the same args struct */
+#define KPT_OPT_INCLUDE(table) { .kind = KPT_OPTK_TABLE, .off = 0, .sub = (table) }
+#define KPT_OPT_OPERAND(n, h) { .kind = KPT_OPTK_OPERAND, .name = (n), .help = (h) }
+#define KPT_OPT_END { .kind = KPT_OPTK_END }
+
+/* kpt_opt_parse's "go on": any other return is the exit status to end with. */
+#define KPT_OPT_GO (-1)
+
+/* Parses argv[1..argc) of command cmd against opts into args: options as
+ * "--name V", "--name=V", "-o V", flags as "--name"; -h/--help prints the
+ * help (returns 0). Operands (words not starting with '-', and "-") keep their
+ * order and are moved to argv[1..*nargs]. "--" ends the options: with rest
+ * NULL the words after it are operands; else parsing stops there and *rest
+ * is the index after "--" (argc when absent). Returns KPT_OPT_GO, 0 after
+ * help, or KPT_EXIT_ERROR after printing one line (an unknown option gets
+ * "did you mean"). */
+int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		  int *nargs, int *rest);
+/* kpt_opt_parse for a command of one operand, FILE (a recording): *path
+ * is it; none or more than one is a usage error. */
+int kpt_opt_parse_file(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		       const char **path);
+/* One step of kpt_opt_parse, for commands that still walk argv themselves:
+ * when argv[*i] is an option of opts, stores it (advancing *i past a
+ * separate value) and returns 1; returns 0 when it is not one of them, and
+ * KPT_EXIT_ERROR after printing a bad or missing value. */
+int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv, int *i);
+
 struct kpt_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;     /* one line for `kptprof help` */
-	/* Synopsis lines for `kptprof help CMD` and --help; after a blank line,
-	 * optionally one line per option: "  --opt V   meaning (default D)". */
+	/* Synopsis lines for `kptprof help CMD` and --help; commands without
+	 * opts add, after a blank line, one line per option:
+	 * "  --opt V   meaning (default D)". */
 	const char *usage;
+	const struct kpt_opt *opts; /* the option table; NULL: the usage text has them */
+	void (*help_tail)(void); /* prints more after the options in --help; NULL none */
 };
 
 /* The command table (cli/main.c) and lookup by exact name; NULL if none. */
 extern const struct kpt_cmd kpt_cmds[];
 extern const int kpt_ncmds;
 const struct kpt_cmd *kpt_cmd_find(const char *name);
+/* "unknown command 'X'" with "did you mean" when one is close; returns 2. */
+int kpt_cli_unknown_command(const char *name);
+/* The closest of names[0..n) to word (edit distance <= 2, or word a prefix
+ * of 3+ letters), NULL when none is close. */
+const char *kpt_cli_nearest(const char *word, const char *const *names, size_t n);
+/* `kptprof help` without CMD: the list of commands, on stdout. */
+void kpt_cli_help_list(void);
 
 /* Prints "kptprof: <msg>" and, when present, "hint: <hint>" to stderr,
- * each one line cleaned for the terminal, and returns KPT_EXIT_ERROR. */
+ * each one line cleaned for the terminal, and returns KPT_EXIT_ERROR, or
+ * KPT_EXIT_SKIP (77) when d says there is no GPU or no driver
+ * (KPT_E_NODEV): every GPU command exits 77 without a GPU. */
 int kpt_cli_fail(const struct kpt_diag *d);
 /* printf-style variant for option errors: "kptprof CMD: <msg>"; returns 2. */
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -103,6 +206,30 @@ const char *kpt_cli_fmt_bytes(double bytes, char *buf, size_t cap);
 /* Terminal width of fd: TIOCGWINSZ, else $COLUMNS, else 0 (not a terminal
  * or unknown: callers print full width). */
 int kpt_cli_term_width(int fd);
+
+/* The option tables of the commands that have one (cmd_<name>.c). */
+extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],
+	kpt_compare_opts[], kpt_devices_opts[], kpt_workloads_opts[], kpt_view_opts[],
+	kpt_diff_opts[], kpt_ab_opts[];
+
+/* ---- environment and installed files ----
+ * kpt_cli_getenv: $name when set and not empty, else $old (NULL: none) with
+ * a one-line notice on stderr that the old name is read; NULL when neither.
+ * kpt_cli_find_collector / kpt_cli_find_runner: libkptinject.so and
+ * kpt-workloads: $KPTPROF_INJECT / $KPTPROF_WORKLOADS ($KPT_WORKLOADS), else
+ * beside kptprof in the build tree, else <prefix>/lib/kptprof/ of an
+ * installed kptprof (<prefix>/bin). 0 and the real path in out, or -1.
+ * kpt_cli_baselines_dir: the default of --baselines: $KPTPROF_BASELINES
+ * ($KPT_BASELINES), else ./baselines when it exists, else the installed
+ * <prefix>/share/kptprof/baselines when it exists, else "baselines".
+ * Static storage; valid until the next call. */
+const char *kpt_cli_getenv(const char *name, const char *old);
+/* `ls` and `list` are one verb everywhere: canonical (the command's own
+ * spelling) when verb is either, else verb. */
+const char *kpt_cli_list_verb(const char *verb, const char *canonical);
+int kpt_cli_find_collector(char *out, size_t cap);
+int kpt_cli_find_runner(char *out, size_t cap);
+const char *kpt_cli_baselines_dir(void);
 
 /* Subcommands. Unfinished ones point at cmd_not_implemented in the table. */
 int cmd_not_implemented(int argc, char **argv);

@@ -4,8 +4,6 @@
 
 #include "kpt_cli.h"
 
-static int help(int argc, char **argv);
-
 /* The options kpt_diff_cli_option() (cli/cmd_diff.c) parses, for the help
  * of diff and of gate, which takes them all: one text, so the two cannot
  * drift. Defaults: fill_defaults() in analyzer/kpt_diff.c. */
@@ -35,8 +33,8 @@ static int help(int argc, char **argv);
 
 /* Keep in the order `kptprof help` should list them. */
 const struct kpt_cmd kpt_cmds[] = {
-	{ "record", cmd_record, "run a workload or program under the collector and write a .kpt file",
-	  "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
+	{ .name = "record", .fn = cmd_record, .summary = "run a workload or program under the collector and write a .kpt file",
+	  .usage = "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               [--api] [--kinds LIST] [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]\n"
 	  "               [--steps A-B | --every K] [--delay S] [--duration S]\n"
 	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n\n"
@@ -57,35 +55,25 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --workload NAME...     run built-in workloads: the names up to the next option; repeatable (exactly one of the three)\n"
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
 	  "  -h, --help             show this help\n" },
-	{ "import", cmd_import, "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
-	  "kptprof import TRACE... -o FILE\n\n"
+	{ .name = "import", .fn = cmd_import, .summary = "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
+	  .usage = "kptprof import TRACE... -o FILE\n\n"
 	  "  TRACE...           torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite export; several: one run each (required)\n"
 	  "  -o, --output FILE  the recording to write; must not be a TRACE (required)\n"
 	  "  -h, --help         show this help\n" },
-	{ "report", cmd_report, "summarise a recording per kernel, NVTX range or rank",
-	  "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
-	  "                   [--format text|md|csv|json]\n\n"
-	  "  FILE                       a .kpt recording\n"
-	  "  --top N                    rows to print, busiest first (default 0: all)\n"
-	  "  --by kernel|range|rank     one row per kernel name, NVTX range path, or rank and GPU with NCCL time (default kernel)\n"
-	  "  --step NAME                with --by rank, also the NCCL time per NVTX range NAME (a step) per rank (default: none)\n"
-	  "  --ranges RULE              any-thread: by range, a kernel with no range of its own thread goes to another thread's (default thread)\n"
-	  "  --format text|md|csv|json  output format; json adds meta, devices, env, counts (default text)\n"
-	  "  -h, --help                 show this help\n" },
-	{ "diff", cmd_diff, "compare a recording against a baseline and give verdicts",
-	  "kptprof diff BASE... NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
+	{ .name = "report", .fn = cmd_report, .summary = "summarise a recording per kernel, NVTX range or rank",
+	  .usage = "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
+	  "                   [--format text|md|csv|json]", .opts = kpt_report_opts },
+	{ .name = "diff", .fn = cmd_diff, .summary = "compare a recording against a baseline and give verdicts",
+	  .usage = "kptprof diff BASE... NEW [--threshold PCT] [--short-threshold PCT] [--long-threshold PCT] [--alpha A] [--junit F] [--markdown F]\n"
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
-	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]\n\n"
-	  "  BASE... NEW              baseline and new recording (required); several BASE files or a folder: sessions\n"
-	  DIFF_OPTIONS_HELP
-	  "  --suite-name S           JUnit test suite name (default: NEW's suite, else diff)\n"
-	  "  -h, --help               show this help\n" },
-	{ "gate", cmd_gate, "record a suite and diff it against this GPU's baseline",
-	  "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
+	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]",
+	  .opts = kpt_diff_opts },
+	{ .name = "gate", .fn = cmd_gate, .summary = "record a suite and diff it against this GPU's baseline",
+	  .usage = "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
 	  "             [-o FILE | --from FILE | --against BUILD|REF] [diff options]\n\n"
 	  "  --suite NAME             suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default;\n"
 	  "                           --from a recording of no suite needs it)\n"
-	  "  --baselines DIR          folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
+	  "  --baselines DIR          folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed share/kptprof/baselines)\n"
 	  "  --db URL                 baseline from the history store instead: SQLite file or postgresql://... (default: none)\n"
 	  "  --baseline-sessions N    with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)\n"
 	  "  --branch B               with --db: the sessions' branch (default main)\n"
@@ -99,45 +87,31 @@ const struct kpt_cmd kpt_cmds[] = {
 	  DIFF_OPTIONS_HELP
 	  "  --suite-name S           JUnit test suite name (default: the --suite NAME)\n"
 	  "  -h, --help               show this help\n" },
-	{ "ab", cmd_ab, "run two commands interleaved on this machine and give paired verdicts",
-	  "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n\n"
-	  "  --runs M                 pairs of runs, each a fresh process; A first in even pairs, B in odd (default 10)\n"
-	  "  -o DIR                   keep the recordings as DIR/a.kpt and DIR/b.kpt (default: a temporary folder, removed)\n"
-	  "  -- CMD_A ::: CMD_B       the baseline's and the candidate's command, e.g. two builds' kpt-workloads --suite default\n"
-	  "  diff options             every option of 'kptprof diff' (default as there, but --threshold 1; --paired implied):\n"
-	  DIFF_OPTIONS_HELP
-	  "  --plots DIR              also write gnuplot scripts and PNGs (default: none)\n"
-	  "  --suite-name S           JUnit test suite name (default: B's suite, else diff)\n"
-	  "  -h, --help               show this help\n" },
-	{ "baseline", cmd_baseline, "list, show, update or locate baselines per GPU model",
-	  "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]\n\n"
+	{ .name = "ab", .fn = cmd_ab, .summary = "run two commands interleaved on this machine and give paired verdicts",
+	  .usage = "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n"
+	  "        (diff options as in 'kptprof diff', but --threshold 1 and --paired implied)",
+	  .opts = kpt_ab_opts },
+	{ .name = "baseline", .fn = cmd_baseline, .summary = "list, show, update or locate baselines per GPU model",
+	  .usage = "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]\n\n"
 	  "  list               every baseline under DIR: GPU, suite, runs, kernels, when recorded, file\n"
 	  "  show [FILE]        GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from and --suite\n"
 	  "  update FILE        add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU and boot: replaced)\n"
 	  "  --keep N           sessions a baseline keeps, 1 to 1000 (default 16)\n"
 	  "  path               print the baseline path for --gpu or --from and --suite\n"
-	  "  --baselines DIR    folder of the baselines (default $KPT_BASELINES, else ./baselines)\n"
+	  "  --baselines DIR    folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed share/kptprof/baselines)\n"
 	  "  --suite S          suite (default: default for show and path, FILE's recorded suite for update)\n"
 	  "  --gpu NAME         GPU of show and path: a slug or a device name (required: this or --from, but for show FILE)\n"
 	  "  --from FILE        GPU of show and path: the one FILE was recorded on (required: this or --gpu)\n"
 	  "  -h, --help         show this help\n" },
-	{ "export", cmd_export, "convert a recording to Chrome trace, CSV or JSON",
-	  "kptprof export FILE --format chrome|csv|json -o OUT\n\n"
-	  "  FILE                      a .kpt recording\n"
-	  "  --format chrome|csv|json  Chrome trace (Perfetto), CSV of kernels and memops, or JSON of every record (required)\n"
-	  "  -o, --output OUT          file to write, '-' for standard output; must not be FILE (required)\n"
-	  "  -h, --help                show this help\n" },
-	/* view prints its options itself (view_help[] in cli/cmd_view.c). */
-	{ "view", cmd_view, "write an HTML report with plots and a timeline",
-	  "kptprof view FILE [--baseline B] [--db URL [--baseline-sessions N] [--branch B]] -o DIR [--width PX] [--top N]\n"
-	  "                  [--trace-max N] [--no-gnuplot] [diff options]" },
-	{ "compare", cmd_compare, "one suite across GPU models, side by side",
-	  "kptprof compare FILE... [--format text|md|json] [--plots DIR]\n\n"
-	  "  --format F    table format: text, md or json (default text)\n"
-	  "  --plots DIR   also write a bar plot per workload (.gp, and .png when gnuplot is installed)\n"
-	  "  -h, --help    show this help\n" },
-	{ "history", cmd_history, "keep every run in a store; trends, plots and change points",
-	  "kptprof history add FILE [--commit SHA] [--branch B] [--suite S] [--label K=V]... [--db URL]\n"
+	{ .name = "export", .fn = cmd_export, .summary = "convert a recording to Chrome trace, CSV or JSON",
+	  .usage = "kptprof export FILE --format chrome|csv|json -o OUT", .opts = kpt_export_opts },
+	{ .name = "view", .fn = cmd_view, .summary = "write an HTML report with plots and a timeline",
+	  .usage = "kptprof view FILE [--baseline B] [--db URL [--baseline-sessions N] [--branch B]] -o DIR [--width PX] [--top N]\n"
+	  "                  [--trace-max N] [--no-gnuplot] [diff rule options]", .opts = kpt_view_opts },
+	{ .name = "compare", .fn = cmd_compare, .summary = "one suite across GPU models, side by side",
+	  .usage = "kptprof compare FILE... [--format text|md|json] [--plots DIR]", .opts = kpt_compare_opts },
+	{ .name = "history", .fn = cmd_history, .summary = "keep every run in a store; trends, plots and change points",
+	  .usage = "kptprof history add FILE [--commit SHA] [--branch B] [--suite S] [--label K=V]... [--db URL]\n"
 	  "kptprof history ls [--suite S] [--gpu SLUG] [--branch B] [--last N] [--format text|json] [--db URL]\n"
 	  "kptprof history show (KEY | --workload W) [--suite S] [--gpu SLUG] [--branch B] [--last N] [--format text|json]\n"
 	  "kptprof history plot (KEY | --workload W) [-o DIR] [--suite S] [--gpu SLUG] [--branch B] [--last N]\n"
@@ -164,14 +138,14 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  --min-seg N         fewest sessions on each side of a step (default 3)\n"
 	  "  --min-machines N    detect: fewest machines (GPUs) after a step that must carry it (default 3)\n"
 	  "  -h, --help          show this help\n" },
-	{ "workloads", cmd_workloads, "list the built-in workloads and suites",
-	  "kptprof workloads [--json]" },
-	{ "devices", cmd_devices, "list the GPUs this machine has",
-	  "kptprof devices" },
-	{ "version", cmd_version, "print the version of kptprof and of its file format",
-	  "kptprof version" },
-	{ "help", help, "show help for kptprof or one command",
-	  "kptprof help [CMD]" },
+	{ .name = "workloads", .fn = cmd_workloads, .summary = "list the built-in workloads and suites",
+	  .usage = "kptprof workloads [--suite NAME] [--json]", .opts = kpt_workloads_opts },
+	{ .name = "devices", .fn = cmd_devices, .summary = "list the GPUs this machine has",
+	  .usage = "kptprof devices [--json]", .opts = kpt_devices_opts },
+	{ .name = "version", .fn = cmd_version, .summary = "print the version of kptprof and of its file format",
+	  .usage = "kptprof version", .opts = kpt_version_opts },
+	{ .name = "help", .fn = cmd_help, .summary = "show help for kptprof or one command; its man page; shell completion",
+	  .usage = "kptprof help [CMD]\nkptprof help --man [CMD]\nkptprof help --completion bash|zsh", .opts = kpt_help_opts },
 };
 const int kpt_ncmds = (int)(sizeof kpt_cmds / sizeof kpt_cmds[0]);
 
@@ -183,33 +157,22 @@ const struct kpt_cmd *kpt_cmd_find(const char *name)
 	return NULL;
 }
 
-/* `kptprof help CMD` runs `kptprof CMD --help`, so that the two print the
- * same (record adds its counter sets, view its own option table); no CMD,
- * an unknown one and `help help` are cmd_help's. */
-static int help(int argc, char **argv)
-{
-	const struct kpt_cmd *cmd = argc >= 2 ? kpt_cmd_find(argv[1]) : NULL;
-	char *sub[] = { argc >= 2 ? argv[1] : NULL, "--help", NULL };
-
-	if (!cmd || cmd->fn == help)
-		return cmd_help(argc, argv);
-	return cmd->fn(2, sub);
-}
-
 int main(int argc, char **argv)
 {
 	const struct kpt_cmd *cmd;
 
-	if (argc < 2)
-		return cmd_help(1, argv) == 0 ? KPT_EXIT_ERROR : KPT_EXIT_ERROR;
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-		return cmd_help(1, argv);
+	if (argc < 2) {
+		kpt_cli_help_list();
+		return KPT_EXIT_ERROR;
+	}
+	if (kpt_cli_is_help(argv[1])) {
+		kpt_cli_help_list();
+		return KPT_EXIT_OK;
+	}
 	if (strcmp(argv[1], "--version") == 0)
 		return cmd_version(1, argv + 1);
 	cmd = kpt_cmd_find(argv[1]);
-	if (!cmd) {
-		fprintf(stderr, "kptprof: unknown command '%s'\nhint: 'kptprof help' lists the commands\n", argv[1]);
-		return KPT_EXIT_ERROR;
-	}
+	if (!cmd)
+		return kpt_cli_unknown_command(argv[1]);
 	return cmd->fn(argc - 1, argv + 1);
 }

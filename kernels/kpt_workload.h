@@ -1,7 +1,7 @@
 /* kpt_workload.h - the registry of named workloads that kpt-workloads runs.
  *
  * A workload is one kernel (or a short fixed sequence) at one size, named
- * `family.kernel.params` (DESIGN.md, "Built-in workloads"), with the FLOPs and
+ * `family.kernel.params` (docs/architecture.md, "Built-in workloads"), with the FLOPs and
  * bytes of one iteration so reports can show TFLOP/s, GB/s and percent of the
  * GPU's ceilings. Each family keeps one table (kernels/<family>/); the list
  * of family tables is in kernels/kpt_registry.c.

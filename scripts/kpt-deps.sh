@@ -24,7 +24,9 @@ libpng-dev|'kptprof view' draws no timeline PNG"
 KPT_DEPS_TEST_OPTIONAL="libjansson-dev|the export tests do not parse their JSON
 gnuplot-nox|no plots ('view', 'diff --plots', 'history plot'); their tests skip
 chromium|the viewer's browser test skips
-cmark-gfm|the Markdown test does not render the PR comment (skips)"
+cmark-gfm|the Markdown test does not render the PR comment (skips)
+python3-jsonschema|the JSON outputs are not checked against docs/schema/ (skips)
+groff-base|the man pages are not checked (skips)"
 # The history store's tests on PostgreSQL need a server (.ci/run starts a
 # throwaway one with tests/pg-server.sh; without it those tests skip).
 KPT_DEPS_PG="postgresql"
@@ -38,6 +40,8 @@ kpt_have() {
 	build-essential) command -v cc >/dev/null && command -v c++ >/dev/null && command -v make >/dev/null ;;
 	cmake | pkg-config | python3) command -v "$1" >/dev/null ;;
 	gnuplot-nox) command -v gnuplot >/dev/null ;;
+	python3-jsonschema) python3 -c 'import jsonschema' 2>/dev/null ;;
+	groff-base) command -v groff >/dev/null ;;
 	libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
 	libpng-dev) pkg-config --exists libpng 2>/dev/null ;;
 	libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;

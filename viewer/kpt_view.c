@@ -727,9 +727,9 @@ static const struct {
 	plot_fn fn;
 	int needs_diff;
 } view_plots[] = {
-	{ "diff_change", "Change of each kernel, NEW vs BASE, with its interval", plot_change, 1 },
-	{ "diff_runs", "Run medians of the SLOW and AMBG kernels", plot_runs, 1 },
-	{ "top_kernels", "Kernels by share of GPU time", plot_top, 0 },
+	{ "diff-change", "Change of each kernel, NEW vs BASE, with its interval", plot_change, 1 },
+	{ "diff-runs", "Run medians of the SLOW and AMBG kernels", plot_runs, 1 },
+	{ "top-kernels", "Kernels by share of GPU time", plot_top, 0 },
 	{ "roofline", "Roofline of the workloads with known FLOPs and bytes", plot_roof, 0 },
 };
 
@@ -1067,9 +1067,9 @@ static void html_diff(FILE *out, const struct view *v)
 		esc(out, df->notes[i].text);
 		fprintf(out, "</p>\n");
 	}
-	figure(out, v, "diff_change");
+	figure(out, v, "diff-change");
 	change_legend(out, v);
-	figure(out, v, "diff_runs");
+	figure(out, v, "diff-runs");
 	diff_table_head(out);
 	for (size_t i = 0; i < df->nrows; i++) {
 		if (df->rows[i].verdict == KPT_V_SAME) {
@@ -1388,7 +1388,7 @@ static void html_kernels(FILE *out, const struct view *v)
 	size_t top = v->o->top > 0 ? (size_t)v->o->top : 50;
 
 	fprintf(out, "<h2 id=\"kernels\">Kernels</h2>\n");
-	figure(out, v, "top_kernels");
+	figure(out, v, "top-kernels");
 	figure(out, v, "roofline");
 	if (v->nroof) {
 		fprintf(out, "<table><tr><th>workload</th><th class=\"n\">time / iteration</th><th class=\"n\">TFLOP/s</th>"
@@ -1700,8 +1700,8 @@ int kpt_view_diff_plots(const struct kpt_diff *df, const char *dir, int no_rende
 		const char *stem;
 		int (*fn)(const struct kpt_diff *, const char *, const char *, struct kpt_diag *);
 	} plots[] = {
-		{ "diff_change", kpt_plot_diff_change },
-		{ "diff_runs", kpt_plot_diff_runs },
+		{ "diff-change", kpt_plot_diff_change },
+		{ "diff-runs", kpt_plot_diff_runs },
 	};
 	struct kpt_view_result local;
 	struct kpt_diag why;

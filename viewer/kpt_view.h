@@ -73,7 +73,7 @@ struct kpt_view_result {
 int kpt_view_write(const char *path, const struct kpt_view_opts *o, const char *dir,
 		   struct kpt_view_result *res, struct kpt_diag *d);
 
-/* The diff plots alone (diff_change, diff_runs: kpt_plot.h) into dir, which
+/* The diff plots alone (diff-change, diff-runs: kpt_plot.h) into dir, which
  * is created when absent; rendered with gnuplot unless no_render. For
  * `kptprof diff --plots DIR`. res (may be NULL) gets plots, rendered,
  * gnuplot_missing. A plot with nothing to show is skipped, not an error;

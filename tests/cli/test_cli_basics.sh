@@ -28,22 +28,7 @@ expect_error "help for unknown command" "unknown command 'frobnicate'"
 expect_err "hint: 'kptprof help' lists the commands"
 grep -qF -- "help --help" "$T/err" && fail "hint for an unknown command points at 'help --help'"
 
-# report and export --help: the usage line, then one line per option the
-# command parses (read from its source), each with its meaning and its
-# default or "(required)"
-for c in report export; do
-	run "$KPTPROF" "$c" --help
-	expect_rc 0 "$c --help"
-	head -n1 "$T/out" | grep -q "^usage: kptprof $c FILE " || fail "$c --help lost its usage line: $(head -n1 "$T/out")"
-	opts=$(grep -o 'kpt_cli_opt(argc, argv, &i, "[^"]*"' "$KPT_SRC/cli/cmd_$c.c" | sed 's/.*"\(.*\)"/\1/')
-	[ -n "$opts" ] || fail "no options found in cli/cmd_$c.c"
-	for o in $opts; do
-		line=$(grep -E "^  (-[a-z], )?$o( |,)" "$T/out") || fail "$c --help does not list $o: $(cat "$T/out")"
-		echo "$line" | grep -Eq "^  \S.*\S  +[A-Za-z'].*\((default|required)" ||
-			fail "$c --help: '$o' line lacks a meaning or default: $line"
-	done
-done
-
+# Every command's --help, option by option: tests/cli/test_help_options.sh.
 for c in $cmds; do
 	run "$KPTPROF" "$c" --help
 	expect_rc 0 "$c --help"
@@ -54,7 +39,7 @@ for c in $cmds; do
 done
 
 # Stubs, read from the command table: exit 2 with one line.
-for c in $(sed -n 's/^[[:space:]]*{ "\([a-z]*\)", cmd_not_implemented,.*/\1/p' "$KPT_SRC/cli/main.c"); do
+for c in $(sed -n 's/^[[:space:]]*{ .name = "\([a-z]*\)", .fn = cmd_not_implemented,.*/\1/p' "$KPT_SRC/cli/main.c"); do
 	run "$KPTPROF" "$c"
 	expect_error "$c stub" "'$c' is not implemented yet"
 done

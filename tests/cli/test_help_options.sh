@@ -1,51 +1,139 @@
-# --help of record, diff, gate, baseline and view: one line per option the
-# command parses ("  --opt V   meaning (default D)"), the option names read
-# from the parsers as well as listed here, so an option added without its
-# help line fails; and `kptprof help CMD` prints exactly what
-# `kptprof CMD --help` does.
+# Every command's options, as the binary reports them: --help has one line
+# per option with its meaning and default; `kptprof help CMD` prints the
+# same; the man page and the bash completion (generated from the same option
+# tables) name the same options; docs/cli.md documents each of them; every
+# command refuses an unknown option with one line and exit 2.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 
-# Option names in a C array initialiser: the strings of lines between
-# "$2" and the closing "};" (or ")" of one line), that start with '-'.
-names_in() { sed -n "/$2/,/^[[:space:]]*};\{0,1\}\$/p" "$KPT_SRC/cli/$1" | grep -o '"-[^"]*"' | tr -d '"'; }
-diff_table=$(names_in cmd_diff.c 'diff_opts\[\] = {')
-[ "$(echo "$diff_table" | wc -w)" -ge 15 ] || fail "found too few diff options in cli/cmd_diff.c: $diff_table"
+run "$KPTPROF" help
+expect_rc 0 "help"
+cmds=$(sed -n 's/^  \([a-z]*\) .*/\1/p' "$T/out")
+[ "$(echo "$cmds" | wc -w)" -ge 14 ] || fail "'kptprof help' lists too few commands: $cmds"
 
-opts_record="-o --output --runs --iterations --warmup --cold --counters --api --kinds --suite --workload
-	--capture-range --steps --every --delay --duration
-	$(grep -o 'str[n]*cmp(a, "-[^"=]*' "$KPT_SRC/cli/cmd_record.c" | sed 's/.*"//' | grep -vx -- '--')
-	$(grep -o 'kpt_cli_opt(argc, argv, &i, "[^"]*"' "$KPT_SRC/cli/cmd_record.c" | sed 's/.*"\(.*\)"/\1/')"
-opts_diff="--threshold --short-threshold --long-threshold --alpha --junit --markdown --json --plots --suite-name
-	--force --all --quiet -q --welch --keep-throttled --base-runs --new-runs --method $diff_table"
-opts_gate="--suite --baselines --runs -o --from --plots $diff_table
-	$(sed -n '/names\[\] = { "--suite"/,/};/p' "$KPT_SRC/cli/cmd_gate.c" | grep -o '"-[^"]*"' | tr -d '"')"
-opts_baseline="--baselines --suite --gpu --from $(names_in cmd_baseline.c 'names\[\] = {')"
-opts_view="-o --output --baseline --width --top --trace-max --trace-all --trace-bytes --no-gnuplot --threshold --short-threshold
-	--long-threshold --alpha --force --welch --keep-throttled --base-runs --new-runs --method"
+run "$KPTPROF" help --completion bash
+expect_rc 0 "help --completion bash"
+cp "$T/out" "$T/completion.bash"
+bash -n "$T/completion.bash" || fail "the bash completion does not parse"
+run "$KPTPROF" help --completion zsh
+expect_rc 0 "help --completion zsh"
+head -n1 "$T/out" | grep -qx '#compdef kptprof' || fail "zsh completion lacks #compdef: $(head -n1 "$T/out")"
+cp "$T/out" "$T/completion.zsh"
 
-for c in record diff gate baseline view; do
+# complete WORDS...: what bash completes for the last word.
+complete_words() {
+	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _kptprof; echo "${COMPREPLY[*]}"' \
+		sh "$T/completion.bash" "$@"
+}
+
+# The "### ..." section of docs/cli.md that documents command $1.
+doc_section() {
+	awk -v c="$1" '/^### / { on = 0; n = split(substr($0, 5), h, /, */); for (i = 1; i <= n; i++) if (h[i] == c) on = 1; next }
+		/^## / { on = 0 } on' "$KPT_SRC/docs/cli.md"
+}
+
+for c in $cmds; do
 	run "$KPTPROF" "$c" --help
 	expect_rc 0 "$c --help"
 	[ ! -s "$T/err" ] || fail "$c --help wrote to stderr: $(cat "$T/err")"
-	head -n1 "$T/out" | grep -q "^usage: kptprof $c " || fail "$c --help lost its usage line: $(head -n1 "$T/out")"
-	grep -qx "options:" "$T/out" || fail "$c --help has no options section: $(cat "$T/out")"
+	head -n1 "$T/out" | grep -q "^usage: kptprof $c" || fail "$c --help lost its usage line: $(head -n1 "$T/out")"
 	cp "$T/out" "$T/help.$c"
-	eval "opts=\$opts_$c"
-	for o in $opts -h --help; do
-		line=$(grep -m1 -E -- "^  (-[a-z], )?$o( |,|\[)" "$T/help.$c") ||
-			fail "$c --help does not list $o: $(cat "$T/help.$c")"
-		echo "$line" | grep -Eq -- "^  \S.*\S  +[A-Za-z'].*\S" || fail "$c --help: '$o' line has no meaning: $line"
-		case $o in -h | --help) continue ;; esac
-		echo "$line" | grep -Eq "(\(|; )(default|required|exactly one)" ||
-			fail "$c --help: '$o' line gives no default: $line"
-	done
 	run "$KPTPROF" help "$c"
 	expect_rc 0 "help $c"
 	cmp -s "$T/out" "$T/help.$c" || fail "'kptprof help $c' differs from '$c --help': $(diff "$T/help.$c" "$T/out")"
+
+	# the option lines: "  -o, --output FILE   meaning (default D)"
+	sed -n '/^options:$/,$p' "$T/help.$c" | grep -E '^  -' >"$T/lines.$c" || true
+	grep -qE -- '^  -h, --help  +show this help$' "$T/lines.$c" || fail "$c --help lacks -h, --help: $(cat "$T/help.$c")"
+	# one awk over the lines: a meaning each; a default for each option with a value
+	bad=$(awk '
+		!/^  [^ ].*[^ ]  +[A-Za-z'"'"'].*[^ ]/ { print "no meaning: " $0; next }
+		/^  -h, --help/ || /^  -- / || /^  --json/ { next }
+		/^  (-[a-z], )?--[a-z-]+(\[|,| [^ ]*[A-Z|])/ && !/(\(|; )(default|required|exactly one)/ { print "no default: " $0 }
+	' "$T/lines.$c")
+	[ -z "$bad" ] || fail "$c --help: $bad"
+	helpopts=$(grep -oE -- '^  (-[a-zA-Z], )?--?[a-z][a-z-]*' "$T/lines.$c" | sed 's/^  //; s/,//' | tr ' ' '\n' | sort -u)
+
+	# the completion offers exactly the options --help lists
+	compopts=$(complete_words kptprof "$c" - | tr ' ' '\n' | grep -v -- '^--$' | sort -u)
+	[ "$compopts" = "$helpopts" ] ||
+		fail "$c: bash completion and --help differ: $(diff <(echo "$compopts") <(echo "$helpopts") | tr '\n' ' ')"
+
+	# the man page: valid roff (no groff warning), every option of --help
+	run "$KPTPROF" help --man "$c"
+	expect_rc 0 "help --man $c"
+	head -n1 "$T/out" | grep -q '^\.TH KPTPROF\\-' || fail "man $c: no .TH line: $(head -n1 "$T/out")"
+	cp "$T/out" "$T/man.$c"
+	if command -v groff >/dev/null; then
+		warn=$(groff -man -Tutf8 -ww -z "$T/man.$c" 2>&1) || fail "groff failed on the man page of $c"
+		[ -z "$warn" ] || fail "groff warns on the man page of $c: $warn"
+	fi
+	# every option of --help in the man page ("\fB\-\-opt" or ", \-\-opt")
+	missing=$(for o in $helpopts; do echo "$o"; done | sed 's/-/\\-/g' | while IFS= read -r o; do
+		grep -qF -- "$o" "$T/man.$c" || echo "$o"; done)
+	[ -z "$missing" ] || fail "man page of $c lacks: $missing"
+
+	# docs/cli.md documents every long option of the command
+	doc_section "$c" >"$T/doc.$c"
+	[ -s "$T/doc.$c" ] || fail "docs/cli.md has no '### $c' section"
+	for o in $helpopts; do
+		case $o in --help | --*) ;; *) continue ;; esac
+		[ "$o" = --help ] && continue
+		grep -qF -- "$o" "$T/doc.$c" && continue
+		# gate, ab and view take the diff options: documented under diff
+		grep -qF -- "$o" "$T/doc.diff" && grep -qi "diff option" "$T/doc.$c" && continue
+		fail "docs/cli.md's section on $c does not mention $o"
+	done
+	# and its synopsis (the lines of "kptprof $c") names no option the command lacks
+	for o in $(awk -v c="$c" '/^```/ { n++; next } n == 1 && /^kptprof / { cur = $2 } n == 1 && cur == c' "$T/doc.$c" | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+		case $o in --help | --version) continue ;; esac
+		echo "$helpopts" | grep -qx -- "$o" || fail "docs/cli.md's synopsis of $c names $o, which $c --help lacks"
+	done
+
+	# an unknown option is one line and exit 2
+	case $c in baseline) verb=list ;; history) verb=ls ;; *) verb= ;; esac
+	run "$KPTPROF" "$c" $verb --no-such-option
+	expect_error "$c --no-such-option" "'--no-such-option'"
+	expect_err "unknown"
+done
+
+# "did you mean" for a near miss, of an option and of a command
+run "$KPTPROF" report --fromat json x.kpt
+expect_error "report --fromat" "unknown option '--fromat'"
+expect_err "did you mean '--format'?"
+run "$KPTPROF" histroy
+expect_error "histroy" "unknown command 'histroy'"
+expect_err "did you mean 'kptprof history'?"
+run "$KPTPROF" version --bogus
+expect_error "version --bogus" "unknown option '--bogus'"
+run "$KPTPROF" version extra
+expect_error "version extra" "takes no arguments"
+
+# `ls` and `list` are one verb, for baseline and history alike
+run "$KPTPROF" baseline list --baselines "$KPT_SRC/baselines"
+expect_rc 0 "baseline list"
+cp "$T/out" "$T/bl.list"
+run "$KPTPROF" baseline ls --baselines "$KPT_SRC/baselines"
+expect_rc 0 "baseline ls"
+cmp -s "$T/out" "$T/bl.list" || fail "baseline ls differs from baseline list"
+run "$KPTPROF" history ls --db "$T/none.db"
+cp "$T/err" "$T/h.ls"
+run "$KPTPROF" history list --db "$T/none.db"
+cmp -s "$T/err" "$T/h.ls" || fail "history list differs from history ls: $(cat "$T/err")"
+
+# completion of commands and of choice values
+[ "$(complete_words kptprof rep)" = report ] || fail "completion of 'rep': $(complete_words kptprof rep)"
+[ "$(complete_words kptprof report --by '')" = "kernel range rank" ] ||
+	fail "completion of report --by: $(complete_words kptprof report --by '')"
+
+# kptprof(1) lists every command's page
+run "$KPTPROF" help --man
+expect_rc 0 "help --man"
+for c in $cmds; do
+	grep -qF -- "\\fBkptprof\\-$c\\fR(1)" "$T/out" || fail "kptprof(1) does not list kptprof-$c(1)"
 done
 
 # The documented defaults are the analyzer's (analyzer/kpt_diff.c
-# fill_defaults); diff and gate share one text.
+# fill_defaults); diff and gate share one table.
 for c in diff gate; do
 	grep -Eq -- '^  --threshold PCT .*\(default 2\)$' "$T/help.$c" || fail "$c: --threshold default"
 	grep -Eq -- '^  --short-threshold PCT .*10 us.*\(default 5\)$' "$T/help.$c" || fail "$c: --short-threshold default"

@@ -1,5 +1,5 @@
 # kptprof must start without a GPU driver: it links no CUDA driver, runtime,
-# CUPTI or NVML library (DESIGN.md), directly or through its dependencies.
+# CUPTI or NVML library (docs/architecture.md), directly or through its dependencies.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 command -v ldd >/dev/null || skip "ldd is not installed"
 

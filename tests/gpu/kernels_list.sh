@@ -30,9 +30,9 @@ PY
 "$KW" --plant memory.memset.4MiB=5 memory.memset.4MiB >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plant on a fixed workload must exit 2"
 "$KW" no.such.workload 2>&1 | grep -q "unknown workload 'no.such.workload'" || fail "unknown workload message"
 if [ -n "${KPTPROF:-}" ] && "$KPTPROF" help workloads >/dev/null 2>&1; then
-	KPT_WORKLOADS=$KW "$KPTPROF" workloads | grep -q '^memory.copy.4MiB ' || fail "kptprof workloads (KPT_WORKLOADS)"
-	KPT_WORKLOADS=/nonexistent "$KPTPROF" workloads 2>/tmp/kw.$$; rc=$?
-	[ $rc -eq 2 ] && grep -q "KPT_WORKLOADS='/nonexistent'" /tmp/kw.$$ || { rm -f /tmp/kw.$$; fail "missing runner: rc $rc"; }
+	KPTPROF_WORKLOADS=$KW "$KPTPROF" workloads | grep -q '^memory.copy.4MiB ' || fail "kptprof workloads (KPTPROF_WORKLOADS)"
+	KPTPROF_WORKLOADS=/nonexistent "$KPTPROF" workloads 2>/tmp/kw.$$; rc=$?
+	[ $rc -eq 2 ] && grep -q "KPTPROF_WORKLOADS='/nonexistent'" /tmp/kw.$$ || { rm -f /tmp/kw.$$; fail "missing runner: rc $rc"; }
 	rm -f /tmp/kw.$$
 fi
 echo ok

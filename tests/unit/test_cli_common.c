@@ -1,5 +1,6 @@
 /* test_cli_common.c - the helpers every kptprof subcommand shares: option
- * scanning, value parsing and human units (cli/cli_common.c). */
+ * scanning, value parsing and human units (cli/cli_common.c), and the one
+ * option parser over a struct kpt_opt table (cli/cli_opt.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,7 +16,7 @@
 /* kptprof's command table is in cli/main.c; the helpers only need one. */
 static int cmd_stub(int argc, char **argv) { return 0; }
 const struct kpt_cmd kpt_cmds[] = {
-	{ "report", cmd_stub, "summarise", "kptprof report FILE" },
+	{ .name = "report", .fn = cmd_stub, .summary = "summarise", .usage = "kptprof report FILE" },
 };
 const int kpt_ncmds = 1;
 
@@ -118,6 +119,92 @@ static void test_color_never_off_a_terminal(void **state)
 	fclose(f);
 }
 
+/* An args struct with one option of every kind. */
+struct t_args {
+	int flag, choice;
+	const char *str;
+	uint64_t n;
+	double x;
+};
+
+static const char *const t_choices[] = { "kernel", "range", NULL };
+
+static const struct kpt_opt t_opts[] = {
+	KPT_OPT_OPERAND("FILE", "a recording"),
+	KPT_OPT_FLAG('q', "quiet", struct t_args, flag, "no table"),
+	KPT_OPT_STRING('o', "output", "F", struct t_args, str, "output file"),
+	KPT_OPT_U64(0, "top", "N", struct t_args, n, 1, 100, "rows"),
+	KPT_OPT_DOUBLE(0, "alpha", "A", struct t_args, x, 1e-9, 0.5, "error rate"),
+	KPT_OPT_CHOICE(0, "by", "kernel|range", struct t_args, choice, t_choices, "grouping"),
+	KPT_OPT_END,
+};
+
+static void test_opt_parse_stores_every_kind_and_keeps_operands_in_order(void **state)
+{
+	char *argv[] = { "t", "a.kpt", "-q", "--output=o.txt", "--top", "7", "b.kpt", "--alpha", "0.01",
+			 "--by", "range", "-", "--", "--top", NULL };
+	struct t_args a = { 0 };
+	int n = -1;
+
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 14, argv, &n, NULL), KPT_OPT_GO);
+	assert_int_equal(a.flag, 1);
+	assert_string_equal(a.str, "o.txt");
+	assert_int_equal(a.n, 7);
+	assert_true(a.x > 0.0099 && a.x < 0.0101);
+	assert_int_equal(a.choice, 1);
+	/* operands, "-" among them, and what follows "--" */
+	assert_int_equal(n, 4);
+	assert_string_equal(argv[1], "a.kpt");
+	assert_string_equal(argv[2], "b.kpt");
+	assert_string_equal(argv[3], "-");
+	assert_string_equal(argv[4], "--top");
+}
+
+static void test_opt_parse_stops_at_dashdash_when_asked(void **state)
+{
+	char *argv[] = { "t", "-o", "x", "--", "prog", "--top", NULL };
+	struct t_args a = { 0 };
+	int n = -1, rest = -1;
+
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 6, argv, &n, &rest), KPT_OPT_GO);
+	assert_int_equal(n, 0);
+	assert_int_equal(rest, 4);
+	assert_string_equal(argv[rest], "prog");
+	assert_int_equal(a.n, 0);  /* --top after "--" belongs to the program */
+}
+
+static void test_opt_parse_refuses_unknown_options_and_bad_values(void **state)
+{
+	char *unknown[] = { "t", "--tpo", "3", NULL };
+	char *range[] = { "t", "--top", "101", NULL };
+	char *choice[] = { "t", "--by", "rank", NULL };
+	char *missing[] = { "t", "--top", NULL };
+	char *flagval[] = { "t", "--quiet=1", NULL };
+	char *empty[] = { "t", "-o", "", NULL };
+	struct t_args a = { 0 };
+	int n;
+
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 3, unknown, &n, NULL), KPT_EXIT_ERROR);
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 3, range, &n, NULL), KPT_EXIT_ERROR);
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 3, choice, &n, NULL), KPT_EXIT_ERROR);
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 2, missing, &n, NULL), KPT_EXIT_ERROR);
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 2, flagval, &n, NULL), KPT_EXIT_ERROR);
+	assert_int_equal(kpt_opt_parse("report", t_opts, &a, 3, empty, &n, NULL), KPT_EXIT_ERROR);
+	assert_int_equal(a.n, 0);
+	assert_int_equal(a.choice, 0);
+}
+
+static void test_nearest_suggests_only_close_names(void **state)
+{
+	static const char *const names[] = { "--top", "--by", "--format", "history", "report" };
+
+	assert_string_equal(kpt_cli_nearest("--tpo", names, 5), "--top");
+	assert_string_equal(kpt_cli_nearest("--fromat", names, 5), "--format");
+	assert_string_equal(kpt_cli_nearest("hist", names, 5), "history");
+	assert_null(kpt_cli_nearest("--bogus", names, 5));
+	assert_null(kpt_cli_nearest("xyz", names, 5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +215,10 @@ int main(void)
 		cmocka_unit_test(test_parse_choice_looks_up_a_table),
 		cmocka_unit_test(test_is_help_knows_both_spellings),
 		cmocka_unit_test(test_color_never_off_a_terminal),
+		cmocka_unit_test(test_opt_parse_stores_every_kind_and_keeps_operands_in_order),
+		cmocka_unit_test(test_opt_parse_stops_at_dashdash_when_asked),
+		cmocka_unit_test(test_opt_parse_refuses_unknown_options_and_bad_values),
+		cmocka_unit_test(test_nearest_suggests_only_close_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -850,7 +850,7 @@ static void test_pooled_u_flags_identical_code_with_run_noise(void **state)
 	uint32_t pooled_flags = 0, rule_flags = 0;
 
 	/* Same code, different runs: run-to-run noise 2% dwarfs within-run
-	 * 0.1%. Pooling samples makes that look significant (ANCHORS.md: 23-41%
+	 * 0.1%. Pooling samples makes that look significant (docs/decision-rule.md, "Reference numbers": 23-41%
 	 * false alarms); the rule tests run medians and does not. 4 A/A pairs x
 	 * 5 keys. */
 	gen_defaults(&a);

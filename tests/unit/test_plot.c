@@ -682,14 +682,14 @@ static void test_diff_plots_for_kptprof_diff(void **state)
 	assert_int_equal(kpt_view_diff_plots(&df, dir, 1, &res, NULL), 0);
 	assert_int_equal(res.plots, 2);
 	assert_int_equal(res.rendered, 0);
-	snprintf(gp, sizeof gp, "%s/diff_runs.gp", dir);
+	snprintf(gp, sizeof gp, "%s/diff-runs.gp", dir);
 	assert_int_equal(access(gp, R_OK), 0);
 	/* nothing SLOW or AMBG: only the change plot */
 	rows[0].verdict = KPT_V_FAST;
 	snprintf(dir, sizeof dir, "%s/diffplots2", tmpdir);
 	assert_int_equal(kpt_view_diff_plots(&df, dir, 1, &res, NULL), 0);
 	assert_int_equal(res.plots, 1);
-	snprintf(gp, sizeof gp, "%s/diff_runs.gp", dir);
+	snprintf(gp, sizeof gp, "%s/diff-runs.gp", dir);
 	assert_int_equal(access(gp, F_OK), -1);
 }
 

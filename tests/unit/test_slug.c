@@ -1,4 +1,4 @@
-/* test_slug.c - GPU slugs (DESIGN.md: lower case, runs of non-alphanumerics as '-'). */
+/* test_slug.c - GPU slugs (docs/architecture.md, "GPU slug": lower case, runs of non-alphanumerics as '-'). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
