@@ -303,6 +303,7 @@ int kpt_cli_same_file(const char *in, const char *out)
 
 	return strcmp(out, "-") != 0 && stat(in, &a) == 0 && stat(out, &b) == 0 &&
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 /* ---- environment and installed files --------------------------------------------------- */
 
