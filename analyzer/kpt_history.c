@@ -209,6 +209,11 @@ static int migrate(struct kpt_history *h, int want, struct kpt_diag *d)
 	    (rc = h->ops->exec(h->db, "CREATE TABLE IF NOT EXISTS kpt_schema (version INTEGER NOT NULL)", d)) < 0 ||
 	    (rc = h->ops->query(h->db, "SELECT max(version) FROM kpt_schema", 0, NULL, get_int, &have, d)) < 0)
 		goto out;
+	if (have < 0) {
+		rc = kpt_diag_set(d, KPT_E_FORMAT, "history store '%s': kpt_schema version %" PRId64
+				  " is not a schema version", h->shown, have);
+		goto out;
+	}
 	if (have > KPT_HISTORY_SCHEMA) {
 		rc = kpt_diag_set(d, KPT_E_VERSION, "history store has schema version %" PRId64
 				  ", newer than this kptprof knows (%d)", have, KPT_HISTORY_SCHEMA);

@@ -31,6 +31,13 @@
 #include "kpt_err.h"
 
 #define KPT_HISTORY_SCHEMA 3          /* newest schema version this build writes */
+/* The most runs a stored session may claim, and one past the largest run
+ * slot a point may name; a row beyond them is refused on reading (a store
+ * is untrusted input: docs/security.md). */
+#define KPT_HISTORY_MAX_RUNS 100000
+/* The most memory a stored baseline may make kpt_history_side build (run
+ * slots and repeated samples): 1 GiB. */
+#define KPT_HISTORY_SIDE_MAX_BYTES (1ull << 30)
 #define KPT_HISTORY_DEFAULT_DB ".kptprof/history.db"
 
 struct kpt_history;

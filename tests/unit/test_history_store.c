@@ -555,6 +555,95 @@ static void test_baseline_returns_the_last_sessions_with_run_medians(void **stat
 	kpt_history_close(h);
 }
 
+/* Runs sql on the store's database directly, as whoever shares it could. */
+static void store_exec(const char *sql)
+{
+	const struct kpt_hdb_ops *ops = strncmp(url, "postgres", 8) == 0 ? kpt_hdb_pg : kpt_hdb_sqlite;
+	struct kpt_hdb *db;
+	struct kpt_diag d = { 0 };
+
+	assert_int_equal(ops->open(url, 0, &db, &d), 0);
+	if (ops->exec(db, sql, &d) != 0)
+		fail_msg("%s: %s", sql, d.msg);
+	ops->close(db);
+}
+
+/* Opens the store, reads the gate's baseline and builds its side; the
+ * first error's code, its message in msg. */
+static int read_baseline(char *msg, size_t cap)
+{
+	struct kpt_history *h = NULL;
+	struct kpt_history_set *set = NULL;
+	struct kpt_diff_side *side = NULL;
+	struct kpt_diag d = { 0 };
+	int rc = kpt_history_open(url, NULL, &h, &d);
+
+	if (rc == 0)
+		rc = kpt_history_gate_side(h, "default", "nvidia-h100-80gb-hbm3", "main", 10, &set, &side, &d);
+	snprintf(msg, cap, "%s", d.msg);
+	kpt_diff_side_destroy(side);
+	kpt_history_set_destroy(set);
+	kpt_history_close(h);
+	return rc;
+}
+
+/* A store is untrusted input (docs/security.md): a row whose numbers
+ * would index past an array, size a huge allocation or reach the rule as
+ * a negative time is refused with one line naming the store, the row and
+ * the value. Before these checks the first two crashed every gate --db
+ * (SIGSEGV) and the third grew to 24 GB. */
+static void test_rejects_out_of_range_rows(void **state)
+{
+	static const struct {
+		const char *bad, *restore, *says;
+	} rows[] = {
+		{ "UPDATE points SET run_info = '4294967295:1:1,1:1:1,2:1:1' WHERE session_id = 2",
+		  "UPDATE points SET run_info = NULL", "run_info slot 4294967295 is out of range" },
+		{ "UPDATE points SET run_info = '-1:1:1,1:1:1,2:1:1' WHERE session_id = 2",
+		  "UPDATE points SET run_info = NULL", "run_info slot 4294967295 is out of range" },
+		{ "UPDATE kpt_schema SET version = -1", "DELETE FROM kpt_schema; INSERT INTO kpt_schema VALUES (1), (2), (3)",
+		  "kpt_schema version -1 is not a schema version" },
+		{ "UPDATE sessions SET runs = 2147483647 WHERE id = 2", "UPDATE sessions SET runs = 3",
+		  "session 2: runs 2147483647 is out of range (0 to 100000)" },
+		{ "UPDATE sessions SET runs = -3 WHERE id = 2", "UPDATE sessions SET runs = 3",
+		  "session 2: runs -3 is out of range" },
+		{ "UPDATE points SET run_info = '0:4000000000:1,1:1:1,2:1:1' WHERE session_id = 2",
+		  "UPDATE points SET run_info = NULL", "the baseline would take more than 1024 MiB" },
+		{ "UPDATE points SET centre_ns = -1 WHERE session_id = 1", "UPDATE points SET centre_ns = 1000",
+		  "centre_ns -1 is not a positive time" },
+		{ "UPDATE points SET run_ns = '1000,-5,1000' WHERE session_id = 1", "UPDATE points SET run_ns = '1000,1000,1000'",
+		  "run_ns -5 is not a positive time" },
+		{ "UPDATE points SET run_ns = '' WHERE session_id = 1", "UPDATE points SET run_ns = '1000,1000,1000'",
+		  "0 run medians" },
+		{ "UPDATE kernel_keys SET ordinal = -7", "UPDATE kernel_keys SET ordinal = 0", "ordinal -7 is out of range" },
+		{ "UPDATE sessions SET capped_frac = 7 WHERE id = 3", "UPDATE sessions SET capped_frac = 0",
+		  "session 3: capped_frac 7 is out of range" },
+		{ "UPDATE sessions SET samples = -1 WHERE id = 3", "UPDATE sessions SET samples = 0",
+		  "session 3: samples -1 is out of range" },
+	};
+	struct kpt_history *h = open_ok(0);
+	struct fake f;
+	char c[16], msg[512];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		snprintf(c, sizeof c, "c%d", i);
+		fake_init(&f, 3, c, 1);
+		add_ok(h, &f);
+	}
+	kpt_history_close(h);
+	assert_int_equal(read_baseline(msg, sizeof msg), 0);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		store_exec(rows[i].bad);
+		assert_int_equal(read_baseline(msg, sizeof msg), KPT_E_FORMAT);
+		if (!strstr(msg, rows[i].says) || !strstr(msg, "history") || strchr(msg, '\n'))
+			fail_msg("after '%s': '%s' lacks '%s'", rows[i].bad, msg, rows[i].says);
+		store_exec(rows[i].restore);
+		if (read_baseline(msg, sizeof msg) != 0)
+			fail_msg("after '%s': %s", rows[i].restore, msg);
+	}
+}
+
 #ifdef KPT_TEST_PG
 /* Bad URL, wrong password, nobody listening: one line naming the problem,
  * the password never shown. */
@@ -616,6 +705,7 @@ int main(void)
 		cmocka_unit_test_setup(test_migrates_a_populated_v2_store_to_the_diff_env, fresh_store),
 		cmocka_unit_test_setup(test_refuses_a_newer_schema, fresh_store),
 		cmocka_unit_test_setup(test_baseline_returns_the_last_sessions_with_run_medians, fresh_store),
+		cmocka_unit_test_setup(test_rejects_out_of_range_rows, fresh_store),
 #ifdef KPT_TEST_PG
 		cmocka_unit_test(test_connection_errors_are_one_line),
 #else
