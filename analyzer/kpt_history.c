@@ -246,6 +246,27 @@ out:
 	return rc;
 }
 
+/* The schema version of a store opened read-only: what it has, never
+ * migrated (the queries read every older schema). */
+static int read_schema(struct kpt_history *h, struct kpt_diag *d)
+{
+	int64_t have = 0;
+
+	if (h->ops->query(h->db, "SELECT max(version) FROM kpt_schema", 0, NULL, get_int, &have, d) < 0)
+		return kpt_diag_set(d, KPT_E_FORMAT, "history store '%s' has no readable schema version: %s", h->shown,
+				    d ? d->msg : "");
+	if (have < 1)
+		return kpt_diag_set(d, KPT_E_FORMAT, "history store '%s': kpt_schema version %" PRId64
+				    " is not a schema version", h->shown, have);
+	if (have > KPT_HISTORY_SCHEMA) {
+		kpt_diag_set(d, KPT_E_VERSION, "history store has schema version %" PRId64
+			     ", newer than this kptprof knows (%d)", have, KPT_HISTORY_SCHEMA);
+		return kpt_diag_hint(d, "use a newer kptprof");
+	}
+	h->schema = (int)have;
+	return 0;
+}
+
 char *kpt_history_mask_url(const char *url)
 {
 	size_t n = strlen(url);
@@ -316,9 +337,10 @@ int kpt_history_open(const char *url, const struct kpt_history_open_opts *o,
 	}
 	if (o)
 		h->o = *o;
-	if ((rc = ops->open(url, h->o.create, &h->db, d)) < 0 ||
-	    (rc = migrate(h, h->o.schema > 0 && h->o.schema < KPT_HISTORY_SCHEMA ? h->o.schema :
-			  KPT_HISTORY_SCHEMA, d)) < 0) {
+	if ((rc = ops->open(url, (h->o.create ? KPT_HDB_CREATE : 0) | (h->o.read_only ? KPT_HDB_READ_ONLY : 0),
+			    &h->db, d)) < 0 ||
+	    (rc = h->o.read_only ? read_schema(h, d) :
+	     migrate(h, h->o.schema > 0 && h->o.schema < KPT_HISTORY_SCHEMA ? h->o.schema : KPT_HISTORY_SCHEMA, d)) < 0) {
 		kpt_history_close(h);
 		return rc;
 	}

@@ -131,6 +131,10 @@ void kpt_history_run_release(struct kpt_history_run *run);
 
 struct kpt_history_open_opts {
 	int create;                 /* 1: make the store (and a SQLite file's folder) when absent */
+	/* 1: the caller only reads: open read-only (a read-only SQLite file,
+	 * folder or mount, another user's file), keep the journal mode, do not
+	 * migrate (an older schema is read as it is); add then fails. */
+	int read_only;
 	/* Tests only. schema: migrate no further than this version (0: newest).
 	 * on_chunk: called inside add's transaction after each batch of points
 	 * is written (a test kills the writer there). */

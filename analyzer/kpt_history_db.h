@@ -18,6 +18,9 @@
 
 struct kpt_hdb;
 
+#define KPT_HDB_CREATE 1
+#define KPT_HDB_READ_ONLY 2
+
 /* One result row, valid during the callback. Columns from 0; NULL values
  * read as "" / NAN / 0. */
 struct kpt_hdb_row {
@@ -36,7 +39,10 @@ struct kpt_hdb_ops {
 	/* Statement run first in the migration transaction, serialising
 	 * migrations between processes; "" when begin_write already does. */
 	const char *migrate_lock;
-	int (*open)(const char *url, int create, struct kpt_hdb **out, struct kpt_diag *d);
+	/* flags: KPT_HDB_CREATE makes a missing store (SQLite); KPT_HDB_READ_ONLY
+	 * opens it for reading only (no journal switch, no migration, read-only
+	 * transactions). */
+	int (*open)(const char *url, int flags, struct kpt_hdb **out, struct kpt_diag *d);
 	void (*close)(struct kpt_hdb *db);
 	/* SQL without parameters; may hold several statements. */
 	int (*exec)(struct kpt_hdb *db, const char *sql, struct kpt_diag *d);

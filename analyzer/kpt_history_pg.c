@@ -80,7 +80,7 @@ static int pg_exec(struct kpt_hdb *h, const char *sql, struct kpt_diag *d)
 	return rc;
 }
 
-static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt_diag *d)
+static int pg_open(const char *url, int flags, struct kpt_hdb **out, struct kpt_diag *d)
 {
 	const char *keys[] = { "connect_timeout", "application_name", "dbname", NULL };
 	const char *vals[] = { CONNECT_TIMEOUT_S, "kptprof", url, NULL };
@@ -88,7 +88,7 @@ static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt
 	PQconninfoOption *opts;
 	char *err = NULL, line[768];
 
-	(void)create; /* the database must exist; the schema is made on open */
+	/* the database must exist (KPT_HDB_CREATE makes only the schema) */
 	*out = NULL;
 	if (!h || !(h->shown = kpt_history_mask_url(url))) {
 		free(h);
@@ -121,6 +121,9 @@ static int pg_open(const char *url, int create, struct kpt_hdb **out, struct kpt
 		/* cursors are read to the end: plan them for the whole result,
 		 * not for the first rows (the default 0.1) */
 		int rc = pg_exec(h, "SET cursor_tuple_fraction = 1.0", d);
+
+		if (rc == 0 && (flags & KPT_HDB_READ_ONLY))
+			rc = pg_exec(h, "SET default_transaction_read_only = on", d);
 
 		if (rc < 0) {
 			pg_close(h);

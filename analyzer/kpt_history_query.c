@@ -682,12 +682,28 @@ int kpt_history_find_keys(struct kpt_history *h, const char *name,
 			   q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id" :
 			   "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id", 1, par,
 			   read_key, &q, d);
-	if (rc == 0 && !q.keys.n && !numeric)
-		rc = h->ops->query(h->db, q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE"
-				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id" :
-				   "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
-				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id", 1, par,
-				   read_key, &q, d);
+	if (rc == 0 && !q.keys.n && !numeric) {
+		/* a substring, taken literally: % _ and the escape \ escaped */
+		char *lit = malloc(2 * strlen(name) + 1), *o = lit;
+
+		if (!lit) {
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		} else {
+			for (const char *p = name; *p; p++) {
+				if (*p == '%' || *p == '_' || *p == '\\')
+					*o++ = '\\';
+				*o++ = *p;
+			}
+			*o = '\0';
+			par[0] = lit;
+			rc = h->ops->query(h->db, q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE"
+					   " lower(k.name) LIKE '%' || lower(?) || '%' ESCAPE '\\' ORDER BY k.id" :
+					   "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
+					   " lower(k.name) LIKE '%' || lower(?) || '%' ESCAPE '\\' ORDER BY k.id", 1, par,
+					   read_key, &q, d);
+			free(lit);
+		}
+	}
 	if (rc == 0) {
 		q.set->nseries = q.keys.n;
 		q.set->series = kpt_arena_alloc(&q.set->arena, (q.keys.n ? q.keys.n : 1) * sizeof *q.set->series);
