@@ -1,6 +1,7 @@
 /* kpt_history.c - the history store: schema and migrations, opening,
  * loading a recording, add (reads: kpt_history_query.c). Written once for
  * both backends (kpt_history_db.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "kpt_diff.h"
@@ -267,34 +269,248 @@ static int read_schema(struct kpt_history *h, struct kpt_diag *d)
 	return 0;
 }
 
+/* ---- secrets in store URLs -------------------------------------------------
+ * A URL may carry passwords in several places, and libpq accepts more
+ * shapes than it documents; what is masked errs towards too much:
+ *   - after each "://": from the first ':' to the LAST '@' of that token
+ *     (a password holding an unencoded '@', '/' or '?' included);
+ *   - after each "password" (any case, so also sslpassword, PASSWORD) with
+ *     or without '=' or "%3D": the value, quoted ('...' with \' escapes)
+ *     or up to a blank or '&';
+ *   - in a URI's query, each parameter whose percent-decoded name ends in
+ *     "password" ("pass%77ord=..."). */
+
+struct span {
+	size_t at, len;
+};
+
+#define MAX_SPANS 64
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static void add_span(struct span *sp, size_t *n, size_t at, size_t len)
+{
+	if (len && *n < MAX_SPANS)
+		sp[(*n)++] = (struct span){ at, len };
+}
+
+static int ends_with_password(const char *key, size_t n)
+{
+	char dec[64];
+	size_t m = 0;
+
+	for (size_t i = 0; i < n && m < sizeof dec - 1; i++) {
+		if (key[i] == '%' && i + 2 < n && hexval(key[i + 1]) >= 0 && hexval(key[i + 2]) >= 0) {
+			dec[m++] = (char)(hexval(key[i + 1]) * 16 + hexval(key[i + 2]));
+			i += 2;
+		} else {
+			dec[m++] = key[i];
+		}
+	}
+	dec[m] = '\0';
+	return m >= 8 && strncasecmp(dec + m - 8, "password", 8) == 0;
+}
+
+/* The spans of url that hold secrets (see above), at most MAX_SPANS. */
+static size_t secret_spans(const char *url, struct span *sp)
+{
+	size_t n = 0, len = strlen(url);
+
+	for (const char *p = strstr(url, "://"); p; p = strstr(p + 3, "://")) {
+		const char *a = p + 3, *e = a, *at = NULL, *colon;
+
+		while (*e && !isspace((unsigned char)*e))
+			e++;
+		for (const char *q = a; q < e; q++)
+			if (*q == '@')
+				at = q;
+		colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
+		if (colon)
+			add_span(sp, &n, (size_t)(colon + 1 - url), (size_t)(at - colon - 1));
+		/* the query's parameters, names decoded */
+		for (const char *q = memchr(a, '?', (size_t)(e - a)); q && q < e;) {
+			const char *k = q + 1, *eq = k, *v;
+
+			while (eq < e && *eq != '=' && *eq != '&')
+				eq++;
+			v = eq < e && *eq == '=' ? eq + 1 : eq;
+			q = v;
+			while (q < e && *q != '&')
+				q++;
+			if (ends_with_password(k, (size_t)(eq - k)))
+				add_span(sp, &n, (size_t)(v - url), (size_t)(q - v));
+			if (q >= e)
+				break;
+		}
+	}
+	for (size_t i = 0; i + 8 <= len; i++) {
+		size_t j = i + 8;
+
+		if (strncasecmp(url + i, "password", 8) != 0)
+			continue;
+		while (j < len && isspace((unsigned char)url[j]))
+			j++;
+		if (url[j] == '=')
+			j++;
+		else if (url[j] == '%' && url[j + 1] == '3' && (url[j + 2] == 'd' || url[j + 2] == 'D'))
+			j += 3;
+		while (j < len && isspace((unsigned char)url[j]))
+			j++;
+		if (url[j] == '\'') {
+			size_t k = j + 1;
+
+			while (k < len && url[k] != '\'')
+				k += url[k] == '\\' && k + 1 < len ? 2 : 1;
+			add_span(sp, &n, j, (k < len ? k + 1 : len) - j);
+		} else {
+			size_t k = j;
+
+			while (k < len && !isspace((unsigned char)url[k]) && url[k] != '&')
+				k++;
+			add_span(sp, &n, j, k - j);
+		}
+		i = j;
+	}
+	return n;
+}
+
 char *kpt_history_mask_url(const char *url)
 {
-	size_t n = strlen(url);
-	char *s = malloc(n + 8), *at, *colon, *pw;
+	struct span sp[MAX_SPANS];
+	size_t n = secret_spans(url, sp), len = strlen(url), o = 0;
+	char *hide = calloc(len + 1, 1), *s = malloc(len + 1 + 3 * MAX_SPANS);
 
-	if (!s)
+	if (!hide || !s) {
+		free(hide);
+		free(s);
 		return NULL;
-	memcpy(s, url, n + 1);
-	at = strchr(s, '@');
-	colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
-	/* the scheme's "postgresql:" colon is followed by "//" */
-	if (colon && colon[1] == '/' && colon[2] == '/')
-		colon = memchr(colon + 3, ':', (size_t)(at - colon - 3));
-	/* each mask grows the text by at most 3 (a 0- or 1-character
-	 * password): n + 8 bytes hold both */
-	if (colon && at - colon > 1) {
-		memmove(colon + 4, at, strlen(at) + 1);
-		memcpy(colon + 1, "***", 3);
 	}
-	if ((pw = strstr(s, "password=")) != NULL) {
-		char *end = pw + 9;
+	for (size_t i = 0; i < n; i++)
+		memset(hide + sp[i].at, 1, sp[i].len);
+	for (size_t i = 0; i < len; i++) {
+		if (!hide[i]) {
+			s[o++] = url[i];
+		} else if (i == 0 || !hide[i - 1]) {
+			memcpy(s + o, "***", 3);
+			o += 3;
+		}
+	}
+	s[o] = '\0';
+	free(hide);
+	/* a secret repeated elsewhere in the URL ("?port=SECRET") */
+	if (n) {
+		char *t = kpt_history_scrub(url, NULL, s);
 
-		while (*end && *end != '&')
-			end++;
-		memmove(pw + 12, end, strlen(end) + 1);
-		memcpy(pw + 9, "***", 3);
+		free(s);
+		s = t;
 	}
 	return s;
+}
+
+/* Appends secret to list (its percent-decoded form too), skipping those
+ * under 3 bytes: so short a string is no secret worth hiding in text. */
+static void add_secret(char ***list, size_t *n, const char *secret, size_t len)
+{
+	char *raw, *dec, **l;
+	size_t m = 0;
+
+	if (len < 3 || !(l = realloc(*list, (*n + 2) * sizeof *l)))
+		return;
+	*list = l;
+	raw = strndup(secret, len);
+	dec = malloc(len + 1);
+	if (!raw || !dec) {
+		free(raw);
+		free(dec);
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (secret[i] == '%' && i + 2 < len && hexval(secret[i + 1]) >= 0 && hexval(secret[i + 2]) >= 0) {
+			dec[m++] = (char)(hexval(secret[i + 1]) * 16 + hexval(secret[i + 2]));
+			i += 2;
+		} else {
+			dec[m++] = secret[i];
+		}
+	}
+	dec[m] = '\0';
+	l[(*n)++] = raw;
+	if (m >= 3 && strcmp(dec, raw) != 0 && dec[0])
+		l[(*n)++] = dec;
+	else
+		free(dec);
+}
+
+/* Whether seg[0..n) and a secret have 4 bytes in a row in common (all of
+ * seg when shorter; segments under 3 bytes never). */
+static int shares_a_piece(const char *seg, size_t n, char *const *sec, size_t ns)
+{
+	size_t k = n < 4 ? n : 4;
+
+	if (n < 3)
+		return 0;
+	for (size_t i = 0; i < ns; i++)
+		for (const char *p = sec[i]; strlen(p) >= k; p++)
+			for (size_t j = 0; j + k <= n; j++)
+				if (memcmp(seg + j, p, k) == 0)
+					return 1;
+	return 0;
+}
+
+char *kpt_history_scrub(const char *url, const char *const *extra, const char *msg)
+{
+	struct span sp[MAX_SPANS];
+	size_t n = secret_spans(url, sp), ns = 0;
+	char **sec = NULL;
+	struct sbuf b = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		size_t at = sp[i].at, len = sp[i].len;
+
+		/* a quoted value: the text inside the quotes too */
+		if (len >= 2 && url[at] == '\'')
+			add_secret(&sec, &ns, url + at + 1, len - 2);
+		add_secret(&sec, &ns, url + at, len);
+	}
+	for (size_t i = 0; extra && extra[i]; i++)
+		add_secret(&sec, &ns, extra[i], strlen(extra[i]));
+	for (const char *p = msg; *p;) {
+		const char *q = *p == '"' ? strchr(p + 1, '"') : NULL;
+		size_t best = 0;
+
+		if (q && shares_a_piece(p + 1, (size_t)(q - p - 1), sec, ns)) {
+			/* a quoted piece of a secret: libpq split the URL elsewhere
+			 * than the masking did ("top" of "u:top/secret@h") */
+			sb_str(&b, "\"***\"");
+			p = q + 1;
+			continue;
+		}
+		for (size_t i = 0; i < ns; i++) {
+			size_t l = strlen(sec[i]);
+
+			if (l > best && strncmp(p, sec[i], l) == 0)
+				best = l;
+		}
+		if (best) {
+			sb_str(&b, "***");
+			p += best;
+		} else {
+			sb_add(&b, p, 1);
+			p++;
+		}
+	}
+	if (!b.s)
+		sb_str(&b, "");
+	for (size_t i = 0; i < ns; i++)
+		free(sec[i]);
+	free(sec);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
 }
 
 static int is_pg_url(const char *url)

@@ -65,9 +65,15 @@ struct kpt_history {
 	struct kpt_history_open_opts o;
 };
 
-/* url with any password (user:PASSWORD@, password=...) as ***, for
- * messages; malloc'd, NULL when out of memory. */
+/* url with any password (user:PASSWORD@, password=..., ?password=...,
+ * each one) as ***, for messages; malloc'd, NULL when out of memory.
+ * kpt_history.c says what counts as a password. */
 char *kpt_history_mask_url(const char *url);
+/* msg (a library's message about url) with every secret of url, and each
+ * string of extra (NULL-terminated, may be NULL: what libpq parsed as
+ * passwords), raw or percent-decoded, as ***; malloc'd, NULL when out of
+ * memory. Secrets under 3 bytes are left (they would garble the text). */
+char *kpt_history_scrub(const char *url, const char *const *extra, const char *msg);
 
 /* The sessions columns of struct kpt_history_diff_env (schema 3), one
  * table for add and the queries (kpt_history.c). */

@@ -18,6 +18,8 @@
 struct kpt_hdb {
 	PGconn *conn;
 	char *shown;                /* the URL with any password masked */
+	char *url;                  /* as given, to scrub its secrets from messages */
+	char *extra[3];             /* password, sslpassword as libpq parsed them; NULL-terminated */
 };
 
 struct pg_row {
@@ -47,12 +49,49 @@ static const char *one_line(const char *msg, char *buf, size_t cap)
 	return buf;
 }
 
+/* libpq's message on one line with every secret of the URL as ***
+ * (libpq echoes parts of what it was given); with quotes, each "..."
+ * as "***" too when the URL has a secret (a parse error quotes pieces of
+ * a password it split elsewhere). Writes into buf. */
+static const char *clean(const struct kpt_hdb *h, const char *msg, int quotes, char *buf, size_t cap)
+{
+	char line[768], *s;
+	int hidden;
+
+	one_line(msg, line, sizeof line);
+	s = kpt_history_scrub(h->url, (const char *const *)h->extra, line);
+	if (!s) {
+		snprintf(buf, cap, "(message withheld: out of memory)");
+		return buf;
+	}
+	hidden = strcmp(h->shown, h->url) != 0;
+	if (quotes && hidden) {
+		size_t n = 0;
+
+		for (const char *p = s; *p && n + 6 < cap; p++) {
+			const char *q = *p == '"' ? strchr(p + 1, '"') : NULL;
+
+			buf[n++] = *p;
+			if (q) {
+				memcpy(buf + n, "***\"", 4);
+				n += 4;
+				p = q;
+			}
+		}
+		buf[n] = '\0';
+	} else {
+		snprintf(buf, cap, "%s", s);
+	}
+	free(s);
+	return buf;
+}
+
 static int fail(struct kpt_hdb *h, const char *what, struct kpt_diag *d)
 {
 	char line[768];
 
 	return kpt_diag_set(d, KPT_E_IO, "history store '%s': %s: %s", h->shown, what,
-			    one_line(PQerrorMessage(h->conn), line, sizeof line));
+			    clean(h, PQerrorMessage(h->conn), 0, line, sizeof line));
 }
 
 static void no_notice(void *arg, const char *message)
@@ -67,6 +106,9 @@ static void pg_close(struct kpt_hdb *h)
 		return;
 	PQfinish(h->conn); /* accepts NULL */
 	free(h->shown);
+	free(h->url);
+	for (int i = 0; h->extra[i]; i++)
+		free(h->extra[i]);
 	free(h);
 }
 
@@ -87,22 +129,26 @@ static int pg_open(const char *url, int flags, struct kpt_hdb **out, struct kpt_
 	struct kpt_hdb *h = calloc(1, sizeof *h);
 	PQconninfoOption *opts;
 	char *err = NULL, line[768];
+	int ne = 0;
 
 	/* the database must exist (KPT_HDB_CREATE makes only the schema) */
 	*out = NULL;
-	if (!h || !(h->shown = kpt_history_mask_url(url))) {
-		free(h);
+	if (!h || !(h->shown = kpt_history_mask_url(url)) || !(h->url = strdup(url))) {
+		pg_close(h);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
 	opts = PQconninfoParse(url, &err);
 	if (!opts) {
 		kpt_diag_set(d, err ? KPT_E_INVAL : KPT_E_NOMEM, "bad PostgreSQL URL '%s': %s", h->shown,
-			     err ? one_line(err, line, sizeof line) : "out of memory");
+			     err ? clean(h, err, 1, line, sizeof line) : "out of memory");
 		kpt_diag_hint(d, "write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE");
 		PQfreemem(err);
 		pg_close(h);
 		return KPT_E_INVAL;
 	}
+	for (PQconninfoOption *o = opts; o->keyword && ne < 2; o++)
+		if (o->val && o->val[0] && (strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0))
+			h->extra[ne++] = strdup(o->val); /* NULL when out of memory: fewer to scrub */
 	PQconninfoFree(opts);
 	h->conn = PQconnectdbParams(keys, vals, 1);
 	if (!h->conn) {
@@ -111,7 +157,7 @@ static int pg_open(const char *url, int flags, struct kpt_hdb **out, struct kpt_
 	}
 	if (PQstatus(h->conn) != CONNECTION_OK) {
 		int rc = kpt_diag_set(d, KPT_E_IO, "cannot connect to history store '%s': %s", h->shown,
-				      one_line(PQerrorMessage(h->conn), line, sizeof line));
+				      clean(h, PQerrorMessage(h->conn), 0, line, sizeof line));
 
 		pg_close(h);
 		return rc;

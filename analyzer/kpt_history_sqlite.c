@@ -20,6 +20,7 @@
 struct kpt_hdb {
 	sqlite3 *db;
 	char *path;
+	char *shown;                /* path for messages: a PostgreSQL URL mistyped as a path is masked too */
 };
 
 static int fail(struct kpt_hdb *h, int rc, const char *what, struct kpt_diag *d)
@@ -27,7 +28,7 @@ static int fail(struct kpt_hdb *h, int rc, const char *what, struct kpt_diag *d)
 	enum kpt_err code = rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? KPT_E_FORMAT :
 		rc == SQLITE_NOMEM ? KPT_E_NOMEM : KPT_E_IO;
 
-	return kpt_diag_set(d, code, "history store '%s': %s: %s", h->path, what,
+	return kpt_diag_set(d, code, "history store '%s': %s: %s", h->shown, what,
 			    h->db ? sqlite3_errmsg(h->db) : sqlite3_errstr(rc));
 }
 
@@ -38,6 +39,7 @@ static void sq_close(struct kpt_hdb *h)
 	if (h->db)
 		sqlite3_close_v2(h->db); /* SQLITE_OK or BUSY with statements left: we leave none */
 	free(h->path);
+	free(h->shown);
 	free(h);
 }
 
@@ -143,7 +145,7 @@ static int switch_to_wal(struct kpt_hdb *h, struct kpt_diag *d)
 		if (rc == SQLITE_OK && wal)
 			return 0;
 		if (rc == SQLITE_OK)
-			return kpt_diag_set(d, KPT_E_IO, "history store '%s': cannot switch to the WAL journal", h->path);
+			return kpt_diag_set(d, KPT_E_IO, "history store '%s': cannot switch to the WAL journal", h->shown);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
 		    (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 > BUSY_MS)
@@ -187,6 +189,38 @@ static int reopen_immutable(struct kpt_hdb *h)
 	return rc;
 }
 
+/* A read-only connection cannot recover a WAL store (a -wal file left by
+ * a writer, or a -shm it cannot map): reopened read-write when this
+ * process may write the file (recovery only replays committed
+ * transactions; nothing else is written), else read as immutable when no
+ * -wal file holds changes (what the main file holds is then all there
+ * is). A -wal with changes that nobody here can recover is an error:
+ * reading past it would show a stale store. Returns a SQLite code. */
+static int reopen_for_reading(struct kpt_hdb *h)
+{
+	size_t n = strlen(h->path);
+	char *wal = malloc(n + 5);
+	struct stat st;
+	int rc, has_wal;
+
+	if (!wal)
+		return SQLITE_NOMEM;
+	memcpy(wal, h->path, n);
+	memcpy(wal + n, "-wal", 5);
+	has_wal = stat(wal, &st) == 0 && st.st_size > 0;
+	free(wal);
+	if (access(h->path, W_OK) == 0) {
+		sqlite3_close_v2(h->db);
+		h->db = NULL;
+		rc = sqlite3_open_v2(h->path, &h->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+		if (rc == SQLITE_OK && (rc = sqlite3_busy_timeout(h->db, BUSY_MS)) == SQLITE_OK)
+			rc = sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+		if (rc == SQLITE_OK || has_wal)
+			return rc;
+	}
+	return has_wal ? SQLITE_READONLY_RECOVERY : reopen_immutable(h);
+}
+
 /* A store only read (flags & KPT_HDB_READ_ONLY) is opened read-only and
  * left in whatever journal mode it has: that works on a read-only file,
  * folder or mount and on a file of another user. A WAL store whose folder
@@ -199,14 +233,14 @@ static int sq_open(const char *path, int flags, struct kpt_hdb **out, struct kpt
 	int rc, create = flags & KPT_HDB_CREATE, ro = flags & KPT_HDB_READ_ONLY;
 
 	*out = NULL;
-	if (!h || !(h->path = strdup(path))) {
-		free(h);
+	if (!h || !(h->path = strdup(path)) || !(h->shown = kpt_history_mask_url(path))) {
+		sq_close(h);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
 	if (stat(path, &st) != 0) {
 		if (!create || ro) {
+			kpt_diag_set(d, KPT_E_NOTFOUND, "no history store at '%s'", h->shown);
 			sq_close(h);
-			kpt_diag_set(d, KPT_E_NOTFOUND, "no history store at '%s'", path);
 			return kpt_diag_hint(d, "'kptprof history add FILE' makes one; --db or $KPTPROF_DB names another");
 		}
 		if ((rc = make_parent(path, d)) < 0) {
@@ -214,8 +248,9 @@ static int sq_open(const char *path, int flags, struct kpt_hdb **out, struct kpt
 			return rc;
 		}
 	} else if (!S_ISREG(st.st_mode)) {
+		rc = kpt_diag_set(d, KPT_E_FORMAT, "history store '%s' is not a file", h->shown);
 		sq_close(h);
-		return kpt_diag_set(d, KPT_E_FORMAT, "history store '%s' is not a file", path);
+		return rc;
 	}
 	rc = sqlite3_open_v2(path, &h->db, (ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 			     (create && !ro ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX, NULL);
@@ -234,7 +269,14 @@ static int sq_open(const char *path, int flags, struct kpt_hdb **out, struct kpt
 		sqlite3_extended_result_codes(h->db, 1);
 		rc = sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
 		if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY)
-			rc = reopen_immutable(h);
+			rc = reopen_for_reading(h);
+		if (rc == SQLITE_READONLY_RECOVERY) {
+			rc = kpt_diag_set(d, KPT_E_IO, "history store '%s': its -wal file holds changes that only a"
+					  " user who may write the store can recover", h->shown);
+			kpt_diag_hint(d, "any kptprof history command run by such a user recovers them");
+			sq_close(h);
+			return rc;
+		}
 		if (rc != SQLITE_OK) {
 			rc = fail(h, rc, "cannot read", d);
 			sq_close(h);

@@ -70,6 +70,28 @@ run "$KPTPROF" history ls --db "$T/rw.db"
 expect_rc 0 "history ls on a writable store"
 cmp -s "$T/rw.db" "$T/orig.db" || fail "history ls changed the store"
 
+# a -wal file left by a killed writer: its changes are read, or, where this
+# user cannot recover them, an error; never the stale main file
+if [ "$(id -u)" = 0 ] && command -v python3 >/dev/null; then
+	mkdir -p "$T/wal"
+	chmod 755 "$T/wal"
+	cp "$T/orig.db" "$T/wal/h.db"
+	python3 -c "
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_autocheckpoint=0')
+c.execute(\"UPDATE sessions SET commit_sha = 'walonly'\"); c.commit(); os._exit(0)" "$T/wal/h.db"
+	[ -s "$T/wal/h.db-wal" ] || fail "python did not leave a -wal file"
+	asrun "$KPTPROF" history ls --db "$T/wal/h.db"
+	[ "$RC" = 0 ] && grep -q walonly "$T/ou/o" || fail "-wal of a killed writer, -shm there: $RC $(cat "$T/ou/o" "$T/ou/e")"
+	rm -f "$T/wal/h.db-shm"
+	asrun "$KPTPROF" history ls --db "$T/wal/h.db"
+	[ "$RC" = 2 ] && grep -q "its -wal file holds changes" "$T/ou/e" ||
+		fail "-wal of a killed writer, no -shm, read-only user: $RC $(cat "$T/ou/o" "$T/ou/e")"
+	run "$KPTPROF" history ls --db "$T/wal/h.db"
+	expect_rc 0 "history ls by the owner after a killed writer"
+	expect_out walonly
+fi
+
 # % and _ are literal in KEY
 run "$KPTPROF" history show 'copy_ve_' --db "$DB" --suite default
 expect_error "history show with _ as a wildcard" "no kernel key in '$DB' matches 'copy_ve_'"
