@@ -297,21 +297,37 @@ static void add_span(struct span *sp, size_t *n, size_t at, size_t len)
 		sp[(*n)++] = (struct span){ at, len };
 }
 
-static int ends_with_password(const char *key, size_t n)
+/* s[0..n) with each %XY decoded, into out (n + 1 bytes); its length. */
+static size_t pct_decode(const char *s, size_t n, char *out)
 {
-	char dec[64];
 	size_t m = 0;
 
-	for (size_t i = 0; i < n && m < sizeof dec - 1; i++) {
-		if (key[i] == '%' && i + 2 < n && hexval(key[i + 1]) >= 0 && hexval(key[i + 2]) >= 0) {
-			dec[m++] = (char)(hexval(key[i + 1]) * 16 + hexval(key[i + 2]));
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+			out[m++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
 			i += 2;
 		} else {
-			dec[m++] = key[i];
+			out[m++] = s[i];
 		}
 	}
-	dec[m] = '\0';
-	return m >= 8 && strncasecmp(dec + m - 8, "password", 8) == 0;
+	out[m] = '\0';
+	return m;
+}
+
+/* Whether key[0..n), decoded, ends in "password" (any case); out of
+ * memory counts as yes. */
+static int ends_with_password(const char *key, size_t n)
+{
+	char *dec = malloc(n + 1);
+	size_t m;
+	int yes;
+
+	if (!dec)
+		return 1;
+	m = pct_decode(key, n, dec);
+	yes = m >= 8 && strncasecmp(dec + m - 8, "password", 8) == 0;
+	free(dec);
+	return yes;
 }
 
 /* The spans of url that hold secrets (see above), at most MAX_SPANS. */
@@ -415,7 +431,7 @@ char *kpt_history_mask_url(const char *url)
 static void add_secret(char ***list, size_t *n, const char *secret, size_t len)
 {
 	char *raw, *dec, **l;
-	size_t m = 0;
+	size_t m;
 
 	if (len < 3 || !(l = realloc(*list, (*n + 2) * sizeof *l)))
 		return;
@@ -427,15 +443,7 @@ static void add_secret(char ***list, size_t *n, const char *secret, size_t len)
 		free(dec);
 		return;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if (secret[i] == '%' && i + 2 < len && hexval(secret[i + 1]) >= 0 && hexval(secret[i + 2]) >= 0) {
-			dec[m++] = (char)(hexval(secret[i + 1]) * 16 + hexval(secret[i + 2]));
-			i += 2;
-		} else {
-			dec[m++] = secret[i];
-		}
-	}
-	dec[m] = '\0';
+	m = pct_decode(secret, len, dec);
 	l[(*n)++] = raw;
 	if (m >= 3 && strcmp(dec, raw) != 0 && dec[0])
 		l[(*n)++] = dec;

@@ -607,6 +607,48 @@ static void test_baseline_returns_the_last_sessions_with_run_medians(void **stat
 	kpt_history_close(h);
 }
 
+/* Kernel names, paths and labels are bytes from a recording: a name that
+ * is not UTF-8 (or holds the escape PostgreSQL's backend uses, U+FFFF) is
+ * stored and read back byte for byte, and found by name. Before, a
+ * PostgreSQL store refused the whole add ("invalid byte sequence"). */
+static void test_stores_names_that_are_not_utf8(void **state)
+{
+	static const char *const odd[] = {
+		"bad\xff\xfe name", "lone \xc3", "surrogate \xed\xa0\x80", "esc \xef\xbf\xbf\xef\xbf\xbf done",
+		"overlong \xc0\xaf", "mixed \xe2\x82\xac \x80\x81 \xf4\x90\x80\x80",
+	};
+	enum { N = sizeof odd / sizeof odd[0] };
+	struct kpt_history *h = open_ok(0);
+	struct kpt_history_set *s, *keys;
+	struct kpt_diag d = { 0 };
+	struct fake f;
+
+	(void)state;
+	fake_init(&f, N, "c1", 1);
+	for (int i = 0; i < N; i++)
+		f.pts[i].key.name = odd[i];
+	f.pts[0].key.path = "w/\xff";
+	f.run.session.host = "host\xfe";
+	add_ok(h, &f);
+	s = query_all(h, 1);
+	assert_int_equal(s->nseries, N);
+	for (int i = 0; i < N; i++) {
+		int found = 0;
+
+		for (size_t k = 0; k < s->nseries; k++)
+			found += strcmp(s->series[k].key.name, odd[i]) == 0;
+		if (found != 1)
+			fail_msg("name %d not read back as it was added", i);
+	}
+	assert_string_equal(s->sessions[0].host, "host\xfe");
+	kpt_history_set_destroy(s);
+	assert_int_equal(kpt_history_find_keys(h, odd[3], &keys, &d), 0);
+	assert_int_equal(keys->nseries, 1);
+	assert_string_equal(keys->series[0].key.name, odd[3]);
+	kpt_history_set_destroy(keys);
+	kpt_history_close(h);
+}
+
 /* Runs sql on the store's database directly, as whoever shares it could. */
 static void store_exec(const char *sql)
 {
@@ -759,6 +801,7 @@ int main(void)
 		cmocka_unit_test_setup(test_refuses_a_newer_schema, fresh_store),
 		cmocka_unit_test_setup(test_baseline_returns_the_last_sessions_with_run_medians, fresh_store),
 		cmocka_unit_test_setup(test_rejects_out_of_range_rows, fresh_store),
+		cmocka_unit_test_setup(test_stores_names_that_are_not_utf8, fresh_store),
 #ifdef KPT_TEST_PG
 		cmocka_unit_test(test_connection_errors_are_one_line),
 #else
