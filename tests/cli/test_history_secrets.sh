@@ -1,7 +1,7 @@
 #!/bin/bash
 # No secret of a store URL in any output (issue 21, item 3): a corpus of
 # odd URLs, each password being "topsecret" (or pieces of it, or encoded),
-# through every command that takes a store; stdout and stderr must hold
+# through the commands that take a store; stdout and stderr must hold
 # neither "secret" nor a quoted piece of the password, and each command
 # fails with exit 2. Before: libpq's parse message echoed the whole URL
 # ('postgres://u:topsecret@[::1:1/db') and a second password= was shown.
@@ -51,8 +51,15 @@ fi
 
 cd "$T" || fail "cannot enter $T"
 n=0
+u=0
 while IFS= read -r url; do
-	for cmd in "history ls" "history add $BASE" "gate --from $BASE" "view $BASE -o $T/v"; do
+	# gate --db and view --db open the store as ls does and print its
+	# name as add does: they run on every fourth URL and the real server's
+	# (loading the recording makes them slow)
+	cmds=("history ls" "history add $BASE")
+	u=$((u + 1))
+	{ [ $((u % 4)) = 1 ] || [ "${url#*kpt}" != "$url" ]; } && cmds+=("gate --from $BASE" "view $BASE -o $T/v")
+	for cmd in "${cmds[@]}"; do
 		# shellcheck disable=SC2086
 		run "$KPTPROF" $cmd --db "$url"
 		n=$((n + 1))

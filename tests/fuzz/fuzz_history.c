@@ -16,7 +16,7 @@
  * runs over 60 s (a hang) is a failure: its stderr tail and the seed are printed.
  * Exit 0 when none failed, 1 when one did, 2 on bad usage or setup.
  * .ci/run runs it for a bounded time (tests/fuzz/run-history-fuzz.sh);
- * ctest runs 20 stores (fuzz.history_store). */
+ * ctest runs 10 stores (fuzz.history_store). */
 #define main kptprof_main
 #include "../../cli/main.c"
 #undef main
