@@ -1,6 +1,7 @@
 /* kpt_history.c - the history store: schema and migrations, opening,
  * loading a recording, add (reads: kpt_history_query.c). Written once for
  * both backends (kpt_history_db.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "kpt_diff.h"
@@ -209,6 +211,11 @@ static int migrate(struct kpt_history *h, int want, struct kpt_diag *d)
 	    (rc = h->ops->exec(h->db, "CREATE TABLE IF NOT EXISTS kpt_schema (version INTEGER NOT NULL)", d)) < 0 ||
 	    (rc = h->ops->query(h->db, "SELECT max(version) FROM kpt_schema", 0, NULL, get_int, &have, d)) < 0)
 		goto out;
+	if (have < 0) {
+		rc = kpt_diag_set(d, KPT_E_FORMAT, "history store '%s': kpt_schema version %" PRId64
+				  " is not a schema version", h->shown, have);
+		goto out;
+	}
 	if (have > KPT_HISTORY_SCHEMA) {
 		rc = kpt_diag_set(d, KPT_E_VERSION, "history store has schema version %" PRId64
 				  ", newer than this kptprof knows (%d)", have, KPT_HISTORY_SCHEMA);
@@ -241,34 +248,277 @@ out:
 	return rc;
 }
 
+/* The schema version of a store opened read-only: what it has, never
+ * migrated (the queries read every older schema). */
+static int read_schema(struct kpt_history *h, struct kpt_diag *d)
+{
+	int64_t have = 0;
+
+	if (h->ops->query(h->db, "SELECT max(version) FROM kpt_schema", 0, NULL, get_int, &have, d) < 0)
+		return kpt_diag_set(d, KPT_E_FORMAT, "history store '%s' has no readable schema version: %s", h->shown,
+				    d ? d->msg : "");
+	if (have < 1)
+		return kpt_diag_set(d, KPT_E_FORMAT, "history store '%s': kpt_schema version %" PRId64
+				    " is not a schema version", h->shown, have);
+	if (have > KPT_HISTORY_SCHEMA) {
+		kpt_diag_set(d, KPT_E_VERSION, "history store has schema version %" PRId64
+			     ", newer than this kptprof knows (%d)", have, KPT_HISTORY_SCHEMA);
+		return kpt_diag_hint(d, "use a newer kptprof");
+	}
+	h->schema = (int)have;
+	return 0;
+}
+
+/* ---- secrets in store URLs -------------------------------------------------
+ * A URL may carry passwords in several places, and libpq accepts more
+ * shapes than it documents; what is masked errs towards too much:
+ *   - after each "://": from the first ':' to the LAST '@' of that token
+ *     (a password holding an unencoded '@', '/' or '?' included);
+ *   - after each "password" (any case, so also sslpassword, PASSWORD) with
+ *     or without '=' or "%3D": the value, quoted ('...' with \' escapes)
+ *     or up to a blank or '&';
+ *   - in a URI's query, each parameter whose percent-decoded name ends in
+ *     "password" ("pass%77ord=..."). */
+
+struct span {
+	size_t at, len;
+};
+
+#define MAX_SPANS 64
+
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static void add_span(struct span *sp, size_t *n, size_t at, size_t len)
+{
+	if (len && *n < MAX_SPANS)
+		sp[(*n)++] = (struct span){ at, len };
+}
+
+/* s[0..n) with each %XY decoded, into out (n + 1 bytes); its length. */
+static size_t pct_decode(const char *s, size_t n, char *out)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+			out[m++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+			i += 2;
+		} else {
+			out[m++] = s[i];
+		}
+	}
+	out[m] = '\0';
+	return m;
+}
+
+/* Whether key[0..n), decoded, ends in "password" (any case); out of
+ * memory counts as yes. */
+static int ends_with_password(const char *key, size_t n)
+{
+	char *dec = malloc(n + 1);
+	size_t m;
+	int yes;
+
+	if (!dec)
+		return 1;
+	m = pct_decode(key, n, dec);
+	yes = m >= 8 && strncasecmp(dec + m - 8, "password", 8) == 0;
+	free(dec);
+	return yes;
+}
+
+/* The spans of url that hold secrets (see above), at most MAX_SPANS. */
+static size_t secret_spans(const char *url, struct span *sp)
+{
+	size_t n = 0, len = strlen(url);
+
+	for (const char *p = strstr(url, "://"); p; p = strstr(p + 3, "://")) {
+		const char *a = p + 3, *e = a, *at = NULL, *colon;
+
+		while (*e && !isspace((unsigned char)*e))
+			e++;
+		for (const char *q = a; q < e; q++)
+			if (*q == '@')
+				at = q;
+		colon = at ? memchr(a, ':', (size_t)(at - a)) : NULL;
+		if (colon)
+			add_span(sp, &n, (size_t)(colon + 1 - url), (size_t)(at - colon - 1));
+		/* the query's parameters, names decoded */
+		for (const char *q = memchr(a, '?', (size_t)(e - a)); q && q < e;) {
+			const char *k = q + 1, *eq = k, *v;
+
+			while (eq < e && *eq != '=' && *eq != '&')
+				eq++;
+			v = eq < e && *eq == '=' ? eq + 1 : eq;
+			q = v;
+			while (q < e && *q != '&')
+				q++;
+			if (ends_with_password(k, (size_t)(eq - k)))
+				add_span(sp, &n, (size_t)(v - url), (size_t)(q - v));
+			if (q >= e)
+				break;
+		}
+	}
+	for (size_t i = 0; i + 8 <= len; i++) {
+		size_t j = i + 8;
+
+		if (strncasecmp(url + i, "password", 8) != 0)
+			continue;
+		while (j < len && isspace((unsigned char)url[j]))
+			j++;
+		if (url[j] == '=')
+			j++;
+		else if (url[j] == '%' && url[j + 1] == '3' && (url[j + 2] == 'd' || url[j + 2] == 'D'))
+			j += 3;
+		while (j < len && isspace((unsigned char)url[j]))
+			j++;
+		if (url[j] == '\'') {
+			size_t k = j + 1;
+
+			while (k < len && url[k] != '\'')
+				k += url[k] == '\\' && k + 1 < len ? 2 : 1;
+			add_span(sp, &n, j, (k < len ? k + 1 : len) - j);
+		} else {
+			size_t k = j;
+
+			while (k < len && !isspace((unsigned char)url[k]) && url[k] != '&')
+				k++;
+			add_span(sp, &n, j, k - j);
+		}
+		i = j;
+	}
+	return n;
+}
+
 char *kpt_history_mask_url(const char *url)
 {
-	size_t n = strlen(url);
-	char *s = malloc(n + 8), *at, *colon, *pw;
+	struct span sp[MAX_SPANS];
+	size_t n = secret_spans(url, sp), len = strlen(url), o = 0;
+	char *hide = calloc(len + 1, 1), *s = malloc(len + 1 + 3 * MAX_SPANS);
 
-	if (!s)
+	if (!hide || !s) {
+		free(hide);
+		free(s);
 		return NULL;
-	memcpy(s, url, n + 1);
-	at = strchr(s, '@');
-	colon = at ? memchr(s, ':', (size_t)(at - s)) : NULL;
-	/* the scheme's "postgresql:" colon is followed by "//" */
-	if (colon && colon[1] == '/' && colon[2] == '/')
-		colon = memchr(colon + 3, ':', (size_t)(at - colon - 3));
-	/* each mask grows the text by at most 3 (a 0- or 1-character
-	 * password): n + 8 bytes hold both */
-	if (colon && at - colon > 1) {
-		memmove(colon + 4, at, strlen(at) + 1);
-		memcpy(colon + 1, "***", 3);
 	}
-	if ((pw = strstr(s, "password=")) != NULL) {
-		char *end = pw + 9;
+	for (size_t i = 0; i < n; i++)
+		memset(hide + sp[i].at, 1, sp[i].len);
+	for (size_t i = 0; i < len; i++) {
+		if (!hide[i]) {
+			s[o++] = url[i];
+		} else if (i == 0 || !hide[i - 1]) {
+			memcpy(s + o, "***", 3);
+			o += 3;
+		}
+	}
+	s[o] = '\0';
+	free(hide);
+	/* a secret repeated elsewhere in the URL ("?port=SECRET") */
+	if (n) {
+		char *t = kpt_history_scrub(url, NULL, s);
 
-		while (*end && *end != '&')
-			end++;
-		memmove(pw + 12, end, strlen(end) + 1);
-		memcpy(pw + 9, "***", 3);
+		free(s);
+		s = t;
 	}
 	return s;
+}
+
+/* Appends secret to list (its percent-decoded form too), skipping those
+ * under 3 bytes: so short a string is no secret worth hiding in text. */
+static void add_secret(char ***list, size_t *n, const char *secret, size_t len)
+{
+	char *raw, *dec, **l;
+	size_t m;
+
+	if (len < 3 || !(l = realloc(*list, (*n + 2) * sizeof *l)))
+		return;
+	*list = l;
+	raw = strndup(secret, len);
+	dec = malloc(len + 1);
+	if (!raw || !dec) {
+		free(raw);
+		free(dec);
+		return;
+	}
+	m = pct_decode(secret, len, dec);
+	l[(*n)++] = raw;
+	if (m >= 3 && strcmp(dec, raw) != 0 && dec[0])
+		l[(*n)++] = dec;
+	else
+		free(dec);
+}
+
+/* Whether seg[0..n) and a secret have 4 bytes in a row in common (all of
+ * seg when shorter; segments under 3 bytes never). */
+static int shares_a_piece(const char *seg, size_t n, char *const *sec, size_t ns)
+{
+	size_t k = n < 4 ? n : 4;
+
+	if (n < 3)
+		return 0;
+	for (size_t i = 0; i < ns; i++)
+		for (const char *p = sec[i]; strlen(p) >= k; p++)
+			for (size_t j = 0; j + k <= n; j++)
+				if (memcmp(seg + j, p, k) == 0)
+					return 1;
+	return 0;
+}
+
+char *kpt_history_scrub(const char *url, const char *const *extra, const char *msg)
+{
+	struct span sp[MAX_SPANS];
+	size_t n = secret_spans(url, sp), ns = 0;
+	char **sec = NULL;
+	struct sbuf b = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		size_t at = sp[i].at, len = sp[i].len;
+
+		/* a quoted value: the text inside the quotes too */
+		if (len >= 2 && url[at] == '\'')
+			add_secret(&sec, &ns, url + at + 1, len - 2);
+		add_secret(&sec, &ns, url + at, len);
+	}
+	for (size_t i = 0; extra && extra[i]; i++)
+		add_secret(&sec, &ns, extra[i], strlen(extra[i]));
+	for (const char *p = msg; *p;) {
+		const char *q = *p == '"' ? strchr(p + 1, '"') : NULL;
+		size_t best = 0;
+
+		if (q && shares_a_piece(p + 1, (size_t)(q - p - 1), sec, ns)) {
+			/* a quoted piece of a secret: libpq split the URL elsewhere
+			 * than the masking did ("top" of "u:top/secret@h") */
+			sb_str(&b, "\"***\"");
+			p = q + 1;
+			continue;
+		}
+		for (size_t i = 0; i < ns; i++) {
+			size_t l = strlen(sec[i]);
+
+			if (l > best && strncmp(p, sec[i], l) == 0)
+				best = l;
+		}
+		if (best) {
+			sb_str(&b, "***");
+			p += best;
+		} else {
+			sb_add(&b, p, 1);
+			p++;
+		}
+	}
+	if (!b.s)
+		sb_str(&b, "");
+	for (size_t i = 0; i < ns; i++)
+		free(sec[i]);
+	free(sec);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
 }
 
 static int is_pg_url(const char *url)
@@ -311,9 +561,10 @@ int kpt_history_open(const char *url, const struct kpt_history_open_opts *o,
 	}
 	if (o)
 		h->o = *o;
-	if ((rc = ops->open(url, h->o.create, &h->db, d)) < 0 ||
-	    (rc = migrate(h, h->o.schema > 0 && h->o.schema < KPT_HISTORY_SCHEMA ? h->o.schema :
-			  KPT_HISTORY_SCHEMA, d)) < 0) {
+	if ((rc = ops->open(url, (h->o.create ? KPT_HDB_CREATE : 0) | (h->o.read_only ? KPT_HDB_READ_ONLY : 0),
+			    &h->db, d)) < 0 ||
+	    (rc = h->o.read_only ? read_schema(h, d) :
+	     migrate(h, h->o.schema > 0 && h->o.schema < KPT_HISTORY_SCHEMA ? h->o.schema : KPT_HISTORY_SCHEMA, d)) < 0) {
 		kpt_history_close(h);
 		return rc;
 	}

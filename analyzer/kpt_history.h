@@ -31,6 +31,13 @@
 #include "kpt_err.h"
 
 #define KPT_HISTORY_SCHEMA 3          /* newest schema version this build writes */
+/* The most runs a stored session may claim, and one past the largest run
+ * slot a point may name; a row beyond them is refused on reading (a store
+ * is untrusted input: docs/security.md). */
+#define KPT_HISTORY_MAX_RUNS 100000
+/* The most memory a stored baseline may make kpt_history_side build (run
+ * slots and repeated samples): 1 GiB. */
+#define KPT_HISTORY_SIDE_MAX_BYTES (1ull << 30)
 #define KPT_HISTORY_DEFAULT_DB ".kptprof/history.db"
 
 struct kpt_history;
@@ -124,6 +131,10 @@ void kpt_history_run_release(struct kpt_history_run *run);
 
 struct kpt_history_open_opts {
 	int create;                 /* 1: make the store (and a SQLite file's folder) when absent */
+	/* 1: the caller only reads: open read-only (a read-only SQLite file,
+	 * folder or mount, another user's file), keep the journal mode, do not
+	 * migrate (an older schema is read as it is); add then fails. */
+	int read_only;
 	/* Tests only. schema: migrate no further than this version (0: newest).
 	 * on_chunk: called inside add's transaction after each batch of points
 	 * is written (a test kills the writer there). */

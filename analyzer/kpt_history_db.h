@@ -18,6 +18,9 @@
 
 struct kpt_hdb;
 
+#define KPT_HDB_CREATE 1
+#define KPT_HDB_READ_ONLY 2
+
 /* One result row, valid during the callback. Columns from 0; NULL values
  * read as "" / NAN / 0. */
 struct kpt_hdb_row {
@@ -36,7 +39,10 @@ struct kpt_hdb_ops {
 	/* Statement run first in the migration transaction, serialising
 	 * migrations between processes; "" when begin_write already does. */
 	const char *migrate_lock;
-	int (*open)(const char *url, int create, struct kpt_hdb **out, struct kpt_diag *d);
+	/* flags: KPT_HDB_CREATE makes a missing store (SQLite); KPT_HDB_READ_ONLY
+	 * opens it for reading only (no journal switch, no migration, read-only
+	 * transactions). */
+	int (*open)(const char *url, int flags, struct kpt_hdb **out, struct kpt_diag *d);
 	void (*close)(struct kpt_hdb *db);
 	/* SQL without parameters; may hold several statements. */
 	int (*exec)(struct kpt_hdb *db, const char *sql, struct kpt_diag *d);
@@ -59,9 +65,15 @@ struct kpt_history {
 	struct kpt_history_open_opts o;
 };
 
-/* url with any password (user:PASSWORD@, password=...) as ***, for
- * messages; malloc'd, NULL when out of memory. */
+/* url with any password (user:PASSWORD@, password=..., ?password=...,
+ * each one) as ***, for messages; malloc'd, NULL when out of memory.
+ * kpt_history.c says what counts as a password. */
 char *kpt_history_mask_url(const char *url);
+/* msg (a library's message about url) with every secret of url, and each
+ * string of extra (NULL-terminated, may be NULL: what libpq parsed as
+ * passwords), raw or percent-decoded, as ***; malloc'd, NULL when out of
+ * memory. Secrets under 3 bytes are left (they would garble the text). */
+char *kpt_history_scrub(const char *url, const char *const *extra, const char *msg);
 
 /* The sessions columns of struct kpt_history_diff_env (schema 3), one
  * table for add and the queries (kpt_history.c). */

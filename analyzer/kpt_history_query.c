@@ -1,6 +1,7 @@
 /* kpt_history_query.c - reading the history store: sessions, series per
  * key, the gate's baseline, key lookup (kpt_history.h). Every query is
  * one SQL text for both backends (kpt_history_db.h). */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -41,8 +42,62 @@ struct qctx {
 	struct growth keys;         /* struct kpt_history_series */
 	int with_runs;
 	int schema;                 /* the store's: 3 reads the diff env, mangled names, run info */
+	const char *where;          /* the store, for messages (password masked) */
 	struct kpt_diag *d;
 };
+
+/* Every value read from a store came from whoever could write it: before
+ * it sizes an allocation, indexes an array or reaches the decision rule it
+ * is checked here, and a bad one is a one-line KPT_E_FORMAT naming the
+ * store, the row and the value. */
+#define BAD_ROW(q, fmt, ...) kpt_diag_set((q)->d, KPT_E_FORMAT, "history store '%s': " fmt, (q)->where, __VA_ARGS__)
+
+static int bad_int(struct qctx *q, const char *row, int64_t id, const char *col, int64_t v, int64_t lo, int64_t hi)
+{
+	return BAD_ROW(q, "%s %" PRId64 ": %s %" PRId64 " is out of range (%" PRId64 " to %" PRId64 ")",
+		       row, id, col, v, lo, hi);
+}
+
+/* v is NAN (unknown) or finite in [lo, hi]. */
+static int real_ok(double v, double lo, double hi)
+{
+	return isnan(v) || (isfinite(v) && v >= lo && v <= hi);
+}
+
+static int bad_real(struct qctx *q, const char *row, int64_t id, const char *col, double v)
+{
+	return BAD_ROW(q, "%s %" PRId64 ": %s %g is out of range", row, id, col, v);
+}
+
+/* The session's numbers the gate and the reports compute with. */
+static int check_session(struct qctx *q, const struct kpt_history_session *s, int64_t runs)
+{
+	const struct kpt_history_diff_env *e = &s->env;
+	const struct { const char *col; int64_t v; } ints[] = {
+		{ "kernels", e->kernels }, { "samples", e->samples }, { "skipped", e->skipped },
+		{ "outside", e->outside }, { "dropped_throttle", e->dropped_throttle },
+		{ "dropped_clock", e->dropped_clock }, { "env_samples", e->env_samples },
+	};
+	const struct { const char *col; double v, lo, hi; } reals[] = {
+		{ "sm_mhz", s->sm_mhz, 0, 1e6 }, { "temp_c", s->temp_c, -300, 1e4 },
+		{ "throttled_frac", s->throttled_frac, 0, 1 }, { "copy_gbps", e->copy_gbps, 0, 1e9 },
+		{ "bf16_tflops", e->bf16_tflops, 0, 1e9 }, { "sm_mhz_min", e->sm_mhz_min, 0, 1e6 },
+		{ "sm_mhz_max", e->sm_mhz_max, 0, 1e6 }, { "temp_c_max", e->temp_c_max, -300, 1e4 },
+		{ "capped_frac", e->capped_frac, 0, 1 },
+	};
+
+	if (runs < 0 || runs > KPT_HISTORY_MAX_RUNS)
+		return bad_int(q, "session", s->id, "runs", runs, 0, KPT_HISTORY_MAX_RUNS);
+	if (e->iterated < 0 || e->iterated > 1)
+		return bad_int(q, "session", s->id, "iterated", e->iterated, 0, 1);
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		if (ints[i].v < 0)
+			return bad_int(q, "session", s->id, ints[i].col, ints[i].v, 0, INT64_MAX);
+	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+		if (!real_ok(reals[i].v, reals[i].lo, reals[i].hi))
+			return bad_real(q, "session", s->id, reals[i].col, reals[i].v);
+	return 0;
+}
 
 static const char *rdup(struct kpt_arena *a, const struct kpt_hdb_row *row, int col)
 {
@@ -58,6 +113,7 @@ static int read_session(void *ctx, const struct kpt_hdb_row *row)
 	struct kpt_arena *a = &q->set->arena;
 	const char **str[] = { &s->added, &s->time, &s->commit, &s->branch, &s->suite, &s->gpu_name,
 			       &s->gpu_slug, &s->gpu_uuid, &s->driver, &s->cuda, &s->host, &s->source };
+	int64_t runs;
 
 	if (!s)
 		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
@@ -66,17 +122,20 @@ static int read_session(void *ctx, const struct kpt_hdb_row *row)
 	for (int i = 0; i < 12; i++)
 		if (!(*str[i] = rdup(a, row, i + 1)))
 			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
-	s->runs = (uint32_t)row->ops->integer(row, 13);
+	runs = row->ops->integer(row, 13);
+	s->runs = (uint32_t)(runs >= 0 && runs <= KPT_HISTORY_MAX_RUNS ? runs : 0);
 	s->sm_mhz = row->ops->real(row, 14);
 	s->temp_c = row->ops->real(row, 15);
 	s->throttled_frac = row->ops->real(row, 16);
-	s->keys = (uint32_t)row->ops->integer(row, 17);
-	if (q->schema >= 3)
-		return kpt_history_env_read(row, 18, a, &s->env) < 0 ?
-			kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory") : 0;
-	s->env.boot = "";
-	s->env.sm_mhz_min = s->env.sm_mhz_max = s->env.temp_c_max = NAN;
-	return 0;
+	s->keys = (uint32_t)row->ops->integer(row, 17); /* count(*): the database's own */
+	if (q->schema >= 3) {
+		if (kpt_history_env_read(row, 18, a, &s->env) < 0)
+			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+	} else {
+		s->env.boot = "";
+		s->env.sm_mhz_min = s->env.sm_mhz_max = s->env.temp_c_max = NAN;
+	}
+	return check_session(q, s, runs);
 }
 
 static void parse3(const char *s, uint32_t v[3])
@@ -94,6 +153,7 @@ static int read_key(void *ctx, const struct kpt_hdb_row *row)
 	struct qctx *q = ctx;
 	struct kpt_history_series *se = grow(&q->keys);
 	struct kpt_arena *a = &q->set->arena;
+	int64_t ord;
 
 	if (!se)
 		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
@@ -104,7 +164,10 @@ static int read_key(void *ctx, const struct kpt_hdb_row *row)
 	se->key.workload = rdup(a, row, 3);
 	parse3(row->ops->text(row, 4), se->key.grid);
 	parse3(row->ops->text(row, 5), se->key.block);
-	se->key.ordinal = (uint32_t)row->ops->integer(row, 6);
+	ord = row->ops->integer(row, 6);
+	if (ord < 0 || ord > UINT32_MAX)
+		return bad_int(q, "kernel key", se->key.id, "ordinal", ord, 0, UINT32_MAX);
+	se->key.ordinal = (uint32_t)ord;
 	se->key.mangled = q->schema >= 3 ? rdup(a, row, 7) : "";
 	if (!se->key.name || !se->key.mangled || !se->key.path || !se->key.workload)
 		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
@@ -160,6 +223,19 @@ static double *parse_runs(struct kpt_arena *a, const char *s, uint32_t *n)
 	return v;
 }
 
+/* A decimal number at s; UINT32_MAX when larger or negative, so that
+ * the checks see it out of range rather than wrapped. */
+static uint32_t u32_sat(const char *s, char **end)
+{
+	const char *p = s;
+	unsigned long long v;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	v = strtoull(s, end, 10);
+	return *p == '-' && v ? UINT32_MAX : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 /* The run info text of n run medians ("slot:samples:cycles,..."); NULL
  * (and *bad = 0) when the point has none (stored before schema 3), *bad
  * = 1 when out of memory. A malformed entry reads as slot r, 1 sample. */
@@ -180,9 +256,9 @@ static struct kpt_history_run_info *parse_info(struct kpt_arena *a, const char *
 		v[r] = (struct kpt_history_run_info){ r, 1, NAN };
 		if (!*s)
 			continue;
-		v[r].slot = (uint32_t)strtoul(s, &end, 10);
+		v[r].slot = u32_sat(s, &end);
 		s = *end == ':' ? end + 1 : end;
-		v[r].samples = (uint32_t)strtoul(s, &end, 10);
+		v[r].samples = u32_sat(s, &end);
 		s = *end == ':' ? end + 1 : end;
 		if (*s && *s != ',') {
 			v[r].cyc = strtod(s, &end);
@@ -194,6 +270,36 @@ static struct kpt_history_run_info *parse_info(struct kpt_arena *a, const char *
 			s++;
 	}
 	return v;
+}
+
+/* A point's numbers: positive finite times, run slots a session can
+ * have, cycle medians positive or unknown. */
+static int check_point(struct qctx *q, int64_t sid, int64_t kid, double centre, const double *runs, uint32_t nr,
+		       const struct kpt_history_run_info *ri, int64_t dropped)
+{
+	const char *what = NULL;
+	double v = centre;
+
+	if (!(isfinite(centre) && centre > 0))
+		what = "centre_ns";
+	else if (nr == 0 || nr > KPT_HISTORY_MAX_RUNS)
+		return BAD_ROW(q, "point (session %" PRId64 ", key %" PRId64 "): %u run medians (1 to %d)",
+			       sid, kid, nr, KPT_HISTORY_MAX_RUNS);
+	else if (dropped < 0)
+		return bad_int(q, "point of session", sid, "dropped", dropped, 0, INT64_MAX);
+	for (uint32_t r = 0; !what && r < nr; r++) {
+		if (!(isfinite(runs[r]) && runs[r] > 0))
+			what = "run_ns", v = runs[r];
+		else if (ri && ri[r].slot >= KPT_HISTORY_MAX_RUNS)
+			return BAD_ROW(q, "point (session %" PRId64 ", key %" PRId64 "): run_info slot %u is out of range (0 to %d)",
+				       sid, kid, ri[r].slot, KPT_HISTORY_MAX_RUNS - 1);
+		else if (ri && !real_ok(ri[r].cyc, 0, INFINITY))
+			what = "run_info cycles", v = ri[r].cyc;
+	}
+	if (what)
+		return BAD_ROW(q, "point (session %" PRId64 ", key %" PRId64 "): %s %g is not a positive time",
+			       sid, kid, what, v);
+	return 0;
 }
 
 static int read_point(void *ctx, const struct kpt_hdb_row *row)
@@ -208,6 +314,8 @@ static int read_point(void *ctx, const struct kpt_hdb_row *row)
 	struct pt_grow *g;
 	uint32_t *ps;
 	double *pc;
+	int64_t drop;
+	int rc;
 
 	if (si >= q->sessions.n || ((struct kpt_history_session *)q->sessions.p)[si].id != sid ||
 	    ki >= q->keys.n || ((struct kpt_history_series *)q->keys.p)[ki].key.id != kid)
@@ -231,9 +339,15 @@ static int read_point(void *ctx, const struct kpt_hdb_row *row)
 			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
 		*ri = parse_info(&q->set->arena, v3 ? row->ops->text(row, 4) : "", *nr,
 				 !v3 || row->ops->is_null(row, 4), &bad);
-		*dr = v3 ? (uint64_t)row->ops->integer(row, 5) : 0;
+		drop = v3 ? row->ops->integer(row, 5) : 0;
+		*dr = (uint64_t)drop;
 		if (bad)
 			return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
+		if ((rc = check_point(q, sid, kid, *pc, *rv, *nr, *ri, drop)) < 0)
+			return rc;
+	} else if (!(isfinite(*pc) && *pc > 0)) {
+		return BAD_ROW(q, "point (session %" PRId64 ", key %" PRId64 "): centre_ns %g is not a positive time",
+			       sid, kid, *pc);
 	}
 	return 0;
 }
@@ -361,6 +475,7 @@ static int query_sessions(struct kpt_history *h, const struct kpt_history_filter
 	if (h->schema >= 3 && !env)
 		return kpt_diag_set(q->d, KPT_E_NOMEM, "out of memory");
 	q->schema = h->schema;
+	q->where = h->shown;
 	filter_params(f, par);
 	snprintf(last, sizeof last, "%" PRId64, f && f->last ? (int64_t)f->last : INT64_MAX);
 	par[6] = last;
@@ -561,17 +676,34 @@ int kpt_history_find_keys(struct kpt_history *h, const char *name,
 	if (rc < 0)
 		return rc;
 	q.schema = h->schema;
+	q.where = h->shown;
 	rc = h->ops->query(h->db, numeric ? (q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE k.id = ?" :
 					     "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.id = ?") :
 			   q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id" :
 			   "SELECT " KEY_COLS " FROM kernel_keys k WHERE k.name = ? ORDER BY k.id", 1, par,
 			   read_key, &q, d);
-	if (rc == 0 && !q.keys.n && !numeric)
-		rc = h->ops->query(h->db, q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE"
-				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id" :
-				   "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
-				   " lower(k.name) LIKE '%' || lower(?) || '%' ORDER BY k.id", 1, par,
-				   read_key, &q, d);
+	if (rc == 0 && !q.keys.n && !numeric) {
+		/* a substring, taken literally: % _ and the escape \ escaped */
+		char *lit = malloc(2 * strlen(name) + 1), *o = lit;
+
+		if (!lit) {
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		} else {
+			for (const char *p = name; *p; p++) {
+				if (*p == '%' || *p == '_' || *p == '\\')
+					*o++ = '\\';
+				*o++ = *p;
+			}
+			*o = '\0';
+			par[0] = lit;
+			rc = h->ops->query(h->db, q.schema >= 3 ? "SELECT " KEY_COLS3 " FROM kernel_keys k WHERE"
+					   " lower(k.name) LIKE '%' || lower(?) || '%' ESCAPE '\\' ORDER BY k.id" :
+					   "SELECT " KEY_COLS " FROM kernel_keys k WHERE"
+					   " lower(k.name) LIKE '%' || lower(?) || '%' ESCAPE '\\' ORDER BY k.id", 1, par,
+					   read_key, &q, d);
+			free(lit);
+		}
+	}
 	if (rc == 0) {
 		q.set->nseries = q.keys.n;
 		q.set->series = kpt_arena_alloc(&q.set->arena, (q.keys.n ? q.keys.n : 1) * sizeof *q.set->series);

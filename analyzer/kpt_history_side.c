@@ -3,6 +3,7 @@
  * the side a stored baseline stands for (kpt_history_side), for `gate
  * --db`. Kept apart from kpt_diff_side.c: the store only reads what the
  * loader already computed (the per-run medians) and gives it back. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,32 +80,63 @@ static int intern(struct kpt_diff_side *c, const char *v, uint32_t *id)
 }
 
 /* Run slots: session i owns slots off[i] .. off[i] + runs - 1, runs being
- * the session's recorded runs or, when more, what its points name. */
-static int slots(const struct kpt_history_set *set, struct kpt_diff_side *c, uint32_t *off)
+ * the session's recorded runs or, when more, what its points name. The
+ * counts come from a store: each is bounded (KPT_HISTORY_MAX_RUNS), and
+ * what they would make this side allocate, before it is allocated
+ * (KPT_HISTORY_SIDE_MAX_BYTES). */
+static int slots(const struct kpt_history_set *set, const char *label, struct kpt_diff_side *c, uint32_t *off,
+		 struct kpt_diag *d)
 {
 	uint32_t *runs = calloc(set->nsessions + 1, sizeof *runs);
+	uint64_t total = 0, samples = 0;
+	size_t most = 0;
+	uint32_t big = 0;           /* most samples of one run median, and where */
+	int64_t big_sess = 0, big_key = 0;
+	int rc = 0;
 
 	if (!runs)
-		return KPT_E_NOMEM;
-	for (size_t i = 0; i < set->nsessions; i++)
-		runs[i] = set->sessions[i].runs;
-	for (size_t k = 0; k < set->nseries; k++) {
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory building the baseline");
+	for (size_t i = 0; i < set->nsessions && rc == 0; i++)
+		if ((runs[i] = set->sessions[i].runs) > KPT_HISTORY_MAX_RUNS)
+			rc = kpt_diag_set(d, KPT_E_FORMAT, "%s: session %" PRId64 " claims %u runs (at most %d)", label,
+					  set->sessions[i].id, runs[i], KPT_HISTORY_MAX_RUNS);
+	for (size_t k = 0; k < set->nseries && rc == 0; k++) {
 		const struct kpt_history_series *se = &set->series[k];
 
-		for (uint32_t j = 0; j < se->n; j++)
-			for (uint32_t r = 0; r < se->nruns[j]; r++) {
-				uint32_t slot = se->run_info[j] ? se->run_info[j][r].slot : r;
+		for (uint32_t j = 0; j < se->n && rc == 0; j++)
+			for (uint32_t r = 0; r < se->nruns[j] && rc == 0; r++) {
+				const struct kpt_history_run_info *ri = se->run_info[j] ? &se->run_info[j][r] : NULL;
+				uint32_t slot = ri ? ri->slot : r;
 
-				if (slot + 1 > runs[se->sess[j]])
+				if (slot >= KPT_HISTORY_MAX_RUNS || se->sess[j] >= set->nsessions)
+					rc = kpt_diag_set(d, KPT_E_FORMAT, "%s: a point of key %" PRId64 " names run slot %u (at most %d)",
+							  label, se->key.id, slot, KPT_HISTORY_MAX_RUNS - 1);
+				else if (slot + 1 > runs[se->sess[j]])
 					runs[se->sess[j]] = slot + 1;
+				samples += ri && ri->samples ? ri->samples : 1;
+				if (ri && ri->samples > big && se->sess[j] < set->nsessions) {
+					big = ri->samples;
+					big_sess = set->sessions[se->sess[j]].id;
+					big_key = se->key.id;
+				}
 			}
 	}
-	for (size_t i = 0; i < set->nsessions; i++) {
-		off[i] = c->nruns;
-		c->nruns += runs[i];
+	for (size_t i = 0; i < set->nsessions && rc == 0; i++) {
+		off[i] = (uint32_t)total;
+		total += runs[i];
+		most = runs[i] > runs[most] ? i : most;
 	}
+	if (rc == 0 && ((double)total * (double)(set->nseries + 1) * sizeof(struct kpt_sample_vec) +
+			(double)samples * sizeof(float) > (double)KPT_HISTORY_SIDE_MAX_BYTES))
+		rc = kpt_diag_set(d, KPT_E_FORMAT, "%s: the baseline would take more than %llu MiB (%zu keys x %" PRIu64
+				  " run slots, %" PRIu64 " samples; the most: session %" PRId64 " with %u runs, point"
+				  " (session %" PRId64 ", key %" PRId64 ") with %u samples in one run)", label,
+				  KPT_HISTORY_SIDE_MAX_BYTES >> 20, set->nseries, total, samples,
+				  set->sessions[most].id, runs[most], big_sess, big_key, big);
+	if (rc == 0)
+		c->nruns = (uint32_t)total;
 	free(runs);
-	return 0;
+	return rc;
 }
 
 /* Sessions and the environment summary as kpt_diff_side_combine makes
@@ -272,8 +304,12 @@ int kpt_history_side(const struct kpt_history_set *set, const char *label,
 	}
 	kpt_arena_init(&c->arena);
 	kpt_strtab_init(&c->strs);
-	if ((rc = slots(set, c, off)) < 0 || (rc = sessions(set, label, c, off)) < 0 ||
-	    (rc = keys(set, c, off)) < 0) {
+	if ((rc = slots(set, label, c, off, d)) < 0) {
+		free(off);
+		kpt_diff_side_destroy(c);
+		return rc;
+	}
+	if ((rc = sessions(set, label, c, off)) < 0 || (rc = keys(set, c, off)) < 0) {
 		free(off);
 		kpt_diff_side_destroy(c);
 		return kpt_diag_set(d, rc, "out of memory building the baseline");

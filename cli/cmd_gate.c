@@ -292,7 +292,7 @@ static const char *short_commit(const char *c, char buf[13])
 static int gate_db(const char *url, const char *suite, const char *slug, const char *branch, uint32_t n,
 		   const char *rec, struct kpt_diff_cli *dc)
 {
-	struct kpt_history_open_opts oo = { 0 };
+	struct kpt_history_open_opts oo = { .read_only = 1 };
 	struct kpt_history *h = NULL;
 	struct kpt_history_set *set = NULL;
 	struct kpt_diff_side *side = NULL;

@@ -177,7 +177,8 @@ static const char *db_url(const struct args *a)
 
 static int open_store(const struct args *a, int create, struct kpt_history **h)
 {
-	struct kpt_history_open_opts o = { .create = create };
+	/* only add writes: the others open read-only (a read-only store works) */
+	struct kpt_history_open_opts o = { .create = create, .read_only = !create };
 	struct kpt_diag d = { 0 };
 
 	if (kpt_history_open(db_url(a), &o, h, &d) < 0)
@@ -936,6 +937,14 @@ int cmd_history(int argc, char **argv)
 	rc = subs[a.sub](&a, h);
 	kpt_history_close(h);
 out:
+	/* output lost (a full disk, a closed pipe) is an error, never exit 0 */
+	if (rc != KPT_EXIT_ERROR && (fflush(stdout) != 0 || ferror(stdout))) {
+		struct kpt_diag d = { 0 };
+
+		kpt_diag_set(&d, KPT_E_IO, "history %s: cannot write to standard output: %s", sub_names[a.sub],
+			     strerror(errno ? errno : EIO));
+		rc = kpt_cli_fail(&d);
+	}
 	for (uint32_t i = 0; i < a.nlabels; i++)
 		free((char *)a.labels[i].name);
 	return rc;

@@ -97,7 +97,7 @@ int cmd_view(int argc, char **argv)
 	a.o.history_suite = a.suite;
 	kpt_diag_clear(&d);
 	if (a.db) {
-		struct kpt_history_open_opts oo = { 0 };
+		struct kpt_history_open_opts oo = { .read_only = 1 };
 		char slug[256], suite[256];
 
 		rc = kpt_history_open(a.db, &oo, &h, &d);

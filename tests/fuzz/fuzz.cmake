@@ -40,3 +40,21 @@ if(TARGET kpt_synth)
   add_executable(fuzz_make_corpus ${CMAKE_CURRENT_LIST_DIR}/make_corpus.c)
   target_link_libraries(fuzz_make_corpus PRIVATE kpt_synth kpt)
 endif()
+
+# The history store's fuzzer (fuzz_history.c): mutated SQLite stores through
+# the commands that read one, in forked children of kptprof's own main.
+# ctest runs 10 stores; .ci/run runs it for a bounded time under ASan/UBSan
+# (tests/fuzz/run-history-fuzz.sh).
+if(SQLITE3_FOUND AND TARGET kptanalyzer)
+  file(GLOB kpt_fuzz_cli_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/cli/*.c)
+  list(REMOVE_ITEM kpt_fuzz_cli_sources ${PROJECT_SOURCE_DIR}/cli/main.c)
+  add_executable(fuzz_history ${CMAKE_CURRENT_LIST_DIR}/fuzz_history.c ${kpt_fuzz_cli_sources}
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_path.c)
+  target_include_directories(fuzz_history PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/collectors)
+  target_compile_definitions(fuzz_history PRIVATE KPT_VERSION="${PROJECT_VERSION}")
+  target_link_libraries(fuzz_history PRIVATE ${kpt_cpu_libs} PkgConfig::SQLITE3)
+  add_test(NAME fuzz.history_store COMMAND fuzz_history --seed 1 --count 10
+    ${PROJECT_BINARY_DIR}/fuzz-history-ctest ${PROJECT_SOURCE_DIR}/tests/data/copy_base.kpt
+    ${PROJECT_SOURCE_DIR}/tests/data/copy_plant10_512MiB.kpt)
+  set_tests_properties(fuzz.history_store PROPERTIES LABELS "unit;fuzz" TIMEOUT 600)
+endif()
