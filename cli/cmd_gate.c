@@ -373,7 +373,7 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (kpt_cli_check_component("suite", suite, "--suite", &d) < 0) {
 		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s': expected 1 to %d of a-z, 0-9, '.', '_', '-', "
-					 "no leading '.', no '..'", suite, KPT_CLI_COMPONENT_MAX);
+					 "no leading '.', no '..'", kpt_cli_term(suite), KPT_CLI_COMPONENT_MAX);
 		goto out;
 	}
 	if (!db && (nsess || branch)) {

@@ -8,7 +8,7 @@
  * is there. docs/import.md lists the columns used.
  *
  * Why here and not in analyzer/: importers are lib/'s (one file per
- * format, DESIGN.md); libkpt links SQLite when the build found it, which it
+ * format, docs/architecture.md); libkpt links SQLite when the build found it, which it
  * already does for the history store. Without SQLite this file compiles to
  * a function that says so.
  */
