@@ -386,6 +386,13 @@ struct kpt_counter_table;
 int kpt_diff_attach_counters(struct kpt_diff *df, const struct kpt_counter_table *base,
 			     const struct kpt_counter_table *new_);
 
+/* The family of a key, "moe/nvjet": its workload's first dot-separated part
+ * ("" none) and its kernel's kind, the first '_'-separated word of the
+ * function's own name; kernels of one library in one workload are what a
+ * machine slows down together. One rule for the diff's machine model and
+ * history detect's (analyzer/kpt_rule.c); buf gets at most size bytes. */
+void kpt_diff_family(const char *workload, const char *name, char *buf, size_t size);
+
 /* The tests the rule uses (kpt_t_pvalue, kpt_holm, ...) are lib/kpt_stats.h's. */
 
 /* Reading a side key by key (the history store keeps these; implemented in

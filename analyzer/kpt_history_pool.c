@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_diff.h"
 #include "kpt_history_pool.h"
 #include "kpt_stats.h"
 #include "kpt_strtab.h"
@@ -25,23 +26,7 @@ void kpt_pool_opts_default(struct kpt_pool_opts *o)
 
 void kpt_pool_family(const char *workload, const char *name, char *buf, size_t size)
 {
-	static const char anon[] = "(anonymous namespace)::";
-	const char *dot = strchr(workload, '.'), *end, *start = name;
-	size_t wl = dot ? (size_t)(dot - workload) : strlen(workload), kl;
-
-	/* "void (anonymous namespace)::attn_fwd_kernel<...>(...)" -> "attn" */
-	if (strncmp(start, "void ", 5) == 0)
-		start += 5;
-	while (strncmp(start, anon, sizeof anon - 1) == 0)
-		start += sizeof anon - 1;
-	end = start + strcspn(start, "<(");
-	for (const char *p = start; p + 1 < end; p++)
-		if (p[0] == ':' && p[1] == ':')
-			start = p + 2;
-		else if (p[0] == ' ')
-			start = p + 1;
-	kl = strcspn(start, "_<( ");
-	snprintf(buf, size, "%.*s/%.*s", (int)(wl > 64 ? 64 : wl), workload, (int)(kl > 64 ? 64 : kl), start);
+	kpt_diff_family(workload, name, buf, size);
 }
 
 /* Working state of one detect. Matrices are [unit][session]. */

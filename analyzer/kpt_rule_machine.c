@@ -171,29 +171,9 @@ static void est_test(struct kpt_rule_ctx *c, struct kpt_diff_row *r, const struc
  * of ten H100s the MoE layer's small cuBLAS GEMMs ran 3-12% slower). */
 static int family_id(struct kpt_strtab *fams, const char *workload, const char *name, uint32_t *id)
 {
-	static const char anon[] = "(anonymous namespace)::";
-	const char *dot = strchr(workload, '.'), *end, *p, *start;
 	char buf[160];
-	size_t wl = dot ? (size_t)(dot - workload) : strlen(workload), kl;
 
-	/* "void (anonymous namespace)::attn_fwd_kernel<...>(...)" -> "attn" */
-	if (strncmp(name, "void ", 5) == 0)
-		name += 5;
-	while (strncmp(name, anon, sizeof anon - 1) == 0)
-		name += sizeof anon - 1;
-	end = name + strcspn(name, "<(");
-	start = name;
-	for (p = name; p + 1 < end; p++)
-		if (p[0] == ':' && p[1] == ':')
-			start = p + 2;
-		else if (p[0] == ' ')
-			start = p + 1;
-	kl = strcspn(start, "_<( ");
-	if (kl > 64)
-		kl = 64;
-	if (wl > 64)
-		wl = 64;
-	snprintf(buf, sizeof buf, "%.*s/%.*s", (int)wl, workload, (int)kl, start);
+	kpt_diff_family(workload, name, buf, sizeof buf);
 	return kpt_strtab_intern(fams, buf, strlen(buf), id);
 }
 
