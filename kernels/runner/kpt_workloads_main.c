@@ -3,14 +3,17 @@
  *
  *   kpt-workloads --list [--json] [--suite NAME]
  *   kpt-workloads [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]
- *                 [--check] [--plant NAME=PCT]... [--seed S] [--json]
+ *                 [--settle-us U] [--check] [--plant NAME=PCT]... [--seed S] [--json]
  *   kpt-workloads --calibrate [--json]   this GPU's copy and bf16 ceilings
  *                 (kpt_calibrate.h); plain output is one tab-separated line
  *                 "uuid copy_gbps bf16_tflops name" that kptprof record reads
  *
  * NVTX: one range per workload (its name) around its warm-up ("kpt:warmup")
  * and timed iterations (one "kpt:iter" each); --cold flushes L2 between
- * iterations inside "kpt:flush", outside "kpt:iter". Timing uses CUDA events
+ * iterations inside "kpt:flush", outside "kpt:iter"; --settle-us U lets the
+ * GPU idle U microseconds before each timed iteration (each then starts from
+ * the same power state; for measuring what the power cap does to compute-
+ * bound kernels, bench/analyzer/clock). Timing uses CUDA events
  * around each iteration; the table gives the median and the minimum.
  * Exit status: 0 ok, 1 a check failed, 2 bad usage or a CUDA error,
  * 77 no GPU.
@@ -40,6 +43,7 @@ struct plant {
 struct opts {
 	int list, json, tsv, check, cold, calibrate;
 	long iterations, warmup;
+	long settle_us;             /* --settle-us: the GPU idles this long before each timed iteration */
 	uint64_t seed;
 	int seed_given;             /* --seed: else KPT_TIMING_SEED, or random with --check */
 	const struct kpt_workload **sel;   /* selected workloads, registry order for suites */
@@ -49,7 +53,7 @@ struct opts {
 };
 
 enum opt_id { O_LIST, O_JSON, O_TSV, O_CHECK, O_COLD, O_SUITE, O_ITER, O_WARMUP, O_PLANT, O_SEED, O_HELP,
-	      O_CALIBRATE };
+	      O_CALIBRATE, O_SETTLE };
 
 static const struct {
 	const char *name;
@@ -61,12 +65,13 @@ static const struct {
 	{ "--cold", O_COLD, 0 },        { "--suite", O_SUITE, 1 },       { "--iterations", O_ITER, 1 },
 	{ "--warmup", O_WARMUP, 1 },    { "--plant", O_PLANT, 1 },       { "--seed", O_SEED, 1 },
 	{ "--help", O_HELP, 0 },        { "-h", O_HELP, 0 },             { "--calibrate", O_CALIBRATE, 0 },
+	{ "--settle-us", O_SETTLE, 1 },
 };
 
 static const char usage[] =
 	"usage: " PROG " --list [--json | --tsv] [--suite NAME] [NAME...]\n"
 	"       " PROG " [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]\n"
-	"                     [--check] [--plant NAME=PCT]... [--seed S | --seed random] [--json]\n"
+	"                     [--settle-us U] [--check] [--plant NAME=PCT]... [--seed S | --seed random] [--json]\n"
 	"       " PROG " --calibrate [--json]\n";
 
 /* Timing runs use one fixed seed unless --seed says otherwise: every run,
@@ -178,6 +183,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		case O_ITER:
 			if (parse_long(val, 1, 1000000, &o->iterations))
 				rc = usage_error("--iterations wants a whole number from 1 to 1000000, not '%s'", val);
+			break;
+		case O_SETTLE:
+			if (parse_long(val, 0, 1000000, &o->settle_us))
+				rc = usage_error("--settle-us wants a whole number of microseconds from 0 to 1000000, not '%s'", val);
 			break;
 		case O_WARMUP:
 			if (parse_long(val, 0, 1000000, &o->warmup))
@@ -372,6 +381,16 @@ static int run_one(const struct opts *o, struct gpu *g, const struct kpt_workloa
 			nvtxRangePushA("kpt:flush");
 			rc = kpt_memset(g->flush, (int)(i & 0xFF), g->flush_bytes, g->stream, &d);
 			nvtxRangePop();
+		}
+		if (o->settle_us && rc == 0 && (rc = KPT_CUDA(&d, cudaStreamSynchronize(g->stream))) == 0) {
+			/* --settle-us: the GPU idles before each timed iteration, so
+			 * each starts from the same power state instead of from
+			 * wherever the power controller left the last one (compute-
+			 * bound kernels under the power cap: bench/analyzer/clock) */
+			struct timespec ts = { o->settle_us / 1000000, (o->settle_us % 1000000) * 1000 };
+
+			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+				;
 		}
 		nvtxRangePushA("kpt:iter");
 		if (rc == 0 && (rc = KPT_CUDA(&d, cudaEventRecord(g->ev[2 * i], g->stream))) == 0 &&

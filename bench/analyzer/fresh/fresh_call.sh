@@ -28,8 +28,8 @@ mkdir -p "$R"
 } >"$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 F=/tmp/fresh
-rm -rf "$F" && mkdir -p "$F" && tar -xf "$SRC/.fresh/main.tar" -C "$F" || exit 2
-(cd "$F" && git_rev=$(cat .fresh-rev 2>/dev/null); echo "archive ${git_rev:-?}") | tee -a "$R/machine.txt"
+rm -rf "$F" && mkdir -p "$F" && tar -xzf "$SRC/.fresh/main.tar" -C "$F" || exit 2
+echo "archive $(cat "$SRC/.fresh/rev" 2>/dev/null)" | tee -a "$R/machine.txt"
 t=$(date +%s)
 (cd "$F" && scripts/setup-and-run.sh) >"$R/main.out" 2>"$R/main.err"
 rc=$?
@@ -63,6 +63,19 @@ if [ "${AGAINST:-1}" = 1 ]; then
 		--plant memory.copy.128MiB=2 --plant memory.triad.f32.64M=2 >"$R/abplant.log" 2>&1
 	echo "ab_plant rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
 	grep -E "SLOW|^[0-9]+ SLOW" "$R/abplant.log" | cut -c1-160
+fi
+if [ "${AB_LONG:-0}" -gt 0 ]; then
+	# one long interleaved A/A of the same build: cut into disjoint
+	# 10-pair gates by bench/analyzer/kpt_ab_eval.c (gate --against's
+	# false alarms and power on real sessions)
+	t=$(date +%s)
+	timeout 400 "$K" ab --runs "$AB_LONG" -o "$R/ablong" -- "$KW" --suite default ::: "$KW" --suite default \
+		>"$R/ablong.log" 2>&1
+	echo "ab_long pairs=$AB_LONG rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
+	rm -f "$R"/ablong/[ab]-*.kpt
+fi
+if [ "${CLOCK:-0}" = 1 ]; then
+	K=$K KW=$KW OUT=$R/clock bash "$SRC/bench/analyzer/clock/clock_probe.sh" | tee -a "$R/machine.txt"
 fi
 echo "end $(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$R/machine.txt"
 cp "$R/machine.txt" "$R/main.out" "$R/main.err" "$OUT/"
