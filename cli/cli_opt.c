@@ -191,7 +191,15 @@ static int opt_store(const char *cmd, const struct kpt_opt *o, char *base, const
 	}
 }
 
-int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv, int *i)
+/* Who parses: the command and, for a command of verbs, the verb and its bit. */
+struct opt_ctx {
+	const char *cmd;
+	const char *verb;   /* NULL: a command without verbs */
+	unsigned bit;
+};
+
+static int opt_one(const struct opt_ctx *c, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		   int *i)
 {
 	const char *a = argv[*i], *v = NULL, *eq = strchr(a, '=');
 	struct opt_find f = { .arg = a };
@@ -203,9 +211,11 @@ int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int arg
 	f.len = eq ? (size_t)(eq - a) : strlen(a);
 	if ((f.is_short && f.len != 2) || !opt_walk(opts, args, find_visit, &f))
 		return 0;
+	if (c->verb && f.hit->verbs && !(f.hit->verbs & c->bit))
+		return kpt_cli_usage_error(c->cmd, "'%s %s' takes no %.*s", c->cmd, c->verb, (int)f.len, a);
 	if (f.hit->kind == KPT_OPTK_FLAG) {
 		if (eq)
-			return kpt_cli_usage_error(cmd, "option '%.*s' takes no value", (int)f.len, a);
+			return kpt_cli_usage_error(c->cmd, "option '%.*s' takes no value", (int)f.len, a);
 	} else if (eq) {
 		v = eq + 1;
 	} else if (f.hit->flags & KPT_OPTF_OPTVAL) {
@@ -213,15 +223,22 @@ int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int arg
 	} else if (*i + 1 < argc) {
 		v = argv[++*i];
 	} else {
-		return kpt_cli_usage_error(cmd, "option '%s' needs a value", a);
+		return kpt_cli_usage_error(c->cmd, "option '%s' needs a value", a);
 	}
-	if ((rc = opt_store(cmd, f.hit, f.base, v)) != 0)
+	if ((rc = opt_store(c->cmd, f.hit, f.base, v)) != 0)
 		return rc;
 	return 1;
 }
 
-int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
-		  int *nargs, int *rest)
+int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv, int *i)
+{
+	const struct opt_ctx c = { .cmd = cmd };
+
+	return opt_one(&c, opts, args, argc, argv, i);
+}
+
+static int opt_parse(const struct opt_ctx *c, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		     int *nargs, int *rest)
 {
 	int n = 0, i;
 
@@ -241,12 +258,12 @@ int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int a
 			continue;
 		}
 		if (kpt_cli_is_help(a)) {
-			kpt_cli_help(cmd);
+			kpt_cli_help(c->cmd);
 			return KPT_EXIT_OK;
 		}
-		rc = kpt_opt_one(cmd, opts, args, argc, argv, &i);
+		rc = opt_one(c, opts, args, argc, argv, &i);
 		if (rc == 0)
-			return unknown_option(cmd, opts, a);
+			return unknown_option(c->cmd, opts, a);
 		if (rc != 1)
 			return rc;
 	}
@@ -254,6 +271,22 @@ int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int a
 	if (rest)
 		*rest = i < argc ? i + 1 : argc;
 	return KPT_OPT_GO;
+}
+
+int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		  int *nargs, int *rest)
+{
+	const struct opt_ctx c = { .cmd = cmd };
+
+	return opt_parse(&c, opts, args, argc, argv, nargs, rest);
+}
+
+int kpt_opt_parse_verb(const char *cmd, const char *verb, int index, const struct kpt_opt *opts, void *args,
+		       int argc, char **argv, int *nargs)
+{
+	const struct opt_ctx c = { .cmd = cmd, .verb = verb, .bit = 1u << index };
+
+	return opt_parse(&c, opts, args, argc, argv, nargs, NULL);
 }
 
 int kpt_opt_parse_file(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,

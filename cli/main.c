@@ -4,33 +4,6 @@
 
 #include "kpt_cli.h"
 
-/* The options kpt_diff_cli_option() (cli/cmd_diff.c) parses, for the help
- * of diff and of gate, which takes them all: one text, so the two cannot
- * drift. Defaults: fill_defaults() in analyzer/kpt_diff.c. */
-#define DIFF_OPTIONS_HELP \
-	"  --threshold PCT          change that matters, percent, for kernels of 10 us to 200 us (default 2)\n" \
-	"  --short-threshold PCT    the same for kernels under 10 us in BASE (default 5)\n" \
-	"  --long-threshold PCT     the same for kernels of 200 us and more in BASE (default 1)\n" \
-	"  --alpha A                family-wise error rate over all kernels, Holm-corrected, at most 0.5 (default 0.05)\n" \
-	"  --junit F                also write a JUnit XML report, one test per kernel, SLOW fails; '-': stdout (default: none)\n" \
-	"  --markdown F             also write a Markdown report (a pull-request comment); '-': stdout (default: none)\n" \
-	"  --json F                 also write a JSON report, {\"result\": \"error\"} when it fails; '-': stdout (default: none)\n" \
-	"  --plots DIR              also write gnuplot scripts of the changes and runs, PNGs with gnuplot (default: none)\n" \
-	"  --force                  compare recordings of different GPU models (default: refuse, exit 2)\n" \
-	"  --all                    list SAME kernels in the table too (default: only when 40 keys or fewer)\n" \
-	"  -q, --quiet              no table on standard output, only reports and exit status (default: table)\n" \
-	"  --welch                  Welch's t instead of Student's on the log run medians (default Student)\n" \
-	"  --keep-throttled         keep samples taken throttled or under 0.75x the run's median SM clock (default: drop)\n" \
-	"  --aggregate N            a kernel launched N+ times per iteration in one NVTX path is one key (default 3; 0: never)\n" \
-	"  --between-prior PCT      between-machine SD when BASE has one session (default: by kernel duration)\n" \
-	"  --other-machine          NEW is another machine even where base sessions share its GPU and boot (default: off)\n" \
-	"  --no-shift               keep a family's common move in its keys' changes (default: reported once, taken out)\n" \
-	"  --paired                 run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)\n" \
-	"  --ranges RULE            any-thread: a kernel with no range of its own thread takes another thread's (default thread)\n" \
-	"  --base-runs LIST         use only these runs of BASE, e.g. 0-4,7 (default: all)\n" \
-	"  --new-runs LIST          use only these runs of NEW (default: all)\n" \
-	"  --method rule|pooled-u   decision method; pooled-u only shows its false alarms (maintainers; default rule)\n"
-
 /* Keep in the order `kptprof help` should list them. */
 const struct kpt_cmd kpt_cmds[] = {
 	{ .name = "record", .fn = cmd_record, .summary = "run a workload or program under the collector and write a .kpt file",
@@ -70,23 +43,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  .opts = kpt_diff_opts },
 	{ .name = "gate", .fn = cmd_gate, .summary = "record a suite and diff it against this GPU's baseline",
 	  .usage = "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
-	  "             [-o FILE | --from FILE | --against BUILD|REF] [diff options]\n\n"
-	  "  --suite NAME             suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default;\n"
-	  "                           --from a recording of no suite needs it)\n"
-	  "  --baselines DIR          folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed share/kptprof/baselines)\n"
-	  "  --db URL                 baseline from the history store instead: SQLite file or postgresql://... (default: none)\n"
-	  "  --baseline-sessions N    with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)\n"
-	  "  --branch B               with --db: the sessions' branch (default main)\n"
-	  "  --runs M                 runs to record, 2 to 1000 (default 5)\n"
-	  "  -o FILE                  keep the recording in FILE (default: a temporary file, removed)\n"
-	  "  --from FILE              gate this recording instead of recording (default: record; no GPU: exit 77)\n"
-	  "  --against BUILD|REF      A/B against a base build folder or git ref (built in a worktree) here (default: off):\n"
-	  "                           both builds' suite interleaved by 'kptprof ab' (--runs pairs, default 10), paired\n"
-	  "                           verdicts, then this build against the committed baseline (one line)\n"
-	  "  diff options             every option of 'kptprof diff' (default as there):\n"
-	  DIFF_OPTIONS_HELP
-	  "  --suite-name S           JUnit test suite name (default: the --suite NAME)\n"
-	  "  -h, --help               show this help\n" },
+	  "             [-o FILE | --from FILE | --against BUILD|REF] [diff options]", .opts = kpt_gate_opts },
 	{ .name = "ab", .fn = cmd_ab, .summary = "run two commands interleaved on this machine and give paired verdicts",
 	  .usage = "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n"
 	  "        (diff options as in 'kptprof diff', but --threshold 1 and --paired implied)",
