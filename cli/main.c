@@ -29,10 +29,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
 	  "  -h, --help             show this help\n" },
 	{ .name = "import", .fn = cmd_import, .summary = "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
-	  .usage = "kptprof import TRACE... -o FILE\n\n"
-	  "  TRACE...           torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite export; several: one run each (required)\n"
-	  "  -o, --output FILE  the recording to write; must not be a TRACE (required)\n"
-	  "  -h, --help         show this help\n" },
+	  .usage = "kptprof import TRACE... -o FILE", .opts = kpt_import_opts },
 	{ .name = "report", .fn = cmd_report, .summary = "summarise a recording per kernel, NVTX range or rank",
 	  .usage = "kptprof report FILE [--top N] [--by kernel|range|rank] [--step NAME] [--ranges RULE]\n"
 	  "                   [--format text|md|csv|json]", .opts = kpt_report_opts },
