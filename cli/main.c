@@ -46,17 +46,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "        (diff options as in 'kptprof diff', but --threshold 1 and --paired implied)",
 	  .opts = kpt_ab_opts },
 	{ .name = "baseline", .fn = cmd_baseline, .summary = "list, show, update or locate baselines per GPU model",
-	  .usage = "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]\n\n"
-	  "  list               every baseline under DIR: GPU, suite, runs, kernels, when recorded, file\n"
-	  "  show [FILE]        GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from and --suite\n"
-	  "  update FILE        add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU and boot: replaced)\n"
-	  "  --keep N           sessions a baseline keeps, 1 to 1000 (default 16)\n"
-	  "  path               print the baseline path for --gpu or --from and --suite\n"
-	  "  --baselines DIR    folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed share/kptprof/baselines)\n"
-	  "  --suite S          suite (default: default for show and path, FILE's recorded suite for update)\n"
-	  "  --gpu NAME         GPU of show and path: a slug or a device name (required: this or --from, but for show FILE)\n"
-	  "  --from FILE        GPU of show and path: the one FILE was recorded on (required: this or --gpu)\n"
-	  "  -h, --help         show this help\n" },
+	  .usage = "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]",
+	  .opts = kpt_baseline_opts },
 	{ .name = "export", .fn = cmd_export, .summary = "convert a recording to Chrome trace, CSV or JSON",
 	  .usage = "kptprof export FILE --format chrome|csv|json -o OUT", .opts = kpt_export_opts },
 	{ .name = "view", .fn = cmd_view, .summary = "write an HTML report with plots and a timeline",
