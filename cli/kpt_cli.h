@@ -221,7 +221,7 @@ int kpt_cli_term_width(int fd);
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],
 	kpt_compare_opts[], kpt_devices_opts[], kpt_workloads_opts[], kpt_view_opts[],
 	kpt_diff_opts[], kpt_ab_opts[], kpt_gate_opts[], kpt_import_opts[],
-	kpt_baseline_opts[];
+	kpt_baseline_opts[], kpt_history_opts[];
 
 /* ---- environment and installed files ----
  * kpt_cli_getenv: $name when set and not empty, else $old (NULL: none) with

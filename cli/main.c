@@ -60,29 +60,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "kptprof history ls [--suite S] [--gpu SLUG] [--branch B] [--last N] [--format text|json] [--db URL]\n"
 	  "kptprof history show (KEY | --workload W) [--suite S] [--gpu SLUG] [--branch B] [--last N] [--format text|json]\n"
 	  "kptprof history plot (KEY | --workload W) [-o DIR] [--suite S] [--gpu SLUG] [--branch B] [--last N]\n"
-	  "kptprof history detect [--threshold PCT] [--head N] [--min-step PCT] [--alpha A] [--min-seg N] [--min-machines N] [--format text|json]\n\n"
-	  "  add FILE            store FILE's per-key run medians, environment, GPU, suite, commit, branch\n"
-	  "  ls                  list the stored sessions\n"
-	  "  show KEY            one kernel key's series, change points marked; KEY: its number, its name or part of it\n"
-	  "  plot KEY            a trend plot DIR/history-keyN.png with the noise band and change points (gnuplot)\n"
-	  "  detect              change points of every key, machine effects out; exit 1 when a key got slower at the head of the branch\n"
-	  "  --db URL            SQLite file or postgresql://USER:PASSWORD@HOST:PORT/DB (default $KPTPROF_DB, else .kptprof/history.db)\n"
-	  "  --commit SHA        add: the commit (default: the recording's meta commit)\n"
-	  "  --branch B          add: the branch (default: meta branch, else main); others: the series' branch (default main)\n"
-	  "  --label K=V         add: a label of the session; repeatable (default: none)\n"
-	  "  --suite S           add: the suite (default: the recording's); show/plot: default the newest session's; ls/detect: default every suite\n"
-	  "  --gpu SLUG          the GPU model slug (default: show/plot the newest session's; ls/detect every GPU)\n"
-	  "  --workload W        show/plot: the workload's total (sum of its keys); detect: only its keys (default: none)\n"
-	  "  --last N            only the last N sessions (default: all)\n"
-	  "  --format text|json  output format of ls, show and detect (default text)\n"
-	  "  -o DIR              plot: folder of the .gp and .png (default .)\n"
-	  "  --threshold PCT     detect: a slower step of this size at the head fails, exit 1 (default 2)\n"
-	  "  --head N            detect: the head is the last N sessions of the branch (default 10)\n"
-	  "  --min-step PCT      smallest step reported as a change point (default 1)\n"
-	  "  --alpha A           false change point rate per series, Bonferroni over split positions (default 0.001)\n"
-	  "  --min-seg N         fewest sessions on each side of a step (default 3)\n"
-	  "  --min-machines N    detect: fewest machines (GPUs) after a step that must carry it (default 3)\n"
-	  "  -h, --help          show this help\n" },
+	  "kptprof history detect [--threshold PCT] [--head N] [--min-step PCT] [--alpha A] [--min-seg N] [--min-machines N] [--format text|json]",
+	  .opts = kpt_history_opts },
 	{ .name = "workloads", .fn = cmd_workloads, .summary = "list the built-in workloads and suites",
 	  .usage = "kptprof workloads [--suite NAME] [--json]", .opts = kpt_workloads_opts },
 	{ .name = "devices", .fn = cmd_devices, .summary = "list the GPUs this machine has",
