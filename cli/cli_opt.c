@@ -654,18 +654,78 @@ static void zsh_completion(void)
 	printf("\tesac\n}\n_kptprof \"$@\"\n");
 }
 
+/* ---- Markdown: the option tables of docs/cli.md ------------------------------------------ */
+
+/* s[0..n) in a GFM table cell: no pipe ends the cell, no '<' opens a tag,
+ * no '*', '`' or '\\' formats. */
+static void md_text(const char *s, int n)
+{
+	for (int i = 0; i < n && s[i]; i++) {
+		if (strchr("|<*`\\", s[i]))
+			putchar('\\');
+		putchar(s[i]);
+	}
+}
+
+/* "`-o FILE`, `--output FILE`" from the left column "-o, --output FILE":
+ * each name with the value. */
+static void md_opt(const struct opt_doc *d, void *ctx)
+{
+	const char *last = d->left, *arg, *p;
+
+	for (p = d->left; (p = strstr(p, ", ")); p += 2)
+		last = p + 2;
+	arg = strchr(last, ' ');
+	printf("| ");
+	if (!d->longs[0] && !d->shorts[0]) {    /* an operand, "-- CMD [ARGS...]" */
+		putchar('`');
+		md_text(d->left, (int)strlen(d->left));
+		printf("` | ");
+		md_text(d->help, d->help_len);
+		printf(" |\n");
+		return;
+	}
+	for (p = d->left; *p;) {
+		size_t len = p == last ? strlen(p) : strcspn(p, ",");
+
+		if (p == last && arg)
+			len = (size_t)(arg - p);
+		printf("%s`", p == d->left ? "" : ", ");
+		md_text(p, (int)len);
+		if (arg)
+			md_text(arg, (int)strlen(arg));
+		putchar('`');
+		if (p == last)
+			break;
+		p += len + 2;
+	}
+	printf(" | ");
+	md_text(d->help, d->help_len);
+	printf(" |\n");
+}
+
+/* The option table of cmd as Markdown: what docs/cli.md holds between
+ * "<!-- options: CMD -->" and "<!-- end options -->" (scripts/gen-cli-docs.sh). */
+static void md_options(const struct kpt_cmd *cmd)
+{
+	printf("| option | meaning |\n| --- | --- |\n");
+	cmd_docs(cmd, md_opt, NULL);
+}
+
 /* ---- kptprof help [CMD | --man [CMD] | --completion bash|zsh] ------------------------------- */
 
 static const char *const shells[] = { "bash", "zsh", NULL };
 
 struct help_args {
-	int man;
+	int man, markdown;
 	int shell;      /* index in shells, -1: none */
 };
 
 const struct kpt_opt kpt_help_opts[] = {
 	KPT_OPT_OPERAND("CMD", "the command to show (default: the list of commands)"),
 	KPT_OPT_FLAG(0, "man", struct help_args, man, "print the man page of kptprof, or of CMD, as roff"),
+	KPT_OPT_FLAG(0, "markdown", struct help_args, markdown,
+		     "print the option table of CMD as Markdown, as docs/cli.md has it (scripts/gen-cli-docs.sh)"),
 	KPT_OPT_CHOICE(0, "completion", "bash|zsh", struct help_args, shell, shells,
 		       "print the shell completion script of kptprof (default: none)"),
 	KPT_OPT_END,
@@ -683,14 +743,18 @@ int cmd_help(int argc, char **argv)
 		return kpt_cli_usage_error("help", "one CMD only, got '%s' and '%s'", argv[1], argv[2]);
 	if (n == 1 && !(cmd = kpt_cmd_find(argv[1])))
 		return kpt_cli_unknown_command(argv[1]);
-	if (a.shell >= 0 && (n || a.man))
+	if (a.shell >= 0 && (n || a.man || a.markdown))
 		return kpt_cli_usage_error("help", "--completion takes no CMD and no --man");
+	if (a.markdown && (!cmd || a.man))
+		return kpt_cli_usage_error("help", "--markdown takes a CMD and no --man");
 	if (a.shell == 0)
 		bash_completion();
 	else if (a.shell == 1)
 		zsh_completion();
 	else if (a.man)
 		man_page(cmd);
+	else if (a.markdown)
+		md_options(cmd);
 	else if (cmd)
 		return cmd->fn == cmd_help ? kpt_cli_help("help") : cmd->fn(2, (char *[]){ argv[1], "--help", NULL });
 	else

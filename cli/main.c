@@ -69,7 +69,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ .name = "version", .fn = cmd_version, .summary = "print the version of kptprof and of its file format",
 	  .usage = "kptprof version", .opts = kpt_version_opts },
 	{ .name = "help", .fn = cmd_help, .summary = "show help for kptprof or one command; its man page; shell completion",
-	  .usage = "kptprof help [CMD]\nkptprof help --man [CMD]\nkptprof help --completion bash|zsh", .opts = kpt_help_opts },
+	  .usage = "kptprof help [CMD]\nkptprof help --man [CMD]\nkptprof help --markdown CMD\nkptprof help --completion bash|zsh", .opts = kpt_help_opts },
 };
 const int kpt_ncmds = (int)(sizeof kpt_cmds / sizeof kpt_cmds[0]);
 
