@@ -191,7 +191,15 @@ static int opt_store(const char *cmd, const struct kpt_opt *o, char *base, const
 	}
 }
 
-int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv, int *i)
+/* Who parses: the command and, for a command of verbs, the verb and its bit. */
+struct opt_ctx {
+	const char *cmd;
+	const char *verb;   /* NULL: a command without verbs */
+	unsigned bit;
+};
+
+static int opt_one(const struct opt_ctx *c, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		   int *i)
 {
 	const char *a = argv[*i], *v = NULL, *eq = strchr(a, '=');
 	struct opt_find f = { .arg = a };
@@ -203,9 +211,11 @@ int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int arg
 	f.len = eq ? (size_t)(eq - a) : strlen(a);
 	if ((f.is_short && f.len != 2) || !opt_walk(opts, args, find_visit, &f))
 		return 0;
+	if (c->verb && f.hit->verbs && !(f.hit->verbs & c->bit))
+		return kpt_cli_usage_error(c->cmd, "'%s %s' takes no %.*s", c->cmd, c->verb, (int)f.len, a);
 	if (f.hit->kind == KPT_OPTK_FLAG) {
 		if (eq)
-			return kpt_cli_usage_error(cmd, "option '%.*s' takes no value", (int)f.len, a);
+			return kpt_cli_usage_error(c->cmd, "option '%.*s' takes no value", (int)f.len, a);
 	} else if (eq) {
 		v = eq + 1;
 	} else if (f.hit->flags & KPT_OPTF_OPTVAL) {
@@ -213,15 +223,22 @@ int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int arg
 	} else if (*i + 1 < argc) {
 		v = argv[++*i];
 	} else {
-		return kpt_cli_usage_error(cmd, "option '%s' needs a value", a);
+		return kpt_cli_usage_error(c->cmd, "option '%s' needs a value", a);
 	}
-	if ((rc = opt_store(cmd, f.hit, f.base, v)) != 0)
+	if ((rc = opt_store(c->cmd, f.hit, f.base, v)) != 0)
 		return rc;
 	return 1;
 }
 
-int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
-		  int *nargs, int *rest)
+int kpt_opt_one(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv, int *i)
+{
+	const struct opt_ctx c = { .cmd = cmd };
+
+	return opt_one(&c, opts, args, argc, argv, i);
+}
+
+static int opt_parse(const struct opt_ctx *c, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		     int *nargs, int *rest)
 {
 	int n = 0, i;
 
@@ -241,12 +258,12 @@ int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int a
 			continue;
 		}
 		if (kpt_cli_is_help(a)) {
-			kpt_cli_help(cmd);
+			kpt_cli_help(c->cmd);
 			return KPT_EXIT_OK;
 		}
-		rc = kpt_opt_one(cmd, opts, args, argc, argv, &i);
+		rc = opt_one(c, opts, args, argc, argv, &i);
 		if (rc == 0)
-			return unknown_option(cmd, opts, a);
+			return unknown_option(c->cmd, opts, a);
 		if (rc != 1)
 			return rc;
 	}
@@ -254,6 +271,22 @@ int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int a
 	if (rest)
 		*rest = i < argc ? i + 1 : argc;
 	return KPT_OPT_GO;
+}
+
+int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
+		  int *nargs, int *rest)
+{
+	const struct opt_ctx c = { .cmd = cmd };
+
+	return opt_parse(&c, opts, args, argc, argv, nargs, rest);
+}
+
+int kpt_opt_parse_verb(const char *cmd, const char *verb, int index, const struct kpt_opt *opts, void *args,
+		       int argc, char **argv, int *nargs)
+{
+	const struct opt_ctx c = { .cmd = cmd, .verb = verb, .bit = 1u << index };
+
+	return opt_parse(&c, opts, args, argc, argv, nargs, NULL);
 }
 
 int kpt_opt_parse_file(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
@@ -621,18 +654,78 @@ static void zsh_completion(void)
 	printf("\tesac\n}\n_kptprof \"$@\"\n");
 }
 
+/* ---- Markdown: the option tables of docs/cli.md ------------------------------------------ */
+
+/* s[0..n) in a GFM table cell: no pipe ends the cell, no '<' opens a tag,
+ * no '*', '`' or '\\' formats. */
+static void md_text(const char *s, int n)
+{
+	for (int i = 0; i < n && s[i]; i++) {
+		if (strchr("|<*`\\", s[i]))
+			putchar('\\');
+		putchar(s[i]);
+	}
+}
+
+/* "`-o FILE`, `--output FILE`" from the left column "-o, --output FILE":
+ * each name with the value. */
+static void md_opt(const struct opt_doc *d, void *ctx)
+{
+	const char *last = d->left, *arg, *p;
+
+	for (p = d->left; (p = strstr(p, ", ")); p += 2)
+		last = p + 2;
+	arg = strchr(last, ' ');
+	printf("| ");
+	if (!d->longs[0] && !d->shorts[0]) {    /* an operand, "-- CMD [ARGS...]" */
+		putchar('`');
+		md_text(d->left, (int)strlen(d->left));
+		printf("` | ");
+		md_text(d->help, d->help_len);
+		printf(" |\n");
+		return;
+	}
+	for (p = d->left; *p;) {
+		size_t len = p == last ? strlen(p) : strcspn(p, ",");
+
+		if (p == last && arg)
+			len = (size_t)(arg - p);
+		printf("%s`", p == d->left ? "" : ", ");
+		md_text(p, (int)len);
+		if (arg)
+			md_text(arg, (int)strlen(arg));
+		putchar('`');
+		if (p == last)
+			break;
+		p += len + 2;
+	}
+	printf(" | ");
+	md_text(d->help, d->help_len);
+	printf(" |\n");
+}
+
+/* The option table of cmd as Markdown: what docs/cli.md holds between
+ * "<!-- options: CMD -->" and "<!-- end options -->" (scripts/gen-cli-docs.sh). */
+static void md_options(const struct kpt_cmd *cmd)
+{
+	printf("| option | meaning |\n| --- | --- |\n");
+	cmd_docs(cmd, md_opt, NULL);
+}
+
 /* ---- kptprof help [CMD | --man [CMD] | --completion bash|zsh] ------------------------------- */
 
 static const char *const shells[] = { "bash", "zsh", NULL };
 
 struct help_args {
-	int man;
+	int man, markdown;
 	int shell;      /* index in shells, -1: none */
 };
 
 const struct kpt_opt kpt_help_opts[] = {
 	KPT_OPT_OPERAND("CMD", "the command to show (default: the list of commands)"),
 	KPT_OPT_FLAG(0, "man", struct help_args, man, "print the man page of kptprof, or of CMD, as roff"),
+	KPT_OPT_FLAG(0, "markdown", struct help_args, markdown,
+		     "print the option table of CMD as Markdown, as docs/cli.md has it (scripts/gen-cli-docs.sh)"),
 	KPT_OPT_CHOICE(0, "completion", "bash|zsh", struct help_args, shell, shells,
 		       "print the shell completion script of kptprof (default: none)"),
 	KPT_OPT_END,
@@ -650,14 +743,18 @@ int cmd_help(int argc, char **argv)
 		return kpt_cli_usage_error("help", "one CMD only, got '%s' and '%s'", argv[1], argv[2]);
 	if (n == 1 && !(cmd = kpt_cmd_find(argv[1])))
 		return kpt_cli_unknown_command(argv[1]);
-	if (a.shell >= 0 && (n || a.man))
+	if (a.shell >= 0 && (n || a.man || a.markdown))
 		return kpt_cli_usage_error("help", "--completion takes no CMD and no --man");
+	if (a.markdown && (!cmd || a.man))
+		return kpt_cli_usage_error("help", "--markdown takes a CMD and no --man");
 	if (a.shell == 0)
 		bash_completion();
 	else if (a.shell == 1)
 		zsh_completion();
 	else if (a.man)
 		man_page(cmd);
+	else if (a.markdown)
+		md_options(cmd);
 	else if (cmd)
 		return cmd->fn == cmd_help ? kpt_cli_help("help") : cmd->fn(2, (char *[]){ argv[1], "--help", NULL });
 	else

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,40 +23,44 @@
 #include "kpt_format.h"
 
 struct bl_args {
-	const char *dir, *suite, *gpu, *from, *keep;
-	const char *pos[2];
+	const char *dir, *suite, *gpu, *from;
+	uint64_t keep;              /* 0: not given (16) */
+	char **pos;                 /* the operands: FILE of show and update */
 	int npos;
 };
 
-static int bl_parse(int argc, char **argv, struct bl_args *a)
-{
-	static const char *const names[] = { "--baselines", "--suite", "--gpu", "--from", "--keep" };
-	memset(a, 0, sizeof *a);
-	a->dir = kpt_cli_baselines_dir();
-	for (int i = 2; i < argc; i++) {
-		const char **dst[] = { &a->dir, &a->suite, &a->gpu, &a->from, &a->keep };
-		int hit = 0, rc;
-		const char *v;
+enum { V_LIST, V_SHOW, V_UPDATE, V_PATH, V_COUNT };
+static const char *const verbs[V_COUNT] = { "list", "show", "update", "path" };
+/* the most operands each verb takes */
+static const int verb_npos[V_COUNT] = { 0, 1, 1, 0 };
 
-		for (size_t j = 0; j < sizeof names / sizeof names[0] && !hit; j++) {
-			rc = kpt_cli_opt(argc, argv, &i, names[j], &v);
-			if (rc < 0)
-				return KPT_EXIT_ERROR;
-			if (rc == 1) {
-				*dst[j] = v;
-				hit = 1;
-			}
-		}
-		if (hit)
-			continue;
-		if (argv[i][0] == '-' && argv[i][1])
-			return kpt_cli_usage_error("baseline", "unknown option '%s'", argv[i]);
-		if (a->npos == 2)
-			return kpt_cli_usage_error("baseline", "too many arguments: '%s'", argv[i]);
-		a->pos[a->npos++] = argv[i];
-	}
-	return 0;
-}
+#define BA struct bl_args
+#define V(v) (1u << (v))
+const struct kpt_opt kpt_baseline_opts[] = {
+	KPT_OPT_OPERAND("list", "every baseline under DIR: GPU, suite, runs, kernels, when recorded, file"),
+	KPT_OPT_OPERAND("show [FILE]", "GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from "
+			"and --suite"),
+	KPT_OPT_OPERAND("update FILE", "add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU "
+			"and boot: replaced)"),
+	KPT_OPT_OPERAND("path", "print the baseline path for --gpu or --from and --suite"),
+	KPT_OPT_STRING(0, "baselines", "DIR", BA, dir,
+		       "folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed "
+		       "share/kptprof/baselines)"),
+	KPT_OPT_STRING(0, "suite", "S", BA, suite,
+		       "suite (default: default for show and path, FILE's recorded suite for update)",
+		       .verbs = V(V_SHOW) | V(V_UPDATE) | V(V_PATH)),
+	KPT_OPT_STRING(0, "gpu", "NAME", BA, gpu,
+		       "GPU of show and path: a slug or a device name (required: this or --from, but for show FILE)",
+		       .verbs = V(V_SHOW) | V(V_PATH)),
+	KPT_OPT_STRING(0, "from", "FILE", BA, from,
+		       "GPU of show and path: the one FILE was recorded on (required: this or --gpu)",
+		       .verbs = V(V_SHOW) | V(V_PATH)),
+	KPT_OPT_U64(0, "keep", "N", BA, keep, 1, 1000, "update: sessions a baseline keeps, 1 to 1000 (default 16)",
+		    .verbs = V(V_UPDATE)),
+	KPT_OPT_END,
+};
+#undef V
+#undef BA
 
 /* One-line summary of a recording: GPU, suite, runs, kernels, time. */
 static int bl_describe(const char *path, FILE *out, int full)
@@ -511,20 +517,12 @@ static int bl_update(struct bl_args *a)
 	char slug[256], path[2 * PATH_MAX], sub[PATH_MAX + 256], folder[PATH_MAX + 512], single[PATH_MAX + 512];
 	char suite[256], **v = NULL;
 	size_t nv = 0;
-	unsigned long keep = 16;
+	unsigned long keep = a->keep ? (unsigned long)a->keep : 16;
 	int rc;
 	struct stat st;
 
 	if (a->npos != 1)
 		return kpt_cli_usage_error("baseline", "update needs the recording: kptprof baseline update FILE");
-	if (a->keep) {
-		char *end;
-
-		errno = 0;
-		keep = strtoul(a->keep, &end, 10);
-		if (errno || end == a->keep || *end || keep < 1 || keep > 1000)
-			return kpt_cli_usage_error("baseline", "bad value '%s' for --keep: expected 1 to 1000 sessions", a->keep);
-	}
 	if ((rc = bl_identify(a->pos[0], &id, &c, slug, sizeof slug, a->suite, suite, sizeof suite)))
 		return rc;
 	if ((rc = bl_verify(a->pos[0])))
@@ -637,9 +635,9 @@ static int bl_run(int verb, struct bl_args *a)
 	int rc = 0;
 
 	switch (verb) {
-	case 0:
+	case V_LIST:
 		return bl_list(a);
-	case 1:
+	case V_SHOW:
 		if (a->npos == 1)
 			return bl_describe(a->pos[0], stdout, 1);
 		if ((rc = bl_path(a, path, sizeof path)))
@@ -666,7 +664,7 @@ static int bl_run(int verb, struct bl_args *a)
 			free(v);
 			return rc;
 		}
-	case 2:
+	case V_UPDATE:
 		return bl_update(a);
 	default:
 		if ((rc = bl_path(a, path, sizeof path)))
@@ -678,19 +676,19 @@ static int bl_run(int verb, struct bl_args *a)
 
 int cmd_baseline(int argc, char **argv)
 {
-	static const char *const verbs[] = { "list", "show", "update", "path" };
-	struct bl_args a;
+	struct bl_args a = { .dir = kpt_cli_baselines_dir() };
 	int verb, rc;
 
 	if (argc < 2 || kpt_cli_is_help(argv[1]))
 		return argc < 2 ? kpt_cli_usage_error("baseline", "expected list, show, update or path")
 				: kpt_cli_help("baseline");
-	if (kpt_cli_parse_choice("baseline", "the action", kpt_cli_list_verb(argv[1], "list"), verbs, 4, &verb))
+	if (kpt_cli_parse_choice("baseline", "the action", kpt_cli_list_verb(argv[1], "list"), verbs, V_COUNT, &verb))
 		return KPT_EXIT_ERROR;
-	for (int i = 2; i < argc; i++)
-		if (kpt_cli_is_help(argv[i]))
-			return kpt_cli_help("baseline");
-	if ((rc = bl_parse(argc, argv, &a)))
+	if ((rc = kpt_opt_parse_verb("baseline", verbs[verb], verb, kpt_baseline_opts, &a, argc - 1, argv + 1,
+				     &a.npos)) != KPT_OPT_GO)
 		return rc;
+	a.pos = argv + 2;
+	if (a.npos > verb_npos[verb])
+		return kpt_cli_usage_error("baseline", "too many arguments: '%s'", a.pos[verb_npos[verb]]);
 	return kpt_cli_stdout_done(bl_run(verb, &a));
 }

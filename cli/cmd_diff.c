@@ -204,11 +204,6 @@ const struct kpt_opt kpt_diff_opts[] = {
 	KPT_OPT_END,
 };
 
-int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc)
-{
-	return kpt_opt_one(argv[0], kpt_diff_opts, dc, argc, argv, i);
-}
-
 void kpt_diff_cli_release(struct kpt_diff_cli *dc)
 {
 	free(dc->runs_buf[0]);

@@ -24,10 +24,6 @@ struct kpt_diff_cli {
  * reports' (--junit, --markdown, --json, --plots, --suite-name, --all, -q). */
 extern const struct kpt_opt kpt_diff_rule_opts[], kpt_diff_report_opts[];
 
-/* Parses one diff option at argv[*i] (advancing *i past its value).
- * Returns 1 when consumed, 0 when argv[*i] is no diff option, and
- * KPT_EXIT_ERROR after printing a usage error. */
-int kpt_diff_cli_option(int argc, char **argv, int *i, struct kpt_diff_cli *dc);
 /* Diffs new_ against the baseline of bases[0..nbase) (each a recording, i.e.
  * a session, or a folder of them), prints the table (stdout), writes the reports
  * and returns the exit status: 0 ok, 1 SLOW, 2 error (a --json file then

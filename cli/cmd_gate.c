@@ -4,6 +4,7 @@
  * diff does. */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,86 +320,118 @@ static int gate_db(const char *url, const char *suite, const char *slug, const c
 	return rc;
 }
 
-int cmd_gate(int argc, char **argv)
+struct gate_args {
+	const char *suite, *dir, *from, *keep, *db, *branch, *against; /* NULL: not given */
+	uint64_t runs, nsess;                                           /* 0: not given */
+	struct kpt_diff_cli dc;
+};
+
+#define GA struct gate_args
+/* gate's own options; kpt_gate_opts adds the diff options. */
+static const struct kpt_opt gate_own_opts[] = {
+	/* not KPT_OPT_STRING: '' gets the bad-suite-name message, as any bad name */
+	{ .kind = KPT_OPTK_STRING, .name = "suite", .arg = "NAME", .off = offsetof(GA, suite),
+	  .help = "suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default; "
+		  "--from a recording of no suite needs it)" },
+	KPT_OPT_STRING(0, "baselines", "DIR", GA, dir,
+		       "folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed "
+		       "share/kptprof/baselines)"),
+	KPT_OPT_STRING(0, "db", "URL", GA, db,
+		       "baseline from the history store instead: SQLite file or postgresql://... (default: none)"),
+	KPT_OPT_U64(0, "baseline-sessions", "N", GA, nsess, KPT_HISTORY_MIN_SESSIONS, 1000,
+		    "with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)"),
+	KPT_OPT_STRING(0, "branch", "B", GA, branch, "with --db: the sessions' branch (default main)"),
+	KPT_OPT_U64(0, "runs", "M", GA, runs, 2, 1000,
+		    "runs to record, 2 to 1000; --against: pairs, 10 unless given (default 5)"),
+	KPT_OPT_STRING('o', "output", "FILE", GA, keep,
+		       "keep the recording in FILE (default: a temporary file, removed)"),
+	KPT_OPT_STRING(0, "from", "FILE", GA, from,
+		       "gate this recording instead of recording (default: record; no GPU: exit 77)"),
+	KPT_OPT_STRING(0, "against", "BUILD|REF", GA, against,
+		       "A/B against a base build folder or git ref (built in a worktree): both builds' suite "
+		       "interleaved here by 'kptprof ab', paired verdicts, then this build against the committed "
+		       "baseline (one line) (default: off)"),
+	KPT_OPT_END,
+};
+
+const struct kpt_opt kpt_gate_opts[] = {
+	KPT_OPT_INCLUDE(gate_own_opts),
+	KPT_OPT_TABLE(GA, dc, kpt_diff_rule_opts),
+	KPT_OPT_TABLE(GA, dc, kpt_diff_report_opts),
+	KPT_OPT_END,
+};
+#undef GA
+
+/* The diff options among argv[1..argc) (already parsed: no error here),
+ * for `ab` under --against: into pass, their count returned. */
+static int diff_words(int argc, char **argv, char **pass)
 {
-	struct kpt_diff_cli dc = { 0 };
-	const char *suite = "default", *dir = NULL, *from = NULL, *runs = "5";
-	const char *keep = NULL, *db = NULL, *nsess = NULL, *branch = NULL;
-	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX];
-	struct kpt_diag d = { 0 };
-	struct stat sb;
-	int rc, made_tmp = 0, suite_given = 0, npass = 0;
-	uint64_t m, nb = KPT_HISTORY_GATE_SESSIONS;
-	const char *against = NULL;
-	char **pass = calloc((size_t)argc + 1, sizeof *pass);
+	struct gate_args scratch = { 0 };
+	int n = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (kpt_cli_is_help(argv[i])) {
-			rc = kpt_cli_help("gate");
-			goto out;
-		}
-		{
-			static const char *const names[] = { "--suite", "--baselines", "--from", "--runs", "-o",
-							     "--plots", "--db", "--baseline-sessions", "--branch",
-							     "--against" };
-			const char **const dst[] = { &suite, &dir, &from, &runs, &keep, &dc.plots, &db, &nsess,
-						     &branch, &against };
+		int i0 = i;
 
-			rc = kpt_cli_opt_table(argc, argv, &i, names, dst, sizeof names / sizeof names[0]);
-			if (rc < 0) {
-				rc = KPT_EXIT_ERROR;
-				goto out;
-			}
-			if (rc == 1)
-				continue;
-		}
-		{
-			int i0 = i;
+		if (kpt_opt_one("gate", kpt_diff_opts, &scratch.dc, argc, argv, &i) == 1)
+			while (i0 <= i)
+				pass[n++] = argv[i0++];
+		else
+			kpt_opt_one("gate", gate_own_opts, &scratch, argc, argv, &i); /* past its value */
+	}
+	kpt_diff_cli_release(&scratch.dc);
+	return n;
+}
 
-			rc = kpt_diff_cli_option(argc, argv, &i, &dc);
-			if (rc == 1) {
-				/* kept for `ab` under --against */
-				for (int j = i0; j <= i && pass && npass < argc; j++)
-					pass[npass++] = argv[j];
-				continue;
-			}
-		}
-		if (rc == 0)
-			rc = kpt_cli_usage_error(argv[0], "unknown argument '%s'", argv[i]);
+int cmd_gate(int argc, char **argv)
+{
+	struct gate_args a = { 0 };
+	struct kpt_diff_cli *dc = &a.dc;
+	const char *suite, *dir, *from, *keep, *db, *branch, *against;
+	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX], runs[24];
+	struct kpt_diag d = { 0 };
+	struct stat sb;
+	int rc, made_tmp = 0, suite_given, npass = 0, n;
+	uint64_t nb;
+	char **pass = calloc((size_t)argc + 1, sizeof *pass);
+
+	if (!pass) {
+		rc = kpt_cli_usage_error(argv[0], "out of memory");
 		goto out;
 	}
-	if (kpt_cli_parse_u64(argv[0], "--runs", runs, 2, 1000, &m)) {
-		rc = KPT_EXIT_ERROR;
+	if ((rc = kpt_opt_parse("gate", kpt_gate_opts, &a, argc, argv, &n, NULL)) != KPT_OPT_GO)
+		goto out;
+	if (n) {
+		rc = kpt_cli_usage_error(argv[0], "unexpected argument '%s' (gate takes options only)", argv[1]);
 		goto out;
 	}
+	/* no operands: argv is as given */
+	npass = diff_words(argc, argv, pass);
+	suite_given = a.suite != NULL;
+	suite = a.suite ? a.suite : "default";
+	dir = a.dir, from = a.from, keep = a.keep, db = a.db, branch = a.branch, against = a.against;
+	snprintf(runs, sizeof runs, "%llu", (unsigned long long)(a.runs ? a.runs : against ? 10 : 5));
+	nb = a.nsess ? a.nsess : KPT_HISTORY_GATE_SESSIONS;
 	if (kpt_cli_check_component("suite", suite, "--suite", &d) < 0) {
 		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s': expected 1 to %d of a-z, 0-9, '.', '_', '-', "
 					 "no leading '.', no '..'", kpt_cli_term(suite), KPT_CLI_COMPONENT_MAX);
 		goto out;
 	}
-	if (!db && (nsess || branch)) {
+	if (!db && (a.nsess || branch)) {
 		rc = kpt_cli_usage_error(argv[0], "'%s' picks sessions of the history store: give --db too",
-					 nsess ? "--baseline-sessions" : "--branch");
+					 a.nsess ? "--baseline-sessions" : "--branch");
 		goto out;
 	}
 	if (db) {
 		/* what the stored baseline cannot give: runs to pair or pick
 		 * by number, and the samples pooled-u tests */
-		const char *bad = dc.o.paired ? "--paired" : dc.o.base_runs ? "--base-runs" :
-				  dc.o.method == KPT_DIFF_POOLED_U ? "--method pooled-u" : NULL;
+		const char *bad = dc->o.paired ? "--paired" : dc->o.base_runs ? "--base-runs" :
+				  dc->o.method == KPT_DIFF_POOLED_U ? "--method pooled-u" : NULL;
 
-		if (nsess && kpt_cli_parse_u64(argv[0], "--baseline-sessions", nsess, KPT_HISTORY_MIN_SESSIONS,
-					       1000, &nb)) {
-			rc = KPT_EXIT_ERROR;
-			goto out;
-		}
 		rc = 0;
 		if (bad)
 			rc = kpt_cli_usage_error(argv[0], "'%s' needs the baseline's recordings: not with --db", bad);
 		else if (dir)
 			rc = kpt_cli_usage_error(argv[0], "--db and --baselines name two baselines: give one");
-		else if (!db[0] || (branch && !branch[0]))
-			rc = kpt_cli_usage_error(argv[0], "empty %s", !db[0] ? "--db" : "--branch");
 		if (rc)
 			goto out;
 	}
@@ -414,15 +447,12 @@ int cmd_gate(int argc, char **argv)
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, suite, argc > 0 && runs && strcmp(runs, "5") ? runs : "10", keep, dir, pass,
-				  npass, &dc);
+		rc = gate_against(against, suite, runs, keep, dir, pass, npass, dc);
 		goto out;
 	}
-	if (!dc.suite)
-		dc.suite = suite;
-	dc.require_match = 1;
-	for (int i = 1; i < argc; i++)
-		suite_given |= strcmp(argv[i], "--suite") == 0 || strncmp(argv[i], "--suite=", 8) == 0;
+	if (!dc->suite)
+		dc->suite = suite;
+	dc->require_match = 1;
 	if (from) {
 		snprintf(rec, sizeof rec, "%s", from);
 	} else {
@@ -453,16 +483,16 @@ int cmd_gate(int argc, char **argv)
 		if (rc != 0) {
 			kpt_diag_set(&d, KPT_E_UNSUPPORTED, "recording suite '%s' failed (kptprof record exit status %d)",
 				     suite, rc);
-			rc = kpt_diff_cli_fail(&dc, &d);
+			rc = kpt_diff_cli_fail(dc, &d);
 			goto out;
 		}
 	}
 	if (file_slug(rec, suite, suite_given, slug, sizeof slug, &d) < 0) {
-		rc = kpt_diff_cli_fail(&dc, &d);
+		rc = kpt_diff_cli_fail(dc, &d);
 		goto out;
 	}
 	if (db) {
-		rc = gate_db(db, suite, slug, branch ? branch : "main", (uint32_t)nb, rec, &dc);
+		rc = gate_db(db, suite, slug, branch ? branch : "main", (uint32_t)nb, rec, dc);
 		goto out;
 	}
 	/* A folder of sessions (baseline update keeps one), else one file. */
@@ -475,21 +505,21 @@ int cmd_gate(int argc, char **argv)
 		kpt_diag_hint(&d, "make one with 'kptprof record --suite %s --runs 5 -o rec.kpt' and 'kptprof baseline "
 			      "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
 			      suite, dir);
-		rc = kpt_diff_cli_fail(&dc, &d);
+		rc = kpt_diff_cli_fail(dc, &d);
 		goto out;
 	}
 	fprintf(stderr, "kptprof gate: %s vs baseline %s\n", kpt_cli_term(rec), kpt_cli_term(base));
 	{
 		const char *bases[1] = { base };
 
-		rc = kpt_diff_cli_run(argv[0], bases, 1, rec, &dc);
+		rc = kpt_diff_cli_run(argv[0], bases, 1, rec, dc);
 	}
 out:
 	if (made_tmp) {
 		unlink(rec);
 		rmdir(tmpl);
 	}
-	kpt_diff_cli_release(&dc);
+	kpt_diff_cli_release(dc);
 	free(pass);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,37 +21,13 @@
 
 enum sub { S_ADD, S_LS, S_SHOW, S_PLOT, S_DETECT, S_COUNT };
 
-/* Options: one table, each with the subcommands that take it. */
-enum opt {
-	O_DB, O_COMMIT, O_BRANCH, O_LABEL, O_SUITE, O_GPU, O_WORKLOAD, O_FORMAT, O_LAST,
-	O_OUT, O_THRESHOLD, O_MIN_STEP, O_ALPHA, O_MIN_SEG, O_HEAD, O_MIN_MACHINES, O_COUNT
-};
-#define B(s) (1u << (s))
-#define ALL (B(S_ADD) | B(S_LS) | B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
-#define SERIES (B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
-static const struct { const char *name; unsigned subs; } opts[O_COUNT] = {
-	[O_DB] = { "--db", ALL },
-	[O_COMMIT] = { "--commit", B(S_ADD) },
-	[O_BRANCH] = { "--branch", ALL },
-	[O_LABEL] = { "--label", B(S_ADD) },
-	[O_SUITE] = { "--suite", ALL },
-	[O_GPU] = { "--gpu", B(S_LS) | SERIES },
-	[O_WORKLOAD] = { "--workload", SERIES },
-	[O_FORMAT] = { "--format", B(S_LS) | B(S_SHOW) | B(S_DETECT) },
-	[O_LAST] = { "--last", B(S_LS) | SERIES },
-	[O_OUT] = { "-o", B(S_PLOT) },
-	[O_THRESHOLD] = { "--threshold", B(S_DETECT) },
-	[O_MIN_STEP] = { "--min-step", SERIES },
-	[O_ALPHA] = { "--alpha", SERIES },
-	[O_MIN_SEG] = { "--min-seg", SERIES },
-	[O_HEAD] = { "--head", B(S_DETECT) },
-	[O_MIN_MACHINES] = { "--min-machines", B(S_DETECT) },
-};
+/* The string options, in args.val[]. */
+enum opt { O_DB, O_COMMIT, O_BRANCH, O_SUITE, O_GPU, O_WORKLOAD, O_OUT, O_COUNT };
 
 static const char *const sub_names[S_COUNT] = {
 	[S_ADD] = "add", [S_LS] = "ls", [S_SHOW] = "show", [S_PLOT] = "plot", [S_DETECT] = "detect",
 };
-static const char *const format_names[] = { "text", "json" };
+static const char *const format_names[] = { "text", "json", NULL };
 
 struct args {
 	enum sub sub;
@@ -60,26 +37,83 @@ struct args {
 	uint32_t nlabels;
 	int json;
 	uint32_t last, min_seg, head, min_machines;
+	uint64_t u_last, u_min_seg, u_head, u_min_machines; /* as parsed; last 0: all */
 	double threshold, min_step, alpha;
 };
 
-static int parse_double(const char *opt, const char *v, double lo, double hi, double *out)
+/* --label K=V, repeatable */
+static int set_label(const char *cmd, const char *opt, const char *v, void *field, void *args)
 {
-	char *end;
-	double x;
+	struct args *a = args;
+	const char *eq = strchr(v, '=');
 
-	errno = 0;
-	x = strtod(v, &end);
-	if (errno || end == v || *end || !(x >= lo && x <= hi))
-		return kpt_cli_usage_error("history", "bad value '%s' for %s: a number from %g to %g", v, opt, lo, hi);
-	*out = x;
+	if (!eq || eq == v)
+		return kpt_cli_usage_error("history", "bad value '%s' for --label: write it as KEY=VALUE", v);
+	if (a->nlabels == MAX_LABELS)
+		return kpt_cli_usage_error("history", "more than %d labels", MAX_LABELS);
+	if (!(a->labels[a->nlabels].name = strndup(v, (size_t)(eq - v))))
+		return kpt_cli_usage_error("history", "out of memory");
+	a->labels[a->nlabels++].value = eq + 1;
 	return 0;
 }
 
+#define HA struct args
+#define B(s) (1u << (s))
+#define SERIES (B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
+const struct kpt_opt kpt_history_opts[] = {
+	KPT_OPT_OPERAND("add FILE", "store FILE's per-key run medians, environment, GPU, suite, commit, branch"),
+	KPT_OPT_OPERAND("ls", "list the stored sessions"),
+	KPT_OPT_OPERAND("show KEY", "one kernel key's series, change points marked; KEY: its number, its name or part of it"),
+	KPT_OPT_OPERAND("plot KEY", "a trend plot DIR/history-keyN.png with the noise band and change points (gnuplot)"),
+	KPT_OPT_OPERAND("detect", "change points of every key, machine effects out; exit 1 when a key got slower at the "
+			"head of the branch"),
+	KPT_OPT_STRING(0, "db", "URL", HA, val[O_DB],
+		       "SQLite file or postgresql://USER:PASSWORD@HOST:PORT/DB (default $KPTPROF_DB, else "
+		       ".kptprof/history.db)"),
+	KPT_OPT_STRING(0, "commit", "SHA", HA, val[O_COMMIT], "add: the commit (default: the recording's meta commit)",
+		       .verbs = B(S_ADD)),
+	KPT_OPT_STRING(0, "branch", "B", HA, val[O_BRANCH],
+		       "add: the branch (default: meta branch, else main); others: the series' branch (default main)"),
+	KPT_OPT_CALL(0, "label", "K=V", HA, labels, set_label, "add: a label of the session; repeatable (default: none)",
+		     .verbs = B(S_ADD)),
+	KPT_OPT_STRING(0, "suite", "S", HA, val[O_SUITE],
+		       "add: the suite (default: the recording's); show/plot: default the newest session's; ls/detect: "
+		       "default every suite"),
+	KPT_OPT_STRING(0, "gpu", "SLUG", HA, val[O_GPU],
+		       "the GPU model slug (default: show/plot the newest session's; ls/detect every GPU)",
+		       .verbs = B(S_LS) | SERIES),
+	KPT_OPT_STRING(0, "workload", "W", HA, val[O_WORKLOAD],
+		       "show/plot: the workload's total (sum of its keys); detect: only its keys (default: none)",
+		       .verbs = SERIES),
+	KPT_OPT_U64(0, "last", "N", HA, u_last, 1, UINT32_MAX, "only the last N sessions (default: all)",
+		    .verbs = B(S_LS) | SERIES),
+	KPT_OPT_CHOICE(0, "format", "text|json", HA, json, format_names,
+		       "output format of ls, show and detect (default text)",
+		       .verbs = B(S_LS) | B(S_SHOW) | B(S_DETECT)),
+	KPT_OPT_STRING('o', "output", "DIR", HA, val[O_OUT], "plot: folder of the .gp and .png (default .)",
+		       .verbs = B(S_PLOT)),
+	KPT_OPT_DOUBLE(0, "threshold", "PCT", HA, threshold, 0.01, 1000,
+		       "detect: a slower step of this size at the head fails, exit 1 (default 2)", .verbs = B(S_DETECT)),
+	KPT_OPT_U64(0, "head", "N", HA, u_head, 1, UINT32_MAX,
+		    "detect: the head is the last N sessions of the branch (default 10)", .verbs = B(S_DETECT)),
+	KPT_OPT_DOUBLE(0, "min-step", "PCT", HA, min_step, 0.01, 1000,
+		       "smallest step reported as a change point (default 1)", .verbs = SERIES),
+	KPT_OPT_DOUBLE(0, "alpha", "A", HA, alpha, 1e-12, 0.5,
+		       "false change point rate per series, Bonferroni over split positions (default 0.001)",
+		       .verbs = SERIES),
+	KPT_OPT_U64(0, "min-seg", "N", HA, u_min_seg, 1, 1000, "fewest sessions on each side of a step (default 3)",
+		    .verbs = SERIES),
+	KPT_OPT_U64(0, "min-machines", "N", HA, u_min_machines, 1, 1000,
+		    "detect: fewest machines (GPUs) after a step that must carry it (default 3)", .verbs = B(S_DETECT)),
+	KPT_OPT_END,
+};
+#undef SERIES
+#undef B
+#undef HA
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	int idx;
-	uint64_t u;
+	int idx, n, rc, max;
 
 	memset(a, 0, sizeof *a);
 	if (argc < 2)
@@ -87,83 +121,28 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (kpt_cli_parse_choice("history", "the subcommand", kpt_cli_list_verb(argv[1], "ls"), sub_names, S_COUNT, &idx))
 		return KPT_EXIT_ERROR;
 	a->sub = (enum sub)idx;
-	for (int i = 2; i < argc; i++) {
-		int matched = 0;
-
-		for (int o = 0; o < O_COUNT && !matched; o++) {
-			const char *v;
-			int r = kpt_cli_opt(argc, argv, &i, opts[o].name, &v);
-
-			if (r < 0)
-				return KPT_EXIT_ERROR;
-			if (!r)
-				continue;
-			matched = 1;
-			if (!(opts[o].subs & B(a->sub)))
-				return kpt_cli_usage_error("history", "'history %s' takes no %s", sub_names[a->sub], opts[o].name);
-			if (o == O_LABEL) {
-				const char *eq = strchr(v, '=');
-
-				if (!eq || eq == v)
-					return kpt_cli_usage_error("history", "bad value '%s' for --label: write it as KEY=VALUE", v);
-				if (a->nlabels == MAX_LABELS)
-					return kpt_cli_usage_error("history", "more than %d labels", MAX_LABELS);
-				a->labels[a->nlabels].name = strndup(v, (size_t)(eq - v));
-				a->labels[a->nlabels++].value = eq + 1;
-				if (!a->labels[a->nlabels - 1].name)
-					return kpt_cli_usage_error("history", "out of memory");
-			} else {
-				a->val[o] = v;
-			}
-		}
-		if (matched)
-			continue;
-		if (argv[i][0] == '-' && argv[i][1])
-			return kpt_cli_usage_error("history", "unknown option '%s'", argv[i]);
-		if (a->pos || a->sub == S_LS || a->sub == S_DETECT)
-			return kpt_cli_usage_error("history", "unexpected argument '%s'", argv[i]);
-		a->pos = argv[i];
-	}
+	a->u_min_seg = 3;
+	a->u_head = 10;
+	a->u_min_machines = 3;
+	a->threshold = 2;
+	a->min_step = 1;
+	a->alpha = 0.001;
+	if ((rc = kpt_opt_parse_verb("history", sub_names[a->sub], a->sub, kpt_history_opts, a, argc - 1, argv + 1,
+				     &n)) != KPT_OPT_GO)
+		return rc;   /* no --help here: cmd_history took it */
+	max = a->sub == S_LS || a->sub == S_DETECT ? 0 : 1;
+	if (n > max)   /* the operands are argv[2..n+1] */
+		return kpt_cli_usage_error("history", "unexpected argument '%s'", argv[2 + max]);
+	a->pos = n ? argv[2] : NULL;
 	if (a->sub == S_ADD && !a->pos)
 		return kpt_cli_usage_error("history", "'history add' needs a FILE");
 	if ((a->sub == S_SHOW || a->sub == S_PLOT) && !a->pos == !a->val[O_WORKLOAD])
 		return kpt_cli_usage_error("history", "'history %s' needs a KEY or --workload W (one of them)",
 					   sub_names[a->sub]);
-	if (a->val[O_FORMAT]) {
-		if (kpt_cli_parse_choice("history", "--format", a->val[O_FORMAT], format_names, 2, &idx))
-			return KPT_EXIT_ERROR;
-		a->json = idx == 1;
-	}
-	a->min_seg = 3;
-	a->head = 10;
-	a->min_machines = 3;
-	a->threshold = 2;
-	a->min_step = 1;
-	a->alpha = 0.001;
-	if (a->val[O_LAST]) {
-		if (kpt_cli_parse_u64("history", "--last", a->val[O_LAST], 1, UINT32_MAX, &u))
-			return KPT_EXIT_ERROR;
-		a->last = (uint32_t)u;
-	}
-	if (a->val[O_MIN_SEG]) {
-		if (kpt_cli_parse_u64("history", "--min-seg", a->val[O_MIN_SEG], 1, 1000, &u))
-			return KPT_EXIT_ERROR;
-		a->min_seg = (uint32_t)u;
-	}
-	if (a->val[O_HEAD]) {
-		if (kpt_cli_parse_u64("history", "--head", a->val[O_HEAD], 1, UINT32_MAX, &u))
-			return KPT_EXIT_ERROR;
-		a->head = (uint32_t)u;
-	}
-	if (a->val[O_MIN_MACHINES]) {
-		if (kpt_cli_parse_u64("history", "--min-machines", a->val[O_MIN_MACHINES], 1, 1000, &u))
-			return KPT_EXIT_ERROR;
-		a->min_machines = (uint32_t)u;
-	}
-	if ((a->val[O_THRESHOLD] && parse_double("--threshold", a->val[O_THRESHOLD], 0.01, 1000, &a->threshold)) ||
-	    (a->val[O_MIN_STEP] && parse_double("--min-step", a->val[O_MIN_STEP], 0.01, 1000, &a->min_step)) ||
-	    (a->val[O_ALPHA] && parse_double("--alpha", a->val[O_ALPHA], 1e-12, 0.5, &a->alpha)))
-		return KPT_EXIT_ERROR;
+	a->last = (uint32_t)a->u_last;
+	a->min_seg = (uint32_t)a->u_min_seg;
+	a->head = (uint32_t)a->u_head;
+	a->min_machines = (uint32_t)a->u_min_machines;
 	return 0;
 }
 

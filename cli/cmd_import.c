@@ -1,6 +1,7 @@
 /* cmd_import.c - kptprof import: torch.profiler/Kineto Chrome traces and
  * Nsight Systems SQLite exports as a .kpt recording (lib/kpt_import*.c). */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,51 +23,42 @@ static int is_input(const char *out, char **paths, int n)
 	return 0;
 }
 
+struct import_args {
+	const char *out;
+};
+
+const struct kpt_opt kpt_import_opts[] = {
+	KPT_OPT_OPERAND("TRACE...", "torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite "
+			"export; several: one run each (required)"),
+	KPT_OPT_STRING('o', "output", "FILE", struct import_args, out,
+		       "the recording to write; must not be a TRACE (required)"),
+	KPT_OPT_END,
+};
+
 int cmd_import(int argc, char **argv)
 {
-	const char *out = NULL;
-	char **paths;
-	int npaths = 0, rc;
+	struct import_args a = { 0 };
+	const char *out;
+	char **paths = argv + 1;
+	int npaths, rc;
 	struct kpt_import_stats st;
 	struct kpt_diag d;
 
-	if (!(paths = calloc((size_t)argc, sizeof *paths))) {
-		fprintf(stderr, "kptprof import: out of memory\n");
-		return KPT_EXIT_ERROR;
-	}
-	for (int i = 1; i < argc; i++) {
-		if (kpt_cli_is_help(argv[i])) {
-			free(paths);
-			return kpt_cli_help("import");
-		}
-		if ((rc = kpt_cli_opt(argc, argv, &i, "-o", &out)) != 0 ||
-		    (rc = kpt_cli_opt(argc, argv, &i, "--output", &out)) != 0) {
-			if (rc < 0) {
-				free(paths);
-				return KPT_EXIT_ERROR;
-			}
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			free(paths);
-			return kpt_cli_usage_error("import", "unknown option '%s'", argv[i]);
-		} else {
-			paths[npaths++] = argv[i];
-		}
-	}
+	if ((rc = kpt_opt_parse("import", kpt_import_opts, &a, argc, argv, &npaths, NULL)) != KPT_OPT_GO)
+		return rc;
+	out = a.out;
 	if (!npaths)
 		rc = kpt_cli_usage_error("import", "missing TRACE (a torch.profiler JSON trace or an nsys SQLite export)");
-	else if (!out || !out[0])
+	else if (!out)
 		rc = kpt_cli_usage_error("import", "missing -o FILE (the recording to write)");
 	else if (is_input(out, paths, npaths))
 		rc = kpt_cli_usage_error("import", "'%s' is an input trace: choose another -o", out);
 	else
 		rc = -1;
-	if (rc >= 0) {
-		free(paths);
+	if (rc >= 0)
 		return rc;
-	}
 	kpt_diag_clear(&d);
 	rc = kpt_import((const char *const *)paths, (size_t)npaths, out, &st, &d);
-	free(paths);
 	if (rc < 0)
 		return kpt_cli_fail(&d);
 	fprintf(stderr,

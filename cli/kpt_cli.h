@@ -64,29 +64,34 @@ struct kpt_opt {
 	int (*call)(const char *cmd, const char *opt, const char *value, void *field, void *args);
 	const struct kpt_opt *sub;  /* TABLE */
 	unsigned flags;             /* KPT_OPTF_* */
+	/* Commands of verbs (baseline, history; kpt_opt_parse_verb): bit i
+	 * set when verb i takes the option; 0: every verb. */
+	unsigned verbs;
 };
 
-#define KPT_OPT_FLAG(s, l, st, f, h) \
-	{ .kind = KPT_OPTK_FLAG, .short_name = (s), .name = (l), .off = offsetof(st, f), .help = (h) }
-#define KPT_OPT_STRING(s, l, a, st, f, h) \
+/* Each macro takes more designated initializers after its help, as
+ * ".verbs = 1u << V_ADD". */
+#define KPT_OPT_FLAG(s, l, st, f, h, ...) \
+	{ .kind = KPT_OPTK_FLAG, .short_name = (s), .name = (l), .off = offsetof(st, f), .help = (h), __VA_ARGS__ }
+#define KPT_OPT_STRING(s, l, a, st, f, h, ...) \
 	{ .kind = KPT_OPTK_STRING, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
-	  .help = (h), .flags = KPT_OPTF_NONEMPTY }
-#define KPT_OPT_U64(s, l, a, st, f, min, max, h) \
+	  .help = (h), .flags = KPT_OPTF_NONEMPTY, __VA_ARGS__ }
+#define KPT_OPT_U64(s, l, a, st, f, min, max, h, ...) \
 	{ .kind = KPT_OPTK_U64, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
-	  .lo = (min), .hi = (max), .help = (h) }
-#define KPT_OPT_DOUBLE(s, l, a, st, f, min, max, h) \
+	  .lo = (min), .hi = (max), .help = (h), __VA_ARGS__ }
+#define KPT_OPT_DOUBLE(s, l, a, st, f, min, max, h, ...) \
 	{ .kind = KPT_OPTK_DOUBLE, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
-	  .lo = (min), .hi = (max), .help = (h) }
-#define KPT_OPT_CHOICE(s, l, a, st, f, names, h) \
+	  .lo = (min), .hi = (max), .help = (h), __VA_ARGS__ }
+#define KPT_OPT_CHOICE(s, l, a, st, f, names, h, ...) \
 	{ .kind = KPT_OPTK_CHOICE, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
-	  .choices = (names), .help = (h) }
-#define KPT_OPT_CALL(s, l, a, st, f, fn, h) \
+	  .choices = (names), .help = (h), __VA_ARGS__ }
+#define KPT_OPT_CALL(s, l, a, st, f, fn, h, ...) \
 	{ .kind = KPT_OPTK_CALL, .short_name = (s), .name = (l), .arg = (a), .off = offsetof(st, f), \
-	  .call = (fn), .help = (h) }
+	  .call = (fn), .help = (h), __VA_ARGS__ }
 #define KPT_OPT_TABLE(st, f, table) { .kind = KPT_OPTK_TABLE, .off = offsetof(st, f), .sub = (table) }
 /* a table whose offsets are into the same args struct */
 #define KPT_OPT_INCLUDE(table) { .kind = KPT_OPTK_TABLE, .off = 0, .sub = (table) }
-#define KPT_OPT_OPERAND(n, h) { .kind = KPT_OPTK_OPERAND, .name = (n), .help = (h) }
+#define KPT_OPT_OPERAND(n, h, ...) { .kind = KPT_OPTK_OPERAND, .name = (n), .help = (h), __VA_ARGS__ }
 #define KPT_OPT_END { .kind = KPT_OPTK_END }
 
 /* kpt_opt_parse's "go on": any other return is the exit status to end with. */
@@ -102,6 +107,11 @@ struct kpt_opt {
  * "did you mean"). */
 int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
 		  int *nargs, int *rest);
+/* kpt_opt_parse for a command of verbs (baseline, history): argv[0] is
+ * the verb, of index `index` among the command's verbs; an option whose
+ * .verbs lacks that bit is refused as "'CMD VERB' takes no --opt". */
+int kpt_opt_parse_verb(const char *cmd, const char *verb, int index, const struct kpt_opt *opts, void *args,
+		       int argc, char **argv, int *nargs);
 /* kpt_opt_parse for a command of one operand, FILE (a recording): *path
  * is it; none or more than one is a usage error. */
 int kpt_opt_parse_file(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
@@ -210,7 +220,8 @@ int kpt_cli_term_width(int fd);
 /* The option tables of the commands that have one (cmd_<name>.c). */
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],
 	kpt_compare_opts[], kpt_devices_opts[], kpt_workloads_opts[], kpt_view_opts[],
-	kpt_diff_opts[], kpt_ab_opts[];
+	kpt_diff_opts[], kpt_ab_opts[], kpt_gate_opts[], kpt_import_opts[],
+	kpt_baseline_opts[], kpt_history_opts[];
 
 /* ---- environment and installed files ----
  * kpt_cli_getenv: $name when set and not empty, else $old (NULL: none) with
