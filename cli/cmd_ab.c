@@ -85,11 +85,13 @@ static int merge_side(const char *dir, char side, int m, const char *command, st
 {
 	char path[PATH_MAX + 32], part[PATH_MAX + 32], buf[64];
 	struct kpt_writer *w = NULL;
+	struct kpt_meta_merge *mm = NULL;
 	int rc;
 
 	snprintf(path, sizeof path, "%s/%c.kpt", dir, side);
 	if ((rc = kpt_writer_create(path, NULL, &w, d)) < 0)
 		return rc;
+	rc = kpt_meta_merge_create(&mm, d);
 	for (int i = 0; i < m && rc == 0; i++) {
 		struct kpt_file *f = NULL;
 
@@ -97,8 +99,13 @@ static int merge_side(const char *dir, char side, int m, const char *command, st
 		rc = kpt_file_open(part, &f, d);
 		if (rc == 0)
 			rc = kpt_file_copy_into(f, w, (uint32_t)i, i == 0, d); /* meta (host, time, boot) of the first run */
+		if (rc == 0)
+			rc = kpt_meta_merge_add(mm, f, d); /* the collector's keys of every run */
 		kpt_file_close(f);
 	}
+	if (rc == 0)
+		rc = kpt_meta_merge_write(mm, w, d);
+	kpt_meta_merge_destroy(mm);
 	if (rc == 0) {
 		snprintf(buf, sizeof buf, "%d", m);
 		kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);

@@ -845,11 +845,14 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 		 const char *command, const char *exits, const char *runner, struct kpt_diag *d)
 {
 	struct kpt_writer *w = NULL;
+	struct kpt_meta_merge *mm = NULL;
 	char buf[PATH_MAX + 300], host[256] = "";
 	int rc;
 
 	if ((rc = kpt_writer_create(o->out, NULL, &w, d)) < 0)
 		return rc;
+	if ((rc = kpt_meta_merge_create(&mm, d)) < 0)
+		goto out;
 	snprintf(buf, sizeof buf, "%s/%s", tmp, files[0].name);
 	if ((rc = ceilings_devices(o, w, buf, d)) < 0)
 		goto out;
@@ -860,10 +863,15 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 		rc = kpt_file_open(buf, &f, d);
 		if (rc >= 0)
 			rc = kpt_file_copy_into(f, w, (uint32_t)files[i].run, 0, d);
+		/* the collector's own keys (NVTX, window, counters), combined */
+		if (rc >= 0)
+			rc = kpt_meta_merge_add(mm, f, d);
 		kpt_file_close(f);
 		if (rc < 0)
 			goto out;
 	}
+	if ((rc = kpt_meta_merge_write(mm, w, d)) < 0)
+		goto out;
 	gethostname(host, sizeof host - 1);
 	kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);
 	kpt_writer_meta(w, "command", command, d);
@@ -920,6 +928,7 @@ static int merge(const struct record_opts *o, const char *tmp, const struct proc
 		workload_meta(w, o, runner, d);
 	rc = kpt_writer_commit(w, d);
 out:
+	kpt_meta_merge_destroy(mm);
 	kpt_writer_destroy(w);
 	return rc;
 }
