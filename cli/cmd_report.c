@@ -127,15 +127,11 @@ static void text_header(const struct report *r)
 	if (((v = kpt_file_meta_get(r->f, "window")) && v[0]) ||
 	    ((v = kpt_file_meta_get(r->f, "collector.window")) && v[0])) {
 		const char *opened = kpt_file_meta_get(r->f, "collector.windows");
-		const char *before = kpt_file_meta_get(r->f, "collector.kernels_before_window");
 
 		printf("window    %s\n", term_safe(r, v));
 		if (opened && opened[0])
 			printf("          opened %s time%s (all processes)\n", term_safe(r, opened),
 			       strcmp(opened, "1") == 0 ? "" : "s");
-		if (before && before[0] && strcmp(before, "0") != 0)
-			printf("          %s kernel%s began before a window opened and ran into it: not recorded\n",
-			       term_safe(r, before), strcmp(before, "1") == 0 ? "" : "s");
 	}
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
 		printf("commit    %s\n", term_safe(r, v));

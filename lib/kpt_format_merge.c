@@ -226,7 +226,6 @@ static const struct {
 	{ "collector.nvtx_unmatched_pops", RULE_SUM },
 	{ "collector.nvtx_closed_by_parent", RULE_SUM },
 	{ "collector.windows", RULE_SUM },
-	{ "collector.kernels_before_window", RULE_SUM },
 	{ "collector.buffers_grown", RULE_SUM },
 	{ "collector.api_callbacks_failed", RULE_SUM },
 	{ "counters.lost_contexts", RULE_SUM },
