@@ -40,4 +40,11 @@ run "$KPTPROF" report "$T/m.kpt"
 expect_rc 0 "report"
 grep -qx "window    steps 2-4 of range 'hstep'" "$T/out" || fail "report lacks the window: $(head "$T/out")"
 grep -qx "          opened 5 times (all processes)" "$T/out" || fail "report lacks the windows opened: $(head "$T/out")"
+
+# ab records each run in this process (the recorder library, no second
+# kptprof) and sums the collector's counts over its runs too
+run "$KPTPROF" ab --runs 2 -o "$T/ab" -- "$T/target.sh" ::: "$T/target.sh"
+[ -s "$T/ab/a.kpt" ] && [ -s "$T/ab/b.kpt" ] || fail "ab wrote no a.kpt/b.kpt (exit $RC): $(cat "$T/err")"
+run "$KPTPROF" report "$T/ab/b.kpt" --format json
+want collector.nvtx_closed_by_parent 14
 echo ok
