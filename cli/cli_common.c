@@ -11,6 +11,7 @@
 
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_record.h"
 #include "kpt_text.h"
 
 /* Cleaned copies handed out by kpt_cli_term; they live until exit. */
@@ -324,70 +325,23 @@ const char *kpt_cli_getenv(const char *name, const char *old)
 	return v;
 }
 
-/* kptprof's own folder (the real path of /proc/self/exe, less the name). */
-static int exe_dir(char *out, size_t cap)
-{
-	ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	out[n] = '\0';
-	slash = strrchr(out, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
-/* First existing candidate of rel[] relative to kptprof's folder, or the
- * environment override. Returns 0 and the absolute path in out. */
-static int find_beside(const char *env, const char *old_env, const char *const *rel, size_t nrel, int mode,
-		       char *out, size_t cap)
-{
-	const char *e = kpt_cli_getenv(env, old_env);
-	char dir[PATH_MAX], buf[PATH_MAX + 64], real[PATH_MAX];
-
-	if (e) {
-		if (access(e, mode) != 0 || !realpath(e, real) || strlen(real) >= cap)
-			return -1;
-		memcpy(out, real, strlen(real) + 1);
-		return 0;
-	}
-	if (exe_dir(dir, sizeof dir) < 0)
-		return -1;
-	for (size_t i = 0; i < nrel; i++) {
-		snprintf(buf, sizeof buf, "%s/%s", dir, rel[i]);
-		if (access(buf, mode) == 0 && realpath(buf, real) && strlen(real) < cap) {
-			memcpy(out, real, strlen(real) + 1);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* Where each lives relative to kptprof: the build tree first (cli/, with
- * collectors/ and kernels/ beside it), then an installed prefix
+/* Where kpt-workloads lives relative to kptprof: the build tree first
+ * (cli/, with kernels/ beside it), then an installed prefix
  * (<prefix>/bin/kptprof, <prefix>/lib/kptprof/...). */
-static const char *const inject_rel[] = {
-	"libkptinject.so", "../collectors/libkptinject.so", "../lib/kptprof/libkptinject.so",
-	"../lib/libkptinject.so", "../lib64/kptprof/libkptinject.so",
-};
 static const char *const runner_rel[] = {
 	"kpt-workloads", "../kernels/kpt-workloads", "../kernels/runner/kpt-workloads",
-	"../lib/kptprof/kpt-workloads", "../libexec/kptprof/kpt-workloads", "../lib64/kptprof/kpt-workloads",
+	"../lib/kptprof/kpt-workloads", "../libexec/kptprof/kpt-workloads", "../lib64/kptprof/kpt-workloads", NULL,
 };
 
+/* The default collector's library (the recorder's table, kpt_record.h). */
 int kpt_cli_find_collector(char *out, size_t cap)
 {
-	return find_beside("KPTPROF_INJECT", NULL, inject_rel, sizeof inject_rel / sizeof inject_rel[0], R_OK,
-			   out, cap);
+	return kpt_collector_library(kpt_collector_find(NULL), out, cap);
 }
 
 int kpt_cli_find_runner(char *out, size_t cap)
 {
-	return find_beside("KPTPROF_WORKLOADS", "KPT_WORKLOADS", runner_rel, sizeof runner_rel / sizeof runner_rel[0],
-			   X_OK, out, cap);
+	return kpt_record_find_beside(kpt_cli_getenv("KPTPROF_WORKLOADS", "KPT_WORKLOADS"), runner_rel, X_OK, out, cap);
 }
 
 const char *kpt_cli_baselines_dir(void)
@@ -401,7 +355,7 @@ const char *kpt_cli_baselines_dir(void)
 		return e;
 	if (stat("baselines", &st) == 0 && S_ISDIR(st.st_mode))
 		return "baselines";
-	if (exe_dir(dir, sizeof dir) == 0 &&
+	if (kpt_record_exe_dir(dir, sizeof dir) == 0 &&
 	    (size_t)snprintf(buf, sizeof buf, "%s/../share/kptprof/baselines", dir) < sizeof buf &&
 	    stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
 		return buf;

@@ -5,7 +5,7 @@
  *
  * Pair i runs A then B when i is even and B then A when it is odd (so a
  * drift of the machine during the session weighs on both sides alike).
- * Each run is `kptprof record --runs 1` of this same binary; the runs of A
+ * Each run is `kptprof record --runs 1` (kpt_cli_record, in this process); the runs of A
  * are merged into DIR/a.kpt and those of B into DIR/b.kpt (run i = pair i),
  * and B is diffed against A with the paired rule (docs/decision-rule.md,
  * "Same-machine A/B"): same verdicts, reports and exit status as diff.
@@ -24,6 +24,7 @@
 #include "cmd_diff.h"
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_record.h"
 
 static double now_s(void)
 {
@@ -33,50 +34,44 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Runs `kptprof record --runs 1 -o out -- cmd...` with its output in log
- * (appended). Returns the exit status, -1 when it could not start. */
+/* Records `cmd...` once into out (kpt_cli_record, as `kptprof record
+ * --runs 1 -o out -- cmd...` does), with the program's and the recorder's
+ * output in log (appended). Returns record's exit status, -1 when it could
+ * not start. */
 static int record_one(char **cmd, int ncmd, const char *out, const char *log)
 {
-	char **argv = calloc((size_t)ncmd + 8, sizeof *argv);
-	pid_t pid;
-	int st, k = 0;
+	char **argv = calloc((size_t)ncmd + 1, sizeof *argv);
+	struct kpt_record_opts o;
+	int fd, s1, s2, st;
 
 	if (!argv)
 		return -1;
-	argv[k++] = "kptprof";
-	argv[k++] = "record";
-	argv[k++] = "--runs";
-	argv[k++] = "1";
-	argv[k++] = "-o";
-	argv[k++] = (char *)out;
-	argv[k++] = "--";
-	for (int i = 0; i < ncmd; i++)
-		argv[k++] = cmd[i];
-	argv[k] = NULL;
+	memcpy(argv, cmd, (size_t)ncmd * sizeof *argv);
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		free(argv);
-		return -1;
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	s1 = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	s2 = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (fd >= 0 && s1 >= 0 && s2 >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
 	}
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-		execv("/proc/self/exe", argv);
-		_exit(127);
+	kpt_cli_record_defaults(&o);
+	o.out = out;
+	o.cmd = argv;
+	st = kpt_cli_record(&o);
+	fflush(NULL);
+	if (fd >= 0 && s1 >= 0 && s2 >= 0) {
+		dup2(s1, 1);
+		dup2(s2, 2);
 	}
+	if (fd >= 0)
+		close(fd);
+	if (s1 >= 0)
+		close(s1);
+	if (s2 >= 0)
+		close(s2);
 	free(argv);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return st;
 }
 
 /* Merges dir/<side>-<i>.kpt, i < m, into dir/<side>.kpt as runs 0..m-1,
@@ -85,11 +80,13 @@ static int merge_side(const char *dir, char side, int m, const char *command, st
 {
 	char path[PATH_MAX + 32], part[PATH_MAX + 32], buf[64];
 	struct kpt_writer *w = NULL;
+	struct kpt_meta_merge *mm = NULL;
 	int rc;
 
 	snprintf(path, sizeof path, "%s/%c.kpt", dir, side);
 	if ((rc = kpt_writer_create(path, NULL, &w, d)) < 0)
 		return rc;
+	rc = kpt_meta_merge_create(&mm, d);
 	for (int i = 0; i < m && rc == 0; i++) {
 		struct kpt_file *f = NULL;
 
@@ -97,8 +94,13 @@ static int merge_side(const char *dir, char side, int m, const char *command, st
 		rc = kpt_file_open(part, &f, d);
 		if (rc == 0)
 			rc = kpt_file_copy_into(f, w, (uint32_t)i, i == 0, d); /* meta (host, time, boot) of the first run */
+		if (rc == 0)
+			rc = kpt_meta_merge_add(mm, f, d); /* the collector's keys of every run */
 		kpt_file_close(f);
 	}
+	if (rc == 0)
+		rc = kpt_meta_merge_write(mm, w, d);
+	kpt_meta_merge_destroy(mm);
 	if (rc == 0) {
 		snprintf(buf, sizeof buf, "%d", m);
 		kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);
@@ -163,6 +165,7 @@ int cmd_ab(int argc, char **argv)
 	char **cmd[2] = { NULL, NULL }, *cmdline[2] = { NULL, NULL };
 	int ncmd[2] = { 0, 0 }, sep = -1, split = -1, rc = 0, made_tmp = 0, nargs = 0;
 	uint64_t m;
+	struct kpt_gpu_list gpus;
 
 	rc = kpt_opt_parse("ab", kpt_ab_opts, &args, argc, argv, &nargs, &sep);
 	if (rc != KPT_OPT_GO)
@@ -199,7 +202,7 @@ int cmd_ab(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "out of memory");
 		goto out;
 	}
-	if (access("/dev/nvidiactl", F_OK) != 0 && access("/proc/driver/nvidia/version", F_OK) != 0) {
+	if (!getenv("KPTPROF_SKIP_GPU_CHECK") && kpt_collector_find(NULL)->probe(&gpus, &d) < 0) {
 		fprintf(stderr, "kptprof ab: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n"
 				"hint: 'kptprof diff --paired A.kpt B.kpt' compares recordings made elsewhere\n");
 		rc = KPT_EXIT_SKIP;

@@ -16,6 +16,7 @@
 #include "kpt_cli.h"
 #include "kpt_format.h"
 #include "kpt_history.h"
+#include "kpt_record.h"
 
 /* Where baselines live when --baselines is not given. */
 static const char *default_baselines(void)
@@ -23,10 +24,14 @@ static const char *default_baselines(void)
 	return kpt_cli_baselines_dir();
 }
 
-/* True when this machine shows an NVIDIA driver. */
+/* True when this machine can record: the collector's GPU probe (kpt_record.h). */
 static int have_gpu_driver(void)
 {
-	return access("/dev/nvidiactl", F_OK) == 0 || access("/proc/driver/nvidia/version", F_OK) == 0;
+	struct kpt_gpu_list l;
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	return kpt_collector_find(NULL)->probe(&l, &d) == 0;
 }
 
 /* Runs argv as a child: the program `file`, or argv[0] looked up in PATH
@@ -57,13 +62,16 @@ static int run_child(const char *file, char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* `kptprof record --suite S --runs M -o OUT` of this same binary. */
+/* `kptprof record --suite S --runs M -o OUT`, in this process (kpt_cli_record). */
 static int run_record(const char *suite, const char *runs, const char *out)
 {
-	char *argv[] = { "kptprof", "record", "--suite", (char *)suite, "--runs", (char *)runs,
-			 "-o", (char *)out, NULL };
+	struct kpt_record_opts o;
 
-	return run_child("/proc/self/exe", argv);
+	kpt_cli_record_defaults(&o);
+	o.suite = suite;
+	o.runs = strtol(runs, NULL, 10);
+	o.out = out;
+	return kpt_cli_record(&o);
 }
 
 static int run_tool(char *const argv[])

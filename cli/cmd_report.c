@@ -122,8 +122,17 @@ static void text_header(const struct report *r)
 	}
 	if ((v = kpt_file_meta_get(r->f, "suite")) && v[0])
 		printf("suite     %s\n", term_safe(r, v));
-	if ((v = kpt_file_meta_get(r->f, "window")) && v[0])
+	/* the capture window: record's own words, else the collector's (a
+	 * recording made with the KPT_* variables set by hand) */
+	if (((v = kpt_file_meta_get(r->f, "window")) && v[0]) ||
+	    ((v = kpt_file_meta_get(r->f, "collector.window")) && v[0])) {
+		const char *opened = kpt_file_meta_get(r->f, "collector.windows");
+
 		printf("window    %s\n", term_safe(r, v));
+		if (opened && opened[0])
+			printf("          opened %s time%s (all processes)\n", term_safe(r, opened),
+			       strcmp(opened, "1") == 0 ? "" : "s");
+	}
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
 		printf("commit    %s\n", term_safe(r, v));
 	for (size_t i = 0; i < r->ndev; i++) {

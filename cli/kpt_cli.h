@@ -221,7 +221,18 @@ int kpt_cli_term_width(int fd);
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],
 	kpt_compare_opts[], kpt_devices_opts[], kpt_workloads_opts[], kpt_view_opts[],
 	kpt_diff_opts[], kpt_ab_opts[], kpt_gate_opts[], kpt_import_opts[],
-	kpt_baseline_opts[], kpt_history_opts[];
+	kpt_baseline_opts[], kpt_history_opts[], kpt_record_opts[];
+void kpt_record_help_tail(void);
+
+/* ---- recording (cmd_record.c over collectors/kpt_record.h) ----
+ * kpt_cli_record_defaults: o as `record` starts it: one run, the runner
+ * beside kptprof, the test switches KPTPROF_SKIP_GPU_CHECK and
+ * KPTPROF_NO_CALIBRATE. kpt_cli_record: records o->out and prints what
+ * `record` prints (notes, the summary); returns the target's exit status,
+ * or the exit status of the error (77: no GPU). For record, gate and ab. */
+struct kpt_record_opts;
+void kpt_cli_record_defaults(struct kpt_record_opts *o);
+int kpt_cli_record(const struct kpt_record_opts *o);
 
 /* ---- environment and installed files ----
  * kpt_cli_getenv: $name when set and not empty, else $old (NULL: none) with

@@ -10,24 +10,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  .usage = "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               [--api] [--kinds LIST] [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]\n"
 	  "               [--steps A-B | --every K] [--delay S] [--duration S]\n"
-	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n\n"
-	  "  -o, --output FILE      the recording to write; %p: kptprof's pid, %r: its RANK, %%: % (default kptprof.kpt)\n"
-	  "  --runs M               independent runs, one process each; baselines need 2, 5 is better (default 1)\n"
-	  "  --iterations N         timed iterations per workload; --suite/--workload only (default 20)\n"
-	  "  --warmup W             untimed warm-up iterations per workload; --suite/--workload only (default 3)\n"
-	  "  --cold                 flush L2 between iterations; --suite/--workload only (default: warm L2)\n"
-	  "  --counters[=SET,...]   one more run, reading hardware counters per kernel; sets below (default: off)\n"
-	  "  --api                  also record CUDA runtime and driver API calls (default: off)\n"
-	  "  --kinds LIST           kernel,memcpy,memset,sync or all; on a launch-bound PyTorch step sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)\n"
-	  "  --capture-range WHAT   record only inside cudaProfilerStart..Stop, or while NVTX range NAME (of DOMAIN) is open (default: all)\n"
-	  "  --steps A-B            record only steps A..B (from 0) of the --capture-range nvtx range, else kpt:iter (default: all)\n"
-	  "  --every K              record one step in K: steps 0, K, 2K, ... (default: all)\n"
-	  "  --delay S              record only from S seconds after CUDA starts in each process (default 0)\n"
-	  "  --duration S           record for S seconds from --delay (default: to the end)\n"
-	  "  --suite NAME           run a built-in suite; 'kptprof workloads' lists them (exactly one of --suite, --workload, --)\n"
-	  "  --workload NAME...     run built-in workloads: the names up to the next option; repeatable (exactly one of the three)\n"
-	  "  -- CMD [ARGS...]       run this program, any CUDA program (exactly one of the three)\n"
-	  "  -h, --help             show this help\n" },
+	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])",
+	  .opts = kpt_record_opts, .help_tail = kpt_record_help_tail },
 	{ .name = "import", .fn = cmd_import, .summary = "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
 	  .usage = "kptprof import TRACE... -o FILE", .opts = kpt_import_opts },
 	{ .name = "report", .fn = cmd_report, .summary = "summarise a recording per kernel, NVTX range or rank",

@@ -166,6 +166,29 @@ void kpt_kernel_cursor_destroy(struct kpt_kernel_cursor *c);
 int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
 		       int copy_meta, struct kpt_diag *d);
 
+/* The collector's meta of several files merged into one recording's
+ * (`kptprof record` merging its per-process files, `ab` its runs): keys
+ * "collector" and "collector.*", "counters.*" (the keys the collector writes
+ * per process). Add every file in the order it is copied into the writer
+ * (kpt_file_copy_into), then write once, before the caller's own keys.
+ * Values combine per key:
+ * - counts (collector.nvtx_unmatched_pops, collector.nvtx_closed_by_parent,
+ *   collector.windows, collector.buffers_grown, collector.api_callbacks_failed,
+ *   counters.lost_contexts, counters.graph_launches_skipped,
+ *   counters.captured_launches): summed over the files;
+ * - flags and maxima (collector.nvtx_payload, collector.forked_child,
+ *   counters.passes): the largest;
+ * - anything else (collector.window, collector.nvml, ...): the value when
+ *   every file that has the key agrees, else each value with the merged
+ *   process indices that gave it, "V1 (processes 0,2); V2 (process 1)".
+ * A count that is not a number is kept as a differing value. Memory
+ * O(keys x files); accepts NULL in destroy. */
+struct kpt_meta_merge;
+int kpt_meta_merge_create(struct kpt_meta_merge **out, struct kpt_diag *d);
+int kpt_meta_merge_add(struct kpt_meta_merge *m, struct kpt_file *src, struct kpt_diag *d);
+int kpt_meta_merge_write(const struct kpt_meta_merge *m, struct kpt_writer *w, struct kpt_diag *d);
+void kpt_meta_merge_destroy(struct kpt_meta_merge *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,8 @@
-/* kpt_format_merge.c - kpt_file_copy_into: merging per-process files. */
+/* kpt_format_merge.c - kpt_file_copy_into: merging per-process files;
+ * kpt_meta_merge: their collector meta. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,4 +213,253 @@ int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
 	free(m.str);
 	free(m.dev);
 	return rc;
+}
+
+/* ---- the collector's meta of several files (kpt_meta_merge) ------------------------- */
+
+enum merge_rule { RULE_SAME, RULE_SUM, RULE_MAX };
+
+static const struct {
+	const char *key;
+	enum merge_rule rule;
+} merge_rules[] = {
+	{ "collector.nvtx_unmatched_pops", RULE_SUM },
+	{ "collector.nvtx_closed_by_parent", RULE_SUM },
+	{ "collector.windows", RULE_SUM },
+	{ "collector.buffers_grown", RULE_SUM },
+	{ "collector.api_callbacks_failed", RULE_SUM },
+	{ "counters.lost_contexts", RULE_SUM },
+	{ "counters.graph_launches_skipped", RULE_SUM },
+	{ "counters.captured_launches", RULE_SUM },
+	{ "collector.nvtx_payload", RULE_MAX },
+	{ "collector.forked_child", RULE_MAX },
+	{ "counters.passes", RULE_MAX },
+};
+
+/* One value of one key, from the processes [proc, proc + nproc) of the merge. */
+struct merge_val {
+	char *value;
+	uint32_t proc, nproc;
+};
+
+struct merge_key {
+	char *key;
+	struct merge_val *v;
+	size_t n, cap;
+};
+
+struct kpt_meta_merge {
+	struct merge_key *k;
+	size_t n, cap;
+	uint32_t procs;             /* processes of the files added so far */
+};
+
+static int is_collector_key(const char *key)
+{
+	return strcmp(key, "collector") == 0 || strncmp(key, "collector.", 10) == 0 ||
+	       strncmp(key, "counters.", 9) == 0;
+}
+
+static enum merge_rule rule_of(const char *key)
+{
+	for (size_t i = 0; i < sizeof merge_rules / sizeof merge_rules[0]; i++)
+		if (strcmp(merge_rules[i].key, key) == 0)
+			return merge_rules[i].rule;
+	return RULE_SAME;
+}
+
+int kpt_meta_merge_create(struct kpt_meta_merge **out, struct kpt_diag *d)
+{
+	if (!(*out = calloc(1, sizeof **out)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory merging meta");
+	return 0;
+}
+
+void kpt_meta_merge_destroy(struct kpt_meta_merge *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		for (size_t j = 0; j < m->k[i].n; j++)
+			free(m->k[i].v[j].value);
+		free(m->k[i].v);
+		free(m->k[i].key);
+	}
+	free(m->k);
+	free(m);
+}
+
+static int grow_to(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *np;
+	size_t nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 8;
+	if (!(np = realloc(*p, nc * size)))
+		return -1;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int merge_put(struct kpt_meta_merge *m, const char *key, const char *value, uint32_t proc,
+		     uint32_t nproc)
+{
+	struct merge_key *k = NULL;
+	struct merge_val *v;
+
+	for (size_t i = 0; i < m->n && !k; i++)
+		if (strcmp(m->k[i].key, key) == 0)
+			k = &m->k[i];
+	if (!k) {
+		if (grow_to((void **)&m->k, &m->cap, m->n, sizeof *m->k))
+			return -1;
+		k = &m->k[m->n];
+		memset(k, 0, sizeof *k);
+		if (!(k->key = strdup(key)))
+			return -1;
+		m->n++;
+	}
+	if (grow_to((void **)&k->v, &k->cap, k->n, sizeof *k->v))
+		return -1;
+	v = &k->v[k->n];
+	if (!(v->value = strdup(value ? value : "")))
+		return -1;
+	v->proc = proc;
+	v->nproc = nproc;
+	k->n++;
+	return 0;
+}
+
+int kpt_meta_merge_add(struct kpt_meta_merge *m, struct kpt_file *src, struct kpt_diag *d)
+{
+	const struct kpt_meta_kv *kv;
+	const struct kpt_process *p;
+	size_t n, np;
+	int rc;
+
+	if ((rc = kpt_file_meta(src, &kv, &n, d)) || (rc = kpt_file_processes(src, &p, &np, d)))
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if (is_collector_key(kv[i].key) &&
+		    merge_put(m, kv[i].key, kv[i].value, m->procs, (uint32_t)np) < 0)
+			return kpt_diag_set(d, KPT_E_NOMEM, "cannot merge '%s': out of memory", kpt_file_path(src));
+	m->procs += (uint32_t)np;
+	return 0;
+}
+
+/* A whole decimal number. */
+static int merge_number(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+/* Appends to *buf (growing it) printf-style; -1 out of memory. */
+static int merge_cat(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int merge_cat(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	for (;;) {
+		va_start(ap, fmt);
+		k = vsnprintf(*buf ? *buf + *len : NULL, *buf ? *cap - *len : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0)
+			return -1;
+		if (*buf && *len + (size_t)k < *cap) {
+			*len += (size_t)k;
+			return 0;
+		}
+		{
+			size_t nc = (*cap ? *cap : 64) * 2 + (size_t)k;
+			char *nb = realloc(*buf, nc);
+
+			if (!nb)
+				return -1;
+			*buf = nb;
+			*cap = nc;
+		}
+	}
+}
+
+/* The merged value of k into *out (malloc'd). */
+static int merge_value(const struct merge_key *k, char **out)
+{
+	enum merge_rule rule = rule_of(k->key);
+	unsigned long long acc = 0, x;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int same = 1, numbers = 1;
+
+	for (size_t i = 0; i < k->n; i++) {
+		same &= strcmp(k->v[i].value, k->v[0].value) == 0;
+		if (merge_number(k->v[i].value, &x) < 0)
+			numbers = 0;
+		else if (rule == RULE_SUM)
+			acc += x;
+		else if (x > acc)
+			acc = x;
+	}
+	if (rule != RULE_SAME && numbers)
+		return merge_cat(out, &len, &cap, "%llu", acc);
+	if (same)
+		return merge_cat(out, &len, &cap, "%s", k->v[0].value);
+	/* per distinct value, in order of first appearance, the processes that gave it */
+	for (size_t i = 0; i < k->n; i++) {
+		size_t nprocs = 0, first = 1;
+		int seen = 0;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(k->v[j].value, k->v[i].value) == 0;
+		if (seen)
+			continue;
+		for (size_t j = i; j < k->n; j++)
+			if (strcmp(k->v[j].value, k->v[i].value) == 0)
+				nprocs += k->v[j].nproc;
+		if (merge_cat(&buf, &len, &cap, "%s%s (process%s ", len ? "; " : "", k->v[i].value,
+			      nprocs == 1 ? "" : "es") < 0)
+			goto nomem;
+		for (size_t j = i; j < k->n; j++) {
+			if (strcmp(k->v[j].value, k->v[i].value) != 0)
+				continue;
+			for (uint32_t p = 0; p < k->v[j].nproc; p++, first = 0)
+				if (merge_cat(&buf, &len, &cap, "%s%u", first ? "" : ",", k->v[j].proc + p) < 0)
+					goto nomem;
+		}
+		if (merge_cat(&buf, &len, &cap, ")") < 0)
+			goto nomem;
+	}
+	*out = buf;
+	return 0;
+nomem:
+	free(buf);
+	return -1;
+}
+
+int kpt_meta_merge_write(const struct kpt_meta_merge *m, struct kpt_writer *w, struct kpt_diag *d)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		char *v = NULL;
+		int rc;
+
+		if (merge_value(&m->k[i], &v) < 0) {
+			free(v);
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory merging meta");
+		}
+		rc = kpt_writer_meta(w, m->k[i].key, v, d);
+		free(v);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }

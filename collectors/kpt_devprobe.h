@@ -2,8 +2,9 @@
  *
  * kptprof links no CUDA library (it must start on machines without a
  * driver); the probe dlopens libcuda.so.1 (and libnvidia-ml.so.1 for the
- * driver version string) at run time. Implemented in cmd_devices.c and
- * shared with cmd_record.c, which refuses to start a target without a GPU.
+ * driver version string) at run time. Implemented in kpt_devprobe.c (linked
+ * into kptprof, CUDA-free): the one probe of `devices` and of the recorder
+ * (kpt_record.h), which refuses to start a target without a GPU.
  */
 #ifndef KPT_DEVPROBE_H
 #define KPT_DEVPROBE_H

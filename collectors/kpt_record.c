@@ -1,0 +1,1010 @@
+/* kpt_record.c - the recorder (kpt_record.h): spawning the target under a
+ * collector, the counters pass, ceilings, the merge. CUDA-free; linked into
+ * kptprof. Prints nothing: what the user should read goes into the
+ * result's notes. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kpt_format.h"
+#include "kpt_inject.h"
+#include "kpt_record.h"
+#include "kpt_window.h"
+
+/* ---- the collector table ---------------------------------------------------------------- */
+
+/* Where libkptinject.so lives relative to kptprof: the build tree first
+ * (cli/, with collectors/ beside it), then an installed prefix
+ * (<prefix>/bin/kptprof, <prefix>/lib/kptprof/...). */
+static const char *const cupti_rel[] = {
+	"libkptinject.so", "../collectors/libkptinject.so", "../lib/kptprof/libkptinject.so",
+	"../lib/libkptinject.so", "../lib64/kptprof/libkptinject.so", NULL,
+};
+/* The driver loads it through CUDA_INJECTION64_PATH; NVTX through
+ * NVTX_INJECTION64_PATH (the same library hands NVTX to its libcupti). */
+static const char *const cupti_inject[] = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", NULL };
+/* NVLink multicast off in NCCL, PyTorch and NVSHMEM: a program that uses
+ * it can take the GPUs of a shared host out of service. */
+static const char *const cupti_env[] = {
+	"NCCL_NVLS_ENABLE=0", "TORCH_SYMM_MEM_DISABLE_MULTICAST=1", "NVSHMEM_DISABLE_NVLS=1", NULL,
+};
+
+const struct kpt_collector kpt_collectors[] = {
+	{ .name = "cupti", .library = "libkptinject.so", .library_env = "KPTPROF_INJECT",
+	  .library_rel = cupti_rel, .hint = "build kptprof with a CUDA toolkit, or set KPTPROF_INJECT to the library",
+	  .probe = kpt_gpu_probe, .inject_env = cupti_inject, .fixed_env = cupti_env },
+};
+const size_t kpt_ncollectors = sizeof kpt_collectors / sizeof kpt_collectors[0];
+
+const struct kpt_collector *kpt_collector_find(const char *name)
+{
+	if (!name)
+		return &kpt_collectors[0];
+	for (size_t i = 0; i < kpt_ncollectors; i++)
+		if (strcmp(kpt_collectors[i].name, name) == 0)
+			return &kpt_collectors[i];
+	return NULL;
+}
+
+int kpt_record_exe_dir(char *out, size_t cap)
+{
+	ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	slash = strrchr(out, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+int kpt_record_find_beside(const char *override, const char *const *rel, int mode, char *out, size_t cap)
+{
+	char dir[PATH_MAX], buf[PATH_MAX + 64], real[PATH_MAX];
+
+	if (override) {
+		if (access(override, mode) != 0 || !realpath(override, real) || strlen(real) >= cap)
+			return -1;
+		memcpy(out, real, strlen(real) + 1);
+		return 0;
+	}
+	if (kpt_record_exe_dir(dir, sizeof dir) < 0)
+		return -1;
+	for (size_t i = 0; rel[i]; i++) {
+		snprintf(buf, sizeof buf, "%s/%s", dir, rel[i]);
+		if (access(buf, mode) == 0 && realpath(buf, real) && strlen(real) < cap) {
+			memcpy(out, real, strlen(real) + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int kpt_collector_library(const struct kpt_collector *c, char *out, size_t cap)
+{
+	const char *e = c->library_env ? getenv(c->library_env) : NULL;
+
+	return kpt_record_find_beside(e && e[0] ? e : NULL, c->library_rel, R_OK, out, cap);
+}
+
+/* ---- notes ------------------------------------------------------------------------------ */
+
+static void note(struct kpt_record_result *r, enum kpt_record_note_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void note(struct kpt_record_result *r, enum kpt_record_note_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nnotes == KPT_RECORD_NOTES)
+		return;
+	r->note[r->nnotes].kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(r->note[r->nnotes].text, sizeof r->note[0].text, fmt, ap);
+	va_end(ap);
+	r->nnotes++;
+}
+
+/* ---- locating things -------------------------------------------------------------------- */
+
+static int command_exists(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		const char *c = strchr(path, ':');
+		size_t n = c ? (size_t)(c - path) : strlen(path);
+		struct stat st;
+
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? path : ".", cmd);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 1;
+		path += n + (c ? 1 : 0);
+	}
+	return 0;
+}
+
+
+/* ---- the temporary folder ------------------------------------------------------------ */
+
+static int make_tmpdir(const char *out, char *tmp, size_t cap, struct kpt_diag *d)
+{
+	char copy[PATH_MAX];
+	char *dir;
+	struct stat st;
+
+	if (strlen(out) >= sizeof copy)
+		return kpt_diag_set(d, KPT_E_INVAL, "output path too long: '%s'", out);
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': it is a directory", out);
+	snprintf(copy, sizeof copy, "%s", out);
+	dir = dirname(copy);
+	snprintf(tmp, cap, "%s/.kptprof-record-XXXXXX", dir);
+	if (!mkdtemp(tmp))
+		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", out, strerror(errno));
+	return 0;
+}
+
+static void remove_tmpdir(const char *tmp)
+{
+	DIR *dir = opendir(tmp);
+	struct dirent *e;
+	char buf[PATH_MAX + 300];
+
+	if (dir) {
+		while ((e = readdir(dir))) {
+			if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+				continue;
+			snprintf(buf, sizeof buf, "%s/%s", tmp, e->d_name);
+			unlink(buf);
+		}
+		closedir(dir);
+	}
+	rmdir(tmp);
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t g_child;
+
+static void forward_signal(int sig)
+{
+	if (g_child > 0)
+		kill((pid_t)g_child, sig);
+}
+
+/* The capture-window settings, in the order of kpt_record_opts.win (the
+ * collector's variables, kpt_window.h). */
+static const char *const window_env[] = {
+	KPT_ENV_WINDOW_CAPTURE, KPT_ENV_WINDOW_STEPS, KPT_ENV_WINDOW_EVERY, KPT_ENV_WINDOW_DELAY,
+	KPT_ENV_WINDOW_DURATION,
+};
+
+struct launch {
+	const struct kpt_collector *coll;
+	const char *inject, *tmp;
+	int api;
+	char prefix;                /* 'r' timing runs, 'c' the counters pass */
+	const char *counters;       /* KPT_COUNTERS value, NULL: none */
+	/* KPT_ACTIVITY_KINDS value (--kinds); NULL: left as inherited, except
+	 * in the counters pass, which enables no activity and unsets it. */
+	const char *kinds;
+	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
+	const char *const *win;     /* window option values (kpt_record_opts.win), NULL each: inherited */
+};
+
+/* Runs argv once as run `run`. Returns the wait status decoded as an exit
+ * status (128 + signal for a killed target), or -1 with d set when the
+ * command could not be started. */
+static int run_once(const struct launch *l, char **argv, long run, struct kpt_diag *d)
+{
+	char out[PATH_MAX + 64], st[PATH_MAX + 64];
+	int pfd[2], err = 0, status = 0;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(out, sizeof out, "%s/%c%05ld-p%%p.kpt", l->tmp, l->prefix, run);
+	snprintf(st, sizeof st, "%s/%c%05ld-p%%p.status", l->tmp, l->prefix, run);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot create a pipe: %s", strerror(errno)), -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return kpt_diag_set(d, KPT_E_IO, "cannot fork: %s", strerror(errno)), -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		for (size_t i = 0; l->coll->inject_env[i]; i++)
+			setenv(l->coll->inject_env[i], l->inject, 1);
+		setenv(KPT_ENV_OUTPUT, out, 1);
+		for (size_t i = 0; l->coll->fixed_env[i]; i++) {
+			char kv[256];
+			const char *eq = strchr(l->coll->fixed_env[i], '=');
+
+			if (!eq || (size_t)(eq - l->coll->fixed_env[i]) >= sizeof kv)
+				continue;
+			snprintf(kv, sizeof kv, "%.*s", (int)(eq - l->coll->fixed_env[i]), l->coll->fixed_env[i]);
+			setenv(kv, eq + 1, 1);
+		}
+		setenv(KPT_ENV_STATUS, st, 1);
+		if (l->api)
+			setenv(KPT_ENV_API, "1", 1);
+		else
+			unsetenv(KPT_ENV_API);
+		if (l->sample_ms)
+			setenv(KPT_ENV_SAMPLE_MS, l->sample_ms, 1);
+		for (size_t i = 0; l->win && i < sizeof window_env / sizeof window_env[0]; i++)
+			if (l->win[i])
+				setenv(window_env[i], l->win[i], 1);
+		if (l->kinds)
+			setenv(KPT_ENV_ACTIVITY_KINDS, l->kinds, 1);
+		else if (l->counters)
+			unsetenv(KPT_ENV_ACTIVITY_KINDS);
+		if (l->counters) {
+			char lock[PATH_MAX + 32];
+
+			setenv(KPT_ENV_COUNTERS, l->counters, 1);
+			setenv(KPT_ENV_SAMPLE_MS, "0", 1); /* its clocks are replay's, not the runs' */
+			/* the program's processes hand the counters to each other */
+			snprintf(lock, sizeof lock, "%s/counters.lock", l->tmp);
+			setenv(KPT_ENV_COUNTERS_LOCK, lock, 1);
+		} else {
+			unsetenv(KPT_ENV_COUNTERS);
+			unsetenv(KPT_ENV_COUNTERS_LOCK);
+		}
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(pfd[1], &err, sizeof err) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	g_child = pid;
+	do
+		n = read(pfd[0], &err, sizeof err);
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	g_child = 0;
+	if (n == (ssize_t)sizeof err) {
+		kpt_diag_set(d, err == ENOENT ? KPT_E_NOTFOUND : KPT_E_IO, "cannot run '%s': %s",
+			     argv[0], strerror(err));
+		return -1;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+
+/* ---- the counters pass ------------------------------------------------------------------- */
+
+static enum kpt_err err_by_name(const char *name, size_t len)
+{
+	for (int c = -1; c >= KPT_E_MISMATCH; c--)
+		if (strlen(kpt_err_name(c)) == len && strncmp(kpt_err_name(c), name, len) == 0)
+			return (enum kpt_err)c;
+	return KPT_E_CUPTI;
+}
+
+/* Reads one status file of the counters pass; returns < 0 with d set when
+ * the collector reported an error there. */
+static int counters_status(const char *path, struct kpt_diag *d)
+{
+	FILE *f = fopen(path, "r");
+	char line[1400];
+	int rc = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "error ", 6) == 0 && rc == 0) {
+			const char *msg = strchr(line + 6, ' ');
+
+			rc = kpt_diag_set(d, err_by_name(line + 6, msg ? (size_t)(msg - line - 6) : strlen(line + 6)),
+					  "cannot read counters: %s", msg ? msg + 1 : line + 6);
+		} else if (strncmp(line, "hint ", 5) == 0 && rc < 0) {
+			kpt_diag_hint(d, "%s", line + 5);
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* What the collector says about a counters file that holds no values
+ * (meta it writes beside them), as the hint of the error. */
+struct counters_why {
+	uint64_t graphs, captured, lost;
+	char reason[300];
+};
+
+static uint64_t meta_u64(struct kpt_file *f, const char *key)
+{
+	const char *v = kpt_file_meta_get(f, key);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+static void counters_why_add(struct counters_why *w, struct kpt_file *f)
+{
+	const char *r = kpt_file_meta_get(f, "counters.lost_reason");
+
+	w->graphs += meta_u64(f, "counters.graph_launches_skipped");
+	w->captured += meta_u64(f, "counters.captured_launches");
+	w->lost += meta_u64(f, "counters.lost_contexts");
+	if (r && *r && !w->reason[0])
+		snprintf(w->reason, sizeof w->reason, "%s", r);
+}
+
+/* A counters pass that read no value is an error, never a success: says
+ * what the collector saw instead. */
+static int counters_none(const struct counters_why *w, const char *cmd, int status, struct kpt_diag *d)
+{
+	kpt_diag_set(d, KPT_E_NOTFOUND, "the counters pass profiled no kernel of '%s' (exit status %d)", cmd, status);
+	if (w->lost)
+		return kpt_diag_hint(d, "%llu CUDA context%s could not be read (at exit or at a hand-over)%s%s", (unsigned long long)w->lost,
+				     w->lost == 1 ? "" : "s", w->reason[0] ? ": " : "", w->reason);
+	if (w->graphs || w->captured)
+		return kpt_diag_hint(d, "kernels launched through CUDA graphs are not profiled (%llu graph launches, "
+				     "%llu launches captured into graphs); see docs/counters.md",
+				     (unsigned long long)w->graphs, (unsigned long long)w->captured);
+	return kpt_diag_hint(d, "no kernel launch reached the collector: does the program launch kernels "
+			     "when KPT_COUNTERS is set? See docs/counters.md");
+}
+
+/* Runs the command once more with KPT_COUNTERS (kernel replay distorts
+ * time, so this is a pass of its own, after the timing runs). A collector
+ * error fails the recording: counters were asked for. Its files hold
+ * counters and devices but no kernels, NVTX ranges or NVML samples;
+ * they are renamed into run 0's naming, so that merge() adds them as more
+ * processes of run 0 and the number of runs (the decision rule's sample
+ * size) stays M. */
+static int counters_pass(const struct kpt_record_opts *o, struct kpt_record_result *res,
+			 const struct launch *base, char **cmd, struct kpt_diag *d)
+{
+	struct launch l = *base;
+	char from[PATH_MAX + 300], to[PATH_MAX + 300];
+	struct dirent *e;
+	struct counters_why why = { 0 };
+	uint64_t values = 0;
+	DIR *dir;
+	int s, files = 0, rc = 0;
+
+	l.prefix = 'c';
+	l.counters = o->counters_metrics;
+	l.kinds = NULL;
+	s = run_once(&l, cmd, 0, d);
+	if (s < 0)
+		return -1;
+	if (!(dir = opendir(l.tmp)))
+		return kpt_diag_set(d, KPT_E_IO, "cannot read the temporary folder '%s'", l.tmp);
+	while (rc == 0 && (e = readdir(dir))) {
+		size_t len = strlen(e->d_name);
+
+		if (e->d_name[0] != 'c' || len < 8)
+			continue;
+		snprintf(from, sizeof from, "%s/%s", l.tmp, e->d_name);
+		if (strcmp(e->d_name + len - 7, ".status") == 0) {
+			rc = counters_status(from, d);
+		} else if (strcmp(e->d_name + len - 4, ".kpt") == 0) {
+			struct kpt_file *f = NULL;
+			const char *p;
+
+			if (kpt_file_open(from, &f, NULL) == 0) {
+				struct kpt_counts cnt;
+				unsigned long v = (p = kpt_file_meta_get(f, "counters.passes")) ? strtoul(p, NULL, 10) : 0;
+
+				if (v > res->counter_passes)
+					res->counter_passes = (unsigned)v;
+				if (kpt_file_counts(f, &cnt, NULL) == 0)
+					values += cnt.counters;
+				counters_why_add(&why, f);
+			}
+			kpt_file_close(f);
+			/* c00000-p<pid>.kpt -> r00000-zcounters-p<pid>.kpt: never a
+			 * timing run's name, and sorted after them (merge order). */
+			snprintf(to, sizeof to, "%s/r%.5s-zcounters%s", l.tmp, e->d_name + 1, e->d_name + 6);
+			if (rename(from, to) < 0)
+				rc = kpt_diag_set(d, KPT_E_IO, "cannot rename '%s': %s", from, strerror(errno));
+			files++;
+		}
+	}
+	closedir(dir);
+	if (rc == 0 && files == 0)
+		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "the counters pass recorded nothing ('%s' exit status %d)",
+				  cmd[0], s);
+	if (rc == 0 && values == 0)
+		rc = counters_none(&why, cmd[0], s, d);
+	if (rc == 0 && why.lost)
+		note(res, KPT_NOTE_WARNING, "counters: %llu CUDA context%s could not be read (at exit or when handing the "
+			"counters to another process), so %s last kernels have no counters%s%s", (unsigned long long)why.lost,
+			why.lost == 1 ? "" : "s", why.lost == 1 ? "its" : "their", why.reason[0] ? ": " : "", why.reason);
+	if (rc == 0 && s != 0)
+		note(res, KPT_NOTE_WARNING, "the counters pass exited with status %d", s);
+	return rc;
+}
+
+
+/* ---- ceilings ------------------------------------------------------------------------------ */
+
+/* $XDG_CACHE_HOME/kptprof/ceilings-<uuid>.tsv, else ~/.cache/kptprof/...;
+ * creates the folders. Returns 0, or -1 when there is no home. */
+static int ceilings_path(const char *uuid, char *out, size_t cap)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[PATH_MAX];
+
+	if (xdg && *xdg)
+		snprintf(dir, sizeof dir, "%s/kptprof", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof dir, "%s/.cache/kptprof", home);
+	else
+		return -1;
+	if (xdg && *xdg) {
+		mkdir(xdg, 0700); /* may not exist yet (the XDG spec says create it, 0700) */
+	} else {
+		char parent[PATH_MAX];
+
+		snprintf(parent, sizeof parent, "%s/.cache", home);
+		mkdir(parent, 0755);
+	}
+	mkdir(dir, 0755);
+	snprintf(out, cap, "%s/ceilings-%s.tsv", dir, uuid);
+	return 0;
+}
+
+/* Parses "uuid copy_gbps bf16_tflops name" (kpt-workloads --calibrate).
+ * Returns 0 when the uuid matches and both numbers are positive. */
+static int ceilings_parse(const char *line, const char *uuid, double *copy, double *bf16)
+{
+	char u[64];
+
+	if (sscanf(line, "%63[^\t]\t%lf\t%lf", u, copy, bf16) != 3 || strcmp(u, uuid) != 0 ||
+	    !(*copy > 0) || !(*bf16 > 0))
+		return -1;
+	return 0;
+}
+
+/* Starts the workload runner (argv[0] is its path) with its stdout into a
+ * pipe and returns the read end, or NULL when it could not be started.
+ * Pair with runner_finish(). */
+static FILE *runner_start(char *const argv[], pid_t *pid)
+{
+	int fds[2];
+	FILE *in = NULL;
+
+	if (pipe(fds) < 0)
+		return NULL;
+	fflush(NULL);
+	if ((*pid = fork()) == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	if (*pid > 0 && (in = fdopen(fds[0], "r")))
+		return in;
+	close(fds[0]);
+	if (*pid > 0)
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return NULL;
+}
+
+/* Closes in and waits for the runner (record forwards SIGINT/SIGTERM, so
+ * waitpid may be interrupted). Returns 0 when it exited with status 0. */
+static int runner_finish(FILE *in, pid_t pid)
+{
+	int status = 0;
+
+	fclose(in);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* This GPU's (CUDA ordinal 0, as the runner sees it) copy and bf16
+ * ceilings into o: from the cache when there, else by running
+ * `runner --calibrate` (about a second, outside any recording) and
+ * caching. Best effort: a failure leaves o's ceilings 0 and warns. */
+/* The ceilings of one GPU (`runner --calibrate`), uuid "" none. */
+struct ceil {
+	char uuid[48];
+	double copy_gbps, bf16_tflops;
+};
+
+static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *runner, const struct kpt_gpu *gpu)
+{
+	char path[PATH_MAX + 64] = "", line[512] = "";
+	char *argv[] = { (char *)runner, "--calibrate", NULL };
+	int cached = 0, ok;
+	FILE *f;
+	pid_t pid;
+
+	if (!gpu->uuid[0])
+		return;
+	if (ceilings_path(gpu->uuid, path, sizeof path) == 0 && (f = fopen(path, "r"))) {
+		cached = fgets(line, sizeof line, f) && ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) == 0;
+		fclose(f);
+	}
+	if (!cached) {
+		ok = (f = runner_start(argv, &pid)) != NULL;
+		if (ok && !fgets(line, sizeof line, f))
+			line[0] = '\0';
+		if (ok && runner_finish(f, pid) < 0)
+			ok = 0;
+		if (!ok || ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) < 0) {
+			note(res, KPT_NOTE_WARNING, "'%s --calibrate' failed: no ceilings in this recording", runner);
+			o->copy_gbps = o->bf16_tflops = 0;
+			return;
+		}
+		if (path[0] && (f = fopen(path, "w"))) {
+			fputs(line, f);
+			fclose(f);
+		}
+	}
+	snprintf(o->uuid, sizeof o->uuid, "%s", gpu->uuid);
+	note(res, KPT_NOTE_INFO, "ceilings of %s: copy %.0f GB/s, bf16 %.0f TFLOP/s (%s)", gpu->name,
+		o->copy_gbps, o->bf16_tflops, cached ? "cached" : "measured");
+}
+
+/* Writes, before any file is copied, the device rows of the first file
+ * whose UUID has ceilings, with the ceilings filled in: merging keeps the
+ * first row of a UUID. */
+static int ceilings_devices(const struct ceil *o, struct kpt_writer *w, const char *first,
+			    struct kpt_diag *d)
+{
+	struct kpt_file *f = NULL;
+	const struct kpt_device *dev;
+	size_t n = 0;
+	uint32_t k = 0;
+	int rc;
+
+	if (!o->uuid[0])
+		return 0;
+	if ((rc = kpt_file_open(first, &f, d)) == 0 && (rc = kpt_file_devices(f, &dev, &n, d)) == 0)
+		for (size_t i = 0; i < n && rc == 0; i++)
+			if (strcmp(dev[i].uuid, o->uuid) == 0) {
+				struct kpt_device c = dev[i];
+
+				c.index = k++;
+				c.copy_gbps = o->copy_gbps;
+				c.bf16_tflops = o->bf16_tflops;
+				rc = kpt_writer_device(w, &c, d);
+			}
+	kpt_file_close(f);
+	return rc;
+}
+
+/* ---- collecting the per-process files -------------------------------------------------- */
+
+struct proc_file {
+	char name[300];
+	long run;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct proc_file *)a)->name, ((const struct proc_file *)b)->name);
+}
+
+/* Lists the .kpt files of tmp (sorted: by run, then pid) into *files, and reports
+ * the first error status line seen into d (status files say why a process
+ * could not record). Returns the number of files, or -1 on error. */
+static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag *err)
+{
+	DIR *dir = opendir(tmp);
+	struct dirent *e;
+	struct proc_file *v = NULL;
+	int n = 0, cap = 0;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		size_t len = strlen(e->d_name);
+		char buf[PATH_MAX + 300], line[1400];
+		FILE *f;
+
+		if (len > 7 && strcmp(e->d_name + len - 7, ".status") == 0 && e->d_name[0] == 'r') {
+			snprintf(buf, sizeof buf, "%s/%s", tmp, e->d_name);
+			if (!(f = fopen(buf, "r")))
+				continue;
+			while (fgets(line, sizeof line, f)) {
+				line[strcspn(line, "\n")] = '\0';
+				if (strncmp(line, "error ", 6) == 0 && err->code == 0) {
+					const char *msg = strchr(line + 6, ' ');
+					static const struct { const char *name; enum kpt_err code; } codes[] = {
+						{ "busy", KPT_E_BUSY }, { "perm", KPT_E_PERM },
+						{ "nodev", KPT_E_NODEV }, { "io", KPT_E_IO },
+					};
+					enum kpt_err code = KPT_E_CUPTI;
+
+					for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+						if (strncmp(line + 6, codes[i].name, strlen(codes[i].name)) == 0)
+							code = codes[i].code;
+					kpt_diag_set(err, code, "%s", msg ? msg + 1 : line + 6);
+				} else if (strncmp(line, "hint ", 5) == 0 && err->code != 0 && !err->hint[0]) {
+					kpt_diag_hint(err, "%s", line + 5);
+				}
+			}
+			fclose(f);
+			continue;
+		}
+		if (len < 5 || strcmp(e->d_name + len - 4, ".kpt") != 0 || e->d_name[0] != 'r')
+			continue;
+		if (n == cap) {
+			struct proc_file *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof *nv);
+
+			if (!nv) {
+				free(v);
+				closedir(dir);
+				return -1;
+			}
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+		v[n].run = strtol(e->d_name + 1, NULL, 10);
+		n++;
+	}
+	closedir(dir);
+	if (n > 1)
+		qsort(v, (size_t)n, sizeof *v, by_name);
+	*files = v;
+	return n;
+}
+
+static void meta_time(char *buf, size_t cap)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Declares in meta the FLOPs and bytes of every workload the runner was
+ * asked to run ("workload.<name>.flops", "workload.<name>.bytes"), as
+ * `kpt-workloads --list --tsv` states them, so reports can show TFLOP/s,
+ * GB/s and a roofline. Best effort: when the runner cannot list, the keys
+ * are left out and a warning says so. */
+static void workload_meta(struct kpt_writer *w, const struct kpt_record_opts *o, struct kpt_record_result *res,
+			  const char *runner, struct kpt_diag *d)
+{
+	char **argv = calloc((size_t)o->nworkloads + 6, sizeof *argv), *line = NULL, key[512];
+	size_t cap = 0;
+	int n = 0, bad = 0;
+	FILE *in;
+	pid_t pid;
+
+	if (!argv)
+		return;
+	argv[n++] = (char *)runner;
+	argv[n++] = "--list";
+	argv[n++] = "--tsv";
+	if (o->suite) {
+		argv[n++] = "--suite";
+		argv[n++] = (char *)o->suite;
+	}
+	for (int i = 0; i < o->nworkloads; i++)
+		argv[n++] = (char *)o->workloads[i];
+	in = runner_start(argv, &pid);
+	free(argv);
+	if (!in) {
+		bad = 1;
+	} else {
+		while (getline(&line, &cap, in) > 0) {
+			char *name = strtok(line, "\t"), *family = strtok(NULL, "\t");
+			char *flops = strtok(NULL, "\t"), *bytes = strtok(NULL, "\t");
+
+			if (!name || !family || !bytes || strlen(name) > sizeof key - 16) {
+				bad = 1;
+				continue;
+			}
+			snprintf(key, sizeof key, "workload.%s.flops", name);
+			kpt_writer_meta(w, key, flops, d);
+			snprintf(key, sizeof key, "workload.%s.bytes", name);
+			kpt_writer_meta(w, key, bytes, d);
+		}
+		if (runner_finish(in, pid) < 0)
+			bad = 1;
+	}
+	free(line);
+	if (bad)
+		note(res, KPT_NOTE_WARNING, "'%s --list --tsv' failed: FLOPs and bytes per workload not recorded", runner);
+}
+
+/* Writes the run file at o->out: every per-process file, then meta.
+ * exits: the target's exit status per run, "0,0,3" (meta "exit_status");
+ * runner: the workload runner when it was the command, else NULL. */
+static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res, const struct ceil *ceil,
+		 const char *tmp, const struct proc_file *files, int n, const char *command, const char *exits,
+		 const char *runner, struct kpt_diag *d)
+{
+	struct kpt_writer *w = NULL;
+	struct kpt_meta_merge *mm = NULL;
+	char buf[PATH_MAX + 300], host[256] = "";
+	int rc;
+
+	if ((rc = kpt_writer_create(o->out, NULL, &w, d)) < 0)
+		return rc;
+	if ((rc = kpt_meta_merge_create(&mm, d)) < 0)
+		goto out;
+	snprintf(buf, sizeof buf, "%s/%s", tmp, files[0].name);
+	if ((rc = ceilings_devices(ceil, w, buf, d)) < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		struct kpt_file *f = NULL;
+
+		snprintf(buf, sizeof buf, "%s/%s", tmp, files[i].name);
+		rc = kpt_file_open(buf, &f, d);
+		if (rc >= 0)
+			rc = kpt_file_copy_into(f, w, (uint32_t)files[i].run, 0, d);
+		/* the collector's own keys (NVTX, window, counters), combined */
+		if (rc >= 0)
+			rc = kpt_meta_merge_add(mm, f, d);
+		kpt_file_close(f);
+		if (rc < 0)
+			goto out;
+	}
+	if ((rc = kpt_meta_merge_write(mm, w, d)) < 0)
+		goto out;
+	gethostname(host, sizeof host - 1);
+	kpt_writer_meta(w, "tool_version", "kptprof " KPT_VERSION, d);
+	kpt_writer_meta(w, "command", command, d);
+	kpt_writer_meta(w, "host", host, d);
+	{
+		/* the session's identity for baselines: this boot of this machine */
+		FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+		if (bf && fgets(buf, sizeof buf, bf)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			kpt_writer_meta(w, "boot_id", buf, d);
+		}
+		if (bf)
+			fclose(bf);
+	}
+	meta_time(buf, sizeof buf);
+	kpt_writer_meta(w, "time", buf, d);
+	snprintf(buf, sizeof buf, "%ld", o->runs);
+	kpt_writer_meta(w, "runs", buf, d);
+	kpt_writer_meta(w, "exit_status", exits, d);
+	if (o->window)
+		kpt_writer_meta(w, "window", o->window, d);
+	if (o->suite)
+		kpt_writer_meta(w, "suite", o->suite, d);
+	if (o->counters_metrics) {
+		kpt_writer_meta(w, "counters.set", o->counters_set, d);
+		kpt_writer_meta(w, "counters.metrics", o->counters_metrics, d);
+		snprintf(buf, sizeof buf, "%u", res->counter_passes);
+		kpt_writer_meta(w, "counters.passes", buf, d);
+	}
+	if (o->iterations >= 0) {
+		snprintf(buf, sizeof buf, "%ld", o->iterations);
+		kpt_writer_meta(w, "iterations", buf, d);
+	}
+	if (o->warmup >= 0) {
+		snprintf(buf, sizeof buf, "%ld", o->warmup);
+		kpt_writer_meta(w, "warmup", buf, d);
+	}
+	if (o->nworkloads) {
+		size_t len = 0;
+
+		buf[0] = '\0';
+		for (int i = 0; i < o->nworkloads && len < sizeof buf; i++)
+			len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", i ? "," : "", o->workloads[i]);
+		kpt_writer_meta(w, "workload", buf, d);
+	}
+	if (runner)
+		workload_meta(w, o, res, runner, d);
+	rc = kpt_writer_commit(w, d);
+out:
+	kpt_meta_merge_destroy(mm);
+	kpt_writer_destroy(w);
+	return rc;
+}
+
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	if (!(s = malloc(len)))
+		return NULL;
+	s[0] = '\0';
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+/* argv for the kpt-workloads runner from the options; owned by the caller
+ * (free the array only: strings point into o and the static buffers). */
+static char **runner_argv(const struct kpt_record_opts *o, const char *runner)
+{
+	static char it[32], wu[32];
+	char **v = calloc((size_t)o->nworkloads + 10, sizeof *v);
+	int n = 0;
+
+	if (!v)
+		return NULL;
+	v[n++] = (char *)runner;
+	if (o->iterations >= 0) {
+		snprintf(it, sizeof it, "%ld", o->iterations);
+		v[n++] = "--iterations";
+		v[n++] = it;
+	}
+	if (o->warmup >= 0) {
+		snprintf(wu, sizeof wu, "%ld", o->warmup);
+		v[n++] = "--warmup";
+		v[n++] = wu;
+	}
+	if (o->cold)
+		v[n++] = "--cold";
+	if (o->suite) {
+		v[n++] = "--suite";
+		v[n++] = (char *)o->suite;
+	}
+	for (int i = 0; i < o->nworkloads; i++)
+		v[n++] = (char *)o->workloads[i];
+	return v;
+}
+
+
+/* ---- the recorder ------------------------------------------------------------------------ */
+
+int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r, struct kpt_diag *d)
+{
+	const struct kpt_collector *coll = o->collector ? o->collector : &kpt_collectors[0];
+	struct kpt_gpu_list gpus;
+	struct kpt_diag perr, local;
+	struct launch l;
+	struct ceil ceil = { "", 0, 0 };
+	struct proc_file *files = NULL;
+	char inject[PATH_MAX], tmp[PATH_MAX];
+	char **cmd, **owned = NULL, *command = NULL, *exits = NULL;
+	size_t nexits = 0;
+	struct sigaction sa, old_int, old_term;
+	int rc = 0, n;
+
+	if (!d)
+		d = &local;
+	kpt_diag_clear(d);
+	memset(r, 0, sizeof *r);
+	memset(&gpus, 0, sizeof gpus);
+	kpt_diag_clear(&perr);
+	if (o->cmd) {
+		cmd = o->cmd;
+		if (!command_exists(cmd[0]))
+			return kpt_diag_set(d, KPT_E_NOTFOUND, "command not found: '%s'", cmd[0]);
+	} else {
+		if (!o->runner) {
+			kpt_diag_set(d, KPT_E_NOTFOUND, "cannot find the workload runner 'kpt-workloads' beside kptprof");
+			return kpt_diag_hint(d, "build the kernels (a CUDA toolkit is needed) or set KPTPROF_WORKLOADS");
+		}
+		if (!(cmd = owned = runner_argv(o, o->runner)))
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	if (kpt_collector_library(coll, inject, sizeof inject) < 0) {
+		free(owned);
+		kpt_diag_set(d, KPT_E_NOTFOUND, "cannot find the collector '%s' beside kptprof", coll->library);
+		return kpt_diag_hint(d, "%s", coll->hint);
+	}
+	if ((rc = make_tmpdir(o->out, tmp, sizeof tmp, d)) < 0) {
+		free(owned);
+		return rc;
+	}
+	if (!o->skip_gpu_check && (rc = coll->probe(&gpus, d)) < 0) {
+		remove_tmpdir(tmp);
+		free(owned);
+		return rc;
+	}
+	/* The fail path restores these: read them before any goto. */
+	sigaction(SIGINT, NULL, &old_int);
+	sigaction(SIGTERM, NULL, &old_term);
+	command = join_argv(cmd);
+	if (!(exits = malloc((size_t)o->runs * 12 + 1))) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto out;
+	}
+	exits[0] = '\0';
+	l = (struct launch){ .coll = coll, .inject = inject, .tmp = tmp, .api = o->api, .prefix = 'r',
+			     .kinds = o->kinds, .win = o->win };
+	/* A program gets kernels only unless asked (--kinds, or an inherited
+	 * KPT_ACTIVITY_KINDS), and NVML samples every 100 ms instead of 10
+	 * (unless KPT_SAMPLE_MS is set): on a launch-bound PyTorch step on an
+	 * H100 the other kinds and the 10 ms sampler each cost points on top
+	 * of CUPTI's own kernel tracing (bench/RESULTS.md, "Collector"). The
+	 * built-in suites keep all four kinds and 10 ms: their runner's time
+	 * is the GPU's, and their runs are short. */
+	if (!l.kinds && o->cmd && !getenv(KPT_ENV_ACTIVITY_KINDS))
+		l.kinds = "kernel";
+	if (o->cmd && !getenv(KPT_ENV_SAMPLE_MS))
+		l.sample_ms = "100";
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	for (long run = 0; run < o->runs; run++) {
+		int s = run_once(&l, cmd, run, d);
+
+		if (s < 0) {
+			rc = d->code ? d->code : KPT_E_IO;
+			goto out;
+		}
+		if (s != 0 && r->status == 0)
+			r->status = s;
+		nexits += (size_t)sprintf(exits + nexits, "%s%d", run ? "," : "", s);
+	}
+	if (o->counters_metrics && (rc = counters_pass(o, r, &l, cmd, d)) < 0)
+		goto out;
+	/* After the timing runs, so that calibration heat cannot touch them. */
+	if (!o->skip_gpu_check && !o->no_calibrate && o->runner && gpus.n > 0)
+		ceilings(&ceil, r, o->runner, &gpus.gpu[0]);
+	n = list_files(tmp, &files, &perr);
+	if (n < 0) {
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot read the temporary folder '%s'", tmp);
+		goto out;
+	}
+	if (n == 0) {
+		if (perr.code)
+			*d = perr;
+		else
+			kpt_diag_set(d, KPT_E_NOTFOUND, "nothing recorded: '%s' used no CUDA (exit status %d)",
+				     cmd[0], r->status);
+		rc = d->code;
+		goto out;
+	}
+	if (perr.code) {
+		note(r, KPT_NOTE_WARNING, "a process could not record: %s", perr.msg);
+		if (perr.hint[0])
+			note(r, KPT_NOTE_HINT, "%s", perr.hint);
+	}
+	r->files = n;
+	rc = merge(o, r, &ceil, tmp, files, n, command ? command : cmd[0], exits, o->cmd ? NULL : o->runner, d);
+out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	remove_tmpdir(tmp);
+	free(files);
+	free(owned);
+	free(command);
+	free(exits);
+	return rc < 0 ? (d->code ? (int)d->code : rc) : 0;
+}
