@@ -3,6 +3,7 @@
  * last sessions of the history store), diff, write the reports, exit as
  * diff does. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -77,6 +78,54 @@ static int run_record(const char *suite, const char *runs, const char *out)
 static int run_tool(char *const argv[])
 {
 	return run_child(NULL, argv);
+}
+
+/* 1 when the workload runner's --help names opt (a base build from before
+ * the option exists would refuse it), else 0. */
+static int runner_knows(const char *runner, const char *opt)
+{
+	char buf[16384];
+	size_t got = 0;
+	int fds[2], st, found;
+	pid_t pid;
+
+	if (pipe(fds) != 0)
+		return 0;
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(fds[1], STDOUT_FILENO);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		close(fds[0]);
+		execl(runner, runner, "--help", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t n = read(fds[0], buf + got, sizeof buf - 1 - got);
+
+		if (n > 0 && got + (size_t)n < sizeof buf - 1)
+			got += (size_t)n;
+		else if (n > 0)
+			got = sizeof buf - 1;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			break;
+	}
+	close(fds[0]);
+	buf[got] = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	found = strstr(buf, opt) != NULL;
+	return found;
 }
 
 /* The workload runner of a build folder: kpt-workloads where the build
@@ -172,9 +221,10 @@ static int build_ref(const char *ref, const char *tmp, char *out, size_t cap, st
  * build, interleaved on this machine by `kptprof ab` (paired verdicts, its
  * exit status), then the candidate's side against the committed baseline,
  * as a check for shifts both builds share (one line). */
-static int gate_against(const char *against, const char *suite, const char *runs, const char *keep,
-			const char *dir, char **pass, int npass, struct kpt_diff_cli *dc)
+static int gate_against(const char *against, const char *suite, const char *runs, uint64_t settle_us,
+			const char *keep, const char *dir, char **pass, int npass, struct kpt_diff_cli *dc)
 {
+	char settle[24];
 	char base_r[PATH_MAX], cand_r[PATH_MAX], tmp[] = "/tmp/kptprof-against.XXXXXX", out[PATH_MAX];
 	char slug[256], bpath[PATH_MAX + 600], bfile[PATH_MAX + 16];
 	struct kpt_diag d = { 0 };
@@ -214,16 +264,36 @@ static int gate_against(const char *against, const char *suite, const char *runs
 	argv[k++] = out;
 	for (int i = 0; i < npass; i++)
 		argv[k++] = pass[i];
+	/* --settle-us: compute-bound kernels under the power cap vary by
+	 * several percent from process to process with the state the power
+	 * controller is in; an idle gap before each timed iteration takes
+	 * that out (docs/decision-rule.md, "Same-machine A/B"). Both sides
+	 * or neither: a base build from before the option has no such gap. */
+	snprintf(settle, sizeof settle, "%llu", (unsigned long long)settle_us);
+	if (settle_us && !(runner_knows(base_r, "--settle-us") && runner_knows(cand_r, "--settle-us"))) {
+		fprintf(stderr, "kptprof gate: the base build's kpt-workloads has no --settle-us: both builds run "
+				"without an idle gap (compute-bound kernels are noisier)\n");
+		settle_us = 0;
+	}
 	argv[k++] = "--";
 	argv[k++] = base_r;
 	argv[k++] = "--suite";
 	argv[k++] = (char *)suite;
+	if (settle_us) {
+		argv[k++] = "--settle-us";
+		argv[k++] = settle;
+	}
 	argv[k++] = ":::";
 	argv[k++] = cand_r;
 	argv[k++] = "--suite";
 	argv[k++] = (char *)suite;
-	fprintf(stderr, "kptprof gate: '%s' (base: %s) against this build (%s), interleaved on this GPU\n", suite,
-		base_r, cand_r);
+	if (settle_us) {
+		argv[k++] = "--settle-us";
+		argv[k++] = settle;
+	}
+	fprintf(stderr, "kptprof gate: '%s' (base: %s) against this build (%s), interleaved on this GPU%s%s%s\n",
+		suite, base_r, cand_r, settle_us ? ", " : "", settle_us ? settle : "",
+		settle_us ? " us idle before each timed iteration" : "");
 	rc = cmd_ab(k, argv);
 	if (rc != KPT_EXIT_OK && rc != KPT_EXIT_REGRESSION)
 		goto out;
@@ -328,9 +398,16 @@ static int gate_db(const char *url, const char *suite, const char *slug, const c
 	return rc;
 }
 
+/* gate --against's idle gap before each timed iteration, us: 1 ms took
+ * the paired noise of the attention kernels on an H100 from 1.7-3.3% to
+ * 0.2-0.8%, 10 ms to 0.1-0.3% (bench/RESULTS.md, "The power cap in the
+ * paired noise"); 3 ms costs about 2 s per run of the default suite. */
+#define KPT_AGAINST_SETTLE_US 3000
+
 struct gate_args {
 	const char *suite, *dir, *from, *keep, *db, *branch, *against; /* NULL: not given */
 	uint64_t runs, nsess;                                           /* 0: not given */
+	uint64_t settle_us;                                             /* --against's idle gap */
 	struct kpt_diff_cli dc;
 };
 
@@ -359,6 +436,10 @@ static const struct kpt_opt gate_own_opts[] = {
 		       "A/B against a base build folder or git ref (built in a worktree): both builds' suite "
 		       "interleaved here by 'kptprof ab', paired verdicts, then this build against the committed "
 		       "baseline (one line) (default: off)"),
+	KPT_OPT_U64(0, "settle-us", "U", GA, settle_us, 0, 1000000,
+		    "with --against: the GPU idles U microseconds before each timed iteration of both builds' "
+		    "suite, so each starts from the same power state (kpt-workloads --settle-us; 0: off; "
+		    "default 3000)"),
 	KPT_OPT_END,
 };
 
@@ -392,7 +473,7 @@ static int diff_words(int argc, char **argv, char **pass)
 
 int cmd_gate(int argc, char **argv)
 {
-	struct gate_args a = { 0 };
+	struct gate_args a = { .settle_us = KPT_AGAINST_SETTLE_US };
 	struct kpt_diff_cli *dc = &a.dc;
 	const char *suite, *dir, *from, *keep, *db, *branch, *against;
 	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX], runs[24];
@@ -443,6 +524,10 @@ int cmd_gate(int argc, char **argv)
 		if (rc)
 			goto out;
 	}
+	if (!against && a.settle_us != KPT_AGAINST_SETTLE_US) {
+		rc = kpt_cli_usage_error(argv[0], "--settle-us is for --against (both builds run here)");
+		goto out;
+	}
 	if (against && (from || db)) {
 		rc = kpt_cli_usage_error(argv[0], "--against runs both builds here: not with %s", from ? "--from" : "--db");
 		goto out;
@@ -455,7 +540,7 @@ int cmd_gate(int argc, char **argv)
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, suite, runs, keep, dir, pass, npass, dc);
+		rc = gate_against(against, suite, runs, a.settle_us, keep, dir, pass, npass, dc);
 		goto out;
 	}
 	if (!dc->suite)

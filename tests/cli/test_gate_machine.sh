@@ -46,6 +46,11 @@ PY
 # --against: both builds run here, so it needs a GPU; never with --from
 run "$KPTPROF" gate --against "$KPT_BUILD" --from "$D/heldout_h100_pool.kpt"
 expect_error "gate --against --from" "--against runs both builds here"
+# --settle-us is --against's idle gap: refused elsewhere, range-checked
+run "$KPTPROF" gate --settle-us 1000 --from "$D/heldout_h100_pool.kpt"
+expect_error "gate --settle-us without --against" "--settle-us is for --against"
+run "$KPTPROF" gate --against "$KPT_BUILD" --settle-us 2000000
+expect_rc 2 "gate --settle-us out of range"
 if [ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia/version ]; then
 	run "$KPTPROF" gate --against "$KPT_BUILD"
 	expect_rc 77 "gate --against without a GPU"

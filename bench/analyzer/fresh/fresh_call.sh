@@ -48,10 +48,12 @@ rec a1 --suite default --runs 5
 rec a2 --suite default --runs 5
 rec plant --runs 5 -- "$KW" --suite default --plant memory.copy.128MiB=5 --plant memory.triad.f32.64M=2
 FT=$SRC/bench/analyzer/fresh/foreign_torch.py
+[ "${FOREIGN:-1}" = 1 ] && {
 rec f_before --runs 5 -- python3 "$FT" --steps 20
 rec f_aa --runs 3 -- python3 "$FT" --steps 20
 rec f_s5 --runs 3 -- python3 "$FT" --steps 20 --slow 5
 rec f_s2 --runs 3 -- python3 "$FT" --steps 20 --slow 2
+}
 if [ "${AGAINST:-1}" = 1 ]; then
 	# gate --against (A/A: the same build as base) and ab with two kernels 2% slower
 	t=$(date +%s)
@@ -69,9 +71,12 @@ if [ "${AB_LONG:-0}" -gt 0 ]; then
 	# 10-pair gates by bench/analyzer/kpt_ab_eval.c (gate --against's
 	# false alarms and power on real sessions)
 	t=$(date +%s)
-	timeout 400 "$K" ab --runs "$AB_LONG" -o "$R/ablong" -- "$KW" --suite default ::: "$KW" --suite default \
+	# SETTLE: kpt-workloads --settle-us on both sides (gate --against's gap)
+	st=()
+	[ -n "${SETTLE:-}" ] && st=(--settle-us "$SETTLE")
+	timeout 400 "$K" ab --runs "$AB_LONG" -o "$R/ablong" -- "$KW" --suite default "${st[@]}" ::: "$KW" --suite default "${st[@]}" \
 		>"$R/ablong.log" 2>&1
-	echo "ab_long pairs=$AB_LONG rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
+	echo "ab_long pairs=$AB_LONG settle=${SETTLE:-0} rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
 	rm -f "$R"/ablong/[ab]-*.kpt
 fi
 if [ "${CLOCK:-0}" = 1 ]; then
