@@ -115,53 +115,9 @@ int cmd_version(int argc, char **argv)
 	return KPT_EXIT_OK;
 }
 
-int cmd_not_implemented(int argc, char **argv)
-{
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-		return kpt_cli_help(argv[0]);
-	fprintf(stderr, "kptprof: '%s' is not implemented yet\n", argv[0]);
-	return KPT_EXIT_ERROR;
-}
-
 int kpt_cli_is_help(const char *arg)
 {
 	return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
-int kpt_cli_opt(int argc, char **argv, int *i, const char *name, const char **value)
-{
-	const char *arg = argv[*i];
-	size_t len = strlen(name);
-
-	if (strncmp(arg, name, len) != 0)
-		return 0;
-	if (arg[len] == '=') {
-		*value = arg + len + 1;
-		return 1;
-	}
-	if (arg[len] != '\0')
-		return 0;
-	if (*i + 1 >= argc)
-		return -(kpt_cli_usage_error(argv[0], "option '%s' needs a value", name) != 0);
-	*value = argv[++*i];
-	return 1;
-}
-
-int kpt_cli_opt_table(int argc, char **argv, int *i, const char *const *names, const char **const *dst,
-		      size_t n)
-{
-	for (size_t j = 0; j < n; j++) {
-		const char *v;
-		int rc = kpt_cli_opt(argc, argv, i, names[j], &v);
-
-		if (rc < 0)
-			return -1;
-		if (rc == 1) {
-			*dst[j] = v;
-			return 1;
-		}
-	}
-	return 0;
 }
 
 int kpt_cli_parse_u64(const char *cmd, const char *opt, const char *value,

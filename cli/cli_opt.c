@@ -1,10 +1,9 @@
 /* cli_opt.c - the one option parser of kptprof, and what is generated from
  * the same tables: --help, man pages (roff) and bash/zsh completion.
  *
- * A command declares its options once, as a struct kpt_opt table in its
- * cmd_<name>.c (kpt_cli.h), and names it in the command table (main.c).
- * Commands still parsing by hand have only the option lines of their usage
- * text; help, man and completion fall back to those lines for them. */
+ * A command declares its options (and verbs) once, as a struct kpt_opt
+ * table in its cmd_<name>.c (kpt_cli.h), and names it in the command table
+ * (main.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +13,12 @@
 #include "kpt_cli.h"
 
 /* ---- lookup ------------------------------------------------------------------------ */
+
+/* Operand or verb: a word of argv that is no option. */
+static int is_word(const struct kpt_opt *o)
+{
+	return o->kind == KPT_OPTK_OPERAND || o->kind == KPT_OPTK_VERB;
+}
 
 /* Calls fn for every option of t, descending into included tables; base is
  * the args struct t's offsets are relative to. Stops at the first nonzero
@@ -43,7 +48,7 @@ static int find_visit(const struct kpt_opt *o, char *base, void *ctx)
 {
 	struct opt_find *f = ctx;
 
-	if (o->kind == KPT_OPTK_OPERAND)
+	if (is_word(o))
 		return 0;
 	if (f->is_short ? o->short_name && o->short_name == f->arg[1]
 			: o->name && strlen(o->name) == f->len - 2 && strncmp(o->name, f->arg + 2, f->len - 2) == 0) {
@@ -105,7 +110,7 @@ static int names_visit(const struct kpt_opt *o, char *base, void *ctx)
 {
 	struct opt_names *nm = ctx;
 
-	if (o->kind == KPT_OPTK_OPERAND || !o->name || nm->n == 256)
+	if (is_word(o) || !o->name || nm->n == 256)
 		return 0;
 	snprintf(nm->buf[nm->n], sizeof nm->buf[0], "--%s", o->name);
 	nm->names[nm->n] = nm->buf[nm->n];
@@ -132,6 +137,61 @@ static int unknown_option(const char *cmd, const struct kpt_opt *t, const char *
 	}
 	free(nm);
 	return kpt_cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+struct verb_find {
+	const char *word;
+	int index;                   /* -1: none */
+	const char *names[32];       /* the verbs, for "did you mean" */
+	char buf[32][24];
+	size_t n;
+};
+
+static int verb_visit(const struct kpt_opt *o, char *base, void *ctx)
+{
+	struct verb_find *v = ctx;
+	size_t len = strcspn(o->name, " ");
+
+	if (o->kind != KPT_OPTK_VERB || v->n == 32)
+		return 0;
+	snprintf(v->buf[v->n], sizeof v->buf[0], "%.*s", (int)len, o->name);
+	v->names[v->n] = v->buf[v->n];
+	if (strcmp(v->buf[v->n], kpt_cli_list_verb(v->word, v->buf[v->n])) == 0) {
+		v->index = __builtin_ctz(o->verbs);
+		return 1;
+	}
+	v->n++;
+	return 0;
+}
+
+int kpt_opt_verb(const char *cmd, const struct kpt_opt *opts, const char *word, int *index)
+{
+	struct verb_find v = { .word = word, .index = -1 };
+	const char *near;
+	char list[256];
+	size_t len = 0;
+
+	if (opt_walk(opts, NULL, verb_visit, &v)) {
+		*index = v.index;
+		return 0;
+	}
+	list[0] = '\0';
+	for (size_t i = 0; i < v.n && len < sizeof list; i++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", v.names[i]);
+	near = kpt_cli_nearest(word, v.names, v.n);
+	for (size_t i = 0; !near && i < v.n; i++) {   /* "lisst" is near "list", the other spelling of "ls" */
+		const char *other = strcmp(v.names[i], "ls") == 0 ? "list" : "ls";
+
+		if ((strcmp(v.names[i], "ls") == 0 || strcmp(v.names[i], "list") == 0) &&
+		    kpt_cli_nearest(word, &other, 1))
+			near = v.names[i];
+	}
+	fprintf(stderr, "kptprof %s: unknown verb '%s'\n", cmd, kpt_cli_term(word));
+	if (near)
+		fprintf(stderr, "hint: did you mean 'kptprof %s %s'? the verbs: %s\n", cmd, near, list);
+	else
+		fprintf(stderr, "hint: the verbs of '%s': %s\n", cmd, list);
+	return KPT_EXIT_ERROR;
 }
 
 /* ---- parsing ----------------------------------------------------------------------- */
@@ -311,7 +371,7 @@ static void opt_left(const struct kpt_opt *o, char *buf, size_t cap)
 {
 	size_t len;
 
-	if (o->kind == KPT_OPTK_OPERAND) {
+	if (is_word(o)) {
 		snprintf(buf, cap, "  %s", o->name);
 		return;
 	}
@@ -350,40 +410,35 @@ static int help_visit(const struct kpt_opt *o, char *base, void *ctx)
 int kpt_cli_help(const char *name)
 {
 	const struct kpt_cmd *cmd = kpt_cmd_find(name);
-	const char *opts;
 	size_t w = 12;
 
 	if (!cmd)
 		return kpt_cli_usage_error("help", "unknown command '%s'", name);
-	opts = strstr(cmd->usage, "\n\n");
-	printf("usage: %.*s\n\n%s\n", (int)(opts ? (size_t)(opts - cmd->usage) : strlen(cmd->usage)),
-	       cmd->usage, cmd->summary);
-	if (cmd->opts) {
-		opt_walk(cmd->opts, NULL, width_visit, &w);
-		if (w > 28)
-			w = 28;
-		printf("\noptions:\n");
-		opt_walk(cmd->opts, NULL, help_visit, &w);
-		printf("%-*s  %s\n", (int)w, "  -h, --help", "show this help");
-	} else if (opts) {
-		printf("\noptions:\n%s", opts + 2);
-	}
+	printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+	opt_walk(cmd->opts, NULL, width_visit, &w);
+	if (w > 28)
+		w = 28;
+	printf("\noptions:\n");
+	opt_walk(cmd->opts, NULL, help_visit, &w);
+	printf("%-*s  %s\n", (int)w, "  -h, --help", "show this help");
 	if (cmd->help_tail)
 		cmd->help_tail();
 	return KPT_EXIT_OK;
 }
 
-/* ---- the option list of any command: table, else the usage text ---------------------- */
+/* ---- the option list of a command, for man, completion and Markdown ----------------- */
 
-/* One documented option, whichever the source. */
+/* One documented option, operand or verb. */
 struct opt_doc {
 	char left[128];   /* "-o, --output FILE" (no indent) */
 	char shorts[4];   /* "-o" or "" */
-	char longs[64];   /* "--output" or "" (operands: "") */
-	const char *help; /* table: the help; text: points into the usage */
+	char longs[64];   /* "--output" or "" (operands, verbs: "") */
+	char verb[24];    /* a verb: its word ("show" of "show [FILE]"); else "" */
+	const char *help;
 	int help_len;
 	const char *const *choices;
 	int takes_value;
+	unsigned verbs;   /* kpt_opt.verbs */
 };
 
 typedef void (*doc_fn)(const struct opt_doc *d, void *ctx);
@@ -397,13 +452,15 @@ static int doc_visit(const struct kpt_opt *o, char *base, void *ctx)
 {
 	struct doc_walk *dw = ctx;
 	struct opt_doc d = { .help = o->help, .help_len = (int)strlen(o->help), .choices = o->choices,
-			     .takes_value = o->arg != NULL };
+			     .takes_value = o->arg != NULL, .verbs = o->verbs };
 
 	if (o->flags & KPT_OPTF_HIDDEN)
 		return 0;
 	opt_left(o, d.left, sizeof d.left);
 	memmove(d.left, d.left + 2, strlen(d.left + 2) + 1);
-	if (o->kind != KPT_OPTK_OPERAND) {
+	if (o->kind == KPT_OPTK_VERB)
+		snprintf(d.verb, sizeof d.verb, "%.*s", (int)strcspn(o->name, " "), o->name);
+	if (!is_word(o)) {
 		if (o->short_name)
 			snprintf(d.shorts, sizeof d.shorts, "-%c", o->short_name);
 		if (o->name)
@@ -413,54 +470,15 @@ static int doc_visit(const struct kpt_opt *o, char *base, void *ctx)
 	return 0;
 }
 
-/* Calls fn for each option of cmd: from its table, else from the option
- * lines of its usage text ("  LEFT  help": LEFT ends at two spaces). */
+/* Calls fn for each option, operand and verb of cmd's table, then for -h. */
 static void cmd_docs(const struct kpt_cmd *cmd, doc_fn fn, void *ctx)
 {
 	struct doc_walk dw = { fn, ctx };
-	const char *p = strstr(cmd->usage, "\n\n");
+	struct opt_doc h = { .left = "-h, --help", .shorts = "-h", .longs = "--help", .help = "show this help",
+			     .help_len = 14 };
 
-	if (cmd->opts) {
-		opt_walk(cmd->opts, NULL, doc_visit, &dw);
-	} else {
-		while (p && *p) {
-			const char *eol = strchr(p, '\n'), *sp;
-			struct opt_doc d = { .left = "" };
-			size_t ll;
-
-			if (!eol)
-				eol = p + strlen(p);
-			if (p[0] == ' ' && p[1] == ' ' && p[2] != ' ' && (sp = strstr(p + 2, "  ")) && sp < eol) {
-				ll = (size_t)(sp - p - 2);
-				snprintf(d.left, sizeof d.left, "%.*s", (int)ll, p + 2);
-				d.help = sp;
-				while (*d.help == ' ')
-					d.help++;
-				d.help_len = (int)(eol - d.help);
-				/* "-o, --output FILE", "--counters[=SET,...]" */
-				for (const char *w = d.left; *w;) {
-					size_t wl = strcspn(w, " ,[=");
-
-					if (w[0] == '-' && w[1] == '-' && wl > 2)
-						snprintf(d.longs, sizeof d.longs, "%.*s", (int)wl, w);
-					else if (w[0] == '-' && w[1] != '-' && wl == 2)
-						snprintf(d.shorts, sizeof d.shorts, "%.*s", (int)wl, w);
-					else if (wl && w != d.left)
-						d.takes_value = 1;
-					w += wl;
-					w += strspn(w, " ,[=");
-				}
-				fn(&d, ctx);
-			}
-			p = *eol ? eol + 1 : eol;
-		}
-	}
-	if (cmd->opts || !strstr(cmd->usage, "--help")) {
-		struct opt_doc h = { .left = "-h, --help", .shorts = "-h", .longs = "--help", .help = "show this help",
-				     .help_len = 14 };
-
-		fn(&h, ctx);
-	}
+	opt_walk(cmd->opts, NULL, doc_visit, &dw);
+	fn(&h, ctx);
 }
 
 /* ---- man pages (roff) ------------------------------------------------------------------- */
@@ -498,10 +516,8 @@ static void man_opt(const struct opt_doc *d, void *ctx)
 
 static void man_synopsis(const struct kpt_cmd *cmd)
 {
-	const char *u = cmd->usage, *end = strstr(u, "\n\n");
+	const char *u = cmd->usage, *end = u + strlen(u);
 
-	if (!end)
-		end = u + strlen(u);
 	printf(".SH SYNOPSIS\n.nf\n");
 	while (u < end) {
 		const char *eol = memchr(u, '\n', (size_t)(end - u));
@@ -558,8 +574,11 @@ static int man_page(const struct kpt_cmd *cmd)
 
 /* ---- completion ------------------------------------------------------------------------- */
 
+/* ctx: NULL, every option; else the bit of a verb, the options it takes */
 static void bash_names(const struct opt_doc *d, void *ctx)
 {
+	if (ctx && d->verbs && !(d->verbs & *(const unsigned *)ctx))
+		return;
 	if (d->shorts[0])
 		printf(" %s", d->shorts);
 	if (d->longs[0])
@@ -579,6 +598,32 @@ static void bash_choices(const struct opt_doc *d, void *ctx)
 	printf("\" -- \"$cur\")); return ;;\n");
 }
 
+static int has_verb(const struct kpt_opt *o, char *base, void *ctx)
+{
+	return o->kind == KPT_OPTK_VERB;
+}
+
+static void verb_words(const struct opt_doc *d, void *ctx)
+{
+	int *n = ctx;
+
+	if (d->verb[0])
+		printf("%s%s", (*n)++ ? " " : "", d->verb);
+}
+
+/* A command of verbs: the verb as its first word, then the options of that verb. */
+static void bash_verb(const struct opt_doc *d, void *ctx)
+{
+	const struct kpt_cmd *cmd = ctx;
+	int ls = strcmp(d->verb, "ls") == 0 || strcmp(d->verb, "list") == 0;
+
+	if (!d->verb[0])
+		return;
+	printf("\t\t%s) opts=\"", ls ? "ls|list" : d->verb);
+	cmd_docs(cmd, bash_names, (void *)&d->verbs);
+	printf(" \" ;;\n");
+}
+
 static void bash_completion(void)
 {
 	printf("# bash completion for kptprof, generated by 'kptprof help --completion bash'\n"
@@ -588,11 +633,22 @@ static void bash_completion(void)
 		printf("%s%s", i ? " " : "", kpt_cmds[i].name);
 	printf(" --help --version\" -- \"$cur\"))\n\t\treturn\n\tfi\n\tcase ${COMP_WORDS[1]} in\n");
 	for (int i = 0; i < kpt_ncmds; i++) {
+		int nv = 0;
+
 		printf("\t%s)\n\t\tcase $prev in\n", kpt_cmds[i].name);
 		cmd_docs(&kpt_cmds[i], bash_choices, NULL);
 		printf("\t\tesac\n\t\topts=\"");
 		cmd_docs(&kpt_cmds[i], bash_names, NULL);
-		printf(" \" ;;\n");
+		printf(" \"");
+		if (opt_walk(kpt_cmds[i].opts, NULL, has_verb, NULL)) {
+			printf("\n\t\tif [ \"$COMP_CWORD\" -eq 2 ] && [[ $cur != -* ]]; then\n"
+			       "\t\t\tCOMPREPLY=($(compgen -W \"");
+			cmd_docs(&kpt_cmds[i], verb_words, &nv);
+			printf("\" -- \"$cur\"))\n\t\t\treturn\n\t\tfi\n\t\tcase ${COMP_WORDS[2]} in\n");
+			cmd_docs(&kpt_cmds[i], bash_verb, (void *)&kpt_cmds[i]);
+			printf("\t\tesac");
+		}
+		printf(" ;;\n");
 	}
 	printf("\tesac\n\tcase $cur in\n\t-*) COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")) ;;\n"
 	       "\t*) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n\tesac\n}\n"
@@ -644,11 +700,19 @@ static void zsh_completion(void)
 		zsh_text(kpt_cmds[i].summary, (int)strlen(kpt_cmds[i].summary));
 		printf("'\n");
 	}
-	printf("\t)\n\tif (( CURRENT == 2 )); then\n\t\t_describe 'command' cmds\n\t\treturn\n\tfi\n"
-	       "\tcase $words[2] in\n");
+	printf("\t)\n\tif (( CURRENT == 2 )); then\n\t\t_describe 'command' cmds\n\t\treturn\n\tfi\n");
+	/* words shifted: _arguments sees the command as its command name, a verb as operand 1 */
+	printf("\tshift words\n\t(( CURRENT-- ))\n\tcase $words[1] in\n");
 	for (int i = 0; i < kpt_ncmds; i++) {
+		int nv = 0;
+
 		printf("\t%s)\n\t\t_arguments", kpt_cmds[i].name);
 		cmd_docs(&kpt_cmds[i], zsh_opt, NULL);
+		if (opt_walk(kpt_cmds[i].opts, NULL, has_verb, NULL)) {
+			printf(" \\\n\t\t\t'1:verb:(");
+			cmd_docs(&kpt_cmds[i], verb_words, &nv);
+			printf(")'");
+		}
 		printf(" \\\n\t\t\t'*:file:_files' ;;\n");
 	}
 	printf("\tesac\n}\n_kptprof \"$@\"\n");

@@ -37,12 +37,12 @@ static const int verb_npos[V_COUNT] = { 0, 1, 1, 0 };
 #define BA struct bl_args
 #define V(v) (1u << (v))
 const struct kpt_opt kpt_baseline_opts[] = {
-	KPT_OPT_OPERAND("list", "every baseline under DIR: GPU, suite, runs, kernels, when recorded, file"),
-	KPT_OPT_OPERAND("show [FILE]", "GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from "
+	KPT_OPT_VERB(V_LIST, "list", "every baseline under DIR: GPU, suite, runs, kernels, when recorded, file"),
+	KPT_OPT_VERB(V_SHOW, "show [FILE]", "GPU, runs, kernels and meta of FILE, else of the baseline for --gpu or --from "
 			"and --suite"),
-	KPT_OPT_OPERAND("update FILE", "add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU "
+	KPT_OPT_VERB(V_UPDATE, "update FILE", "add FILE (>= 2 runs) as a session to DIR/<its gpu-slug>/<suite>/ (same GPU "
 			"and boot: replaced)"),
-	KPT_OPT_OPERAND("path", "print the baseline path for --gpu or --from and --suite"),
+	KPT_OPT_VERB(V_PATH, "path", "print the baseline path for --gpu or --from and --suite"),
 	KPT_OPT_STRING(0, "baselines", "DIR", BA, dir,
 		       "folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed "
 		       "share/kptprof/baselines)"),
@@ -682,7 +682,7 @@ int cmd_baseline(int argc, char **argv)
 	if (argc < 2 || kpt_cli_is_help(argv[1]))
 		return argc < 2 ? kpt_cli_usage_error("baseline", "expected list, show, update or path")
 				: kpt_cli_help("baseline");
-	if (kpt_cli_parse_choice("baseline", "the action", kpt_cli_list_verb(argv[1], "list"), verbs, V_COUNT, &verb))
+	if (kpt_opt_verb("baseline", kpt_baseline_opts, argv[1], &verb))
 		return KPT_EXIT_ERROR;
 	if ((rc = kpt_opt_parse_verb("baseline", verbs[verb], verb, kpt_baseline_opts, &a, argc - 1, argv + 1,
 				     &a.npos)) != KPT_OPT_GO)

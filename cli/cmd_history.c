@@ -61,11 +61,11 @@ static int set_label(const char *cmd, const char *opt, const char *v, void *fiel
 #define B(s) (1u << (s))
 #define SERIES (B(S_SHOW) | B(S_PLOT) | B(S_DETECT))
 const struct kpt_opt kpt_history_opts[] = {
-	KPT_OPT_OPERAND("add FILE", "store FILE's per-key run medians, environment, GPU, suite, commit, branch"),
-	KPT_OPT_OPERAND("ls", "list the stored sessions"),
-	KPT_OPT_OPERAND("show KEY", "one kernel key's series, change points marked; KEY: its number, its name or part of it"),
-	KPT_OPT_OPERAND("plot KEY", "a trend plot DIR/history-keyN.png with the noise band and change points (gnuplot)"),
-	KPT_OPT_OPERAND("detect", "change points of every key, machine effects out; exit 1 when a key got slower at the "
+	KPT_OPT_VERB(S_ADD, "add FILE", "store FILE's per-key run medians, environment, GPU, suite, commit, branch"),
+	KPT_OPT_VERB(S_LS, "ls", "list the stored sessions"),
+	KPT_OPT_VERB(S_SHOW, "show KEY", "one kernel key's series, change points marked; KEY: its number, its name or part of it"),
+	KPT_OPT_VERB(S_PLOT, "plot KEY", "a trend plot DIR/history-keyN.png with the noise band and change points (gnuplot)"),
+	KPT_OPT_VERB(S_DETECT, "detect", "change points of every key, machine effects out; exit 1 when a key got slower at the "
 			"head of the branch"),
 	KPT_OPT_STRING(0, "db", "URL", HA, val[O_DB],
 		       "SQLite file or postgresql://USER:PASSWORD@HOST:PORT/DB (default $KPTPROF_DB, else "
@@ -118,7 +118,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof *a);
 	if (argc < 2)
 		return kpt_cli_usage_error("history", "missing subcommand: add, ls, show, plot or detect");
-	if (kpt_cli_parse_choice("history", "the subcommand", kpt_cli_list_verb(argv[1], "ls"), sub_names, S_COUNT, &idx))
+	if (kpt_opt_verb("history", kpt_history_opts, argv[1], &idx))
 		return KPT_EXIT_ERROR;
 	a->sub = (enum sub)idx;
 	a->u_min_seg = 3;

@@ -43,6 +43,8 @@ enum kpt_opt_kind {
 	KPT_OPTK_CALL,          /* call() checks and stores the value */
 	KPT_OPTK_TABLE,         /* every option of sub, their args struct at off */
 	KPT_OPTK_OPERAND,       /* documents an operand (FILE); operands are returned in argv */
+	KPT_OPTK_VERB,          /* a verb of a command of verbs: name "VERB [OPERANDS]", .verbs its bit;
+				 * documented like an operand, looked up by kpt_opt_verb, completed */
 };
 
 #define KPT_OPTF_OPTVAL   1u    /* value only as --name=V; bare --name gives the value NULL */
@@ -92,6 +94,8 @@ struct kpt_opt {
 /* a table whose offsets are into the same args struct */
 #define KPT_OPT_INCLUDE(table) { .kind = KPT_OPTK_TABLE, .off = 0, .sub = (table) }
 #define KPT_OPT_OPERAND(n, h, ...) { .kind = KPT_OPTK_OPERAND, .name = (n), .help = (h), __VA_ARGS__ }
+/* verb v (its index in the command's enum of verbs) as "NAME [OPERANDS]" */
+#define KPT_OPT_VERB(v, n, h) { .kind = KPT_OPTK_VERB, .name = (n), .help = (h), .verbs = 1u << (v) }
 #define KPT_OPT_END { .kind = KPT_OPTK_END }
 
 /* kpt_opt_parse's "go on": any other return is the exit status to end with. */
@@ -112,6 +116,10 @@ int kpt_opt_parse(const char *cmd, const struct kpt_opt *opts, void *args, int a
  * .verbs lacks that bit is refused as "'CMD VERB' takes no --opt". */
 int kpt_opt_parse_verb(const char *cmd, const char *verb, int index, const struct kpt_opt *opts, void *args,
 		       int argc, char **argv, int *nargs);
+/* The verb word of a command of verbs among the KPT_OPT_VERB rows of opts
+ * ("ls" and "list" are one verb): its index in *index and 0, or
+ * KPT_EXIT_ERROR after printing "unknown verb" with "did you mean". */
+int kpt_opt_verb(const char *cmd, const struct kpt_opt *opts, const char *word, int *index);
 /* kpt_opt_parse for a command of one operand, FILE (a recording): *path
  * is it; none or more than one is a usage error. */
 int kpt_opt_parse_file(const char *cmd, const struct kpt_opt *opts, void *args, int argc, char **argv,
@@ -126,11 +134,8 @@ struct kpt_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;     /* one line for `kptprof help` */
-	/* Synopsis lines for `kptprof help CMD` and --help; commands without
-	 * opts add, after a blank line, one line per option:
-	 * "  --opt V   meaning (default D)". */
-	const char *usage;
-	const struct kpt_opt *opts; /* the option table; NULL: the usage text has them */
+	const char *usage;       /* synopsis lines for `kptprof help CMD`, --help and the man page */
+	const struct kpt_opt *opts; /* the option table (required) */
 	void (*help_tail)(void); /* prints more after the options in --help; NULL none */
 };
 
@@ -186,18 +191,8 @@ const char *kpt_cli_clean(enum kpt_text_sink sink, const char *s);
 /* True when fd is a terminal and NO_COLOR is unset or empty. */
 int kpt_cli_color(int fd);
 
-/* Option scanning, for the loop over argv[1..] of a subcommand.
- * kpt_cli_is_help: arg is "--help" or "-h".
- * kpt_cli_opt: when argv[*i] is "--name VALUE" or "--name=VALUE", sets
- * *value (advancing *i past a separate VALUE) and returns 1; returns 0 when
- * argv[*i] is another argument; prints "option '--name' needs a value" and
- * returns -1 when VALUE is missing (the caller returns KPT_EXIT_ERROR). */
+/* arg is "--help" or "-h". */
 int kpt_cli_is_help(const char *arg);
-int kpt_cli_opt(int argc, char **argv, int *i, const char *name, const char **value);
-/* kpt_cli_opt over a table: names[j] sets *dst[j]. Returns 1 when argv[*i]
- * was one of them, 0 when none, -1 after printing a missing value. */
-int kpt_cli_opt_table(int argc, char **argv, int *i, const char *const *names, const char **const *dst,
-		      size_t n);
 /* Value checks that print "kptprof CMD: bad value 'V' for --opt: ..." and
  * return KPT_EXIT_ERROR, or store the result and return 0.
  * kpt_cli_parse_u64: a decimal integer in [min, max].
@@ -253,8 +248,7 @@ int kpt_cli_find_collector(char *out, size_t cap);
 int kpt_cli_find_runner(char *out, size_t cap);
 const char *kpt_cli_baselines_dir(void);
 
-/* Subcommands. Unfinished ones point at cmd_not_implemented in the table. */
-int cmd_not_implemented(int argc, char **argv);
+/* Subcommands. */
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_record(int argc, char **argv);

@@ -38,9 +38,4 @@ for c in $cmds; do
 	expect_out "usage: kptprof $c"
 done
 
-# Stubs, read from the command table: exit 2 with one line.
-for c in $(sed -n 's/^[[:space:]]*{ .name = "\([a-z]*\)", .fn = cmd_not_implemented,.*/\1/p' "$KPT_SRC/cli/main.c"); do
-	run "$KPTPROF" "$c"
-	expect_error "$c stub" "'$c' is not implemented yet"
-done
 exit 0

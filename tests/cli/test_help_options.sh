@@ -81,6 +81,16 @@ expect_err "did you mean '--format'?"
 run "$KPTPROF" histroy
 expect_error "histroy" "unknown command 'histroy'"
 expect_err "did you mean 'kptprof history'?"
+# and of a verb: the verbs are rows of the option tables
+run "$KPTPROF" history lsit
+expect_error "history lsit" "unknown verb 'lsit'"
+expect_err "did you mean 'kptprof history ls'?"
+run "$KPTPROF" baseline lisst
+expect_error "baseline lisst" "unknown verb 'lisst'"
+expect_err "did you mean 'kptprof baseline list'?"
+run "$KPTPROF" history zzz
+expect_error "history zzz" "unknown verb 'zzz'"
+expect_err "the verbs of 'history': add, ls, show, plot, detect"
 run "$KPTPROF" version --bogus
 expect_error "version --bogus" "unknown option '--bogus'"
 run "$KPTPROF" version extra
@@ -102,6 +112,16 @@ cmp -s "$T/err" "$T/h.ls" || fail "history list differs from history ls: $(cat "
 [ "$(complete_words kptprof rep)" = report ] || fail "completion of 'rep': $(complete_words kptprof rep)"
 [ "$(complete_words kptprof report --by '')" = "kernel range rank" ] ||
 	fail "completion of report --by: $(complete_words kptprof report --by '')"
+
+# completion of the verbs of baseline and history, then of that verb's options
+[ "$(complete_words kptprof history '')" = "add ls show plot detect" ] ||
+	fail "completion of 'history ': $(complete_words kptprof history '')"
+[ "$(complete_words kptprof baseline '')" = "list show update path" ] ||
+	fail "completion of 'baseline ': $(complete_words kptprof baseline '')"
+[ "$(complete_words kptprof baseline update --)" = "--baselines --suite --keep --help" ] ||
+	fail "completion of 'baseline update --': $(complete_words kptprof baseline update --)"
+[ "$(complete_words kptprof history list --la)" = "--last" ] ||
+	fail "completion of 'history list --la': $(complete_words kptprof history list --la)"
 
 # kptprof(1) lists every command's page
 run "$KPTPROF" help --man

@@ -55,25 +55,6 @@ static void test_fmt_bytes_uses_binary_units(void **state)
 	assert_string_equal(kpt_cli_fmt_bytes(85899345920.0, buf, sizeof buf), "80.00 GiB");
 }
 
-static void test_opt_takes_separate_and_joined_values(void **state)
-{
-	char *argv[] = { "report", "--top", "5", "--by=range", "--topx", "--format" };
-	const char *v = NULL;
-	int i = 1;
-
-	assert_int_equal(kpt_cli_opt(6, argv, &i, "--top", &v), 1);
-	assert_string_equal(v, "5");
-	assert_int_equal(i, 2);
-	i = 3;
-	assert_int_equal(kpt_cli_opt(6, argv, &i, "--by", &v), 1);
-	assert_string_equal(v, "range");
-	assert_int_equal(i, 3);
-	i = 4;
-	assert_int_equal(kpt_cli_opt(6, argv, &i, "--top", &v), 0);   /* --topx is another option */
-	i = 5;
-	assert_int_equal(kpt_cli_opt(6, argv, &i, "--format", &v), -1); /* no value left */
-}
-
 static void test_parse_u64_checks_range_and_syntax(void **state)
 {
 	uint64_t v = 7;
@@ -210,7 +191,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fmt_ns_picks_unit_and_four_digits),
 		cmocka_unit_test(test_fmt_bytes_uses_binary_units),
-		cmocka_unit_test(test_opt_takes_separate_and_joined_values),
 		cmocka_unit_test(test_parse_u64_checks_range_and_syntax),
 		cmocka_unit_test(test_parse_choice_looks_up_a_table),
 		cmocka_unit_test(test_is_help_knows_both_spellings),
