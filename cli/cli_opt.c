@@ -156,7 +156,8 @@ static int verb_visit(const struct kpt_opt *o, char *base, void *ctx)
 		return 0;
 	snprintf(v->buf[v->n], sizeof v->buf[0], "%.*s", (int)len, o->name);
 	v->names[v->n] = v->buf[v->n];
-	if (strcmp(v->buf[v->n], kpt_cli_list_verb(v->word, v->buf[v->n])) == 0) {
+	/* kpt_cli_list_verb: "ls" and "list" are one verb, whichever the table spells */
+	if (strcmp(kpt_cli_list_verb(v->buf[v->n], "ls"), kpt_cli_list_verb(v->word, "ls")) == 0) {
 		v->index = __builtin_ctz(o->verbs);
 		return 1;
 	}

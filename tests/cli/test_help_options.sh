@@ -107,6 +107,9 @@ run "$KPTPROF" history ls --db "$T/none.db"
 cp "$T/err" "$T/h.ls"
 run "$KPTPROF" history list --db "$T/none.db"
 cmp -s "$T/err" "$T/h.ls" || fail "history list differs from history ls: $(cat "$T/err")"
+grep -q "needs a FILE" "$T/h.ls" && fail "history ls taken for another verb: $(cat "$T/h.ls")"
+run "$KPTPROF" history add --db "$T/none.db"
+expect_error "history add without FILE" "'history add' needs a FILE"
 
 # completion of commands and of choice values
 [ "$(complete_words kptprof rep)" = report ] || fail "completion of 'rep': $(complete_words kptprof rep)"

@@ -135,7 +135,7 @@ fi
 
 # option errors
 run "$KPTPROF" history frob
-expect_error "unknown subcommand" "bad value 'frob'"
+expect_error "unknown subcommand" "unknown verb 'frob'"
 run "$KPTPROF" history add "$CAND" --db "$DB" --label novalue
 expect_error "bad label" "KEY=VALUE"
 run "$KPTPROF" history ls --db "$DB" --threshold 3
