@@ -97,6 +97,51 @@ static const char *const text_titles[] = {
 	"Time %", "Total", "Instances", "Avg", "Med", "Min", "Max", "StdDev",
 };
 
+/* A count of the collector's meta: 0 and *ok when it is a whole number. */
+static unsigned long long meta_count(const struct report *r, const char *key, int *ok)
+{
+	const char *v = kpt_file_meta_get(r->f, key);
+	char *e;
+	unsigned long long n;
+
+	*ok = 0;
+	if (!v || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(v, &e, 10);
+	*ok = !errno && !*e;
+	return *ok ? n : 0;
+}
+
+/* What ran into a window from before it: counted by the pre-roll of
+ * --steps/--every windows (collector.kernels_before_window), else not seen
+ * (docs/cli.md, "Capture windows"). */
+static void text_window_before(const struct report *r)
+{
+	unsigned long long k, ns, m;
+	int ok, ok_ns, ok_m;
+
+	if (!kpt_file_meta_get(r->f, "collector.kernels_before_window")) {
+		printf("          kernels launched before a window opened are not traced, nor counted when they\n"
+		       "          ran into it (only --steps/--every windows trace the step before)\n");
+		return;
+	}
+	k = meta_count(r, "collector.kernels_before_window", &ok);
+	ns = meta_count(r, "collector.kernels_before_window_ns", &ok_ns);
+	m = meta_count(r, "collector.memops_before_window", &ok_m);
+	if (!ok) {
+		printf("          ran into a window from before it: %s\n",
+		       term_safe(r, kpt_file_meta_get(r->f, "collector.kernels_before_window")));
+		return;
+	}
+	printf("          ran into a window from before it: %llu kernel%s", k, k == 1 ? "" : "s");
+	if (k && ok_ns)
+		printf(" for %.3f ms", (double)ns / 1e6);
+	if (ok_m && m)
+		printf(", %llu memcpy/memset", m);
+	printf(" (counted, not recorded)\n");
+}
+
 static void text_header(const struct report *r)
 {
 	char b1[32], b2[32], b3[32], b4[32];
@@ -132,6 +177,7 @@ static void text_header(const struct report *r)
 		if (opened && opened[0])
 			printf("          opened %s time%s (all processes)\n", term_safe(r, opened),
 			       strcmp(opened, "1") == 0 ? "" : "s");
+		text_window_before(r);
 	}
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
 		printf("commit    %s\n", term_safe(r, v));

@@ -142,6 +142,17 @@ static struct {
 	struct kpt_window win;
 	int kinds_mask;             /* activity kinds of this run (kpt_inject_kinds bits) */
 	int kinds_on;               /* enabled in CUPTI now */
+	/* pre-roll (kpt_window.h): the largest launch correlation id the work
+	 * callbacks saw (kept only with a pre-roll: preroll_track, fixed after
+	 * start()); its periods under prelock, a leaf lock (taken under
+	 * winlock and under lock, nothing taken or called while held); the
+	 * counts of what ran into a window under lock (record_one) */
+	int preroll_track;
+	_Atomic uint32_t corr_seen;
+	pthread_mutex_t prelock;
+	struct kpt_preroll_log prelog;
+	int preroll_was;            /* g.win.preroll at the last window_apply (under winlock) */
+	uint64_t kernels_before, kernels_before_ns, memops_before, preroll_dropped;
 	/* the work-API callbacks of range links (enable_launch_callbacks),
 	 * listed at the first NVTX push; on only inside windows */
 	struct work_cb { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } *work_cbs;
@@ -184,6 +195,7 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.devlock = PTHREAD_MUTEX_INITIALIZER,
 	.winlock = PTHREAD_MUTEX_INITIALIZER,
+	.prelock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static uint64_t now_ns(void)
@@ -625,6 +637,64 @@ static uint32_t sync_name(uint32_t type)
 	return id;
 }
 
+/* Whether rec was launched in a pre-roll (kpt_window.h): such records are
+ * not written; of those that ran into the window, kernels and memops are
+ * counted with the kernels' time after it opened (meta
+ * collector.kernels_before_window...). Under g.lock. */
+static int preroll_drop(const CUpti_Activity *rec)
+{
+	enum kpt_preroll_class c;
+	uint32_t corr;
+	uint64_t start, end, into = 0;
+	int kernel = 0, memop = 0;
+
+	/* every kind traced carries the launch's correlation id and its times */
+#define KPT_TIMES(type) do {                                                      \
+		const type *x_ = (const type *)rec;                               \
+		corr = x_->correlationId, start = x_->start, end = x_->end;       \
+	} while (0)
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		KPT_TIMES(CUpti_ActivityKernel10);
+		kernel = 1;
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		KPT_TIMES(CUpti_ActivityMemcpy6);
+		memop = 1;
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		KPT_TIMES(CUpti_ActivityMemcpyPtoP4);
+		memop = 1;
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		KPT_TIMES(CUpti_ActivityMemset4);
+		memop = 1;
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		KPT_TIMES(CUpti_ActivitySynchronization2);
+		break;
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		KPT_TIMES(CUpti_ActivityAPI);
+		break;
+	default:
+		return 0;
+	}
+#undef KPT_TIMES
+	pthread_mutex_lock(&g.prelock);
+	c = kpt_preroll_classify(&g.prelog, corr, start, end, &into);
+	pthread_mutex_unlock(&g.prelock);
+	if (c == KPT_PREROLL_NOT)
+		return 0;
+	if (c == KPT_PREROLL_BEFORE && kernel)
+		g.preroll_dropped++;
+	else if (c == KPT_PREROLL_INTO && kernel)
+		g.kernels_before++, g.kernels_before_ns += into;
+	else if (c == KPT_PREROLL_INTO && memop)
+		g.memops_before++;
+	return 1;
+}
+
 /* Converts and writes one record. Under g.lock with g.w set. */
 static void record_one(const CUpti_Activity *rec)
 {
@@ -633,6 +703,8 @@ static void record_one(const CUpti_Activity *rec)
 	struct kpt_diag d;
 	int rc = 0;
 
+	if (g.preroll_track && preroll_drop(rec))
+		return;
 	switch (rec->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
@@ -767,14 +839,33 @@ static int kinds_switch(int on, struct kpt_diag *d)
 	return 0;
 }
 
-/* Applies a window event's result (the state after it); called with
- * winlock held. A CUPTI failure is reported and recording goes on. */
+/* Applies the window's state after an event (on is its result; the kinds
+ * follow kpt_window_tracing: in a window or its pre-roll). A pre-roll
+ * period begins or ends here; it ends with the window's opening time when
+ * the window opened. Called with winlock held. A CUPTI failure is
+ * reported and recording goes on. */
 static void window_apply(int on)
 {
 	struct kpt_diag d;
+	int pre = g.win.preroll;
 
 	kpt_diag_clear(&d);
-	if (kinds_switch(on, &d) < 0)
+	if (g.preroll_track && pre != g.preroll_was) {
+		uint32_t seen = atomic_load_explicit(&g.corr_seen, memory_order_relaxed);
+		uint64_t t = on ? now_ns() : UINT64_MAX;
+
+		pthread_mutex_lock(&g.prelock);
+		if (pre && kpt_preroll_begin(&g.prelog, seen) < 0)
+			kpt_diag_set(&d, KPT_E_NOMEM, "out of memory for the pre-roll of a capture window");
+		else if (!pre)
+			kpt_preroll_end(&g.prelog, seen, t);
+		pthread_mutex_unlock(&g.prelock);
+		g.preroll_was = pre;
+		if (d.code < 0)
+			fail(&d);
+		kpt_diag_clear(&d);
+	}
+	if (kinds_switch(kpt_window_tracing(&g.win), &d) < 0)
 		fail(&d);
 }
 
@@ -823,13 +914,21 @@ static unsigned window_clock(unsigned ms)
 static int window_start(struct kpt_diag *d)
 {
 	struct kpt_window_spec spec;
+	const char *pre;
 	int rc;
 
 	if ((rc = kpt_window_parse(getenv(KPT_ENV_WINDOW_CAPTURE), getenv(KPT_ENV_WINDOW_STEPS),
 				   getenv(KPT_ENV_WINDOW_EVERY), getenv(KPT_ENV_WINDOW_DELAY),
 				   getenv(KPT_ENV_WINDOW_DURATION), &spec, d)) < 0)
 		return rc;
+	/* A pre-roll's records are told from the window's by the correlation
+	 * ids the work callbacks see: all launches only with the driver's
+	 * (KPT_RANGE_LINK=api, the default; runtime would miss cuBLAS's, off
+	 * sees none). */
+	if (g.link != 0 || ((pre = getenv(KPT_ENV_WINDOW_PREROLL)) && strcmp(pre, "0") == 0))
+		spec.preroll = 0;
 	g.win_set = kpt_window_is_set(&spec);
+	g.preroll_track = spec.preroll;
 	kpt_window_init(&g.win, &spec);
 	if (spec.trigger == KPT_WINDOW_PROFILER_API)
 		for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
@@ -1284,6 +1383,15 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 			counters_launch(cbid, cd);
 		if (cd->callbackSite != CUPTI_API_ENTER)
 			return;
+		if (g.preroll_track) {
+			/* the largest id so far (ids increase; threads race) */
+			uint32_t seen = atomic_load_explicit(&g.corr_seen, memory_order_relaxed);
+
+			while ((int32_t)(cd->correlationId - seen) > 0 &&
+			       !atomic_compare_exchange_weak_explicit(&g.corr_seen, &seen, cd->correlationId,
+								      memory_order_relaxed, memory_order_relaxed))
+				;
+		}
 		if (g.win_set && g.win.spec.trigger == KPT_WINDOW_PROFILER_API)
 			window_profiler(domain, cbid);
 		if (t && g.corr && kpt_nvtx_stack_top(&t->st)) {
@@ -1479,6 +1587,21 @@ static void window_meta(struct kpt_diag *d)
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.win.windows);
 	pthread_mutex_unlock(&g.winlock);
 	kpt_writer_meta(g.w, "collector.windows", buf, d);
+	if (!g.preroll_track)
+		return;
+	/* under g.lock (file_finish): the counts of record_one */
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.kernels_before);
+	kpt_writer_meta(g.w, "collector.kernels_before_window", buf, d);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.kernels_before_ns);
+	kpt_writer_meta(g.w, "collector.kernels_before_window_ns", buf, d);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.memops_before);
+	kpt_writer_meta(g.w, "collector.memops_before_window", buf, d);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.preroll_dropped);
+	kpt_writer_meta(g.w, "collector.preroll_kernels_dropped", buf, d);
+	pthread_mutex_lock(&g.winlock);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.win.prerolls);
+	pthread_mutex_unlock(&g.winlock);
+	kpt_writer_meta(g.w, "collector.prerolls", buf, d);
 }
 
 static int file_finish(struct kpt_diag *d)
@@ -1632,10 +1755,12 @@ static void after_fork_child(void)
 	g.nenv = 0;
 	g.ndrops = 0;
 	g.dropped = 0;
+	g.kernels_before = g.kernels_before_ns = g.memops_before = g.preroll_dropped = 0;
 	atomic_store(&g.logs, NULL);
 	atomic_store(&g.finished, 0);
 	pthread_mutex_init(&g.lock, NULL);
 	pthread_mutex_init(&g.devlock, NULL);
+	pthread_mutex_init(&g.prelock, NULL);
 	if (t) {
 		t->next = NULL;
 		t->head = t->tail = NULL;

@@ -105,6 +105,7 @@ int kpt_window_parse(const char *capture, const char *steps, const char *every, 
 		strcpy(spec->range, "kpt:iter");
 		spec->trigger = KPT_WINDOW_NVTX;
 	}
+	spec->preroll = steps || every;
 	if (delay && (rc = parse_seconds("--delay", delay, &spec->delay_ns, d)) < 0)
 		return rc;
 	if (duration && (rc = parse_seconds("--duration", duration, &spec->duration_ns, d)) < 0)
@@ -164,9 +165,18 @@ int kpt_window_describe(const struct kpt_window_spec *s, char *out, unsigned lon
 	return n;
 }
 
+static int picked(const struct kpt_window_spec *s, uint64_t step)
+{
+	if (s->steps)
+		return step >= s->first && step <= s->last;
+	if (s->every)
+		return step % s->every == 0;
+	return 1;
+}
+
 static int update(struct kpt_window *w)
 {
-	int trig, on;
+	int trig, on, pre;
 
 	switch (w->spec.trigger) {
 	case KPT_WINDOW_PROFILER_API:
@@ -180,10 +190,22 @@ static int update(struct kpt_window *w)
 		break;
 	}
 	on = trig && (!w->spec.timed || w->time_on);
+	/* the step after the last one opened is picked: this step (or the gap
+	 * after it) runs up to a window */
+	pre = !on && w->spec.preroll && w->spec.trigger == KPT_WINDOW_NVTX && w->steps_seen > 0 &&
+	      picked(&w->spec, w->steps_seen) && (!w->spec.timed || w->time_on);
 	if (on && !w->on)
 		w->windows++;
+	if (pre && !w->preroll)
+		w->prerolls++;
 	w->on = on;
+	w->preroll = pre;
 	return on;
+}
+
+int kpt_window_tracing(const struct kpt_window *w)
+{
+	return w->on || w->preroll;
 }
 
 int kpt_window_init(struct kpt_window *w, const struct kpt_window_spec *spec)
@@ -201,15 +223,6 @@ static int is_step_range(const struct kpt_window *w, const char *name, const cha
 	if (!domain)
 		domain = "";
 	return strcmp(domain, w->spec.domain) == 0;
-}
-
-static int picked(const struct kpt_window_spec *s, uint64_t step)
-{
-	if (s->steps)
-		return step >= s->first && step <= s->last;
-	if (s->every)
-		return step % s->every == 0;
-	return 1;
 }
 
 int kpt_window_range_open(struct kpt_window *w, const char *name, const char *domain)
@@ -251,4 +264,63 @@ uint64_t kpt_window_next_tick(const struct kpt_window *w, uint64_t t)
 	if (s->duration_ns && t - s->delay_ns < s->duration_ns)
 		return s->delay_ns + s->duration_ns;
 	return UINT64_MAX;
+}
+
+/* a comes after b, for correlation ids that wrap at 32 bits */
+static int corr_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+
+int kpt_preroll_begin(struct kpt_preroll_log *l, uint32_t corr_seen)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct kpt_preroll *v = realloc(l->v, cap * sizeof *v);
+
+		if (!v)
+			return KPT_E_NOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct kpt_preroll){ .after = corr_seen, .open_ns = UINT64_MAX };
+	return 0;
+}
+
+void kpt_preroll_end(struct kpt_preroll_log *l, uint32_t corr_seen, uint64_t open_ns)
+{
+	struct kpt_preroll *p;
+
+	if (!l->n || (p = &l->v[l->n - 1])->ended)
+		return;
+	p->last = corr_seen;
+	p->open_ns = open_ns;
+	p->ended = 1;
+}
+
+enum kpt_preroll_class kpt_preroll_classify(const struct kpt_preroll_log *l, uint32_t corr, uint64_t start_ns,
+					    uint64_t end_ns, uint64_t *into_ns)
+{
+	for (size_t i = l->n; i-- > 0;) {
+		const struct kpt_preroll *p = &l->v[i];
+
+		if (!corr_after(corr, p->after))
+			continue;           /* launched before this period: an earlier one's, or a window's */
+		if (p->ended && corr_after(corr, p->last))
+			return KPT_PREROLL_NOT;  /* launched after its window opened */
+		/* Launched in the period. Still open: the record is complete, so
+		 * the kernel ended before now, before the window opens. */
+		if (!p->ended || end_ns <= p->open_ns)
+			return KPT_PREROLL_BEFORE;
+		if (into_ns)
+			*into_ns = end_ns - (start_ns > p->open_ns ? start_ns : p->open_ns);
+		return KPT_PREROLL_INTO;
+	}
+	return KPT_PREROLL_NOT;
+}
+
+void kpt_preroll_log_free(struct kpt_preroll_log *l)
+{
+	free(l->v);
+	*l = (struct kpt_preroll_log){ 0 };
 }

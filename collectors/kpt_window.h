@@ -21,10 +21,21 @@
  *   started, for S seconds (duration 0: to the end). Alone they are the
  *   window; with a trigger both must hold.
  * - no option at all: always on (the whole process).
+ * - pre-roll: with --steps or --every the next window is known one step
+ *   ahead, so the collector traces from the opening of the step before a
+ *   window (and the gaps between picked steps) on, and keeps of what it
+ *   traced there only the count and GPU time of the kernels that were
+ *   still running or queued when the window opened (struct
+ *   kpt_preroll_log). CUPTI decides at launch whether a kernel is traced:
+ *   without this, a kernel launched just before a window and running into
+ *   it is lost without a trace. No pre-roll before step 0 (nothing says
+ *   when it comes) nor for cudaProfilerApi, nvtx: without --steps/--every
+ *   or time windows (not known ahead).
  */
 #ifndef KPT_WINDOW_H
 #define KPT_WINDOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kpt_err.h"
@@ -34,6 +45,7 @@
 #define KPT_ENV_WINDOW_EVERY "KPT_EVERY"           /* K */
 #define KPT_ENV_WINDOW_DELAY "KPT_DELAY"           /* seconds, decimal */
 #define KPT_ENV_WINDOW_DURATION "KPT_DURATION"     /* seconds, decimal */
+#define KPT_ENV_WINDOW_PREROLL "KPT_PREROLL"       /* 0: no pre-roll (the collector reads it) */
 
 #define KPT_WINDOW_NAME_MAX 256  /* bytes of NAME and of DOMAIN, with the NUL */
 
@@ -52,6 +64,8 @@ struct kpt_window_spec {
 	uint64_t every;                    /* --every K; 0 not given */
 	uint64_t delay_ns, duration_ns;    /* duration 0: to the end */
 	int timed;                         /* --delay or --duration given */
+	int preroll;                       /* trace the step before each window (set with --steps/--every;
+					    * the collector clears it when it cannot tell launches apart) */
 };
 
 /* Parses the five settings (each NULL when not given) into *spec. Returns
@@ -78,7 +92,9 @@ struct kpt_window {
 	int profiler_on;            /* between cudaProfilerStart and Stop */
 	int time_on;                /* inside the time window */
 	int on;                     /* collection on now */
+	int preroll;                /* off, but the next step is picked: tracing ahead of it */
 	uint64_t windows;           /* times collection turned on */
+	uint64_t prerolls;          /* times the pre-roll began */
 };
 
 /* Starts the state: time 0 is the process start. Returns whether
@@ -93,8 +109,51 @@ int kpt_window_range_close(struct kpt_window *w, const char *name, const char *d
 int kpt_window_profiler(struct kpt_window *w, int start);
 int kpt_window_clock(struct kpt_window *w, uint64_t since_start_ns);
 
+/* Whether the collector traces now: in a window or in its pre-roll. */
+int kpt_window_tracing(const struct kpt_window *w);
+
 /* The next time (ns since the start) at which the clock alone changes the
  * state, UINT64_MAX when never. */
 uint64_t kpt_window_next_tick(const struct kpt_window *w, uint64_t since_start_ns);
+
+/* Pre-roll periods, to tell the records traced ahead of a window from the
+ * window's own. A period spans the launches whose CUPTI correlation ids
+ * (one process-wide counter, increasing, 32 bits wrapping) come after the
+ * largest id seen when it began and up to the largest seen when the window
+ * opened. The collector serialises calls. Memory: one entry per period. */
+struct kpt_preroll {
+	uint32_t after;             /* largest correlation id seen before the period */
+	uint32_t last;              /* largest seen when it ended (ended) */
+	uint64_t open_ns;           /* when the window opened; UINT64_MAX none followed */
+	int ended;
+};
+
+struct kpt_preroll_log {
+	struct kpt_preroll *v;
+	size_t n, cap;
+};
+
+enum kpt_preroll_class {
+	KPT_PREROLL_NOT = 0,        /* not launched in a pre-roll: the window's own */
+	KPT_PREROLL_BEFORE,         /* launched in a pre-roll, ended before the window opened */
+	KPT_PREROLL_INTO,           /* launched in a pre-roll, ran (or waited) into the window */
+};
+
+/* A period begins; corr_seen is the largest correlation id seen so far.
+ * Returns 0 or KPT_E_NOMEM (the period is then not logged). */
+int kpt_preroll_begin(struct kpt_preroll_log *l, uint32_t corr_seen);
+
+/* The open period ends: the window opened at open_ns (the records' clock),
+ * or UINT64_MAX when tracing stopped without a window. No-op without an
+ * open period. */
+void kpt_preroll_end(struct kpt_preroll_log *l, uint32_t corr_seen, uint64_t open_ns);
+
+/* Which kind a record of launch correlation id corr, running start..end,
+ * is. For KPT_PREROLL_INTO, *into_ns (may be NULL) is its time after the
+ * window opened. O(periods since its own), one step for a window's record. */
+enum kpt_preroll_class kpt_preroll_classify(const struct kpt_preroll_log *l, uint32_t corr, uint64_t start_ns,
+					    uint64_t end_ns, uint64_t *into_ns);
+
+void kpt_preroll_log_free(struct kpt_preroll_log *l);
 
 #endif

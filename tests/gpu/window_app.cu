@@ -5,6 +5,9 @@
 // step's range closed. Options:
 //   --profiler  cudaProfilerStart before step 5, cudaProfilerStop after 6
 //   --sleep     sleep 3 s between step 4 and step 5
+//   --overrun   step 5 ends with a second win_tail launched after its
+//               win_step finished, and no synchronisation before step 6:
+//               the tail runs into step 6 (the pre-roll's case)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +39,7 @@ __global__ void win_tail(unsigned long long ns)
 
 int main(int argc, char **argv)
 {
-	int profiler = 0, sleep = 0;
+	int profiler = 0, sleep = 0, overrun = 0;
 	float *x;
 
 	for (int i = 1; i < argc; i++) {
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
 			profiler = 1;
 		else if (!strcmp(argv[i], "--sleep"))
 			sleep = 1;
+		else if (!strcmp(argv[i], "--overrun"))
+			overrun = 1;
 		else {
 			fprintf(stderr, "window_app: unknown option '%s'\n", argv[i]);
 			return 2;
@@ -57,8 +62,13 @@ int main(int argc, char **argv)
 		win_step<<<step + 1, 32>>>(x);
 		if (step == 4)
 			win_tail<<<1, 1>>>(100000000ull);
+		if (overrun && step == 5) {
+			CK(cudaDeviceSynchronize()); /* win_step ends before step 6 */
+			win_tail<<<1, 1>>>(100000000ull);
+		}
 		nvtxRangePop();
-		CK(cudaDeviceSynchronize());
+		if (!(overrun && step == 5))
+			CK(cudaDeviceSynchronize());
 		if (profiler && step == 6)
 			CK(cudaProfilerStop());
 		if (sleep && step == 4)

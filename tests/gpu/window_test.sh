@@ -2,7 +2,10 @@
 # window_test.sh - capture windows on window_app.cu (10 steps "hstep", the
 # step's kernel has grid step+1; win_tail launched last in step 4 outlives
 # its step): which kernels each mode records, the window in the meta and in
-# `report`. Env: KPTPROF, APP, CHECK. Exit 77 without a GPU.
+# `report`; the pre-roll of --steps/--every (the step before a window is
+# traced, its kernels dropped, those running into the window counted:
+# --overrun's second win_tail runs from step 5 into step 6). Env: KPTPROF,
+# APP, CHECK. Exit 77 without a GPU.
 set -u
 nvidia-smi -L >/dev/null 2>&1 || { echo "no GPU: skipped"; exit 77; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/kptwin.XXXXXX")
@@ -32,6 +35,30 @@ check domain "" --capture-range nvtx:hstep@NCCL -- "$APP"
 check profiler "6 7" --capture-range cudaProfilerApi -- "$APP" --profiler
 check delay "6 7 8 9 10" --delay 2 -- "$APP" --sleep
 check duration "1 2 3 4 5 tail" --duration 2 -- "$APP" --sleep
+check overrun "7 8" --capture-range nvtx:hstep --steps 6-7 -- "$APP" --overrun
+KPT_PREROLL=0 check overrun_off "7 8" --capture-range nvtx:hstep --steps 6-7 -- "$APP" --overrun
+
+# meta FILE KEY WANT
+meta() {
+	local got
+	got=$("$CHECK" meta "$T/$1.kpt" "$2")
+	[ "$got" = "$3" ] || { echo "FAIL: $1: meta $2 is '$got', want '$3'"; fail=1; }
+}
+# the pre-roll's steps (1; 2, 5, 8; 5) were traced and their kernels dropped
+meta steps collector.prerolls 3                 # step 1, the gaps after 2 and 3
+meta steps collector.preroll_kernels_dropped 1  # win_step of step 1
+meta steps collector.kernels_before_window 0
+meta every collector.preroll_kernels_dropped 3
+meta every collector.kernels_before_window 0
+meta overrun collector.kernels_before_window 1  # the tail of step 5
+meta overrun collector.preroll_kernels_dropped 1
+ns=$("$CHECK" meta "$T/overrun.kpt" collector.kernels_before_window_ns)
+[ "${ns:-0}" -gt 1000000 ] 2>/dev/null || { echo "FAIL: overrun: the tail ran ${ns:-?} ns into the window, want > 1 ms"; fail=1; }
+meta overrun_off collector.kernels_before_window ""
+meta profiler collector.kernels_before_window ""  # no pre-roll for cudaProfilerApi
+"$KPTPROF" report "$T/overrun.kpt" >"$T/rep" || { echo "FAIL: report overrun"; fail=1; }
+grep -q "^          ran into a window from before it: 1 kernel for [0-9.]* ms (counted, not recorded)$" "$T/rep" ||
+	{ echo "FAIL: report overrun lacks the kernel that ran into the window:"; head "$T/rep"; fail=1; }
 
 [ "$("$CHECK" meta "$T/steps.kpt" collector.windows)" = 3 ] || { echo "FAIL: steps: want 3 windows"; fail=1; }
 "$KPTPROF" report "$T/steps.kpt" >"$T/rep" || { echo "FAIL: report"; fail=1; }

@@ -218,6 +218,137 @@ static void test_describe_truncates_safely(void **state)
 	assert_memory_equal(buf, "steps 100-1", sizeof buf - 1);
 }
 
+/* Pre-roll (--steps/--every): the step before a window and the gaps
+ * between picked steps are traced (tracing, not on); never before step 0. */
+static void test_preroll_traces_the_step_before_and_the_gaps(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep", "2-4", NULL, NULL, NULL);
+	struct kpt_window w;
+	/* per step: tracing while open, tracing after its close */
+	static const int open_tr[7] = { 0, 1, 1, 1, 1, 0, 0 }, closed_tr[7] = { 0, 1, 1, 1, 0, 0, 0 };
+	static const int open_on[7] = { 0, 0, 1, 1, 1, 0, 0 };
+
+	(void)state;
+	assert_true(s.preroll);
+	kpt_window_init(&w, &s);
+	assert_false(kpt_window_tracing(&w));
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(kpt_window_range_open(&w, "hstep", NULL), open_on[i]);
+		assert_int_equal(kpt_window_tracing(&w), open_tr[i]);
+		assert_int_equal(w.preroll, open_tr[i] && !open_on[i]);
+		assert_int_equal(kpt_window_range_close(&w, "hstep", NULL), 0);
+		assert_int_equal(kpt_window_tracing(&w), closed_tr[i]);
+	}
+	/* step 1 (through its gap), the gaps after steps 2 and 3 */
+	assert_int_equal(w.prerolls, 3);
+	assert_int_equal(w.windows, 3);
+}
+
+static void test_preroll_of_every_k_and_when_off(void **state)
+{
+	struct kpt_window_spec s = spec_of(NULL, NULL, "3", NULL, NULL);
+	struct kpt_window w;
+	int traced = 0;
+
+	(void)state;
+	kpt_window_init(&w, &s);
+	for (int i = 0; i < 9; i++) {
+		int on = kpt_window_range_open(&w, "kpt:iter", NULL);
+
+		assert_int_equal(on, i % 3 == 0);
+		/* step 0 has no step before it; 2, 5 and 8 run up to 3, 6, 9 */
+		assert_int_equal(w.preroll, i % 3 == 2);
+		traced += kpt_window_tracing(&w);
+		kpt_window_range_close(&w, "kpt:iter", NULL);
+	}
+	assert_int_equal(traced, 6);
+	assert_int_equal(w.prerolls, 3);
+	/* cleared (KPT_PREROLL=0, no launch callbacks): only the windows */
+	s.preroll = 0;
+	kpt_window_init(&w, &s);
+	for (int i = 0; i < 9; i++) {
+		kpt_window_range_open(&w, "kpt:iter", NULL);
+		assert_int_equal(kpt_window_tracing(&w), i % 3 == 0);
+		kpt_window_range_close(&w, "kpt:iter", NULL);
+	}
+	assert_int_equal(w.prerolls, 0);
+}
+
+/* Windows not known ahead have no pre-roll; a time window bounds it. */
+static void test_no_preroll_without_steps_or_outside_the_time(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep", NULL, NULL, NULL, NULL);
+	struct kpt_window w;
+
+	(void)state;
+	assert_false(s.preroll);
+	kpt_window_init(&w, &s);
+	kpt_window_range_open(&w, "hstep", NULL);
+	kpt_window_range_close(&w, "hstep", NULL);
+	assert_false(kpt_window_tracing(&w));
+	s = spec_of("cudaProfilerApi", NULL, NULL, NULL, NULL);
+	assert_false(s.preroll);
+	s = spec_of(NULL, NULL, NULL, "5", NULL);
+	assert_false(s.preroll);
+	s = spec_of("nvtx:hstep", NULL, "2", "5", NULL);
+	kpt_window_init(&w, &s);
+	kpt_window_range_open(&w, "hstep", NULL);  /* step 0, before 5 s */
+	kpt_window_range_close(&w, "hstep", NULL);
+	kpt_window_range_open(&w, "hstep", NULL);  /* step 1, step 2 is picked */
+	assert_false(kpt_window_tracing(&w));
+	kpt_window_clock(&w, 5000000000ull);
+	assert_true(kpt_window_tracing(&w));
+	assert_false(w.on);
+	assert_int_equal(kpt_window_range_close(&w, "hstep", NULL), 0);
+	assert_int_equal(kpt_window_range_open(&w, "hstep", NULL), 1);
+}
+
+/* Records of a pre-roll are told apart by correlation id: ended before the
+ * window opened, ran into it (with the time after the opening), or the
+ * window's own. */
+static void test_preroll_log_classifies_records(void **state)
+{
+	struct kpt_preroll_log l = { 0 };
+	uint64_t into = 0;
+
+	(void)state;
+	assert_int_equal(kpt_preroll_classify(&l, 7, 0, 1, NULL), KPT_PREROLL_NOT);
+	assert_int_equal(kpt_preroll_begin(&l, 10), 0);
+	/* still open: a complete record ended before the window opens */
+	assert_int_equal(kpt_preroll_classify(&l, 11, 100, 200, NULL), KPT_PREROLL_BEFORE);
+	assert_int_equal(kpt_preroll_classify(&l, 10, 100, 200, NULL), KPT_PREROLL_NOT);
+	kpt_preroll_end(&l, 20, 1000);
+	kpt_preroll_end(&l, 99, 5);      /* no open period: nothing */
+	assert_int_equal(kpt_preroll_classify(&l, 15, 800, 1000, NULL), KPT_PREROLL_BEFORE);
+	assert_int_equal(kpt_preroll_classify(&l, 15, 950, 1100, &into), KPT_PREROLL_INTO);
+	assert_int_equal(into, 100);
+	assert_int_equal(kpt_preroll_classify(&l, 20, 1050, 1200, &into), KPT_PREROLL_INTO);
+	assert_int_equal(into, 150);    /* queued: all of it in the window */
+	assert_int_equal(kpt_preroll_classify(&l, 21, 1050, 1200, NULL), KPT_PREROLL_NOT);
+	assert_int_equal(kpt_preroll_classify(&l, 3, 0, 1, NULL), KPT_PREROLL_NOT);
+	/* a second period; a late record of the first window is still its own */
+	assert_int_equal(kpt_preroll_begin(&l, 30), 0);
+	assert_int_equal(kpt_preroll_classify(&l, 25, 2000, 2100, NULL), KPT_PREROLL_NOT);
+	assert_int_equal(kpt_preroll_classify(&l, 12, 999, 1001, NULL), KPT_PREROLL_INTO);
+	assert_int_equal(kpt_preroll_classify(&l, 31, 3000, 3100, NULL), KPT_PREROLL_BEFORE);
+	/* ended without a window (the time window closed): all dropped */
+	kpt_preroll_end(&l, 40, UINT64_MAX);
+	assert_int_equal(kpt_preroll_classify(&l, 35, 3000, 9000000, NULL), KPT_PREROLL_BEFORE);
+	assert_int_equal(kpt_preroll_classify(&l, 41, 3000, 9000000, NULL), KPT_PREROLL_NOT);
+	/* correlation ids wrap at 32 bits */
+	assert_int_equal(kpt_preroll_begin(&l, 0xfffffff0u), 0);
+	kpt_preroll_end(&l, 5, 10000);
+	assert_int_equal(kpt_preroll_classify(&l, 0xfffffff1u, 9000, 9500, NULL), KPT_PREROLL_BEFORE);
+	assert_int_equal(kpt_preroll_classify(&l, 2, 9000, 10500, NULL), KPT_PREROLL_INTO);
+	assert_int_equal(kpt_preroll_classify(&l, 6, 10100, 10500, NULL), KPT_PREROLL_NOT);
+	for (int i = 0; i < 200; i++)   /* grows */
+		assert_int_equal(kpt_preroll_begin(&l, 100 + 2u * (unsigned)i), 0);
+	assert_int_equal(l.n, 203);
+	kpt_preroll_log_free(&l);
+	assert_null(l.v);
+	kpt_preroll_log_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +362,10 @@ int main(void)
 		cmocka_unit_test(test_delay_and_duration_bound_the_time),
 		cmocka_unit_test(test_trigger_and_time_both_hold),
 		cmocka_unit_test(test_describe_truncates_safely),
+		cmocka_unit_test(test_preroll_traces_the_step_before_and_the_gaps),
+		cmocka_unit_test(test_preroll_of_every_k_and_when_off),
+		cmocka_unit_test(test_no_preroll_without_steps_or_outside_the_time),
+		cmocka_unit_test(test_preroll_log_classifies_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
