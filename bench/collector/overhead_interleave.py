@@ -46,6 +46,8 @@ def mode_table(k, floor):
         "kptprof-all": ({}, rec("--kinds", "all"), []),
         # capture windows: one "step" range in 20 traced (scripts/gpu/windows.sh)
         "kptprof-every20": ({}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
+        # the same without the pre-roll (the step before each window untraced)
+        "kptprof-every20-nopreroll": ({"KPT_PREROLL": "0"}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
         "abl-kernel+memcpy": ({}, rec("--kinds", "kernel,memcpy"), []),
         "abl-kernel+memset": ({}, rec("--kinds", "kernel,memset"), []),
         "abl-kernel+sync": ({}, rec("--kinds", "kernel,sync"), []),

@@ -13,7 +13,7 @@
 # pays). Writes under $RES; needs SRC, BUILD, RES.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
-export MODES=${MODES:-"plain kptprof kptprof-every20 floor-kernel"}
+export MODES=${MODES:-"plain kptprof kptprof-every20 kptprof-every20-nopreroll floor-kernel"}
 export LAUNCH_ROUNDS=0
 bash "$SRC/scripts/gpu/overhead.sh" || exit $?
 # raw.tsv: round mode workload median_ms mean_ms kernels_per_step; the
