@@ -52,8 +52,8 @@ expect 2 "unknown option '--bogus'" "$KPTPROF" record --bogus -- true
 expect 2 "give exactly one of" "$KPTPROF" record -o r.kpt
 expect 2 "give exactly one of" "$KPTPROF" record --suite quick -- true
 expect 2 "apply to '--suite' and '--workload' only" "$KPTPROF" record --iterations 3 -- true
-expect 2 "bad value 'x' for '--runs'" "$KPTPROF" record --runs x -- true
-expect 2 "bad value '0' for '--runs'" "$KPTPROF" record --runs 0 -- true
+expect 2 "bad value 'x' for --runs" "$KPTPROF" record --runs x -- true
+expect 2 "bad value '0' for --runs" "$KPTPROF" record --runs 0 -- true
 expect 2 "unknown counter set or metric 'bogus'" "$KPTPROF" record --counters=bogus -- true
 KPTPROF_INJECT=/nonexistent/libkptinject.so expect 2 "cannot find the collector" "$KPTPROF" record -o r.kpt -- true
 KPTPROF_WORKLOADS=/nonexistent/kpt-workloads expect 2 "cannot find the workload runner" \
