@@ -396,7 +396,7 @@ void kpt_diff_family(const char *workload, const char *name, char *buf, size_t s
 /* The tests the rule uses (kpt_t_pvalue, kpt_holm, ...) are lib/kpt_stats.h's. */
 
 /* Reading a side key by key (the history store keeps these; implemented in
- * analyzer/kpt_history_side.c). k < kpt_diff_side_keys(s), r < the run
+ * kpt_diff_side_read.c). k < kpt_diff_side_keys(s), r < the run
  * count of kpt_diff_side_runs. Strings are owned by s. */
 struct kpt_diff_key_info {
 	const char *name, *mangled, *path, *workload;
