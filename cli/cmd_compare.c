@@ -3,7 +3,7 @@
  * first file, achieved GB/s and TFLOP/s as a percent of each GPU's
  * measured ceilings (where the recording declares workload bytes/FLOPs and
  * its device row carries ceilings). The table comes from
- * kpt_compare_paths() (analyzer/kpt_counters.h). */
+ * kpt_compare_paths() (analyzer/diff/kpt_counters_compare.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "kpt_cli.h"
-#include "kpt_counters.h"
+#include "kpt_counters_compare.h"
 #include "kpt_gnuplot.h"
 #include "kpt_json.h"
 #include "kpt_plot.h"

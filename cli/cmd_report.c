@@ -11,7 +11,7 @@
 
 #include "kpt_cli.h"
 #include "kpt_export.h"
-#include "kpt_counters.h"
+#include "kpt_counters_compare.h"
 #include "kpt_demangle.h"
 #include "kpt_format.h"
 #include "kpt_json.h"

@@ -1,5 +1,5 @@
 /* kpt_stats_tests.c - Student's t, Holm, Mann-Whitney U: the tests of the
- * decision rule (analyzer/kpt_rule_*.c). */
+ * decision rule (analyzer/diff/kpt_rule_*.c). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  *   ranges enclosing the kernel's launch, outermost first, joined by '/',
  *   without the per-iteration range "kpt:iter" (KPT_SUMMARY_ITER_RANGE), so
  *   all iterations of a workload fall into one row; the same path as
- *   analyzer/kpt_diff.h uses. A kernel counts once, for its innermost range
+ *   analyzer/diff/kpt_diff.h uses. A kernel counts once, for its innermost range
  *   (exclusive time: "a" does not include the kernels of "a/b"); kernels
  *   launched outside any range form the row with path "".
  * - KPT_SUMMARY_BY_RANK: one row per rank (process.rank: RANK,

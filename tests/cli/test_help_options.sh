@@ -133,7 +133,7 @@ for c in $cmds; do
 	grep -qF -- "\\fBkptprof\\-$c\\fR(1)" "$T/out" || fail "kptprof(1) does not list kptprof-$c(1)"
 done
 
-# The documented defaults are the analyzer's (analyzer/kpt_diff.c
+# The documented defaults are the analyzer's (analyzer/diff/kpt_diff.c
 # fill_defaults); diff and gate share one table.
 for c in diff gate; do
 	grep -Eq -- '^  --threshold PCT .*\(default 2\)$' "$T/help.$c" || fail "$c: --threshold default"

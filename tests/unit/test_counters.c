@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kpt_counters.h"
+#include "kpt_counters_compare.h"
 #include "kpt_diff.h"
 #include "kpt_diff_report.h"
 #include "kpt_synth.h"

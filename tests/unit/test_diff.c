@@ -1,4 +1,4 @@
-/* test_diff.c - the decision rule and kernel matching (analyzer/kpt_diff.h).
+/* test_diff.c - the decision rule and kernel matching (analyzer/diff/kpt_diff.h).
  *
  * Recordings are written here with the .kpt writer so every number is
  * known: 4 kernel sites per iteration (a long copy, a short add, a gemm

@@ -1,5 +1,5 @@
 /* test_diff_report.c - the text, Markdown, JUnit and JSON writers of a diff
- * (analyzer/kpt_diff_report.h), on a diff built by hand. */
+ * (analyzer/diff/kpt_diff_report.h), on a diff built by hand. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

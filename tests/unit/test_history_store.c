@@ -1,4 +1,4 @@
-/* test_history_store.c - the history store (analyzer/kpt_history.h) on a
+/* test_history_store.c - the history store (analyzer/history/kpt_history.h) on a
  * real database. Built twice (tests/unit/history.cmake):
  *   test_history_store     on SQLite files in a temporary folder;
  *   test_history_store_pg  (KPT_TEST_PG) on the PostgreSQL server named by

@@ -1379,19 +1379,3 @@ void kpt_diff_side_destroy(struct kpt_diff_side *s)
 	kpt_arena_release(&s->arena);
 	free(s);
 }
-
-void kpt_diff_side_runs(const struct kpt_diff_side *s, const uint32_t **runs, uint32_t *n)
-{
-	*runs = s->run_ids;
-	*n = s->nruns;
-}
-
-size_t kpt_diff_side_keys(const struct kpt_diff_side *s)
-{
-	return s->nkeys;
-}
-
-uint64_t kpt_diff_side_samples(const struct kpt_diff_side *s)
-{
-	return s->env.samples;
-}

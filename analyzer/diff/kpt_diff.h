@@ -23,7 +23,7 @@
  *
  * kpt_diff_paths() does both for two file names, loading the two files on
  * two threads. Report writers (terminal
- * text, Markdown, JUnit XML, JSON) live in analyzer/kpt_diff_report.h.
+ * text, Markdown, JUnit XML, JSON) live in kpt_diff_report.h.
  *
  * Kernel key (docs/architecture.md, "Kernel identity"): demangled name + grid + block +
  * NVTX range path + ordinal. The range path is the names of the NVTX ranges
@@ -379,7 +379,7 @@ int kpt_diff_sessions_load(const char *const *base_paths, size_t nbase, const st
 double kpt_diff_between_prior_pct(double centre_ns);
 void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
 /* Fills row.counters of the SLOW rows from the two sides' counter tables
- * (analyzer/kpt_counters.h; either may be NULL or empty: nothing is set).
+ * (lib/kpt_counters.h; either may be NULL or empty: nothing is set).
  * kpt_diff_paths does this when both files have counters. Returns 0 or
  * KPT_E_NOMEM. */
 struct kpt_counter_table;
@@ -390,13 +390,13 @@ int kpt_diff_attach_counters(struct kpt_diff *df, const struct kpt_counter_table
  * ("" none) and its kernel's kind, the first '_'-separated word of the
  * function's own name; kernels of one library in one workload are what a
  * machine slows down together. One rule for the diff's machine model and
- * history detect's (analyzer/kpt_rule.c); buf gets at most size bytes. */
+ * history detect's (kpt_rule.c); buf gets at most size bytes. */
 void kpt_diff_family(const char *workload, const char *name, char *buf, size_t size);
 
 /* The tests the rule uses (kpt_t_pvalue, kpt_holm, ...) are lib/kpt_stats.h's. */
 
 /* Reading a side key by key (the history store keeps these; implemented in
- * analyzer/kpt_history_side.c). k < kpt_diff_side_keys(s), r < the run
+ * kpt_diff_side_read.c). k < kpt_diff_side_keys(s), r < the run
  * count of kpt_diff_side_runs. Strings are owned by s. */
 struct kpt_diff_key_info {
 	const char *name, *mangled, *path, *workload;

@@ -1,7 +1,7 @@
 /* kpt_rule.h - the seam of the decision rule (docs/decision-rule.md): one
  * small ops table per method, one file each, so a new rule is one file that
  * kpt-rule-eval and kpt-pool-eval judge on the same data as the others.
- * Private to analyzer/.
+ * Private to analyzer/diff/.
  *
  *   kpt_rule_machine.c  the rule: sessions, machine effects per family, the
  *                       same machine and boot (kptprof diff, gate)
@@ -9,10 +9,11 @@
  *   kpt_rule_pooled.c   Mann-Whitney over pooled samples (compare.py), kept
  *                       only to show its false alarms in the evaluation
  *
- * kpt_diff.c matches keys, reduces each side to run medians
- * (kpt_side_stats) and calls, in order: prepare (the sides are chosen),
- * key (pass 1, per key), test (after every key: models across keys), then
- * Holm and the verdicts unless the rule gives its own, then finish (notes).
+ * kpt_diff.c's compare() matches keys (kpt_diff_match.c), reduces each
+ * side to run medians (kpt_side_stats, kpt_diff_rows.c) and calls, in
+ * order: prepare (the sides are chosen), key (pass 1, per key), test
+ * (after every key: models across keys), then Holm and the verdicts unless
+ * the rule gives its own, then finish (notes).
  */
 #ifndef KPT_RULE_H
 #define KPT_RULE_H

@@ -1,5 +1,5 @@
 /* kpt_history_db.h - the two history backends behind one small interface;
- * private to analyzer/kpt_history*.c.
+ * private to analyzer/history/kpt_history*.c.
  *
  * The store's logic (schema, migrations, add, queries: kpt_history.c) is
  * written once in SQL that both SQLite and PostgreSQL accept: '?'

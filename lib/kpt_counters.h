@@ -1,5 +1,7 @@
 /* kpt_counters.h - hardware counter sets, counter tables, derived metrics,
- * counter deltas for diff, and the cross-GPU compare table. No CUDA.
+ * counter deltas for diff. No CUDA. Part of libkpt: the collector writes
+ * counters without the analyzer; the cross-GPU compare table built on the
+ * diff is analyzer/diff/kpt_counters_compare.h.
  *
  * The collector (collectors/kpt_counters_cupti.c) gathers values with the
  * CUPTI range profiler (auto range, kernel replay) and stores them as
@@ -154,41 +156,6 @@ int kpt_counter_deltas_text(const struct kpt_counter_delta *dl, size_t n, size_t
 /* Short label of a metric ("dram bytes read"); the metric itself when
  * the label table has none. */
 const char *kpt_counter_label(const char *metric);
-
-/* ---- compare: one suite across GPU models ----------------------------------- */
-
-struct kpt_compare_col {
-	const char *path;           /* as given */
-	const char *gpu;            /* device name, "" unknown */
-	double copy_gbps, bf16_tflops; /* the file's ceilings, 0 unknown */
-};
-
-struct kpt_compare_cell {
-	double ns;                  /* GPU time per run (sum of key centres), NAN absent */
-	double speedup;             /* time of column 0 / this time; NAN */
-	double gbps, tflops;        /* workload bytes / FLOPs per time; NAN unknown */
-	double copy_pct, bf16_pct;  /* of this column's ceilings; NAN */
-};
-
-struct kpt_compare_row {
-	const char *workload;       /* outermost NVTX range name, "(all)" for the total */
-	struct kpt_compare_cell *cells; /* [ncols] */
-};
-
-struct kpt_compare {
-	size_t ncols, nrows;
-	struct kpt_compare_col *cols;
-	struct kpt_compare_row *rows; /* workloads of file 0, by name; "(all)" last */
-};
-
-/* Compares files[0] against each other file with the diff machinery
- * (forced across GPU models; keys matched by name and range path) and
- * tabulates per-workload GPU time, speedup against files[0], and achieved
- * GB/s, TFLOP/s and percent of each file's ceilings where meta declares
- * workload.<name>.bytes / .flops. Needs n >= 2. Owns its memory. */
-int kpt_compare_paths(const char *const *paths, size_t n, struct kpt_compare **out,
-		      struct kpt_diag *d);
-void kpt_compare_destroy(struct kpt_compare *c); /* accepts NULL */
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* kpt_counters_compare.c - one suite across GPU models (kptprof compare).
- * Contract in kpt_counters.h. Each column j > 0 comes from the diff of
+ * Contract in kpt_counters_compare.h. Each column j > 0 comes from the diff of
  * files[0] against files[j]: times are sums of the keys matched in that
  * pair, so a speedup always compares the same kernels. */
 #define _GNU_SOURCE
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kpt_counters.h"
+#include "kpt_counters_compare.h"
 #include "kpt_diff.h"
 
 #define KPT_COMPARE_ALL "(all)"

@@ -6,7 +6,7 @@
  * kpt_diff_side_run_median) and their centre (geometric mean, the diff's
  * row.base_ns). Raw kernel samples are not kept.
  *
- * One interface, two backends behind it (analyzer/kpt_history_db.h):
+ * One interface, two backends behind it (kpt_history_db.h):
  *   - SQLite (a file; WAL journal; the default), when the URL is a path;
  *   - PostgreSQL through libpq, when it starts with postgresql:// or
  *     postgres:// (a team's shared store).
@@ -249,7 +249,7 @@ int kpt_history_sessions(struct kpt_history *h, const struct kpt_history_filter 
 int kpt_history_find_keys(struct kpt_history *h, const char *name,
 			  struct kpt_history_set **out, struct kpt_diag *d);
 
-/* ---- change points (analyzer/kpt_history_detect.c; no store needed) ---- */
+/* ---- change points (kpt_history_detect.c; no store needed) ---- */
 
 struct kpt_cp_opts {
 	double min_step_pct;        /* [1] smallest step reported, percent */
