@@ -11,6 +11,7 @@
 
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_progress.h"
 #include "kpt_record.h"
 #include "kpt_text.h"
 
@@ -203,6 +204,20 @@ int kpt_cli_term_width(int fd)
 	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
 	return cols ? atoi(cols) : 0;
+}
+
+void kpt_cli_progress_start(const char *cmd)
+{
+	static char prog[64];
+	const char *no = getenv("KPTPROF_NO_PROGRESS"), *after = getenv("KPTPROF_PROGRESS_TEST_AFTER_MS");
+	struct kpt_progress_opts o = { .prog = prog, .out = stderr, .tty = isatty(2), .after_ms = -1 };
+
+	if (no && no[0] && strcmp(no, "0") != 0)
+		return;
+	if (after && after[0])
+		o.after_ms = strtoll(after, NULL, 10);
+	snprintf(prog, sizeof prog, "kptprof %s", cmd);
+	kpt_progress_setup(&o);
 }
 
 int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, size_t cu, struct kpt_diag *d)

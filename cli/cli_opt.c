@@ -542,6 +542,8 @@ static const char man_footer[] =
 	".TP\n\\fBKPTPROF_DB\\fR\nthe history store (default .kptprof/history.db)\n"
 	".TP\n\\fBKPTPROF_WORKLOADS\\fR, \\fBKPTPROF_INJECT\\fR\nthe workload runner and the collector library "
 	"(default: found relative to kptprof, lib/kptprof/ of its prefix)\n"
+	".TP\n\\fBKPTPROF_NO_PROGRESS\\fR\n1: no progress line on standard error for work past 2 s\n"
+	".TP\n\\fBKPTPROF_PROGRESS_TEST_AFTER_MS\\fR\nfor tests: the progress line after this many ms, not 2 s\n"
 	".TP\n\\fBNO_COLOR\\fR\nno colour on a terminal\n";
 
 static int man_page(const struct kpt_cmd *cmd)

@@ -14,6 +14,7 @@
 #include "kpt_gnuplot.h"
 #include "kpt_outfile.h"
 #include "kpt_plot.h"
+#include "kpt_progress.h"
 
 static const char *const method_names[] = {
 	[KPT_DIFF_RULE] = "rule",
@@ -349,6 +350,7 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 {
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
+	int rc;
 
 	/* a report written over an input would destroy it (and the error
 	 * report of --json too): refused before anything is written */
@@ -362,7 +364,12 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 				return kpt_cli_usage_error(cmd, "'%s' is the input recording '%s': choose another %s",
 							   outs[k], in, opt[k]);
 	}
-	if (kpt_diff_paths_multi(bases, nbase, new_, &dc->o, &df, &d) < 0)
+	if (dc->quiet)
+		kpt_progress_stop();
+	kpt_progress_begin("loading", 0, "kernels");
+	rc = kpt_diff_paths_multi(bases, nbase, new_, &dc->o, &df, &d);
+	kpt_progress_end();
+	if (rc < 0)
 		return kpt_diff_cli_fail(dc, &d);
 	return report(df, dc);
 }
@@ -371,8 +378,14 @@ int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, st
 {
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
+	int rc;
 
-	if (kpt_diff_side_vs_path(base, new_, &dc->o, &df, &d) < 0)
+	if (dc->quiet)
+		kpt_progress_stop();
+	kpt_progress_begin("loading", 0, "kernels");
+	rc = kpt_diff_side_vs_path(base, new_, &dc->o, &df, &d);
+	kpt_progress_end();
+	if (rc < 0)
 		return kpt_diff_cli_fail(dc, &d);
 	return report(df, dc);
 }

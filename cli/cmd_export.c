@@ -11,6 +11,7 @@
 #include "kpt_export.h"
 #include "kpt_format.h"
 #include "kpt_outfile.h"
+#include "kpt_progress.h"
 
 /* Output past this many bytes gets a one-line notice on stderr before the
  * byte that crosses it is written (KPT_NOTICE_BYTES overrides it, for
@@ -21,6 +22,7 @@ static void say_notice(void *ctx, uint64_t at)
 {
 	char sz[32];
 
+	kpt_progress_clear();
 	fprintf(stderr, "kptprof export: note: '%s' passes %s and keeps growing (every kernel is a row or event)\n",
 		(const char *)ctx, kpt_cli_fmt_bytes((double)at, sz, sizeof sz));
 }
@@ -82,6 +84,7 @@ int cmd_export(int argc, char **argv)
 	if (kpt_cli_same_file(path, out))
 		return kpt_cli_usage_error("export", "'%s' is the input recording: choose another -o", out);
 	rc = kpt_file_open(path, &f, &d);
+	kpt_progress_begin("export", 0, "kernels");
 	if (rc >= 0 && strcmp(out, "-") == 0) {
 		rc = export_counted(f, fmt, stdout, "standard output", &d);
 		if (rc >= 0 && fflush(stdout) != 0)
@@ -100,6 +103,7 @@ int cmd_export(int argc, char **argv)
 	} else if (rc >= 0) {
 		rc = kpt_export_to_path(f, fmt, out, &d);  /* a FIFO or device: in place */
 	}
+	kpt_progress_end();
 	kpt_file_close(f);
 	return rc < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include "kpt_history.h"
 #include "kpt_history_pool.h"
 #include "kpt_json.h"
+#include "kpt_progress.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_LABELS 64
@@ -182,7 +183,10 @@ static int h_add(struct args *a)
 	int rc;
 
 	/* read the recording first: a bad file must not make a store */
-	if (kpt_history_run_load(a->pos, &run, &d) < 0)
+	kpt_progress_begin("loading", 0, "kernels");
+	rc = kpt_history_run_load(a->pos, &run, &d);
+	kpt_progress_end();
+	if (rc < 0)
 		return kpt_cli_fail(&d);
 	if (a->val[O_COMMIT])
 		run.session.commit = a->val[O_COMMIT];
@@ -196,7 +200,9 @@ static int h_add(struct args *a)
 		kpt_history_run_release(&run);
 		return rc;
 	}
+	kpt_progress_begin("storing", run.npoints, "keys");
 	rc = kpt_history_add(h, &run, &id, &d);
+	kpt_progress_end();
 	if (rc == 0)
 		printf("added session %" PRId64 " to '%s' (%s): %zu kernel keys, %u runs, %s, suite %s, commit %s, branch %s\n",
 		       id, kpt_cli_term(kpt_history_where(h)), kpt_history_backend(h), run.npoints, run.session.runs,
@@ -770,6 +776,7 @@ static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 	struct kpt_pool_opts o;
 	struct kpt_pool_result *res;
 	struct kpt_diag d = { 0 };
+	int rc;
 
 	kpt_pool_opts_default(&o);
 	o.cp = (struct kpt_cp_opts){ r->a->min_step, r->a->alpha, r->a->min_seg };
@@ -777,7 +784,11 @@ static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 	o.head = r->a->head;
 	o.threshold_pct = r->a->threshold;
 	o.no_totals = r->a->val[O_WORKLOAD] != NULL;
-	if (kpt_history_pool_detect(set, &o, &res, &d) < 0)
+	/* a phase per group: the group's lines follow on stdout */
+	kpt_progress_begin("detect", 0, "series");
+	rc = kpt_history_pool_detect(set, &o, &res, &d);
+	kpt_progress_end();
+	if (rc < 0)
 		return kpt_cli_fail(&d);
 	if (r->j) {
 		kpt_json_kv_u64(r->j, "machines", res->machines);

@@ -211,6 +211,12 @@ const char *kpt_cli_fmt_bytes(double bytes, char *buf, size_t cap);
 /* Terminal width of fd: TIOCGWINSZ, else $COLUMNS, else 0 (not a terminal
  * or unknown: callers print full width). */
 int kpt_cli_term_width(int fd);
+/* Turns on the progress line (lib/kpt_progress.h) for `kptprof cmd` on
+ * stderr, unless $KPTPROF_NO_PROGRESS is set (not empty, not 0). Test
+ * only: $KPTPROF_PROGRESS_TEST_AFTER_MS replaces the 2 s of quiet. main()
+ * calls it before every command and kpt_progress_stop() after; a command's
+ * --quiet calls kpt_progress_stop(). */
+void kpt_cli_progress_start(const char *cmd);
 
 /* The option tables of the commands that have one (cmd_<name>.c). */
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],

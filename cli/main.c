@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kpt_cli.h"
+#include "kpt_progress.h"
 
 /* Keep in the order `kptprof help` should list them. */
 const struct kpt_cmd kpt_cmds[] = {
@@ -68,6 +69,7 @@ const struct kpt_cmd *kpt_cmd_find(const char *name)
 int main(int argc, char **argv)
 {
 	const struct kpt_cmd *cmd;
+	int rc;
 
 	if (argc < 2) {
 		kpt_cli_help_list();
@@ -82,5 +84,8 @@ int main(int argc, char **argv)
 	cmd = kpt_cmd_find(argv[1]);
 	if (!cmd)
 		return kpt_cli_unknown_command(argv[1]);
-	return cmd->fn(argc - 1, argv + 1);
+	kpt_cli_progress_start(cmd->name);
+	rc = cmd->fn(argc - 1, argv + 1);
+	kpt_progress_stop();
+	return rc;
 }

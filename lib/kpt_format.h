@@ -151,7 +151,8 @@ int kpt_file_counters(struct kpt_file *f, const struct kpt_counter **rows, size_
 /* Kernels, streamed in file order one chunk at a time. The rows array is
  * owned by the cursor and overwritten by the next call. Returns 1 and sets
  * rows and n while there is data, 0 at the end, negative on error. Memory: one
- * decoded chunk (KPT_CHUNK_ROWS rows). Several cursors may be open. */
+ * decoded chunk (KPT_CHUNK_ROWS rows). Several cursors may be open. Each
+ * reports the kernels it decodes to the progress line (kpt_progress.h). */
 struct kpt_kernel_cursor;
 int kpt_kernel_cursor_create(struct kpt_file *f, struct kpt_kernel_cursor **out,
 			     struct kpt_diag *d);

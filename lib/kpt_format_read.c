@@ -17,6 +17,7 @@
 
 #include "kpt_format.h"
 #include "kpt_format_int.h"
+#include "kpt_progress.h"
 
 struct kpt_file {
 	char *path;
@@ -654,6 +655,10 @@ int kpt_kernel_cursor_create(struct kpt_file *f, struct kpt_kernel_cursor **out,
 		kpt_kernel_cursor_destroy(c);
 		return ferr(f, d, KPT_E_NOMEM, "out of memory");
 	}
+	/* a phase begun with total 0 counts this pass's kernels (kpt_progress.h) */
+	for (size_t i = 0; i < f->ntoc; i++)
+		if (f->toc[i].id == KPT_SEC_KERNELS)
+			kpt_progress_expect(f->toc[i].rows);
 	*out = c;
 	return 0;
 }
@@ -717,5 +722,6 @@ int kpt_kernel_cursor_next(struct kpt_kernel_cursor *c, const struct kpt_kernel 
 	}
 	*rows = c->rows;
 	*n = (size_t)e->rows;
+	kpt_progress_add(e->rows);
 	return 1;
 }

@@ -20,6 +20,7 @@
 #include "kpt_outfile.h"
 #include "kpt_text.h"
 #include "kpt_plot.h"
+#include "kpt_progress.h"
 #include "kpt_range_index.h"
 #include "kpt_summary.h"
 #include "kpt_timeline.h"
@@ -498,22 +499,24 @@ static int gather(struct view *v, struct kpt_diag *d)
 	if ((rc = kpt_file_open(v->path, &v->f, d)) < 0 || (rc = kpt_file_counts(v->f, &v->counts, d)) < 0 ||
 	    (rc = kpt_file_load_strings(v->f, d)) < 0)
 		return rc;
-	if ((rc = kpt_summary_create(v->f, &so, &v->by_kernel, d)) < 0)
-		return rc;
+	kpt_progress_begin("summary", 0, "kernels");
+	rc = kpt_summary_create(v->f, &so, &v->by_kernel, d);
 	so.by = KPT_SUMMARY_BY_RANGE;
-	if ((rc = kpt_summary_create(v->f, &so, &v->by_range, d)) < 0)
+	if (rc >= 0)
+		rc = kpt_summary_create(v->f, &so, &v->by_range, d);
+	kpt_progress_end();
+	if (rc < 0)
 		return rc;
 	if ((rc = kpt_env_summarize(v->f, &v->env, &v->nenv, d)) < 0)
 		return rc;
-	if (v->o->base_side) {
+	kpt_progress_begin("diff", 0, "kernels");
+	if (v->o->base_side)
 		rc = kpt_diff_side_vs_path(v->o->base_side, v->path, &v->o->diff, &v->df, d);
-		if (rc < 0)
-			return rc;
-	} else if (v->o->baseline) {
+	else if (v->o->baseline)
 		rc = kpt_diff_paths_multi(&v->o->baseline, 1, v->path, &v->o->diff, &v->df, d);
-		if (rc < 0)
-			return rc;
-	}
+	kpt_progress_end();
+	if (rc < 0)
+		return rc;
 	if (v->df && v->o->history && (rc = gather_history(v, d)) < 0)
 		return rc;
 	return gather_roofline(v, d);
@@ -596,7 +599,9 @@ static int make_timeline(struct view *v, struct kpt_diag *d)
 	snprintf(title, sizeof title, "%s%s%s", strrchr(v->path, '/') ? strrchr(v->path, '/') + 1 : v->path,
 		 ndev ? ": " : "", ndev ? dev[0].name : "");
 	to.title = title;
+	kpt_progress_begin("timeline", 0, "kernels");
 	rc = kpt_timeline_from_file(v->f, &to, &tl, &why);
+	kpt_progress_end();
 	if (rc == KPT_E_NOTFOUND) {
 		note(v, "timeline: %s", why.msg);
 		return 0;
@@ -666,7 +671,9 @@ static int make_iter_timeline(struct view *v, struct kpt_diag *d)
 	to.title = title;
 	if (asprintf(&png, "%s/timeline-iteration.png", v->tmp) < 0)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	kpt_progress_begin("iteration timeline", 0, "kernels");
 	rc = kpt_timeline_write_png(v->f, &to, png, &why);
+	kpt_progress_end();
 	free(png);
 	if (rc < 0) {
 		if (d)
@@ -824,7 +831,7 @@ static int middle_window(struct view *v, uint64_t cap, uint64_t *t0, uint64_t *t
  * recording (at most trace_max_kernels, unless trace_all), written through
  * a counted stream with a byte budget: past it the file is left out with
  * a note, never half-written. */
-static int make_trace(struct view *v, struct kpt_diag *d)
+static int write_trace(struct view *v, struct kpt_diag *d)
 {
 	uint64_t cap = v->o->trace_max_kernels ? v->o->trace_max_kernels : 200000;
 	uint64_t t0 = 0, t1 = UINT64_MAX;
@@ -869,6 +876,17 @@ static int make_trace(struct view *v, struct kpt_diag *d)
 		rc = kpt_out_publish(fp, p, 0, d);
 	free(p);
 	v->has_trace = rc == 0;
+	return rc;
+}
+
+/* two passes (the window, then the export) counted as one phase */
+static int make_trace(struct view *v, struct kpt_diag *d)
+{
+	int rc;
+
+	kpt_progress_begin("trace", 0, "kernels");
+	rc = write_trace(v, d);
+	kpt_progress_end();
 	return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "kpt_history.h"
 #include "kpt_history_db.h"
 #include "kpt_model.h"
+#include "kpt_progress.h"
 #include "kpt_stats.h"
 
 #define CHUNK 200                   /* points per INSERT */
@@ -1037,7 +1038,7 @@ static int insert_points(struct kpt_history *h, const struct kpt_history_run *ru
 	snprintf(sidtxt, sizeof sidtxt, "%" PRId64, sid);
 	for (size_t i = 0; i < n && rc == 0;) {
 		struct sbuf sql = { 0 };
-		size_t m = 0;
+		size_t m = 0, i0 = i;
 
 		sb_str(&sql, pc > POINT_COLS ?
 		       "INSERT INTO points (session_id, key_id, runs, centre_ns, run_ns, run_info, dropped) VALUES " :
@@ -1073,6 +1074,7 @@ static int insert_points(struct kpt_history *h, const struct kpt_history_run *ru
 		else if (m)
 			rc = h->ops->query(h->db, sql.s, (int)(m * (size_t)pc), par, NULL, NULL, d);
 		free(sql.s);
+		kpt_progress_add(i - i0);
 		written += m;
 		if (rc == 0 && m && h->o.on_chunk)
 			h->o.on_chunk(h->o.ctx, written);

@@ -7,6 +7,7 @@
 
 #include "kpt_diff.h"
 #include "kpt_history_pool.h"
+#include "kpt_progress.h"
 #include "kpt_stats.h"
 #include "kpt_strtab.h"
 
@@ -377,6 +378,7 @@ static int detect_all(struct pool *p, struct kpt_diag *d)
 {
 	size_t cap = 0;
 
+	kpt_progress_expect(p->r->nseries);
 	for (size_t si = 0; si < p->r->nseries; si++) {
 		const struct kpt_pool_series *x = &p->r->series[si];
 		struct kpt_cp *cps = NULL;
@@ -385,6 +387,7 @@ static int detect_all(struct pool *p, struct kpt_diag *d)
 
 		if ((rc = kpt_cp_detect(x->ns, x->n, &p->o->cp, &cps, &ncp, d)) < 0)
 			return rc;
+		kpt_progress_add(1);
 		for (uint32_t c = 0; c < ncp; c++) {
 			struct kpt_pool_cp *k;
 			uint32_t after, carry;

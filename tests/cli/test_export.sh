@@ -123,6 +123,34 @@ cmp -s "$T/self.kpt" "$T/s.kpt" || fail "the input recording changed"
 run "$KPTPROF" report "$T/self.kpt" --format json
 expect_rc 0 "report of the input after a refused export"
 
+# progress (docs/cli.md, "Progress"): quiet within 2 s (the test switch
+# makes it 0 ms); not on a terminal one plain line; the export unchanged
+run env KPTPROF_NO_PROGRESS=1 "$KPTPROF" export "$T/s.kpt" --format csv -o -
+expect_rc 0 "export csv to stdout without progress"
+cp "$T/out" "$T/quiet.csv"
+[ ! -s "$T/err" ] || fail "export without progress wrote to stderr: $(cat "$T/err")"
+run env KPTPROF_NO_PROGRESS= KPTPROF_PROGRESS_TEST_AFTER_MS=0 "$KPTPROF" export "$T/s.kpt" --format csv -o -
+expect_rc 0 "export csv with progress"
+cmp -s "$T/out" "$T/quiet.csv" || fail "progress changed the export on stdout"
+grep -qE '^kptprof export: export [0-9]+% \([0-9.]+k? of [0-9.]+k? kernels\), 0 s$' "$T/err" ||
+	fail "no progress line on stderr: $(od -c "$T/err" | head -5)"
+[ "$(wc -l <"$T/err")" = 1 ] || fail "more than one progress line off a terminal: $(cat "$T/err")"
+! grep -q $'\r' "$T/err" || fail "a carriage return off a terminal"
+run env KPTPROF_NO_PROGRESS= "$KPTPROF" export "$T/s.kpt" --format csv -o -
+[ ! -s "$T/err" ] || fail "a progress line within 2 s: $(cat "$T/err")"
+# on a terminal (script(1) gives one): the line overwrites itself and is erased
+if command -v script >/dev/null; then
+	KPTPROF_NO_PROGRESS= KPTPROF_PROGRESS_TEST_AFTER_MS=0 script -qec \
+		"'$KPTPROF' export '$T/s.kpt' --format csv -o '$T/tty.csv'" /dev/null </dev/null >"$T/tty.err" 2>&1 ||
+		fail "export on a terminal failed: $(cat "$T/tty.err")"
+	cmp -s "$T/tty.csv" "$T/quiet.csv" || fail "progress changed the export file"
+	python3 - "$T/tty.err" <<'PY' || fail "terminal progress line: $(od -c "$T/tty.err" | head -8)"
+import re, sys
+t = open(sys.argv[1], "rb").read()
+assert re.fullmatch(rb"(\rkptprof export: export \d+% \([^)]*kernels\), 0 s\x1b\[K)+\r\x1b\[K", t), t
+PY
+fi
+
 # errors
 run "$KPTPROF" export "$T/s.kpt" --format chrome -o "$T/no/such/dir/t.json"
 expect_error "unwritable output" "cannot write '$T/no/such/dir/t.json'"

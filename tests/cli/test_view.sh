@@ -208,6 +208,18 @@ kern = kern[:kern.index("</table>")]
 assert kern.count("<tr>") == 3, kern.count("<tr>")     # header row has no <tr> here: 3 kernels
 assert "more kernels not listed" in html
 PY
+# progress (docs/cli.md, "Progress"): with the 2 s of quiet made 0 ms, a
+# plain line on stderr off a terminal; the report and stdout unchanged
+cp "$T/out" "$T/opts.out"
+grep -v '^kptprof view: wrote ' "$T/err" >"$T/opts.err"
+run env KPTPROF_NO_PROGRESS= KPTPROF_PROGRESS_TEST_AFTER_MS=0 "$KPTPROF" view "$T/base.kpt" -o "$T/opts2" --no-gnuplot --width 800 --top 3
+expect_rc 0 "view with progress"
+grep -qE '^kptprof view: [a-z ]+ [0-9]+% \([0-9.]+k? of [0-9.]+k? kernels\), 0 s$' "$T/err" ||
+	fail "view printed no progress line: $(cat "$T/err")"
+grep -Ev '^kptprof view: ([a-z ]+ [0-9]+% \(.*\), 0 s|wrote .*)$' "$T/err" | cmp -s - "$T/opts.err" ||
+	fail "progress changed view's other stderr: $(cat "$T/err")"
+sed "s|$T/opts2|$T/opts|" "$T/out" | cmp -s - "$T/opts.out" || fail "progress changed view's stdout"
+diff -r "$T/opts" "$T/opts2" >/dev/null || fail "progress changed the report: $(diff -rq "$T/opts" "$T/opts2")"
 run "$KPTPROF" view "$T/base.kpt" -o "$T/x" --width 100
 expect_error "bad --width" "--width"
 
