@@ -174,5 +174,6 @@ int main(int argc, char **argv)
 	cmd = kpt_cmd_find(argv[1]);
 	if (!cmd)
 		return kpt_cli_unknown_command(argv[1]);
+	kpt_cli_watch_outputs(cmd->name);
 	return cmd->fn(argc - 1, argv + 1);
 }
