@@ -299,6 +299,20 @@ int kpt_cli_stdout_done(int rc)
 }
 
 static const char *notice_cmd = "";
+static FILE *plain_stdout; /* glibc's, while kpt_out_watch's stream stands in */
+
+/* At exit: the watched stream is flushed and closed (its state freed), and
+ * glibc's stdout takes over for whatever still writes. */
+static void unwatch_stdout(void)
+{
+	FILE *w = stdout;
+
+	if (!plain_stdout)
+		return;
+	stdout = plain_stdout;
+	plain_stdout = NULL;
+	fclose(w);
+}
 
 /* The buffer glibc gives stdout when it is not a terminal: the file's
  * block size, so output and stderr interleave as they did. */
@@ -329,8 +343,12 @@ void kpt_cli_watch_outputs(const char *cmd)
 	/* glibc's stdout is a variable (documented: it may be assigned); every
 	 * printf of every command now goes through the watched stream */
 	w = kpt_out_watch(STDOUT_FILENO, "standard output", 0, isatty(STDOUT_FILENO) ? 0 : stdout_bufsize());
-	if (w)
+	if (w && atexit(unwatch_stdout) == 0) {
+		plain_stdout = stdout;
 		stdout = w;
+	} else if (w) {
+		fclose(w);
+	}
 }
 
 int kpt_cli_same_file(const char *in, const char *out)
