@@ -11,6 +11,7 @@
 
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_outfile.h"
 #include "kpt_progress.h"
 #include "kpt_record.h"
 #include "kpt_text.h"
@@ -267,6 +268,60 @@ int kpt_cli_stdout_done(int rc)
 		return rc;
 	fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
 	return KPT_EXIT_ERROR;
+}
+
+static const char *notice_cmd = "";
+static FILE *plain_stdout; /* glibc's, while kpt_out_watch's stream stands in */
+
+/* At exit: the watched stream is flushed and closed (its state freed), and
+ * glibc's stdout takes over for whatever still writes. */
+static void unwatch_stdout(void)
+{
+	FILE *w = stdout;
+
+	if (!plain_stdout)
+		return;
+	stdout = plain_stdout;
+	plain_stdout = NULL;
+	fclose(w);
+}
+
+/* The buffer glibc gives stdout when it is not a terminal: the file's
+ * block size, so output and stderr interleave as they did. */
+static size_t stdout_bufsize(void)
+{
+	struct stat st;
+
+	return fstat(STDOUT_FILENO, &st) == 0 && st.st_blksize > 0 ? (size_t)st.st_blksize : BUFSIZ;
+}
+
+static void say_large(const char *what, uint64_t at)
+{
+	char sz[32];
+
+	kpt_progress_clear(); /* the notice on its own line, not after a progress line */
+	fprintf(stderr, "kptprof%s%s: note: '%s' passes %s and keeps growing\n", notice_cmd[0] ? " " : "", notice_cmd,
+		kpt_cli_term(what), kpt_cli_fmt_bytes((double)at, sz, sizeof sz));
+}
+
+void kpt_cli_watch_outputs(const char *cmd)
+{
+	const char *env = getenv("KPTPROF_TEST_NOTICE_BYTES");
+	uint64_t at = env && env[0] ? strtoull(env, NULL, 10) : KPT_CLI_NOTICE_BYTES;
+	FILE *w;
+
+	notice_cmd = cmd;
+	kpt_out_set_notice(say_large, at);
+	fflush(stdout);
+	/* glibc's stdout is a variable (documented: it may be assigned); every
+	 * printf of every command now goes through the watched stream */
+	w = kpt_out_watch(STDOUT_FILENO, "standard output", 0, isatty(STDOUT_FILENO) ? 0 : stdout_bufsize());
+	if (w && atexit(unwatch_stdout) == 0) {
+		plain_stdout = stdout;
+		stdout = w;
+	} else if (w) {
+		fclose(w);
+	}
 }
 
 int kpt_cli_same_file(const char *in, const char *out)

@@ -176,6 +176,15 @@ int kpt_cli_check_component(const char *what, const char *value, const char *src
  * KPT_EXIT_ERROR when any write failed (a full disk, /dev/full, a closed
  * pipe), so no command exits 0 with its output lost. */
 int kpt_cli_stdout_done(int rc);
+/* Large outputs say so: from here on, every output of command cmd (its
+ * standard output and every file made through lib/kpt_outfile.h) prints
+ * "kptprof CMD: note: 'OUT' passes 1.00 GiB and keeps growing" on stderr,
+ * once per output, before the write that takes it past 1 GiB
+ * ($KPTPROF_TEST_NOTICE_BYTES, a byte count, for tests). stdout becomes
+ * a kpt_out_watch stream over descriptor 1 (line buffered on a terminal,
+ * as before). Called once, by main, before the command runs. */
+#define KPT_CLI_NOTICE_BYTES (UINT64_C(1) << 30)
+void kpt_cli_watch_outputs(const char *cmd);
 /* True when out names the file in (same device and inode, whatever the
  * path or link): writing there would replace an input. "-" is stdout. */
 int kpt_cli_same_file(const char *in, const char *out);

@@ -3,6 +3,7 @@
 #include "kpt_outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1110,11 +1111,15 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out, struct
 static int export_in_place(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
 			   struct kpt_diag *d)
 {
-	FILE *out = fopen(path, "w");
-	int rc;
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
+	FILE *out = fd < 0 ? NULL : kpt_out_watch(fd, path, 1, 65536);
 
-	if (!out)
-		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+	if (!out) {
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
 	rc = kpt_export(f, fmt, out, d);
 	if (rc >= 0 && fflush(out) != 0)
 		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));

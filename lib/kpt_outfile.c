@@ -8,6 +8,73 @@
 #include <string.h>
 #include <unistd.h>
 
+static void (*notice_fn)(const char *what, uint64_t at);
+static uint64_t notice_at;
+
+void kpt_out_set_notice(void (*notice)(const char *what, uint64_t at), uint64_t at)
+{
+	notice_fn = notice;
+	notice_at = at;
+}
+
+struct watched {
+	int fd, own_fd, noticed;
+	uint64_t bytes;
+	char what[];
+};
+
+static ssize_t watched_write(void *cookie, const char *buf, size_t n)
+{
+	struct watched *w = cookie;
+	size_t done = 0;
+
+	if (notice_fn && notice_at && !w->noticed && w->bytes + n > notice_at) {
+		w->noticed = 1;
+		notice_fn(w->what, notice_at);
+	}
+	while (done < n) {
+		ssize_t k = write(w->fd, buf + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)k;
+		w->bytes += (uint64_t)k;
+	}
+	return (ssize_t)n;
+}
+
+static int watched_close(void *cookie)
+{
+	struct watched *w = cookie;
+	int rc = w->own_fd ? close(w->fd) : 0;
+
+	free(w);
+	return rc;
+}
+
+FILE *kpt_out_watch(int fd, const char *what, int own_fd, size_t bufsize)
+{
+	cookie_io_functions_t io = { .write = watched_write, .close = watched_close };
+	size_t len = strlen(what);
+	struct watched *w = malloc(sizeof *w + len + 1);
+	FILE *f;
+
+	if (!w)
+		return NULL;
+	*w = (struct watched){ .fd = fd, .own_fd = own_fd };
+	memcpy(w->what, what, len + 1);
+	if (!(f = fopencookie(w, "w", io))) {
+		free(w);
+		return NULL;
+	}
+	(void)setvbuf(f, NULL, bufsize ? _IOFBF : _IOLBF, bufsize ? bufsize : BUFSIZ);
+	return f;
+}
+
+#define OUT_BUFSIZE 65536
+
 /* "<path>.tmp<pid>", malloc'd; NULL when out of memory. */
 static char *tmp_name(const char *path)
 {
@@ -29,7 +96,7 @@ int kpt_out_create(const char *path, FILE **out, struct kpt_diag *d)
 		return kpt_diag_set(d, KPT_E_NOMEM, "cannot write '%s': out of memory", path);
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0 || !(*out = fdopen(fd, "w"))) {
+	if (fd < 0 || !(*out = kpt_out_watch(fd, path, 1, OUT_BUFSIZE))) {
 		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
@@ -42,10 +109,25 @@ int kpt_out_create(const char *path, FILE **out, struct kpt_diag *d)
 	return 0;
 }
 
+/* fsync of the file at path, through a descriptor of its own (the stream
+ * of kpt_out_create has none to give): Linux syncs the file's data
+ * whichever descriptor asks. 0 or -1 (errno). */
+static int sync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	if (close(fd) != 0)
+		rc = -1;
+	return rc;
+}
+
 int kpt_out_publish(FILE *fp, const char *path, int sync, struct kpt_diag *d)
 {
 	char *tmp = tmp_name(path);
-	int bad = fflush(fp) != 0 || ferror(fp) || (sync && fsync(fileno(fp)) != 0), e = errno, rc = 0;
+	int bad = fflush(fp) != 0 || ferror(fp), e = errno, rc = 0;
 
 	if (fclose(fp) != 0 && !bad) {
 		bad = 1;
@@ -53,6 +135,10 @@ int kpt_out_publish(FILE *fp, const char *path, int sync, struct kpt_diag *d)
 	}
 	if (!tmp)
 		return kpt_diag_set(d, KPT_E_NOMEM, "cannot write '%s': out of memory", path);
+	if (!bad && sync && sync_path(tmp) != 0) {
+		bad = 1;
+		e = errno;
+	}
 	if (!bad && rename(tmp, path) != 0) {
 		bad = 1;
 		e = errno;
@@ -84,11 +170,6 @@ static ssize_t counted_write(void *cookie, const char *buf, size_t n)
 		c->over = 1;
 		errno = EFBIG;
 		return -1;
-	}
-	if (c->notice_at && !c->noticed && c->bytes + n > c->notice_at) {
-		c->noticed = 1;
-		if (c->notice)
-			c->notice(c->ctx, c->notice_at);
 	}
 	if (fwrite(buf, 1, n, c->inner) != n)
 		return -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kpt_gnuplot.h"
+#include "kpt_outfile.h"
 #include "kpt_text.h"
 #include "kpt_timeline.h"
 
@@ -203,14 +204,12 @@ static int change_legend(const struct kpt_diff *df, const size_t *idx, size_t n,
 	size_t len = strlen(dir) + strlen(stem) + 16;
 	char *path = malloc(len);
 	FILE *fp;
-	int bad;
+	int rc;
 
 	if (!path)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	snprintf(path, len, "%s/%s-keys.tsv", dir, stem);
-	if (!(fp = fopen(path, "w"))) {
-		int rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", path, strerror(errno));
-
+	if ((rc = kpt_out_create(path, &fp, d)) < 0) { /* never through a planted link (kpt_outfile.h) */
 		free(path);
 		return rc;
 	}
@@ -226,15 +225,9 @@ static int change_legend(const struct kpt_diff *df, const size_t *idx, size_t n,
 		kpt_text_write(fp, KPT_TEXT_TERM, r->path && *r->path ? r->path : "-");
 		fputc('\n', fp);
 	}
-	bad = ferror(fp);
-	if (fclose(fp) != 0 || bad) {
-		int rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s'", path);
-
-		free(path);
-		return rc;
-	}
+	rc = kpt_out_publish(fp, path, 0, d);
 	free(path);
-	return 0;
+	return rc;
 }
 
 int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char *stem,

@@ -265,14 +265,21 @@ static FILE *open_out(struct view *v, const char *name, struct kpt_diag *d)
 {
 	char *p;
 	FILE *fp;
+	int fd;
 
 	if (asprintf(&p, "%s/%s", v->tmp, name) < 0) {
 		kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 		return NULL;
 	}
-	fp = fopen(p, "w");
-	if (!fp)
+	/* in view's own new folder: no link can be there; watched for size
+	 * like every output (kpt_outfile.h) */
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	fp = fd < 0 ? NULL : kpt_out_watch(fd, p, 1, 65536);
+	if (!fp) {
 		kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", p, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	free(p);
 	return fp;
 }

@@ -89,11 +89,11 @@ rm -f "$T"/long.*
 
 # an output past the notice size says so on stderr, once, and is complete
 "$H" kernels 20000 "$T/many.kpt" || fail "kpt-hostile kernels"
-run env KPT_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format csv -o "$T/many.csv"
+run env KPTPROF_TEST_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format csv -o "$T/many.csv"
 expect_rc 0 "export past the notice size"
 [ "$(grep -c "passes 97.66 KiB and keeps growing" "$T/err")" = 1 ] || fail "no single notice: $(cat "$T/err")"
 [ "$(wc -l <"$T/many.csv")" = 20001 ] || fail "the export is not complete: $(wc -l <"$T/many.csv") lines"
-run env KPT_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format chrome -o -
+run env KPTPROF_TEST_NOTICE_BYTES=100000 "$KPTPROF" export "$T/many.kpt" --format chrome -o -
 expect_err "'standard output' passes"
 run "$KPTPROF" export "$T/many.kpt" --format csv -o "$T/many.csv"
 [ ! -s "$T/err" ] || fail "a small export printed: $(cat "$T/err")"

@@ -4,7 +4,8 @@
  * read a store run on it: history ls (text and JSON), show, detect, gate
  * --db, view --db, and history add into it.
  *
- *   fuzz_history [--seed S] [--count N] [--seconds T] WORKDIR BASE.kpt NEW.kpt
+ *   fuzz_history [--seed S] [--count N] [--seconds T] [-j N] [--gnuplot-every K]
+ *                WORKDIR BASE.kpt NEW.kpt
  *
  * The seed store is BASE added three times and NEW once (suite default,
  * commits c1..c4, a label); gate, view and add take NEW. Store i is mutated
@@ -14,6 +15,12 @@
  * faster than exec: with ASan/UBSan (KPT_SANITIZE=ON) a sanitizer report
  * exits 86. A child that exits other than 0, 1 or 2, dies of a signal or
  * runs over 60 s (a hang) is a failure: its stderr tail and the seed are printed.
+ * -j N: N workers, each its own store and folder (WORKDIR/wN), store i on
+ * worker i mod N. --gnuplot-every K: view renders its plots with gnuplot on
+ * store i when K divides i (default 10; 1: every store), else keeps them as
+ * scripts (--no-gnuplot): gnuplot is another program, its start-up was 40%
+ * of the time per store, and the scripts are written either way.
+ * The summary gives the CPU seconds per store of each command.
  * Exit 0 when none failed, 1 when one did, 2 on bad usage or setup.
  * .ci/run runs it for a bounded time (tests/fuzz/run-history-fuzz.sh);
  * ctest runs 10 stores (fuzz.history_store). */
@@ -29,6 +36,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +44,8 @@
 
 #define SANITIZER_EXIT 86
 #define CHILD_SECONDS 60
+#define NCMDS 7
+#define MAX_JOBS 64
 
 const char *__asan_default_options(void);
 const char *__ubsan_default_options(void);
@@ -50,6 +60,12 @@ const char *__ubsan_default_options(void)
 }
 
 static char work[4096], store[4200], seed_store[4200], errfile[4200], viewdir[4200];
+
+/* What a worker sends its parent at the end. */
+struct tally {
+	uint64_t stores, fails, last; /* last: the highest store index run, plus 1 */
+	double cpu[NCMDS]; /* CPU seconds of each command's children, summed */
+};
 
 static uint64_t rng_next(uint64_t *s) /* splitmix64 */
 {
@@ -84,12 +100,25 @@ static int run_child(char **argv)
 		if (nul < 0 || err < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(err, 2) < 0)
 			_exit(99);
 		alarm(CHILD_SECONDS);
-		exit(kptprof_main(argc, argv));
+		/* _exit after the flush: exit()'s handlers (the sanitizers
+		 * unregistering every library's globals) cost more than most
+		 * commands, and there is no leak check to run (detect_leaks=0) */
+		st = kptprof_main(argc, argv);
+		fflush(NULL);
+		_exit(st);
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
 	return st;
+}
+
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int copy_file(const char *from, const char *to)
@@ -278,27 +307,143 @@ static int parse_u64(const char *opt, const char *v, uint64_t *out)
 	return 0;
 }
 
+static uint64_t gnuplot_every = 10;
+
+static double cpu_per(const struct tally *t, int c)
+{
+	return t->stores ? t->cpu[c] / (double)t->stores : 0.0;
+}
+
+/* Stores first, first + step, ... below count, until seconds have passed
+ * since start; each one mutated and run through the seven commands. */
+static void worker(struct tally *t, uint64_t first, uint64_t step, uint64_t seed, uint64_t count,
+		   uint64_t seconds, time_t start, const char *new_)
+{
+	for (uint64_t k = first; k < count && (!seconds || (uint64_t)(time(NULL) - start) < seconds); k += step) {
+		uint64_t s = seed + k;
+		char *gp = gnuplot_every && s % gnuplot_every == 0 ? NULL : "--no-gnuplot";
+		char *cmds[NCMDS][16] = {
+			{ "kptprof", "history", "ls", "--db", store, NULL },
+			{ "kptprof", "history", "ls", "--db", store, "--format", "json", NULL },
+			{ "kptprof", "history", "show", "1", "--db", store, "--suite", "default", NULL },
+			{ "kptprof", "history", "detect", "--db", store, "--format", "json", NULL },
+			{ "kptprof", "gate", "--from", (char *)new_, "--db", store, "--suite", "default", NULL },
+			{ "kptprof", "view", (char *)new_, "--db", store, "--suite", "default", "-o", viewdir, gp, NULL },
+			{ "kptprof", "history", "add", (char *)new_, "--db", store, "--suite", "default", NULL },
+		};
+
+		unlink(store);
+		if (copy_file(seed_store, store) < 0 || mutate(store, s) < 0) {
+			fprintf(stderr, "fuzz_history: cannot copy or mutate the store '%s'\n", store);
+			t->fails++;
+			return;
+		}
+		for (size_t c = 0; c < NCMDS; c++) {
+			double cpu0 = children_cpu();
+			int st = run_child(cmds[c]);
+			char keep[4300];
+
+			t->cpu[c] += children_cpu() - cpu0;
+			if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) <= 2)
+				continue;
+			t->fails++;
+			snprintf(keep, sizeof keep, "%s/fail-%" PRIu64 ".db", work, s);
+			unlink(keep);
+			if (copy_file(seed_store, keep) < 0 || mutate(keep, s) < 0)
+				snprintf(keep, sizeof keep, "(could not be kept)");
+			fprintf(stderr, "fuzz_history: seed %" PRIu64 ": '%s %s%s%s': %s %d (store remade in %s; "
+				"--seed %" PRIu64 " --count 1 repeats it)\n", s, cmds[c][1], cmds[c][2],
+				cmds[c][3] ? " " : "", cmds[c][3] ? cmds[c][3] : "",
+				st < 0 ? "cannot run" : WIFSIGNALED(st) ? "killed by signal" : "exit",
+				st < 0 ? 0 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), keep, s);
+			show_err();
+		}
+		t->stores++;
+		t->last = k + 1 > t->last ? k + 1 : t->last;
+	}
+}
+
+/* Forks jobs workers, each with its own store, stderr file and view folder
+ * under WORKDIR/wN, and sums their tallies into total. -1: could not start
+ * or hear from one (counted as failed). */
+static int run_workers(struct tally *total, unsigned jobs, uint64_t seed, uint64_t count, uint64_t seconds,
+		       time_t start, const char *new_)
+{
+	int fds[MAX_JOBS][2], bad = 0;
+	pid_t pids[MAX_JOBS];
+
+	fflush(NULL);
+	for (unsigned w = 0; w < jobs; w++) {
+		if (pipe(fds[w]) < 0 || (pids[w] = fork()) < 0) {
+			fprintf(stderr, "fuzz_history: cannot start worker %u: %s\n", w, strerror(errno));
+			jobs = w;
+			bad = 1;
+			break;
+		}
+		if (pids[w] == 0) {
+			struct tally t = { 0 };
+			char dir[4150];
+
+			close(fds[w][0]);
+			snprintf(dir, sizeof dir, "%s/w%u", work, w);
+			if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+				_exit(2);
+			snprintf(store, sizeof store, "%s/m.db", dir);
+			snprintf(errfile, sizeof errfile, "%s/child.err", dir);
+			snprintf(viewdir, sizeof viewdir, "%s/view", dir);
+			worker(&t, w, jobs, seed, count, seconds, start, new_);
+			fflush(NULL);
+			_exit(write(fds[w][1], &t, sizeof t) == (ssize_t)sizeof t ? 0 : 2);
+		}
+		close(fds[w][1]);
+	}
+	for (unsigned w = 0; w < jobs; w++) {
+		struct tally t;
+		int st;
+
+		if (read(fds[w][0], &t, sizeof t) == (ssize_t)sizeof t) {
+			total->stores += t.stores;
+			total->fails += t.fails;
+			total->last = t.last > total->last ? t.last : total->last;
+			for (int c = 0; c < NCMDS; c++)
+				total->cpu[c] += t.cpu[c];
+		} else {
+			fprintf(stderr, "fuzz_history: worker %u sent no tally\n", w);
+			total->fails++;
+		}
+		close(fds[w][0]);
+		while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	return bad ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t seed = 1, count = UINT64_MAX, seconds = 0, stores = 0, fails = 0;
+	uint64_t seed = 1, count = UINT64_MAX, seconds = 0, njobs = 1;
+	struct tally total = { 0 };
 	const char *base, *new_;
+	unsigned jobs;
 	int i = 1;
 	time_t start = time(NULL);
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		uint64_t *dst = strcmp(argv[i], "--seed") == 0 ? &seed : strcmp(argv[i], "--count") == 0 ? &count :
-			strcmp(argv[i], "--seconds") == 0 ? &seconds : NULL;
+			strcmp(argv[i], "--seconds") == 0 ? &seconds : strcmp(argv[i], "-j") == 0 ? &njobs :
+			strcmp(argv[i], "--gnuplot-every") == 0 ? &gnuplot_every : NULL;
 
 		if (!dst || parse_u64(argv[i], argv[i + 1], dst) < 0) {
 			fprintf(stderr, "fuzz_history: unknown option '%s'\n", argv[i]);
 			return 2;
 		}
 	}
-	if (argc - i != 3 || (count == UINT64_MAX && !seconds)) {
-		fprintf(stderr, "usage: fuzz_history [--seed S] [--count N] [--seconds T] WORKDIR BASE.kpt NEW.kpt\n"
-			"(--count or --seconds, or both)\n");
+	if (argc - i != 3 || (count == UINT64_MAX && !seconds) || njobs < 1 || njobs > MAX_JOBS) {
+		fprintf(stderr, "usage: fuzz_history [--seed S] [--count N] [--seconds T] [-j N] [--gnuplot-every K] "
+			"WORKDIR BASE.kpt NEW.kpt\n(--count or --seconds, or both; -j 1 to %d; --gnuplot-every 0: never)\n",
+			MAX_JOBS);
 		return 2;
 	}
+	jobs = (unsigned)njobs;
 	snprintf(work, sizeof work, "%s", argv[i]);
 	base = argv[i + 1];
 	new_ = argv[i + 2];
@@ -325,46 +470,21 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	printf("fuzz_history: seed %" PRIu64 ", stores %s%" PRIu64 "%s\n", seed, count == UINT64_MAX ? "until " : "",
-	       count == UINT64_MAX ? seconds : count, count == UINT64_MAX ? " s" : "");
-	for (uint64_t k = 0; k < count && (!seconds || (uint64_t)(time(NULL) - start) < seconds); k++) {
-		char *cmds[][16] = {
-			{ "kptprof", "history", "ls", "--db", store, NULL },
-			{ "kptprof", "history", "ls", "--db", store, "--format", "json", NULL },
-			{ "kptprof", "history", "show", "1", "--db", store, "--suite", "default", NULL },
-			{ "kptprof", "history", "detect", "--db", store, "--format", "json", NULL },
-			{ "kptprof", "gate", "--from", (char *)new_, "--db", store, "--suite", "default", NULL },
-			{ "kptprof", "view", (char *)new_, "--db", store, "--suite", "default", "-o", viewdir, NULL },
-			{ "kptprof", "history", "add", (char *)new_, "--db", store, "--suite", "default", NULL },
-		};
-		uint64_t s = seed + k;
-
-		unlink(store);
-		if (copy_file(seed_store, store) < 0 || mutate(store, s) < 0) {
-			fprintf(stderr, "fuzz_history: cannot copy or mutate the store '%s'\n", store);
-			return 2;
-		}
-		for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
-			int st = run_child(cmds[c]);
-			char keep[4300];
-
-			if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) <= 2)
-				continue;
-			fails++;
-			snprintf(keep, sizeof keep, "%s/fail-%" PRIu64 ".db", work, s);
-			unlink(keep);
-			if (copy_file(seed_store, keep) < 0 || mutate(keep, s) < 0)
-				snprintf(keep, sizeof keep, "(could not be kept)");
-			fprintf(stderr, "fuzz_history: seed %" PRIu64 ": '%s %s%s%s': %s %d (store remade in %s; "
-				"--seed %" PRIu64 " --count 1 repeats it)\n", s, cmds[c][1], cmds[c][2],
-				cmds[c][3] ? " " : "", cmds[c][3] ? cmds[c][3] : "",
-				st < 0 ? "cannot run" : WIFSIGNALED(st) ? "killed by signal" : "exit",
-				st < 0 ? 0 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), keep, s);
-			show_err();
-		}
-		stores++;
+	printf("fuzz_history: seed %" PRIu64 ", stores %s%" PRIu64 "%s, %u job%s\n", seed,
+	       count == UINT64_MAX ? "until " : "", count == UINT64_MAX ? seconds : count,
+	       count == UINT64_MAX ? " s" : "", jobs, jobs == 1 ? "" : "s");
+	fflush(stdout);
+	if (jobs == 1) {
+		worker(&total, 0, 1, seed, count, seconds, start, new_);
+	} else if (run_workers(&total, jobs, seed, count, seconds, start, new_) < 0) {
+		return 2;
 	}
 	printf("fuzz_history: %" PRIu64 " mutated stores x 7 commands in %lld s, %" PRIu64 " failed (seeds %" PRIu64
-	       "..%" PRIu64 ")\n", stores, (long long)(time(NULL) - start), fails, seed, seed + (stores ? stores - 1 : 0));
-	return fails ? 1 : 0;
+	       "..%" PRIu64 ")\n", total.stores, (long long)(time(NULL) - start), total.fails, seed,
+	       seed + (total.last ? total.last - 1 : 0));
+	printf("fuzz_history: CPU s per store: ls %.3f, ls json %.3f, show %.3f, detect %.3f, gate %.3f, view %.3f, "
+	       "add %.3f\n", cpu_per(&total, 0), cpu_per(&total, 1), cpu_per(&total, 2), cpu_per(&total, 3),
+	       cpu_per(&total, 4), cpu_per(&total, 5), cpu_per(&total, 6));
+	return total.fails ? 1 : 0;
 }
+
