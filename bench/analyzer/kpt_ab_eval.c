@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "kpt_diff.h"
+#include "kpt_eval_common.h"
 
 #define MAXW 128
 
@@ -74,35 +75,8 @@ static struct kpt_diff_side *side_of(const char *dir, const char *name)
 	return s;
 }
 
-static unsigned flagged(const struct kpt_diff *df)
-{
-	unsigned n = df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST];
 
-	for (size_t i = 0; i < df->nshifts; i++)
-		n += df->shifts[i].verdict == KPT_V_SLOW || df->shifts[i].verdict == KPT_V_FAST;
-	return n;
-}
 
-static const struct kpt_diff_row *same_key(const struct kpt_diff *df, const struct kpt_diff_row *t)
-{
-	for (size_t i = 0; i < df->nrows; i++) {
-		const struct kpt_diff_row *r = &df->rows[i];
-
-		if (r->aggregated == t->aggregated && r->ordinal == t->ordinal && strcmp(r->name, t->name) == 0 &&
-		    strcmp(r->path, t->path) == 0 && memcmp(r->grid, t->grid, sizeof r->grid) == 0 &&
-		    memcmp(r->block, t->block, sizeof r->block) == 0)
-			return r;
-	}
-	return NULL;
-}
-
-static void plant(struct kpt_diff_side *s, const struct kpt_diff_row *t, double f)
-{
-	if (t->aggregated)
-		kpt_diff_side_scale(s, t->name, t->path, NULL, NULL, UINT32_MAX, f);
-	else
-		kpt_diff_side_scale(s, t->name, t->path, t->grid, t->block, t->ordinal, f);
-}
 
 int main(int argc, char **argv)
 {
@@ -158,7 +132,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			g++;
-			if (flagged(df0)) {
+			if (flags(df0)) {
 				fl++;
 				fprintf(stderr, "  A/A %s pairs %u-%u: %u SLOW %u FAST\n", argv[i], c, c + pairs - 1,
 					df0->counts[KPT_V_SLOW], df0->counts[KPT_V_FAST]);
@@ -172,8 +146,8 @@ int main(int argc, char **argv)
 
 				if (isnan(r->p) || !(r->base_ns >= min_us * 1e3))
 					continue;
-				plant(b, r, 1 + pct / 100);
-				if (kpt_diff_compare(a, b, &o, &df, &d) == 0 && (q = same_key(df, r))) {
+				scale(b, r, 1 + pct / 100);
+				if (kpt_diff_compare(a, b, &o, &df, &d) == 0 && (q = find_row(df, r))) {
 					struct wl *w = wl_of(r->path);
 
 					pn++;
@@ -190,7 +164,7 @@ int main(int argc, char **argv)
 							q->ci_high_pct, kpt_verdict_name(q->verdict));
 				}
 				kpt_diff_destroy(df);
-				plant(b, r, 1 / (1 + pct / 100));
+				scale(b, r, 1 / (1 + pct / 100));
 			}
 			kpt_diff_destroy(df0);
 		}

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "kpt_diff.h"
+#include "kpt_eval_common.h"
 
 #define MAXM 64
 #define NB 4
@@ -80,36 +81,8 @@ static struct kpt_diff_side *load(const char *dir, const char *name)
 	return s;
 }
 
-static int flags(const struct kpt_diff *df)
-{
-	int n = df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST];
 
-	for (size_t i = 0; i < df->nshifts; i++)
-		n += df->shifts[i].verdict == KPT_V_SLOW || df->shifts[i].verdict == KPT_V_FAST;
-	return n;
-}
 
-static const struct kpt_diff_row *find_row(const struct kpt_diff *df, const struct kpt_diff_row *t)
-{
-	for (size_t i = 0; i < df->nrows; i++) {
-		const struct kpt_diff_row *r = &df->rows[i];
-
-		if (strcmp(r->name, t->name) == 0 && strcmp(r->path, t->path) == 0 &&
-		    r->aggregated == t->aggregated && r->ordinal == t->ordinal && r->loose == t->loose &&
-		    memcmp(r->grid, t->grid, sizeof r->grid) == 0 && memcmp(r->block, t->block, sizeof r->block) == 0)
-			return r;
-	}
-	return NULL;
-}
-
-/* Scales the keys of row t in side s (all ordinals when aggregated). */
-static void scale(struct kpt_diff_side *s, const struct kpt_diff_row *t, double f)
-{
-	if (t->aggregated)
-		kpt_diff_side_scale(s, t->name, t->path, NULL, NULL, UINT32_MAX, f);
-	else
-		kpt_diff_side_scale(s, t->name, t->path, t->grid, t->block, t->ordinal, f);
-}
 
 struct tally {
 	int gates, flagged;
