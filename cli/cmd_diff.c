@@ -307,6 +307,20 @@ static int check_matched(const struct kpt_diff *df, const char *new_, struct kpt
 	return kpt_diag_hint(d, "check the recording's suite, ranges and the baseline path ('kptprof diff BASE NEW' shows what differs)");
 }
 
+/* A gate compares like with like: a recording made with another idle gap
+ * before each timed iteration than its baseline measured its compute-bound
+ * kernels in another power state (3-12% apart on an H100). */
+static int check_settle(const struct kpt_diff *df, struct kpt_diag *d)
+{
+	if (!df->settle_differs)
+		return 0;
+	kpt_diag_set(d, KPT_E_MISMATCH, "'%s' was recorded with %lld us idle before each timed iteration, the baseline "
+		     "with %lld us: their compute-bound kernels ran in different power states", df->new_.path,
+		     (long long)df->settle_new_us, (long long)df->settle_base_us);
+	return kpt_diag_hint(d, "record with 'kptprof record --suite S --settle-us %lld', or record the baseline's "
+			     "sessions again as this one was", (long long)df->settle_base_us);
+}
+
 /* Prints and writes the reports of df, destroys it, returns the exit status. */
 static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 {
@@ -314,7 +328,7 @@ static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 	struct kpt_report_opts ro = { 0 };
 	int rc, width;
 
-	if (dc->require_match && check_matched(df, df->new_.path, &d) < 0) {
+	if (dc->require_match && (check_matched(df, df->new_.path, &d) < 0 || check_settle(df, &d) < 0)) {
 		kpt_diff_destroy(df);
 		return kpt_diff_cli_fail(dc, &d);
 	}

@@ -2,6 +2,7 @@
  * find this GPU model's baseline (a folder of sessions, or with --db the
  * last sessions of the history store), diff, write the reports, exit as
  * diff does. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -63,16 +64,94 @@ static int run_child(const char *file, char *const argv[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* `kptprof record --suite S --runs M -o OUT`, in this process (kpt_cli_record). */
-static int run_record(const char *suite, const char *runs, const char *out)
+/* `kptprof record --suite S --runs M --settle-us U -o OUT`, in this process (kpt_cli_record). */
+static int run_record(const char *suite, const char *runs, long settle_us, const char *out)
 {
 	struct kpt_record_opts o;
 
 	kpt_cli_record_defaults(&o);
 	o.suite = suite;
 	o.runs = strtol(runs, NULL, 10);
+	o.settle_us = settle_us;
 	o.out = out;
 	return kpt_cli_record(&o);
+}
+
+/* The idle gap (meta "settle_us") the baseline at path was recorded with:
+ * its newest session's (file names start with the time), 0 for a session
+ * without the key (recorded before the gap existed), -1 when no session
+ * can be read (the diff then names the problem). */
+static long baseline_settle(const char *path)
+{
+	char newest[PATH_MAX] = "", file[PATH_MAX];
+	struct stat sb;
+	struct kpt_file *f = NULL;
+	struct kpt_diag d = { 0 };
+	long v = -1;
+
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		DIR *dir = opendir(path);
+		struct dirent *e;
+
+		while (dir && (e = readdir(dir))) {
+			size_t n = strlen(e->d_name);
+
+			if (n > 4 && strcmp(e->d_name + n - 4, ".kpt") == 0 && e->d_name[0] != '.' &&
+			    strcmp(e->d_name, newest) > 0 && n < sizeof newest)
+				memcpy(newest, e->d_name, n + 1);
+		}
+		if (dir)
+			closedir(dir);
+		if (!newest[0])
+			return -1;
+		snprintf(file, sizeof file, "%s/%s", path, newest);
+	} else {
+		snprintf(file, sizeof file, "%s", path);
+	}
+	if (kpt_file_open(file, &f, &d) >= 0) {
+		const char *m = kpt_file_meta_get(f, "settle_us");
+
+		v = m ? strtol(m, NULL, 10) : 0;
+		if (v < 0 || v > 1000000)
+			v = -1;
+	}
+	kpt_file_close(f);
+	return v;
+}
+
+/* The GPU slug of the first GPU that recording here would use. */
+static int this_gpu_slug(char *out, size_t cap, struct kpt_diag *d)
+{
+	struct kpt_gpu_list l;
+	int rc = kpt_gpu_probe(&l, d);
+
+	if (rc < 0)
+		return rc;
+	snprintf(out, cap, "%s", l.gpu[0].slug);
+	return kpt_cli_check_component("GPU slug", out, "this GPU", d);
+}
+
+/* The baseline of suite for slug under dir: the folder of sessions, else
+ * the one-file layout; into out. 0 when it exists, else -1 (out: the file
+ * layout's path). */
+static int baseline_path(const char *dir, const char *slug, const char *suite, char *out, size_t cap)
+{
+	struct stat sb;
+
+	snprintf(out, cap, "%s/%s/%s", dir, slug, suite);
+	if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		snprintf(out, cap, "%s/%s/%s.kpt", dir, slug, suite);
+	return stat(out, &sb) == 0 ? 0 : -1;
+}
+
+/* No baseline for slug and suite under dir: the error and how to make one. */
+static int no_baseline(const char *dir, const char *slug, const char *suite, const char *base, struct kpt_diag *d)
+{
+	kpt_diag_set(d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s/%s/%s/' and '%s')",
+		     slug, suite, dir, slug, suite, base);
+	return kpt_diag_hint(d, "make one with 'kptprof record --suite %s --runs 5 -o rec.kpt' and 'kptprof baseline "
+			     "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
+			     suite, dir);
 }
 
 static int run_tool(char *const argv[])
@@ -402,12 +481,13 @@ static int gate_db(const char *url, const char *suite, const char *slug, const c
  * the paired noise of the attention kernels on an H100 from 1.7-3.3% to
  * 0.2-0.8%, 10 ms to 0.1-0.3% (bench/RESULTS.md, "The power cap in the
  * paired noise"); 3 ms costs about 2 s per run of the default suite. */
-#define KPT_AGAINST_SETTLE_US 3000
+#define KPT_AGAINST_SETTLE_US KPT_SUITE_SETTLE_US
+#define NOT_GIVEN UINT64_MAX
 
 struct gate_args {
 	const char *suite, *dir, *from, *keep, *db, *branch, *against; /* NULL: not given */
 	uint64_t runs, nsess;                                           /* 0: not given */
-	uint64_t settle_us;                                             /* --against's idle gap */
+	uint64_t settle_us;                                             /* idle gap; NOT_GIVEN: default */
 	struct kpt_diff_cli dc;
 };
 
@@ -437,9 +517,8 @@ static const struct kpt_opt gate_own_opts[] = {
 		       "interleaved here by 'kptprof ab', paired verdicts, then this build against the committed "
 		       "baseline (one line) (default: off)"),
 	KPT_OPT_U64(0, "settle-us", "U", GA, settle_us, 0, 1000000,
-		    "with --against: the GPU idles U microseconds before each timed iteration of both builds' "
-		    "suite, so each starts from the same power state (kpt-workloads --settle-us; 0: off; "
-		    "default 3000)"),
+		    "the GPU idles U microseconds before each timed iteration of the suite, so each starts from "
+		    "the same power state; 0: off (default: as the baseline was recorded; --against: 3000)"),
 	KPT_OPT_END,
 };
 
@@ -473,12 +552,11 @@ static int diff_words(int argc, char **argv, char **pass)
 
 int cmd_gate(int argc, char **argv)
 {
-	struct gate_args a = { .settle_us = KPT_AGAINST_SETTLE_US };
+	struct gate_args a = { .settle_us = NOT_GIVEN };
 	struct kpt_diff_cli *dc = &a.dc;
 	const char *suite, *dir, *from, *keep, *db, *branch, *against;
 	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX], runs[24];
 	struct kpt_diag d = { 0 };
-	struct stat sb;
 	int rc, made_tmp = 0, suite_given, npass = 0, n;
 	uint64_t nb;
 	char **pass = calloc((size_t)argc + 1, sizeof *pass);
@@ -524,8 +602,8 @@ int cmd_gate(int argc, char **argv)
 		if (rc)
 			goto out;
 	}
-	if (!against && a.settle_us != KPT_AGAINST_SETTLE_US) {
-		rc = kpt_cli_usage_error(argv[0], "--settle-us is for --against (both builds run here)");
+	if (from && a.settle_us != NOT_GIVEN) {
+		rc = kpt_cli_usage_error(argv[0], "--settle-us is how to record: not with --from (nothing is recorded)");
 		goto out;
 	}
 	if (against && (from || db)) {
@@ -540,7 +618,8 @@ int cmd_gate(int argc, char **argv)
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, suite, runs, a.settle_us, keep, dir, pass, npass, dc);
+		rc = gate_against(against, suite, runs, a.settle_us == NOT_GIVEN ? KPT_AGAINST_SETTLE_US : a.settle_us,
+				  keep, dir, pass, npass, dc);
 		goto out;
 	}
 	if (!dc->suite)
@@ -566,9 +645,29 @@ int cmd_gate(int argc, char **argv)
 			made_tmp = 1;
 			snprintf(rec, sizeof rec, "%s/%s.kpt", tmpl, suite);
 		}
-		fprintf(stderr, "kptprof gate: recording suite '%s', %s runs -> %s\n", kpt_cli_term(suite), runs,
-			kpt_cli_term(rec));
-		rc = run_record(suite, runs, rec);
+		{
+			/* Record as the baseline was recorded: an idle gap before
+			 * each timed iteration changes what compute-bound kernels
+			 * measure (the power state), so both sides need the same. */
+			long settle = a.settle_us == NOT_GIVEN ? KPT_SUITE_SETTLE_US : (long)a.settle_us;
+
+			if (!db) {
+				if (this_gpu_slug(slug, sizeof slug, &d) < 0) {
+					rc = kpt_diff_cli_fail(dc, &d);
+					goto out;
+				}
+				if (baseline_path(dir, slug, suite, base, sizeof base) < 0) {
+					no_baseline(dir, slug, suite, base, &d);
+					rc = kpt_diff_cli_fail(dc, &d);
+					goto out;
+				}
+				if (a.settle_us == NOT_GIVEN && baseline_settle(base) >= 0)
+					settle = baseline_settle(base);
+			}
+			fprintf(stderr, "kptprof gate: recording suite '%s', %s runs, %ld us idle before each timed "
+					"iteration -> %s\n", kpt_cli_term(suite), runs, settle, kpt_cli_term(rec));
+			rc = run_record(suite, runs, settle, rec);
+		}
 		if (rc == KPT_EXIT_SKIP) {
 			fprintf(stderr, "kptprof gate: 'kptprof record' found no usable GPU (skipped)\n");
 			goto out;
@@ -589,15 +688,8 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	/* A folder of sessions (baseline update keeps one), else one file. */
-	snprintf(base, sizeof base, "%s/%s/%s", dir, slug, suite);
-	if (stat(base, &sb) != 0 || !S_ISDIR(sb.st_mode))
-		snprintf(base, sizeof base, "%s/%s/%s.kpt", dir, slug, suite);
-	if (stat(base, &sb) != 0) {
-		kpt_diag_set(&d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s/%s/%s/' and '%s')",
-			     slug, suite, dir, slug, suite, base);
-		kpt_diag_hint(&d, "make one with 'kptprof record --suite %s --runs 5 -o rec.kpt' and 'kptprof baseline "
-			      "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
-			      suite, dir);
+	if (baseline_path(dir, slug, suite, base, sizeof base) < 0) {
+		no_baseline(dir, slug, suite, base, &d);
 		rc = kpt_diff_cli_fail(dc, &d);
 		goto out;
 	}

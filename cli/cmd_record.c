@@ -26,6 +26,7 @@
 struct record_args {
 	const char *out;
 	uint64_t runs, iterations, warmup; /* NOT_GIVEN: iterations, warmup not given */
+	uint64_t settle_us;         /* NOT_GIVEN: KPT_SUITE_SETTLE_US for suites and workloads */
 	int api, cold;
 	const char *suite;
 	const char *workloads[KPT_MAX_WORKLOADS];
@@ -108,6 +109,9 @@ const struct kpt_opt kpt_record_opts[] = {
 		    "untimed warm-up iterations per workload; --suite/--workload only (default 3)"),
 	KPT_OPT_FLAG(0, "cold", struct record_args, cold,
 		     "flush L2 between iterations; --suite/--workload only (default: warm L2)"),
+	KPT_OPT_U64(0, "settle-us", "U", struct record_args, settle_us, 0, 1000000,
+		    "idle microseconds before each timed iteration, so each starts from the same power state; "
+		    "0: off; --suite/--workload only (default 3000)"),
 	{ .kind = KPT_OPTK_CALL, .name = "counters", .arg = "SET,...", .off = offsetof(struct record_args, counters),
 	  .call = opt_counters, .flags = KPT_OPTF_OPTVAL,
 	  .help = "one more run, reading hardware counters per kernel; sets below (default: off)" },
@@ -194,7 +198,7 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 	memset(a, 0, sizeof *a);
 	a->out = "kptprof.kpt";
 	a->runs = 1;
-	a->iterations = a->warmup = NOT_GIVEN;
+	a->iterations = a->warmup = a->settle_us = NOT_GIVEN;
 	*cmd = NULL;
 	if (!v)
 		return rc;
@@ -209,8 +213,8 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 	if (!!*cmd + !!a->suite + (a->nworkloads > 0) != 1)
 		return kpt_cli_usage_error("record", "give exactly one of '--suite NAME', '--workload NAME...' "
 					   "or '-- CMD [ARGS...]'");
-	if (*cmd && (a->iterations != NOT_GIVEN || a->warmup != NOT_GIVEN || a->cold))
-		return kpt_cli_usage_error("record", "'--iterations', '--warmup' and '--cold' apply to "
+	if (*cmd && (a->iterations != NOT_GIVEN || a->warmup != NOT_GIVEN || a->cold || a->settle_us != NOT_GIVEN))
+		return kpt_cli_usage_error("record", "'--iterations', '--warmup', '--cold' and '--settle-us' apply to "
 					   "'--suite' and '--workload' only");
 	kpt_diag_clear(&d);
 	if (kpt_window_parse(a->win[0], a->win[1], a->win[2], a->win[3], a->win[4], &a->window, &d) < 0)
@@ -355,7 +359,7 @@ void kpt_cli_record_defaults(struct kpt_record_opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->runs = 1;
-	o->iterations = o->warmup = -1;
+	o->iterations = o->warmup = o->settle_us = -1;
 	o->runner = kpt_cli_find_runner(runner, sizeof runner) == 0 ? runner : NULL;
 	/* KPTPROF_SKIP_GPU_CHECK: for tests of the launcher on machines
 	 * without a GPU (the target then decides what gets recorded). */
@@ -402,6 +406,8 @@ int cmd_record(int argc, char **argv)
 	o.nworkloads = a.nworkloads;
 	o.iterations = a.iterations == NOT_GIVEN ? -1 : (long)a.iterations;
 	o.warmup = a.warmup == NOT_GIVEN ? -1 : (long)a.warmup;
+	if (!cmd)
+		o.settle_us = a.settle_us == NOT_GIVEN ? KPT_SUITE_SETTLE_US : (long)a.settle_us;
 	o.cold = a.cold;
 	o.api = a.api;
 	o.kinds = a.kinds;

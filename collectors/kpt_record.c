@@ -744,6 +744,27 @@ static void workload_meta(struct kpt_writer *w, const struct kpt_record_opts *o,
 		note(res, KPT_NOTE_WARNING, "'%s --list --tsv' failed: FLOPs and bytes per workload not recorded", runner);
 }
 
+/* The idle gap of a program that is the kpt-workloads runner (`record --
+ * kpt-workloads --suite S --settle-us U`, and every side of `ab` and `gate
+ * --against`): U, 0 without the option; -1 for any other program. */
+static long runner_cmd_settle(char *const *cmd)
+{
+	const char *base = strrchr(cmd[0], '/');
+	long v = 0;
+
+	if (strcmp(base ? base + 1 : cmd[0], "kpt-workloads") != 0)
+		return -1;
+	for (int i = 1; cmd[i]; i++)
+		if (strcmp(cmd[i], "--settle-us") == 0 && cmd[i + 1]) {
+			char *end;
+
+			v = strtol(cmd[i + 1], &end, 10);
+			if (end == cmd[i + 1] || *end || v < 0)
+				v = -1;
+		}
+	return v;
+}
+
 /* Writes the run file at o->out: every per-process file, then meta.
  * exits: the target's exit status per run, "0,0,3" (meta "exit_status");
  * runner: the workload runner when it was the command, else NULL. */
@@ -817,6 +838,14 @@ static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res,
 		snprintf(buf, sizeof buf, "%ld", o->warmup);
 		kpt_writer_meta(w, "warmup", buf, d);
 	}
+	{
+		long st = o->cmd ? runner_cmd_settle(o->cmd) : o->settle_us;
+
+		if (st >= 0) {
+			snprintf(buf, sizeof buf, "%ld", st);
+			kpt_writer_meta(w, "settle_us", buf, d);
+		}
+	}
 	if (o->nworkloads) {
 		size_t len = 0;
 
@@ -857,8 +886,8 @@ static char *join_argv(char **argv)
  * (free the array only: strings point into o and the static buffers). */
 static char **runner_argv(const struct kpt_record_opts *o, const char *runner)
 {
-	static char it[32], wu[32];
-	char **v = calloc((size_t)o->nworkloads + 10, sizeof *v);
+	static char it[32], wu[32], st[32];
+	char **v = calloc((size_t)o->nworkloads + 12, sizeof *v);
 	int n = 0;
 
 	if (!v)
@@ -876,6 +905,11 @@ static char **runner_argv(const struct kpt_record_opts *o, const char *runner)
 	}
 	if (o->cold)
 		v[n++] = "--cold";
+	if (o->settle_us > 0) {
+		snprintf(st, sizeof st, "%ld", o->settle_us);
+		v[n++] = "--settle-us";
+		v[n++] = st;
+	}
 	if (o->suite) {
 		v[n++] = "--suite";
 		v[n++] = (char *)o->suite;

@@ -68,6 +68,9 @@ struct kpt_record_opts {
 	const char *const *workloads;
 	int nworkloads;
 	long iterations, warmup;    /* -1: the runner's default */
+	/* the runner's idle gap before each timed iteration (--settle-us,
+	 * meta "settle_us"); -1: none asked (nothing passed, no meta) */
+	long settle_us;
 	int cold, api;
 	const char *kinds;          /* KPT_ACTIVITY_KINDS, NULL: the default (kernel for a program) */
 	const char *win[5];         /* --capture-range, --steps, --every, --delay, --duration; NULL each */
@@ -82,6 +85,12 @@ struct kpt_record_opts {
 enum kpt_record_note_kind { KPT_NOTE_INFO, KPT_NOTE_WARNING, KPT_NOTE_HINT };
 
 #define KPT_RECORD_NOTES 16
+
+/* The idle gap of suite and workload recordings, microseconds: the
+ * tensor-core kernels of a busy GPU run under its power cap at one of
+ * several speeds per process; after an idle gap each timed iteration
+ * starts from the same power state (docs/decision-rule.md, "The power cap"). */
+#define KPT_SUITE_SETTLE_US 3000
 
 /* What happened. */
 struct kpt_record_result {

@@ -214,7 +214,7 @@ struct kpt_diff_env {
 struct kpt_diff_note {
 	const char *what;           /* "gpu", "driver", "cuda", "sm_clock", "temperature",
 	                               "throttle", "dropped", "runs", "cycles", "config",
-	                               "iterations" */
+	                               "iterations", "settle" */
 	const char *text;           /* one line for humans */
 	int severe;                 /* 1: may explain changes (clocks, throttling) */
 };
@@ -354,6 +354,13 @@ struct kpt_diff {
 	/* The measured ceilings of NEW against the mean of BASE's sessions,
 	 * percent; NAN when unknown. */
 	double copy_ceiling_pct, bf16_ceiling_pct;
+	/* The idle gap before each timed iteration (meta "settle_us") of NEW
+	 * and of the first BASE session that differs from it (-1 unknown:
+	 * history stores); settle_differs when a known BASE value is not
+	 * NEW's: the tensor-core kernels then ran in another power state
+	 * (docs/decision-rule.md), and `gate` refuses the comparison. */
+	int64_t settle_new_us, settle_base_us;
+	int settle_differs;
 };
 
 /* Compares two sides. Different GPU slugs fail with KPT_E_MISMATCH unless

@@ -48,6 +48,21 @@ void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	if (df->forced)
 		kpt_rule_note(c, "gpu", 1, kpt_rule_afmt(c, "GPU models differ: '%s' vs '%s' (compared because of --force)",
 					   b->gpu_name, n->gpu_name));
+	df->settle_new_us = c->n->nsessions ? c->n->sessions[0].settle_us : -1;
+	df->settle_base_us = c->b->nsessions ? c->b->sessions[0].settle_us : -1;
+	for (uint32_t i = 0; df->settle_new_us >= 0 && i < c->b->nsessions; i++) {
+		int64_t v = c->b->sessions[i].settle_us;
+
+		if (v >= 0 && v != df->settle_new_us) {
+			df->settle_base_us = v;
+			df->settle_differs = 1;
+			break;
+		}
+	}
+	if (df->settle_differs)
+		kpt_rule_note(c, "settle", 1,
+			      kpt_rule_afmt(c, "idle gap before each timed iteration: base %lld us, new %lld us: compute-bound kernels ran in another power state (record both with the same --settle-us)",
+					    (long long)df->settle_base_us, (long long)df->settle_new_us));
 	if (strcmp(b->driver, n->driver) != 0)
 		kpt_rule_note(c, "driver", 0, kpt_rule_afmt(c, "driver %s -> %s", b->driver[0] ? b->driver : "unknown",
 					      n->driver[0] ? n->driver : "unknown"));

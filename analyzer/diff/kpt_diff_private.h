@@ -65,6 +65,10 @@ struct kpt_diff_session {
 	const char *uuid;           /* GPU UUID of the first device, "" unknown */
 	const char *host, *boot, *time; /* meta "host", "boot_id", "time"; "" unknown */
 	uint32_t runs;              /* runs of this session in the side */
+	/* meta "settle_us": the idle gap before each timed iteration of a
+	 * suite recording (0: none, or a file without the key); -1 unknown
+	 * (a history store keeps no such field): never compared */
+	int64_t settle_us;
 	double copy_gbps, bf16_tflops; /* ceilings measured with the recording, 0 unknown */
 };
 

@@ -129,6 +129,7 @@ static int combine(const struct kpt_diff_side *const *in, size_t n, uint32_t kee
 			} else {
 				d->path = adup(c, s->env.path);
 				d->uuid = d->host = d->boot = d->time = adup(c, "");
+				d->settle_us = -1;
 			}
 			if (!d->path || !d->uuid || !d->host || !d->boot || !d->time)
 				goto out;

@@ -114,6 +114,7 @@ static int sessions(const struct kpt_history_set *set, const char *label, struct
 		if (!ss->path || !ss->uuid || !ss->host || !ss->boot || !ss->time)
 			return KPT_E_NOMEM;
 		ss->runs = end - off[i];
+		ss->settle_us = -1; /* not stored */
 		ss->copy_gbps = x->copy_gbps;
 		ss->bf16_tflops = x->bf16_tflops;
 		for (uint32_t r = off[i]; r < end; r++)

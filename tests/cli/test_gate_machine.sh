@@ -46,9 +46,28 @@ PY
 # --against: both builds run here, so it needs a GPU; never with --from
 run "$KPTPROF" gate --against "$KPT_BUILD" --from "$D/heldout_h100_pool.kpt"
 expect_error "gate --against --from" "--against runs both builds here"
-# --settle-us is --against's idle gap: refused elsewhere, range-checked
+# --settle-us says how to record: nothing is recorded with --from
 run "$KPTPROF" gate --settle-us 1000 --from "$D/heldout_h100_pool.kpt"
-expect_error "gate --settle-us without --against" "--settle-us is for --against"
+expect_error "gate --settle-us with --from" "--settle-us is how to record: not with --from"
+
+# an idle gap before each timed iteration other than the baseline's: the
+# compute-bound kernels ran in another power state, so a gate refuses it
+# (exit 2, one line), a diff says so in a note and compares
+need_synth
+S=("$KPT_BUILD/kpt-synth" --runs 3 --iterations 10 --names 6 --suite default)
+mkdir -p "$T/bl/nvidia-h100-80gb-hbm3/default"
+"${S[@]}" -o "$T/bl/nvidia-h100-80gb-hbm3/default/20261126T000000Z-a.kpt" --meta settle_us=3000 --seed 1 || fail "kpt-synth base"
+"${S[@]}" -o "$T/gap0.kpt" --seed 2 || fail "kpt-synth new (no gap)"
+"${S[@]}" -o "$T/gap3000.kpt" --meta settle_us=3000 --seed 3 || fail "kpt-synth new (gap)"
+run "$KPTPROF" gate --from "$T/gap0.kpt" --baselines "$T/bl"
+expect_rc 2 "gate of another idle gap"
+[ "$(grep -vc -e '^hint: ' -e '^kptprof gate: ' "$T/err")" = 1 ] || fail "not one error line: $(cat "$T/err")"
+expect_err "recorded with 0 us idle before each timed iteration, the baseline with 3000 us"
+run "$KPTPROF" gate --from "$T/gap3000.kpt" --baselines "$T/bl"
+[ "$RC" != 2 ] || fail "gate of the same idle gap refused: $(cat "$T/err")"
+run "$KPTPROF" diff "$T/bl/nvidia-h100-80gb-hbm3/default" "$T/gap0.kpt"
+[ "$RC" != 2 ] || fail "diff of another idle gap refused: $(cat "$T/err")"
+expect_out "idle gap before each timed iteration: base 3000 us, new 0 us"
 run "$KPTPROF" gate --against "$KPT_BUILD" --settle-us 2000000
 expect_rc 2 "gate --settle-us out of range"
 if [ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia/version ]; then
