@@ -31,6 +31,17 @@ struct est {
 	double *xs;                 /* [S] session means minus their mean */
 };
 
+/* The rule's state between its passes. */
+struct machine_state {
+	struct est *E;              /* [nkeys] */
+	struct kpt_strtab fams;     /* family and group names */
+	/* [base sessions] the machine unit of each session: the first session
+	 * of the same boot id (the GPUs of one host boot share it and move
+	 * together: a host's firmware, memory and cooling are one draw), else
+	 * itself; nunits of them */
+	uint32_t *unit, nunits;
+};
+
 /* Pass 1: session means, within and between variances of one unit. The
  * base's runs are grouped by session (side_stats.run_sess); NEW's runs are
  * one candidate session. Returns 1 when the unit can be tested. */
@@ -38,8 +49,9 @@ static int est_make(struct kpt_rule_ctx *c, const struct kpt_side_stats *sb, con
 		    struct est *e)
 {
 	uint32_t ns = c->b->nsessions ? c->b->nsessions : 1;
-	double *sum = NULL, *ss = NULL, mu = 0, fl, wss = 0, wdf = 0, nss = 0, mean_n = 0;
-	uint32_t *cnt = NULL;
+	double *sum = NULL, *ss = NULL, mu = 0, fl, wss = 0, wdf = 0, nss = 0, mean_n = 0, *usum = NULL, *uinv = NULL;
+	uint32_t *cnt = NULL, *uk = NULL;
+	const uint32_t *unit = c->state ? ((const struct machine_state *)c->state)->unit : NULL;
 	int rc = 0;
 
 	memset(e, 0, sizeof *e);
@@ -57,14 +69,28 @@ static int est_make(struct kpt_rule_ctx *c, const struct kpt_side_stats *sb, con
 		cnt[q]++;
 	}
 	e->xs = kpt_arena_alloc(c->a, ns * sizeof *e->xs);
-	if (!e->xs)
+	usum = calloc(ns, sizeof *usum);
+	uinv = calloc(ns, sizeof *uinv);
+	uk = calloc(ns, sizeof *uk);
+	if (!e->xs || !usum || !uinv || !uk)
 		goto out;
+	/* A machine unit's mean is the mean of its sessions' means (the GPUs
+	 * of one host boot move together: one unit of the between part). */
 	for (uint32_t q = 0; q < ns; q++) {
+		uint32_t u = unit && unit[q] < ns ? unit[q] : q;
+
 		if (!cnt[q])
 			continue;
-		e->xs[e->S] = sum[q] / cnt[q];
+		usum[u] += sum[q] / cnt[q];
+		uinv[u] += 1.0 / cnt[q];
+		uk[u]++;
+	}
+	for (uint32_t u = 0; u < ns; u++) {
+		if (!uk[u])
+			continue;
+		e->xs[e->S] = usum[u] / uk[u];
 		mu += e->xs[e->S];
-		e->minv += 1.0 / cnt[q];
+		e->minv += uinv[u] / ((double)uk[u] * uk[u]);
 		e->S++;
 	}
 	mu /= e->S;
@@ -131,6 +157,9 @@ out:
 	free(sum);
 	free(ss);
 	free(cnt);
+	free(usum);
+	free(uinv);
+	free(uk);
 	return rc;
 }
 
@@ -593,11 +622,6 @@ static void machine_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 }
 
 
-/* The rule's state between its passes. */
-struct machine_state {
-	struct est *E;              /* [nkeys] */
-	struct kpt_strtab fams;     /* family and group names */
-};
 
 static int machine_key(struct kpt_rule_ctx *c, uint32_t i, struct kpt_diff_row *r, const struct kpt_side_stats *sb,
 		       const struct kpt_side_stats *sn, struct kpt_rule_test *t)
@@ -613,6 +637,23 @@ static int machine_key(struct kpt_rule_ctx *c, uint32_t i, struct kpt_diff_row *
 		}
 		kpt_strtab_init(&s->fams);
 		c->state = s;
+		if (c->machine == KPT_MACHINE_OTHER && c->b->nsessions > 1) {
+			uint32_t nb = c->b->nsessions;
+
+			if (!(s->unit = calloc(nb, sizeof *s->unit)))
+				return KPT_E_NOMEM;
+			for (uint32_t q = 0; q < nb; q++) {
+				const char *bq = c->b->sessions[q].boot;
+
+				s->unit[q] = q;
+				for (uint32_t p = 0; bq && bq[0] && p < q; p++)
+					if (c->b->sessions[p].boot && strcmp(c->b->sessions[p].boot, bq) == 0) {
+						s->unit[q] = s->unit[p];
+						break;
+					}
+				s->nunits += s->unit[q] == q;
+			}
+		}
 	}
 	if ((rc = est_make(c, sb, sn, &s->E[i])) < 0)
 		return rc;
@@ -661,6 +702,7 @@ static void machine_finish(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	machine_notes(c, df);
 	if (s) {
 		free(s->E);
+		free(s->unit);
 		kpt_strtab_release(&s->fams);
 		free(s);
 	}

@@ -1,6 +1,6 @@
 /* kpt_pool_eval.c - the decision rule across machines, leave one machine out.
  *
- *   kpt-pool-eval [--base-runs 5] [--markdown OUT] MACHINE_DIR...
+ *   kpt-pool-eval [--base-runs 5] [--hold-out-host] [--markdown OUT] MACHINE_DIR...
  *
  * Each MACHINE_DIR holds one freshly started machine's recordings
  * (bench/analyzer/pool_call.sh): pool.kpt (the `default` suite, 10 runs,
@@ -19,6 +19,10 @@
  * Same-machine A/B (kptprof ab's paired rule): h's runs as pairs (0,1),
  * (2,3), ... (A/A) and (1,2), (3,4), ...; power with NEW's key scaled by
  * 1.02 for keys >= 50 us.
+ * fresh_multi.sh's folders (HOST/g<N>: a1.kpt and a2.kpt, 5 runs each, and
+ * plant.kpt) count a1 as the session; the A/A gates are a1, a2 and a2's
+ * runs 0-2, the same-machine one a1 against a2. --hold-out-host leaves the
+ * held-out machine's host-mates (one parent folder) out of its baseline too.
  * Prints Markdown tables. Synthetic plants multiply every sample of one key
  * on one side (kpt_diff_side_scale): a slowdown of exactly known size on
  * top of real cross-machine noise.
@@ -52,7 +56,19 @@ struct machine {
 	const char *dir;
 	struct kpt_diff_side *pool, *pool2, *plant;
 	struct kpt_diff_side *aa_a, *aa_b;  /* kptprof ab A/A recordings (ab_call.sh), or NULL */
+	int split;                          /* fresh_multi.sh: a1.kpt (pool) and a2.kpt (pool2), 5 runs each */
 };
+
+/* --hold-out-host: machines in one parent folder (the GPUs of one host,
+ * fresh_multi.sh's HOST/g<N>) leave the baseline together. */
+static int g_host;
+
+static int same_host(const char *a, const char *b)
+{
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+
+	return g_host && sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
+}
 
 static int bucket(double ns)
 {
@@ -207,6 +223,8 @@ int main(int argc, char **argv)
 			base_runs = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--aggregate") == 0 && i + 1 < argc)
 			g_agg = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--hold-out-host") == 0)
+			g_host = 1;
 		else if (strcmp(argv[i], "--between-floor-ns") == 0 && i + 1 < argc)
 			g_floor = atof(argv[++i]);
 		else if (n < MAXM)
@@ -222,6 +240,10 @@ int main(int argc, char **argv)
 		m[i].plant = load(m[i].dir, "plant.kpt");
 		m[i].aa_a = load(m[i].dir, "aa/a.kpt");
 		m[i].aa_b = load(m[i].dir, "aa/b.kpt");
+		if (!m[i].pool && access(m[i].dir, R_OK) == 0 && (m[i].pool = load(m[i].dir, "a1.kpt"))) {
+			m[i].pool2 = load(m[i].dir, "a2.kpt");
+			m[i].split = 1;
+		}
 		if (!m[i].pool && m[i].aa_a) { /* an ab machine: its A side is its session */
 			m[i].pool = m[i].aa_a;
 			m[i].pool2 = load(m[i].dir, "aa/a.kpt");
@@ -240,16 +262,25 @@ int main(int argc, char **argv)
 		static const uint32_t r04[] = { 0, 1, 2, 3, 4 }, r57[] = { 5, 6, 7 }, r59[] = { 5, 6, 7, 8, 9 };
 
 		for (int i = 0; i < n; i++)
-			if (i != h)
+			if (i != h && !same_host(m[i].dir, m[h].dir))
 				others[k++] = m[i].pool;
 		if (kpt_diff_side_combine(others, (size_t)k, (uint32_t)base_runs, "others", &base, &d) < 0) {
 			fprintf(stderr, "kpt-pool-eval: %s\n", d.msg);
 			return 2;
 		}
 		fprintf(stderr, "held out %s (%d sessions in the baseline)\n", m[h].dir, k);
-		gate(base, m[h].pool, r04, 5, &t5, 1, m[h].dir);
-		gate(base, m[h].pool, r59, 5, &t5, 0, m[h].dir);
-		gate(base, m[h].pool, r57, 3, &t3, 1, m[h].dir);
+		if (m[h].split) {
+			/* a1 and a2: two recordings of 5 runs, minutes apart */
+			static const uint32_t r02[] = { 0, 1, 2 };
+
+			gate(base, m[h].pool, r04, 5, &t5, 1, m[h].dir);
+			gate(base, m[h].pool2, r04, 5, &t5, 0, m[h].dir);
+			gate(base, m[h].pool2, r02, 3, &t3, 1, m[h].dir);
+		} else {
+			gate(base, m[h].pool, r04, 5, &t5, 1, m[h].dir);
+			gate(base, m[h].pool, r59, 5, &t5, 0, m[h].dir);
+			gate(base, m[h].pool, r57, 3, &t3, 1, m[h].dir);
+		}
 		if (m[h].plant) {
 			struct kpt_diff_opts o = { 0 };
 			struct kpt_diff *df = NULL;
@@ -291,7 +322,7 @@ int main(int argc, char **argv)
 		if (1) {
 			static const uint32_t r04b[] = { 0, 1, 2, 3, 4 };
 
-			gate_from(m[h].pool, r04b, 5, m[h].pool2, r59, 5, &same, 1, m[h].dir);
+			gate_from(m[h].pool, r04b, 5, m[h].pool2, m[h].split ? r04b : r59, 5, &same, 1, m[h].dir);
 		}
 		/* kptprof ab's own recordings: 10 pairs, A/A, and 2% plants on B */
 		if (m[h].aa_a && m[h].aa_b) {
