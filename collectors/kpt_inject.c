@@ -152,6 +152,12 @@ static struct {
 	pthread_mutex_t prelock;
 	struct kpt_preroll_log prelog;
 	int preroll_was;            /* g.win.preroll at the last window_apply (under winlock) */
+	/* what the transitions cost the thread that crossed them (under
+	 * winlock; meta collector.window_switch*): CLOCK_MONOTONIC ns spent
+	 * switching the activity kinds and the work callbacks, and how often
+	 * the kinds switched (on or off) */
+	uint64_t switch_kinds_ns, switch_cbs_ns, switches;
+	int test_off;               /* KPT_WINDOW_TEST_OFF bits (test_off_names) */
 	uint64_t kernels_before, kernels_before_ns, memops_before, preroll_dropped;
 	/* the work-API callbacks of range links (enable_launch_callbacks),
 	 * listed at the first NVTX push; on only inside windows */
@@ -177,6 +183,9 @@ static struct {
 	unsigned sample_ms;
 	pthread_t sampler;
 	int sampler_on;
+	/* the sampler queries NVML: always without a window, else only while
+	 * tracing (window_apply sets it and wakes the sampler at an opening) */
+	_Atomic int sample_on;
 	_Atomic int stop;
 	sem_t wake;
 	struct kpt_env_sample *env;
@@ -794,19 +803,60 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* ---- capture windows (kpt_window.h) ------------------------------------ */
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* KPT_WINDOW_TEST_OFF (kpt_window.h): parts of the collector a
+ * measurement turns off, to attribute a capture window's cost. */
+enum {
+	KPT_TEST_OFF_NVML = 1,      /* no NVML sample at all, in windows either */
+	KPT_TEST_OFF_CALLBACKS = 2, /* no work callbacks: no range links, no pre-roll */
+	KPT_TEST_OFF_KINDS = 4,     /* activity never enabled: windows open and close, nothing is traced */
+};
+static const struct { const char *name; int bit; } test_off_names[] = {
+	{ "nvml", KPT_TEST_OFF_NVML },
+	{ "callbacks", KPT_TEST_OFF_CALLBACKS },
+	{ "kinds", KPT_TEST_OFF_KINDS },
+};
+
+/* The bits of a comma list of test_off_names; unknown words are ignored
+ * (a test knob: the meta collector.window_test_off shows what was set). */
+static int test_off_parse(const char *s)
+{
+	int bits = 0;
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		for (size_t i = 0; i < sizeof test_off_names / sizeof test_off_names[0]; i++)
+			if (strlen(test_off_names[i].name) == n && strncmp(s, test_off_names[i].name, n) == 0)
+				bits |= test_off_names[i].bit;
+		s += n + (s[n] == ',');
+	}
+	return bits;
+}
+
 /* Turns the work callbacks on or off (off outside a capture window: they
  * are not needed to find the next one). Under winlock. */
 static void work_callbacks_switch(int on)
 {
 	unsigned failed = 0;
+	uint64_t t0;
 
 	if (!g.work_cbs || g.work_cbs_on == on)
 		return;
+	t0 = mono_ns();
 	g.work_cbs_on = on;
 	for (unsigned i = 0; i < g.nwork_cbs; i++)
 		if (cuptiEnableCallback(on, g.sub, g.work_cbs[i].dom, g.work_cbs[i].cbid) != CUPTI_SUCCESS)
 			failed++;
 	atomic_fetch_add(&g.api_cbs_failed, failed);
+	g.switch_cbs_ns += mono_ns() - t0;
 }
 
 static const CUpti_ActivityKind kinds[] = {
@@ -825,17 +875,23 @@ static const CUpti_ActivityKind api_kinds[] = {
 static int kinds_switch(int on, struct kpt_diag *d)
 {
 	CUptiResult (*fn)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
+	uint64_t t0;
 
 	if (on == g.kinds_on)
 		return 0;
 	g.kinds_on = on;
+	g.switches++;
 	work_callbacks_switch(on);
+	if (g.test_off & KPT_TEST_OFF_KINDS)
+		return 0;
+	t0 = mono_ns();
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
 		if (g.kinds_mask & 1 << i)
 			KPT_CUPTI(d, fn(kinds[i]));
 	if (g.api)
 		for (size_t i = 0; i < sizeof api_kinds / sizeof api_kinds[0]; i++)
 			KPT_CUPTI(d, fn(api_kinds[i]));
+	g.switch_kinds_ns += mono_ns() - t0;
 	return 0;
 }
 
@@ -867,6 +923,11 @@ static void window_apply(int on)
 	}
 	if (kinds_switch(kpt_window_tracing(&g.win), &d) < 0)
 		fail(&d);
+	/* NVML follows the tracing: the sampler skips its queries between
+	 * windows and is woken at an opening for one sample at once (a window
+	 * of a few ms would otherwise often hold none) */
+	if (atomic_exchange(&g.sample_on, g.kinds_on) != g.kinds_on && g.kinds_on && g.sampler_on)
+		sem_post(&g.wake);
 }
 
 /* cudaProfilerStart/Stop, runtime and driver: the cudaProfilerApi window */
@@ -933,7 +994,10 @@ static int window_start(struct kpt_diag *d)
 	if (spec.trigger == KPT_WINDOW_PROFILER_API)
 		for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
 			KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, profiler_calls[i].dom, profiler_calls[i].cbid));
-	return kinds_switch(g.win.on, d);
+	if ((rc = kinds_switch(g.win.on, d)) < 0)
+		return rc;
+	atomic_store(&g.sample_on, g.kinds_on);
+	return 0;
 }
 
 /* ---- NVTX ------------------------------------------------------------------ */
@@ -1507,7 +1571,7 @@ static void *sampler_main(void *arg)
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
 	for (;;) {
 		struct timespec ts;
-		unsigned ms = window_clock(g.sample_ms ? g.sample_ms : 1000);
+		unsigned ms = window_clock(g.sample_ms && atomic_load(&g.sample_on) ? g.sample_ms : 1000);
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -1521,7 +1585,7 @@ static void *sampler_main(void *arg)
 		}
 		if (atomic_load(&g.stop))
 			return NULL;
-		if (g.nvml_ok && g.sample_ms)
+		if (g.nvml_ok && g.sample_ms && atomic_load(&g.sample_on))
 			sample_once();
 	}
 }
@@ -1587,6 +1651,24 @@ static void window_meta(struct kpt_diag *d)
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)g.win.windows);
 	pthread_mutex_unlock(&g.winlock);
 	kpt_writer_meta(g.w, "collector.windows", buf, d);
+	/* what crossing the windows cost the program's threads (issue 22:
+	 * attributing a window's overhead); us, summed over the run */
+	pthread_mutex_lock(&g.winlock);
+	{
+		const struct { const char *key; uint64_t v; } sw[] = {
+			{ "collector.window_switches", g.switches },
+			{ "collector.window_switch_kinds_us", g.switch_kinds_ns / 1000 },
+			{ "collector.window_switch_callbacks_us", g.switch_cbs_ns / 1000 },
+		};
+
+		for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+			snprintf(buf, sizeof buf, "%llu", (unsigned long long)sw[i].v);
+			kpt_writer_meta(g.w, sw[i].key, buf, d);
+		}
+	}
+	pthread_mutex_unlock(&g.winlock);
+	if (getenv(KPT_ENV_WINDOW_TEST_OFF))
+		kpt_writer_meta(g.w, "collector.window_test_off", getenv(KPT_ENV_WINDOW_TEST_OFF), d);
 	if (!g.preroll_track)
 		return;
 	/* under g.lock (file_finish): the counts of record_one */
@@ -1807,6 +1889,12 @@ static int start(struct kpt_diag *d)
 
 		g.link = !l || !*l || !strcmp(l, "api") ? 0 : !strcmp(l, "runtime") ? 1 : !strcmp(l, "off") ? 2 : 0;
 	}
+	g.test_off = test_off_parse(getenv(KPT_ENV_WINDOW_TEST_OFF));
+	if (g.test_off & KPT_TEST_OFF_CALLBACKS)
+		g.link = 2;
+	if (g.test_off & KPT_TEST_OFF_NVML)
+		g.sample_ms = 0;
+	atomic_store(&g.sample_on, 1);
 	g.command = read_cmdline();
 	if ((rc = paths_init(d)) < 0)
 		return rc;
@@ -1839,7 +1927,12 @@ static int start(struct kpt_diag *d)
 		if ((rc = window_start(d)) < 0)
 			return rc;
 	}
-	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE));
+	/* Of the resource domain only the two ids callback() handles: the
+	 * others (streams, modules, CUDA graph nodes: torch.compile and graph
+	 * capture create many) would call in for nothing, windows or not. */
+	KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+	KPT_CUPTI(d, cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+					 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
 	KPT_CUPTI(d, cuptiEnableDomain(1, g.sub, CUPTI_CB_DOMAIN_NVTX));
 	/* No runtime API callback here: enabling even one makes every launch
 	 * pass through CUPTI's callback dispatch. cudaDeviceReset is seen as

@@ -31,6 +31,16 @@
  *   it is lost without a trace. No pre-roll before step 0 (nothing says
  *   when it comes) nor for cudaProfilerApi, nvtx: without --steps/--every
  *   or time windows (not known ahead).
+ *   Why from the opening of the step before, not its closing: what runs
+ *   into a window is what the step before launched and the GPU had not
+ *   finished when the window opened, and with no synchronisation between
+ *   steps (the usual training loop) that is the tail of the step before,
+ *   launched before its closing, up to a whole step's worth of queue when
+ *   the CPU runs ahead. Tracing from the closing would see only the
+ *   launches of the gap (between the ranges: usually none), so it would
+ *   miss exactly those kernels. Nothing tells at launch which of the step
+ *   before's launches will still be running at the opening, so the whole
+ *   step is traced.
  */
 #ifndef KPT_WINDOW_H
 #define KPT_WINDOW_H
@@ -46,6 +56,13 @@
 #define KPT_ENV_WINDOW_DELAY "KPT_DELAY"           /* seconds, decimal */
 #define KPT_ENV_WINDOW_DURATION "KPT_DURATION"     /* seconds, decimal */
 #define KPT_ENV_WINDOW_PREROLL "KPT_PREROLL"       /* 0: no pre-roll (the collector reads it) */
+/* A measurement knob, not for users: a comma list of parts of the
+ * collector to leave off, to attribute what a window costs
+ * (scripts/gpu/windows.sh): nvml (no NVML sampling, in windows either),
+ * callbacks (no work-API callbacks: no range links, no pre-roll), kinds
+ * (the activity kinds are never enabled: windows open and close, nothing
+ * is traced). Recorded as meta collector.window_test_off. */
+#define KPT_ENV_WINDOW_TEST_OFF "KPT_WINDOW_TEST_OFF"
 
 #define KPT_WINDOW_NAME_MAX 256  /* bytes of NAME and of DOMAIN, with the NUL */
 

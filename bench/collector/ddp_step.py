@@ -7,7 +7,8 @@ Each rank trains 4 bf16 Linear(4096, 4096) layers on its own batch of
 2048 rows (DistributedDataParallel: the gradients are all-reduced through
 NCCL during backward), SGD. Each step is an NVTX range "step" on the
 training thread. Rank 0 prints the median step time over --steps timed
-steps (CUDA-synchronised wall clock per step), as "ddp_step median_ms X".
+steps (CUDA-synchronised wall clock per step), as "ddp_step median_ms X
+steps N world W mean_ms Y".
 NVLink multicast stays off (NCCL_NVLS_ENABLE=0 and friends).
 """
 import argparse
@@ -59,7 +60,8 @@ def main():
         raise SystemExit("ddp_step: loss is not finite")
     dist.barrier()
     if rank == 0:
-        print(f"ddp_step median_ms {1e3 * statistics.median(times):.4f} steps {a.steps} world {dist.get_world_size()}", flush=True)
+        print(f"ddp_step median_ms {1e3 * statistics.median(times):.4f} steps {a.steps} world {dist.get_world_size()} "
+              f"mean_ms {1e3 * statistics.fmean(times):.4f}", flush=True)
     dist.destroy_process_group()
 
 

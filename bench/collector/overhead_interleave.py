@@ -48,6 +48,15 @@ def mode_table(k, floor):
         "kptprof-every20": ({}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
         # the same without the pre-roll (the step before each window untraced)
         "kptprof-every20-nopreroll": ({"KPT_PREROLL": "0"}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
+        # attribution of every20 (KPT_WINDOW_TEST_OFF, kpt_window.h): a window
+        # that never opens (only what stays on between windows), and every20
+        # without NVML, without the work callbacks (no links, no pre-roll),
+        # without ever enabling the activity kinds (the switching alone)
+        "win-never": ({}, rec("--capture-range", "nvtx:step", "--steps", "1000000000"), []),
+        "every20-no-nvml": ({"KPT_WINDOW_TEST_OFF": "nvml"}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
+        "every20-no-callbacks": ({"KPT_WINDOW_TEST_OFF": "callbacks"},
+                                 rec("--capture-range", "nvtx:step", "--every", "20"), []),
+        "every20-no-kinds": ({"KPT_WINDOW_TEST_OFF": "kinds"}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
         "abl-kernel+memcpy": ({}, rec("--kinds", "kernel,memcpy"), []),
         "abl-kernel+memset": ({}, rec("--kinds", "kernel,memset"), []),
         "abl-kernel+sync": ({}, rec("--kinds", "kernel,sync"), []),
@@ -79,11 +88,14 @@ class Proc:
         os.kill(self.pid, signal.SIGCONT)
         self.p.stdin.write(f"{workload} {n}\n")
         self.p.stdin.flush()
+        first = -1
         for line in self.p.stdout:
-            if line.startswith("times "):
+            if line.startswith("first "):
+                first = int(line.split()[2])
+            elif line.startswith("times "):
                 f = line.split()
                 os.kill(self.pid, signal.SIGSTOP)
-                return [float(x) for x in f[2:]]
+                return [float(x) for x in f[2:]], first
         raise RuntimeError(f"{self.mode}: process ended during a block")
 
     def finish(self, timeout=300):
@@ -104,6 +116,25 @@ class Proc:
             rc = self.p.wait()
         self.errf.close()
         return rc
+
+
+def window_meta(a, r, mode, kpt):
+    """The collector's capture-window meta of one recording (windows
+    opened, pre-rolls, what switching cost the program's thread, the
+    kernels counted into windows) into DIR/window_meta.txt, one line per
+    recording that has a window."""
+    import json
+    rep = subprocess.run([a.kptprof, "report", kpt, "--top", "0", "--format", "json"],
+                         capture_output=True, text=True)
+    try:
+        meta = json.loads(rep.stdout).get("meta", {})
+    except ValueError:
+        return
+    kv = {k[len("collector."):]: v for k, v in meta.items()
+          if k.startswith("collector.") and ("window" in k or "preroll" in k)}
+    if kv:
+        with open(f"{a.out}/window_meta.txt", "a") as f:
+            f.write(f"{r} {mode} " + " ".join(f"{k}={v}" for k, v in sorted(kv.items()) if " " not in str(v)) + "\n")
 
 
 def main():
@@ -132,7 +163,7 @@ def main():
     raw = open(f"{a.out}/raw.tsv", "w")
     raw.write("round mode workload median_ms mean_ms kernels_per_step\n")
     steps_f = open(f"{a.out}/steps.tsv", "w")
-    steps_f.write("round mode workload block ms\n")
+    steps_f.write("round mode workload block ms step\n")
     pin = ["taskset", "-c", a.pin] if a.pin else []
     t0 = time.time()
     done = 0
@@ -168,9 +199,10 @@ def main():
                     for wl, total in wls:
                         per = total // a.blocks + (1 if b < total % a.blocks else 0)
                         for p in order:
-                            t = p.block(wl, per)
+                            t, first = p.block(wl, per)
                             times[(p.mode, wl)] += t
-                            steps_f.write("".join(f"{r} {p.mode} {wl} {b} {x}\n" for x in t))
+                            steps_f.write("".join(f"{r} {p.mode} {wl} {b} {x} {first + i if first >= 0 else -1}\n"
+                                                  for i, x in enumerate(t)))
             except (RuntimeError, BrokenPipeError) as e:
                 print(f"overhead: round {r}: {e}", flush=True)
                 ok = False
@@ -189,6 +221,7 @@ def main():
                     if l.startswith("processes "):
                         with open(f"{a.out}/recorded.txt", "a") as f:
                             f.write(f"{r} {p.mode} {l[len('processes '):]}\n")
+                window_meta(a, r, p.mode, kpt)
                 os.unlink(kpt)
         if not ok:
             continue

@@ -43,9 +43,14 @@ def gpu_step(a, b):
     return y
 
 
+STEP = [0]  # NVTX "step" ranges opened so far in this process: the collector's step numbers
+
+
 def timed(fn, steps, warmup, nvtx):
     times = []
     for i in range(warmup + steps):
+        if nvtx:
+            STEP[0] += 1
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         if nvtx:
@@ -80,7 +85,10 @@ def serve(work, profiler, nvtx):
     """--serve: for scripts/gpu/overhead.sh's interleaved rounds. Warms up,
     prints "ready PID", then answers lines on stdin: "WORKLOAD N" runs 2
     untimed steps and N timed ones and prints "times WORKLOAD t1 ... tN"
-    (ms); "quit" ends. Between blocks the coordinator stops this process
+    (ms), after a line "first WORKLOAD S": S is the step number (the
+    collector's count of "step" ranges, from 0) of t1, so that a capture
+    window's steps can be told apart (window_profile.py); "quit" ends.
+    Between blocks the coordinator stops this process
     (SIGSTOP), so nothing of it runs while another mode is timed."""
     import os
     import sys
@@ -99,6 +107,7 @@ def serve(work, profiler, nvtx):
         f = line.split()
         if not f or f[0] == "quit":
             break
+        print(f"first {f[0]} {STEP[0] + 2}", flush=True)
         times = timed(fns[f[0]], int(f[1]), 2, nvtx)
         print("times " + f[0] + " " + " ".join(f"{t:.4f}" for t in times), flush=True)
     if prof is not None:

@@ -15,7 +15,12 @@
  * SMs), one process, and per launch the default set's counters: "copy"
  * launches 1 ms moving 1.5 GB each way (3000 GB/s, 100% of copy),
  * "gemm" 2 ms with tensor cycles 25% of active SM cycles. KERNELS (default
- * "ccg") names the launches in order: c copy, g gemm. */
+ * "ccg") names the launches in order: c copy, g gemm.
+ *
+ * counters_check --list FILE - prints every counter row, one a line:
+ * rank (of its process; -1 none), device index, mangled kernel name,
+ * metric, value, tab-separated (tests/gpu/nccl_counters_test.sh reads it
+ * per rank). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +78,28 @@ out:
 	return rc < 0 ? 2 : 0;
 }
 
+static int list_counters(const char *path)
+{
+	const struct kpt_counter *c;
+	const struct kpt_process *p;
+	struct kpt_file *f = NULL;
+	struct kpt_diag d;
+	size_t n, np;
+
+	kpt_diag_clear(&d);
+	if (kpt_file_open(path, &f, &d) < 0 || kpt_file_load_strings(f, &d) < 0 ||
+	    kpt_file_processes(f, &p, &np, &d) < 0 || kpt_file_counters(f, &c, &n, &d) < 0)
+		return fprintf(stderr, "counters_check: %s\n", d.msg), 2;
+	for (size_t i = 0; i < n; i++) {
+		long rank = c[i].process < np && p[c[i].process].rank != KPT_NONE ? (long)p[c[i].process].rank : -1;
+		const char *k = kpt_file_string(f, c[i].kernel_name), *m = kpt_file_string(f, c[i].metric);
+
+		printf("%ld\t%u\t%s\t%s\t%.17g\n", rank, c[i].device, k ? k : "?", m ? m : "?", c[i].value);
+	}
+	kpt_file_close(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct kpt_file *f = NULL;
@@ -88,6 +115,8 @@ int main(int argc, char **argv)
 	double tol, want, rd, wr, got, dur;
 	int rc;
 
+	if (argc == 3 && strcmp(argv[1], "--list") == 0)
+		return list_counters(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "--write") == 0)
 		return write_recording(argv[2], argc > 3 ? argv[3] : "ccg");
 	if (argc != 4 || !(tol = atof(argv[3])))

@@ -7,10 +7,7 @@
 # Env: KPTPROF, SCRIPT, CHECK. Exit 77 with fewer than 2 GPUs, or no
 # PyTorch with NCCL (NCCL needs a GPU per rank).
 set -u
-n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-[ "$n" -ge 2 ] || { echo "fewer than 2 GPUs ($n): skipped"; exit 77; }
-python3 -c 'import torch, torch.distributed as d; assert torch.cuda.device_count() >= 2 and d.is_nccl_available()' 2>/dev/null ||
-	{ echo "no PyTorch with NCCL and 2 GPUs: skipped"; exit 77; }
+. "$(dirname "$0")/need_two_gpus.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/kptnccl.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 STEPS=10
