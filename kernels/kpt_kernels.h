@@ -40,8 +40,10 @@ static inline size_t kpt_planted_bytes(size_t bytes, int extra_pct)
  * unchanged. (Re-copying the first part of the data instead made the extra
  * work hit L2: +0.6% for a planted 2% on an H100, none for small copies.) */
 int kpt_copy(void *dst, const void *src, size_t bytes, int extra_pct, cudaStream_t s, struct kpt_diag *d);
-/* Every byte of dst[0..bytes) = value & 0xFF, 16-byte vector stores. */
-int kpt_memset(void *dst, int value, size_t bytes, cudaStream_t s, struct kpt_diag *d);
+/* Every byte of dst[0..bytes) = value & 0xFF, 16-byte vector stores.
+ * extra_pct as for kpt_copy (planted: the same value is also stored past
+ * the data; dst then holds kpt_planted_bytes(bytes, extra_pct) bytes). */
+int kpt_memset(void *dst, int value, size_t bytes, int extra_pct, cudaStream_t s, struct kpt_diag *d);
 /* STREAM triad a[i] = b[i] + q * c[i] (float32, fused multiply-add).
  * extra_pct as for kpt_copy: a, b and c then hold
  * kpt_planted_bytes(4 * n, extra_pct) bytes. */
@@ -57,7 +59,12 @@ int kpt_transpose_bf16(uint16_t *out, const uint16_t *in, size_t rows, size_t co
  * once before first use; the kernel leaves it ready for the next call. n = 0
  * writes 0. */
 size_t kpt_reduce_sum_ws_bytes(void);
-int kpt_reduce_sum_f32(float *out, const float *in, size_t n, void *ws, cudaStream_t s, struct kpt_diag *d);
+/* extra_pct > 0 (planted slowdown, n a multiple of 4 and in 16-byte
+ * aligned; else ignored): the kernel also reads the next extra_pct% of in,
+ * which must then hold kpt_planted_bytes(4 * n, extra_pct) bytes, zeros
+ * past the data (the sum is bit-identical unless a partial sum is -0). */
+int kpt_reduce_sum_f32(float *out, const float *in, size_t n, int extra_pct, void *ws, cudaStream_t s,
+		       struct kpt_diag *d);
 /* Pinned host <-> device copies (cudaMemcpyAsync); host memory from
  * cudaMallocHost/cudaHostAlloc. */
 int kpt_copy_h2d(void *dst, const void *host_src, size_t bytes, cudaStream_t s, struct kpt_diag *d);

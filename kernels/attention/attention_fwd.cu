@@ -12,9 +12,12 @@
  */
 #include <math.h>
 
+#include <atomic>
+
 #include <nvtx3/nvToolsExt.h>
 
 #include "kpt_attention.h"
+#include "kpt_attn_path.h"
 #include "kpt_mma.cuh"
 /* KPT_ATTN_SM90: the build compiled attention_fwd_sm90.cu (for sm_90a; the
  * build defines it when 90 is among the CUDA architectures). Without it the
@@ -349,6 +352,35 @@ static const fwd_launch_fn fwd_table[2][2][2][KPT_ATTN_TILES_COUNT] = {
  * (bench/RESULTS.md, 2026-11-22); AUTO takes WGMMA before it where that runs. */
 static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x128_R32_DB, KPT_ATTN_TILES_128x64_R32 };
 
+#ifndef KPT_ATTN_SM90
+#define KPT_ATTN_SM90 0
+#endif
+
+/* kpt_attn_fwd_path for a on the current device; the compute capability is
+ * read once per device (later calls cost a cudaGetDevice). */
+enum kpt_attn_path device_path(const struct kpt_attn_fwd_args *a)
+{
+	constexpr int MAXDEV = 64;
+	static std::atomic<int> cc[MAXDEV]; /* 0 not read yet, else major * 10 + minor */
+	int dev = 0, v = 0, major = 0, minor = 0;
+	if (cudaGetDevice(&dev) != cudaSuccess)
+		dev = -1;
+	if (dev >= 0 && dev < MAXDEV)
+		v = cc[dev].load(std::memory_order_relaxed);
+	if (!v && dev >= 0) {
+		if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+		    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess)
+			v = major * 10 + minor;
+		if (dev < MAXDEV)
+			cc[dev].store(v, std::memory_order_relaxed);
+	}
+	(void)cudaGetLastError();
+	/* Unknown (no device): let the launch report the error. */
+	if (!v)
+		return KPT_ATTN_PATH_MMA_SYNC;
+	return kpt_attn_fwd_path(v / 10, v % 10, a->head_dim, KPT_ATTN_SM90);
+}
+
 } /* namespace */
 
 extern "C" enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args *a)
@@ -356,7 +388,7 @@ extern "C" enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args
 	if (a->tiles != KPT_ATTN_TILES_AUTO)
 		return a->tiles;
 #if KPT_ATTN_SM90
-	if (kpt::attn_fwd_sm90_supports(a))
+	if (device_path(a) == KPT_ATTN_PATH_SM90_WGMMA && kpt::attn_fwd_sm90_supports(a))
 		return KPT_ATTN_TILES_128x128_WGMMA;
 #endif
 	return fwd_auto[a->head_dim == 128];
@@ -380,6 +412,9 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: pointers and strides must be 16-byte aligned");
 	if (a->heads > 65535 || a->batch > 65535)
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: batch or heads above 65535");
+	if (device_path(a) == KPT_ATTN_PATH_UNSUPPORTED)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: needs compute capability 8.0 or newer (mma.sync with bf16)");
 	int di = a->head_dim == 128;
 	enum kpt_attn_tiles t = kpt_attn_fwd_tiles(a);
 	if (t == KPT_ATTN_TILES_128x128_WGMMA) {
@@ -397,6 +432,13 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 				    "attention forward: the wgmma kernel is not built (needs CUDA architecture 90)");
 #endif
 	}
+	/* The mma.sync kernels have no plant: a runtime loop bound raised their
+	 * register counts (ptxas -v, sm_90: 140 -> 147 and more), which would
+	 * change the unplanted timings of the committed baselines. */
+	if (a->plant_pct > 0)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: a planted slowdown needs the wgmma kernel (head dim 128 on "
+				    "a compute capability 9.0 GPU)");
 	fwd_launch_fn fn = fwd_table[a->dtype][di][a->causal ? 1 : 0][t];
 	if (!fn)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: tiles %d not built", (int)t);

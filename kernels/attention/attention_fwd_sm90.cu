@@ -60,6 +60,7 @@ struct sm90_params {
 	long long sb, sh, ss;
 	int seq;
 	float scale_log2;
+	int plant_pct; /* --plant: extra key tiles, fully masked (kpt_attn_fwd_args) */
 };
 
 } /* namespace */
@@ -254,6 +255,15 @@ __device__ __forceinline__ void softmax_tile(float (&s)[64], float (&m)[2], floa
 	l[1] = l[1] * alpha[1] + sum[1];
 }
 
+/* Planted slowdown: extra tiles this block adds to its n for pct% more
+ * work; the fraction is dithered over the blocks (floor or ceil), so the
+ * grid adds pct% even when n is small; 0 when pct is 0. */
+__device__ __forceinline__ int plant_extra(int n, int pct)
+{
+	const unsigned blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+	return (n * pct + (int)(blk * 37u % 100u)) / 100;
+}
+
 /* P as wgmma A fragments: key step kk covers accumulator groups 2kk, 2kk+1. */
 template <bool FP16> __device__ __forceinline__ void pack_p(uint32_t (&p)[32], const float (&s)[64])
 {
@@ -293,6 +303,10 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 	int n_tiles = (seq + BN - 1) / BN;
 	if (CAUSAL)
 		n_tiles = min(n_tiles, (m0 + BM + BN - 1) / BN);
+	/* Planted work: tiles n_tiles..n_tot-1 reload key tile j - n_tiles (mod
+	 * n_tiles) and are masked whole (softmax_tile with seq 0): P = 0, the
+	 * max and alpha = 1 stay, so O and l are bit-identical. */
+	const int n_tot = n_tiles + plant_extra(n_tiles, p.plant_pct);
 
 	if (tid == 0) {
 		mbar_init(barQ, 1);
@@ -312,19 +326,20 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 			mbar_expect_tx(barQ, TILE_BYTES);
 			tma_load(sQ, &tmq, barQ, 0, m0, h, b);
 			tma_load(sQ + CHUNK_BYTES, &tmq, barQ, 64, m0, h, b);
-			for (int j = 0; j < n_tiles; j++) {
+			for (int j = 0; j < n_tot; j++) {
 				const int s = j % ST;
 				const uint32_t ph = ((j / ST) - 1) & 1;
+				const int kt = j < n_tiles ? j : (j - n_tiles) % n_tiles;
 				if (j >= ST)
 					mbar_wait(emptyK(s), ph);
 				mbar_expect_tx(fullK(s), TILE_BYTES);
-				tma_load(sK + s * TILE_BYTES, &tmk, fullK(s), 0, j * BN, h, b);
-				tma_load(sK + s * TILE_BYTES + CHUNK_BYTES, &tmk, fullK(s), 64, j * BN, h, b);
+				tma_load(sK + s * TILE_BYTES, &tmk, fullK(s), 0, kt * BN, h, b);
+				tma_load(sK + s * TILE_BYTES + CHUNK_BYTES, &tmk, fullK(s), 64, kt * BN, h, b);
 				if (j >= ST)
 					mbar_wait(emptyV(s), ph);
 				mbar_expect_tx(fullV(s), TILE_BYTES);
-				tma_load(sV + s * TILE_BYTES, &tmv, fullV(s), 0, j * BN, h, b);
-				tma_load(sV + s * TILE_BYTES + CHUNK_BYTES, &tmv, fullV(s), 64, j * BN, h, b);
+				tma_load(sV + s * TILE_BYTES, &tmv, fullV(s), 0, kt * BN, h, b);
+				tma_load(sV + s * TILE_BYTES + CHUNK_BYTES, &tmv, fullV(s), 64, kt * BN, h, b);
 			}
 		}
 	} else {
@@ -359,7 +374,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 		softmax_tile<CAUSAL>(s, m, l, alpha, sl2, 0, seq, row0, m0, t);
 		pack_p<FP16>(pf, s);
 
-		for (int j = 1; j < n_tiles; j++) {
+		for (int j = 1; j < n_tot; j++) {
 			const int sj = j % ST, sp = (j - 1) % ST;
 			mbar_wait(fullK(sj), (j / ST) & 1);
 			wg_fence();
@@ -374,7 +389,7 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 			reg_fence(s);
 			if (warp_leader)
 				mbar_arrive(emptyK(sj));
-			softmax_tile<CAUSAL>(s, m, l, alpha, sl2, j * BN, seq, row0, m0, t);
+			softmax_tile<CAUSAL>(s, m, l, alpha, sl2, j * BN, j < n_tiles ? seq : 0, row0, m0, t);
 			wg_wait<0>();
 			reg_fence(o);
 			reg_fence(pf);
@@ -386,8 +401,8 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 			pack_p<FP16>(pf, s);
 		}
 		{
-			const int sp = (n_tiles - 1) % ST;
-			mbar_wait(fullV(sp), ((n_tiles - 1) / ST) & 1);
+			const int sp = (n_tot - 1) % ST;
+			mbar_wait(fullV(sp), ((n_tot - 1) / ST) & 1);
 			wg_fence();
 			issue_pv<FP16>(o, pf, dv0 + sp * tile_step);
 			wg_commit();
@@ -531,6 +546,7 @@ int kpt::attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct
 	p.ss = a->stride_s;
 	p.seq = a->seq;
 	p.scale_log2 = a->scale * 1.4426950408889634f;
+	p.plant_pct = a->plant_pct;
 	const bool fp16 = a->dtype == KPT_ATTN_FP16;
 	cudaError_t e;
 	if (fp16)

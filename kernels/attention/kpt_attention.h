@@ -66,6 +66,12 @@ struct kpt_attn_fwd_args {
 	int causal;
 	enum kpt_attn_dtype dtype;
 	enum kpt_attn_tiles tiles;
+	/* Planted slowdown (kpt-workloads --plant), 0 = none: every block also
+	 * processes plant_pct% more key tiles (real ones, reloaded) with every
+	 * key masked, so the kernel (same name, grid and block) does that much
+	 * more work and o is bit-identical. WGMMA only: KPT_E_UNSUPPORTED when
+	 * plant_pct > 0 and the mma.sync kernel would run. */
+	int plant_pct;
 };
 int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
 /* The variant kpt_attn_fwd runs for a on the current device: a->tiles, or
@@ -90,8 +96,18 @@ struct kpt_attn_decode_args {
 	int chunk;   /* rows per split, a multiple of 64 up to 4096; 0 = choose */
 	void *ws;
 	size_t ws_bytes;
+	/* Planted slowdown (kpt-workloads --plant), 0 = none: the chunk kernel
+	 * (same name, grid and block) also streams plant_pct% more K and V rows
+	 * from plant, at least kpt_attn_decode_plant_bytes() bytes of 16-byte
+	 * aligned device memory that nothing else touches during the call (its
+	 * contents are read, never used: o is bit-identical). */
+	int plant_pct;
+	const void *plant;
+	size_t plant_bytes;
 };
 size_t kpt_attn_decode_ws_bytes(int batch, int heads, int ctx, int head_dim);
+/* Bytes of the plant memory for plant_pct (0 when plant_pct <= 0). */
+size_t kpt_attn_decode_plant_bytes(int batch, int heads, int ctx, int head_dim, int plant_pct);
 int kpt_attn_decode(const struct kpt_attn_decode_args *a, cudaStream_t s, struct kpt_diag *d);
 
 #ifdef __cplusplus

@@ -57,7 +57,7 @@ static int attn_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 {
 	const struct attn_cfg *a = w->cfg;
 	struct attn_state *st = calloc(1, sizeof *st);
-	size_t foot;
+	size_t foot, plant; /* plant: decode --plant memory after each K cache */
 	int rc = 0;
 
 	if (!(c->state = st))
@@ -72,10 +72,12 @@ static int attn_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 	st->nsets = a->op == OP_FWD || foot >= ROTATE_BYTES ? 1 : (ROTATE_BYTES + foot - 1) / foot;
 	if (st->nsets > MAX_SETS)
 		st->nsets = MAX_SETS;
+	plant = a->op == OP_DECODE ? kpt_attn_decode_plant_bytes(a->batch, a->heads, a->seq, a->head_dim, c->plant_pct) : 0;
 	for (size_t i = 0; i < st->nsets && rc == 0; i++) {
 		if ((rc = KPT_CUDA(d, cudaMalloc(&st->q[i], st->nq * 2))) < 0 ||
 		    (rc = KPT_CUDA(d, cudaMalloc(&st->o[i], st->nq * 2))) < 0 ||
-		    (rc = KPT_CUDA(d, cudaMalloc(&st->k[i], st->nkv * 2))) < 0 ||
+		    (rc = KPT_CUDA(d, cudaMalloc(&st->k[i], st->nkv * 2 + plant))) < 0 ||
+		    (plant && (rc = KPT_CUDA(d, cudaMemsetAsync((char *)st->k[i] + st->nkv * 2, 0x3c, plant, c->stream))) < 0) ||
 		    (rc = KPT_CUDA(d, cudaMalloc(&st->v[i], st->nkv * 2))) < 0)
 			break;
 		/* bf16 fill for both types: fp16 workloads read the same bits as
@@ -135,11 +137,15 @@ static int attn_run(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct k
 		struct kpt_attn_fwd_args f;
 
 		fwd_args(a, st, st->next, &f);
+		f.plant_pct = c->plant_pct;
 		rc = kpt_attn_fwd(&f, c->stream, d);
 	} else {
 		struct kpt_attn_decode_args f;
 
 		dec_args(a, st, st->next, &f);
+		f.plant_pct = c->plant_pct;
+		f.plant = (char *)st->k[st->next] + st->nkv * 2;
+		f.plant_bytes = kpt_attn_decode_plant_bytes(a->batch, a->heads, a->seq, a->head_dim, c->plant_pct);
 		rc = kpt_attn_decode(&f, c->stream, d);
 	}
 	st->last = st->next;
@@ -246,17 +252,19 @@ done:
 	return rc;
 }
 
-#define HOOKS 0, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
+#define HOOKS 1, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
+/* Forward: plantable at head dim 128 (the wgmma kernel; kpt_attention.h). */
+#define HOOKSD(D) D == 128, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
 /* Forward with batch * seq = 16k tokens of hidden 2048. */
 #define FWD(DT, DTN, D, S, C, CN, SUITES)                                                                 \
 	{ "attention.fwd." DTN ".d" #D ".s" #S CN, "attention", SUITES,                                      \
 	  4.0 * (16384 / S) * (2048 / D) * (double)S * S * D / (C ? 2 : 1), 4.0 * 16384 * 2048 * 2,          \
-	  &(const struct attn_cfg){ OP_FWD, DT, 16384 / S, 2048 / D, S, D, C }, HOOKS }
+	  &(const struct attn_cfg){ OP_FWD, DT, 16384 / S, 2048 / D, S, D, C }, HOOKSD(D) }
 /* Forward at an explicit shape (small and awkward sizes). */
 #define FWDX(DT, DTN, B, H, S, D, C, CN, SUITES)                                                          \
 	{ "attention.fwd." DTN ".d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                     \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 4.0 * B * H * S * D * 2,                           \
-	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C }, HOOKS }
+	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C }, HOOKSD(D) }
 /* Decode: one token of B sequences x H heads against a cache of L rows. */
 #define DEC(B, H, L, D, SUITES)                                                                            \
 	{ "attention.decode.bf16.d" #D ".ctx" #L ".b" #B "h" #H, "attention", SUITES,                       \

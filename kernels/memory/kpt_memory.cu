@@ -84,18 +84,22 @@ static __global__ void memset_bytes(unsigned char *dst, unsigned char v, size_t 
 		dst[i] = v;
 }
 
-extern "C" int kpt_memset(void *dst, int value, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+extern "C" int kpt_memset(void *dst, int value, size_t bytes, int extra_pct, cudaStream_t s, struct kpt_diag *d)
 {
 	unsigned b = (unsigned)value & 0xFFu;
 	unsigned w = b * 0x01010101u;
 
+	if (extra_pct < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "kpt_memset: negative extra work %d%%", extra_pct);
 	if (bytes == 0)
 		return 0;
 	if (aligned16(dst)) {
 		size_t n = bytes / 16;
 
+		/* The grid is that of the data alone; the planted vectors (the
+		 * same value, past the data) lengthen its grid-stride loop. */
 		KPT_LAUNCH(d, "kpt_memset", (memset_vec<<<kpt_grid_for(n, THREADS * UNROLL, 8), THREADS, 0, s>>>(
-						   (uint4 *)dst, make_uint4(w, w, w, w), n,
+						   (uint4 *)dst, make_uint4(w, w, w, w), extra_pct ? planted(n, extra_pct) : n,
 						   (unsigned char *)dst + n * 16, bytes % 16)));
 		return 0;
 	}
@@ -420,7 +424,7 @@ extern "C" size_t kpt_reduce_sum_ws_bytes(void)
 	return sizeof(struct reduce_ws);
 }
 
-extern "C" int kpt_reduce_sum_f32(float *out, const float *in, size_t n, void *ws, cudaStream_t s,
+extern "C" int kpt_reduce_sum_f32(float *out, const float *in, size_t n, int extra_pct, void *ws, cudaStream_t s,
 				  struct kpt_diag *d)
 {
 	/* 16 blocks of 256 per SM (two rounds of residency) read 5% faster
@@ -429,8 +433,15 @@ extern "C" int kpt_reduce_sum_f32(float *out, const float *in, size_t n, void *w
 
 	if (!ws)
 		return kpt_diag_set(d, KPT_E_INVAL, "kpt_reduce_sum_f32: no workspace");
+	if (extra_pct < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "kpt_reduce_sum_f32: negative extra work %d%%", extra_pct);
 	if (g > RED_MAX_BLOCKS)
 		g = RED_MAX_BLOCKS;
+	/* Planted: the grid of the data alone, its loop run over the zeros
+	 * after it (whole vectors only, so every element keeps its thread and
+	 * accumulator: x + 0 = x, the sum is bit-identical). */
+	if (extra_pct > 0 && n % 4 == 0 && ((uintptr_t)in & 15u) == 0)
+		n = kpt_planted_bytes(4 * n, extra_pct) / 4;
 	KPT_LAUNCH(d, "kpt_reduce_sum_f32",
 		   (reduce_sum<<<g, RED_THREADS, 0, s>>>(out, in, n, (struct reduce_ws *)ws)));
 	return 0;

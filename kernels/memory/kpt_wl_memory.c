@@ -80,11 +80,12 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	sizes(m, &st->in_bytes, &st->out_bytes);
 	st->in_alloc = st->in_bytes;
 	st->out_alloc = st->out_bytes;
-	if (c->plant_pct > 0 && (m->op == OP_COPY || m->op == OP_TRIAD)) {
+	if (c->plant_pct > 0 && (m->op == OP_COPY || m->op == OP_TRIAD || m->op == OP_MEMSET || m->op == OP_REDUCE)) {
 		/* planted work runs over memory beyond the data (kpt_copy) */
 		st->in_alloc = kpt_planted_bytes(st->in_bytes, c->plant_pct);
-		st->out_alloc = kpt_planted_bytes(st->out_bytes, c->plant_pct);
+		st->out_alloc = m->op == OP_REDUCE ? st->out_bytes : kpt_planted_bytes(st->out_bytes, c->plant_pct);
 	}
+
 	/* The set count and the fills do not depend on the plant: only the
 	 * planted kernel itself may differ from an unplanted run (a fill over
 	 * the extension would be a second, unintended change). */
@@ -109,7 +110,8 @@ static int mem_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 		/* the extension holds a constant, non-zero pattern (a memset,
 		 * which is no kernel of the workload) */
 		if (rc == 0 && st->in[i] && st->in_alloc > round16(st->in_bytes))
-			rc = KPT_CUDA(d, cudaMemsetAsync((char *)st->in[i] + round16(st->in_bytes), 0x3c,
+			/* reduce: zeros, which leave its sum unchanged */
+			rc = KPT_CUDA(d, cudaMemsetAsync((char *)st->in[i] + round16(st->in_bytes), m->op == OP_REDUCE ? 0 : 0x3c,
 							 round16(st->in_alloc) - round16(st->in_bytes), c->stream));
 		if (rc == 0 && st->in2[i] && st->in_alloc > round16(st->in_bytes))
 			rc = KPT_CUDA(d, cudaMemsetAsync((char *)st->in2[i] + round16(st->in_bytes), 0xbc,
@@ -146,13 +148,13 @@ static int mem_run(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kp
 
 	switch (m->op) {
 	case OP_COPY: rc = kpt_copy(st->out[i], st->in[i], m->n, c->plant_pct, c->stream, d); break;
-	case OP_MEMSET: rc = kpt_memset(st->out[i], MEMSET_VALUE, m->n, c->stream, d); break;
+	case OP_MEMSET: rc = kpt_memset(st->out[i], MEMSET_VALUE, m->n, c->plant_pct, c->stream, d); break;
 	case OP_TRIAD:
 		rc = kpt_triad(st->out[i], st->in[i], st->in2[i], TRIAD_Q, m->n, c->plant_pct, c->stream, d);
 		break;
 	case OP_TRANSPOSE_F32: rc = kpt_transpose_f32(st->out[i], st->in[i], m->rows, m->cols, c->stream, d); break;
 	case OP_TRANSPOSE_BF16: rc = kpt_transpose_bf16(st->out[i], st->in[i], m->rows, m->cols, c->stream, d); break;
-	case OP_REDUCE: rc = kpt_reduce_sum_f32(st->out[i], st->in[i], m->n, st->ws, c->stream, d); break;
+	case OP_REDUCE: rc = kpt_reduce_sum_f32(st->out[i], st->in[i], m->n, c->plant_pct, st->ws, c->stream, d); break;
 	case OP_H2D: rc = kpt_copy_h2d(st->out[i], st->host, m->n, c->stream, d); break;
 	case OP_D2H: rc = kpt_copy_d2h(st->host, st->in[i], m->n, c->stream, d); break;
 	}
@@ -256,11 +258,11 @@ done:
 	  .cfg = &(const struct mem_cfg){ op, n, r, c }, .plantable = plant, .setup = mem_setup,      \
 	  .run = mem_run, .poison = mem_poison, .check = mem_check, .teardown = mem_teardown }
 #define COPY(nm, st, b) MEMWL("memory.copy." nm, st, OP_COPY, (size_t)(b), 0, 0, 2.0 * (b), 0, 1)
-#define MSET(nm, st, b) MEMWL("memory.memset." nm, st, OP_MEMSET, (size_t)(b), 0, 0, 1.0 * (b), 0, 0)
+#define MSET(nm, st, b) MEMWL("memory.memset." nm, st, OP_MEMSET, (size_t)(b), 0, 0, 1.0 * (b), 0, 1)
 #define TRIAD(nm, st, n) MEMWL("memory.triad.f32." nm, st, OP_TRIAD, (size_t)(n), 0, 0, 12.0 * (n), 2.0 * (n), 1)
 #define TRF(st, r, c) MEMWL("memory.transpose.f32." #r "x" #c, st, OP_TRANSPOSE_F32, 0, r, c, 8.0 * (r) * (c), 0, 0)
 #define TRB(st, r, c) MEMWL("memory.transpose.bf16." #r "x" #c, st, OP_TRANSPOSE_BF16, 0, r, c, 4.0 * (r) * (c), 0, 0)
-#define RED(nm, st, n) MEMWL("memory.reduce.f32." nm, st, OP_REDUCE, (size_t)(n), 0, 0, 4.0 * (n), 1.0 * (n), 0)
+#define RED(nm, st, n) MEMWL("memory.reduce.f32." nm, st, OP_REDUCE, (size_t)(n), 0, 0, 4.0 * (n), 1.0 * (n), 1)
 #define H2D(nm, st, b) MEMWL("memory.h2d.pinned." nm, st, OP_H2D, (size_t)(b), 0, 0, 1.0 * (b), 0, 0)
 #define D2H(nm, st, b) MEMWL("memory.d2h.pinned." nm, st, OP_D2H, (size_t)(b), 0, 0, 1.0 * (b), 0, 0)
 

@@ -379,7 +379,7 @@ static int run_one(const struct opts *o, struct gpu *g, const struct kpt_workloa
 	for (long i = 0; i < o->iterations && rc == 0; i++) {
 		if (o->cold) {
 			nvtxRangePushA("kpt:flush");
-			rc = kpt_memset(g->flush, (int)(i & 0xFF), g->flush_bytes, g->stream, &d);
+			rc = kpt_memset(g->flush, (int)(i & 0xFF), g->flush_bytes, 0, g->stream, &d);
 			nvtxRangePop();
 		}
 		if (o->settle_us && rc == 0 && (rc = KPT_CUDA(&d, cudaStreamSynchronize(g->stream))) == 0) {
