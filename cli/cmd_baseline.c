@@ -317,6 +317,7 @@ static int copy_file(const char *src, const char *dst)
 struct bl_session {
 	char uuid[128], boot[64], name[256];
 	int has_suite;              /* the recording names its suite (meta "suite") */
+	long settle_us;             /* meta "settle_us": the idle gap of its suite runs, 0 none */
 };
 
 /* Copies src to dst as a new recording whose meta names the suite (for a
@@ -388,6 +389,8 @@ static int bl_identify(const char *path, struct bl_session *id, struct kpt_count
 		}
 	}
 	id->has_suite = kpt_file_meta_get(f, "suite") != NULL;
+	ms = kpt_file_meta_get(f, "settle_us");
+	id->settle_us = ms ? strtol(ms, NULL, 10) : 0;
 	ms = want_suite ? want_suite : kpt_file_meta_get(f, "suite");
 	if (suite) {
 		if (!ms || !ms[0]) {
@@ -601,8 +604,24 @@ static int bl_update(struct bl_args *a)
 	{
 		size_t ns = 0, left;
 
-		for (size_t i = 0; i < nv; i++)
+		size_t other_gap = 0;
+
+		for (size_t i = 0; i < nv; i++) {
+			struct kpt_counts oc;
+
 			ns += session_name(base_name(v[i]));
+			if (session_name(base_name(v[i])) && strcmp(v[i], path) != 0 && access(v[i], F_OK) == 0 &&
+			    bl_identify(v[i], &old, &oc, NULL, 0, NULL, NULL, 0) == 0 && old.settle_us != id.settle_us)
+				other_gap++;
+		}
+		if (other_gap)
+			/* gate records as the newest session was recorded and refuses
+			 * a baseline whose sessions differ (docs/decision-rule.md) */
+			fprintf(stderr, "kptprof baseline: warning: %zu other session%s of '%s' %s recorded with another idle gap "
+					"before each timed iteration than this one (%ld us): gate refuses the mix; remove %s or "
+					"record %s again\n", other_gap, other_gap == 1 ? "" : "s", folder,
+				other_gap == 1 ? "was" : "were", id.settle_us, other_gap == 1 ? "it" : "them",
+				other_gap == 1 ? "it" : "them");
 		left = ns;
 		for (size_t i = 0; i < nv; i++) {
 			if (session_name(base_name(v[i])) && left > keep) {

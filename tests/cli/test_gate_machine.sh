@@ -74,4 +74,8 @@ if [ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia/version ]; then
 	run "$KPTPROF" gate --against "$KPT_BUILD"
 	expect_rc 77 "gate --against without a GPU"
 fi
+# baseline update says when a folder's sessions would mix idle gaps
+run "$KPTPROF" baseline update "$T/gap0.kpt" --baselines "$T/bl"
+expect_rc 0 "baseline update of another idle gap"
+expect_err "1 other session of '$T/bl/nvidia-h100-80gb-hbm3/default' was recorded with another idle gap"
 echo ok
