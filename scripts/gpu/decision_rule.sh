@@ -86,7 +86,7 @@ record_baselines() {
 		t0=$(date +%s)
 		timeout 120 "$K" record --runs 3 -o "$RES/default_candidate.kpt" --suite default \
 			>"$RES/record-candidate.log" 2>&1 &&
-			timeout 120 "$K" record --runs 3 -o "$RES/default_plant5_copy128MiB.kpt" -- "$KW" --suite default \
+			timeout 120 "$K" record --runs 3 -o "$RES/default_plant5_copy128MiB.kpt" -- "$KW" --suite default --settle-us 3000 \
 				--plant memory.copy.128MiB=5 >>"$RES/record-candidate.log" 2>&1
 		echo "candidates rc=$? $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
 	esac
