@@ -531,6 +531,8 @@ static void json_rows(struct kpt_json *j, const struct report *r, const struct k
 		kpt_json_kv_u64(j, "min_ns", row->min_ns);
 		kpt_json_kv_u64(j, "max_ns", row->max_ns);
 		kpt_json_kv_double(j, "stddev_ns", row->stddev_ns);
+		if (row->median_rel_err > 0)
+			kpt_json_kv_double(j, "median_rel_err", row->median_rel_err);
 		kpt_json_end_object(j);
 	}
 	kpt_json_end_array(j);
@@ -679,6 +681,26 @@ static int load(struct report *r, struct kpt_diag *d)
 	return rc;
 }
 
+/* One line on stderr per row whose median comes from a sketch (the first
+ * few; then how many more), so no one takes it for an exact one. */
+static void note_approx(const struct report *r)
+{
+	enum { SHOWN = 8 };
+	size_t said = 0;
+
+	for (size_t i = 0; i < r->s->n && r->s->approx; i++) {
+		const struct kpt_summary_row *row = &r->s->rows[i];
+
+		if (!(row->median_rel_err > 0) || said++ >= SHOWN)
+			continue;
+		fprintf(stderr, "kptprof report: note: key '%s' has %" PRIu64 " durations; medians from a "
+			"histogram within %g%%\n", term_safe(r, row->display), row->instances,
+			100 * row->median_rel_err);
+	}
+	if (said > SHOWN)
+		fprintf(stderr, "kptprof report: note: and %zu more keys\n", said - SHOWN);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct kpt_text_pool pool = { 0 };
@@ -694,6 +716,8 @@ int cmd_report(int argc, char **argv)
 	if (rc >= 0 && r.c.dropped_records)
 		fprintf(stderr, "kptprof: warning: '%s': %" PRIu64 " activity records were dropped while "
 			"recording; counts and totals are low\n", r.path, r.c.dropped_records);
+	if (rc >= 0)
+		note_approx(&r);
 	if (rc >= 0) {
 		switch (r.format) {
 		case FMT_TEXT: print_text(&r); print_workloads(&r); print_counters(&r); break;

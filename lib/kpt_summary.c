@@ -9,16 +9,21 @@
 
 #include "kpt_arena.h"
 #include "kpt_demangle.h"
+#include "kpt_qsketch.h"
 
 /* Deeper NVTX nesting (or a parent cycle in corrupt data) is cut here: the
  * outer part of such a path is dropped. */
 #define MAX_RANGE_DEPTH 256
 #define UNRESOLVED UINT32_MAX
 
-/* The kernels of one row while they are collected. */
+/* The kernels of one row while they are collected: their durations, or,
+ * past the caps (KPT_SUMMARY_EXACT_*), a sketch of them and running sums. */
 struct group {
 	uint64_t *dur;
 	size_t n, cap;
+	struct kpt_qsketch *sk;     /* NULL while exact */
+	uint64_t sk_n, sk_total, sk_min, sk_max;
+	double sk_mean, sk_m2;      /* Welford's running mean and sum of squares */
 	uint32_t key;               /* name string id, path node id, or rank slot * devices + device */
 	uint64_t comm_ns, comm_n;   /* NCCL kernels among them */
 };
@@ -51,6 +56,7 @@ struct builder {
 	enum kpt_summary_by by;
 	struct group *groups;
 	size_t ngroups, capgroups;
+	size_t exact;               /* durations kept in all groups' dur */
 	uint32_t *group_of;         /* key -> group index + 1, 0: none yet */
 	size_t nkeys;
 	struct kpt_range_paths *rp; /* by range only */
@@ -241,6 +247,50 @@ static int range_node(struct kpt_range_paths *b, uint32_t rid, uint32_t *node)
 	return 0;
 }
 
+static void sketch_count(struct group *g, uint64_t dur)
+{
+	double delta = (double)dur - g->sk_mean;
+
+	g->sk_n++;
+	g->sk_total += dur;
+	g->sk_min = dur < g->sk_min ? dur : g->sk_min;
+	g->sk_max = dur > g->sk_max ? dur : g->sk_max;
+	g->sk_mean += delta / (double)g->sk_n;
+	g->sk_m2 += delta * ((double)dur - g->sk_mean);
+}
+
+/* Moves the group's durations into a sketch and frees them. */
+static int to_sketch(struct builder *b, struct group *g)
+{
+	uint64_t total = 0;
+
+	g->sk = malloc(sizeof *g->sk);
+	if (!g->sk)
+		return KPT_E_NOMEM;
+	kpt_qsketch_init(g->sk);
+	g->sk_min = UINT64_MAX;
+	for (size_t i = 0; i < g->n; i++)
+		total += g->dur[i];
+	/* two passes over what was kept, as row_stats does for exact rows */
+	g->sk_mean = g->n ? (double)total / (double)g->n : 0;
+	for (size_t i = 0; i < g->n; i++) {
+		double x = (double)g->dur[i] - g->sk_mean;
+
+		g->sk_m2 += x * x;
+		g->sk_min = g->dur[i] < g->sk_min ? g->dur[i] : g->sk_min;
+		g->sk_max = g->dur[i] > g->sk_max ? g->dur[i] : g->sk_max;
+		if (kpt_qsketch_add(g->sk, (double)g->dur[i]) < 0)
+			return KPT_E_NOMEM;
+	}
+	g->sk_n = g->n;
+	g->sk_total = total;
+	b->exact -= g->n;
+	free(g->dur);
+	g->dur = NULL;
+	g->n = g->cap = 0;
+	return 0;
+}
+
 static int add_sample(struct builder *b, uint32_t key, uint64_t dur)
 {
 	struct group *g;
@@ -254,9 +304,20 @@ static int add_sample(struct builder *b, uint32_t key, uint64_t dur)
 		b->group_of[key] = (uint32_t)++b->ngroups;
 	}
 	g = &b->groups[b->group_of[key] - 1];
+	if (!g->sk && (g->n >= KPT_SUMMARY_EXACT_PER_KEY ||
+		       (b->exact >= KPT_SUMMARY_EXACT_TOTAL && g->n >= KPT_SUMMARY_SKETCH_MIN)) &&
+	    to_sketch(b, g) < 0)
+		return KPT_E_NOMEM;
+	if (g->sk) {
+		if (kpt_qsketch_add(g->sk, (double)dur) < 0)
+			return KPT_E_NOMEM;
+		sketch_count(g, dur);
+		return 0;
+	}
 	if (grow(&g->dur, &g->cap, g->n + 1, sizeof *g->dur) < 0)
 		return KPT_E_NOMEM;
 	g->dur[g->n++] = dur;
+	b->exact++;
 	return 0;
 }
 
@@ -421,6 +482,22 @@ static int row_names(const struct builder *b, const struct group *g, struct kpt_
 	return name && display ? 0 : KPT_E_NOMEM;
 }
 
+/* Fills row from the group's sketch and running sums. */
+static int row_stats_sketch(struct kpt_summary_row *row, struct group *g, uint64_t total_all)
+{
+	row->instances = g->sk_n;
+	row->total_ns = g->sk_total;
+	row->min_ns = g->sk_min;
+	row->max_ns = g->sk_max;
+	row->median_ns = kpt_qsketch_quantile(g->sk, 0.5);
+	row->avg_ns = (double)g->sk_total / (double)g->sk_n;
+	row->stddev_ns = g->sk_n > 1 ? sqrt(g->sk_m2 / (double)(g->sk_n - 1)) : 0;
+	row->time_pct = total_all ? 100.0 * (double)g->sk_total / (double)total_all : 0;
+	row->durations = NULL;
+	row->median_rel_err = KPT_QSKETCH_REL_ERR;
+	return isnan(row->median_ns) ? KPT_E_NOMEM : 0;
+}
+
 /* Fills row from the group's durations (sorted in place), copied into the
  * arena. */
 static int row_stats(struct kpt_summary_row *row, uint64_t *dur, size_t n, uint64_t total_all,
@@ -579,8 +656,12 @@ counted:
 
 static void builder_release(struct builder *b)
 {
-	for (size_t i = 0; i < b->ngroups; i++)
+	for (size_t i = 0; i < b->ngroups; i++) {
 		free(b->groups[i].dur);
+		if (b->groups[i].sk)
+			kpt_qsketch_release(b->groups[i].sk);
+		free(b->groups[i].sk);
+	}
 	free(b->groups);
 	free(b->group_of);
 	free(b->ranks);
@@ -669,8 +750,10 @@ int kpt_summary_create(struct kpt_file *f, const struct kpt_summary_opts *opts,
 		struct group *g = &b.groups[i];
 
 		if (row_names(&b, g, &s->rows[i], &sa->arena) < 0 ||
-		    row_stats(&s->rows[i], g->dur, g->n, s->total_ns, &sa->arena) < 0)
+		    (g->sk ? row_stats_sketch(&s->rows[i], g, s->total_ns)
+			   : row_stats(&s->rows[i], g->dur, g->n, s->total_ns, &sa->arena)) < 0)
 			rc = nomem(d);
+		s->approx += g->sk != NULL;
 		s->rows[i].comm_ns = g->comm_ns;
 		s->rows[i].comm_kernels = g->comm_n;
 		free(g->dur);           /* copied into the arena */

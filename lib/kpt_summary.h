@@ -32,10 +32,24 @@
  * The statistics of a row are over the durations (end - start) of its kernel
  * executions: a range row's Instances is its number of kernels.
  *
- * Cost: one pass over the kernel chunks; memory 8 bytes per kernel (the
- * durations, kept for exact medians and handed to the caller sorted) plus
- * the range table; O(K log K) time for K kernels. A summary owns its rows,
- * names and durations in one arena, freed by kpt_summary_destroy.
+ * Exact or approximate: a row keeps the durations of its kernels (exact
+ * median, standard deviation, and the sorted durations handed to the
+ * caller) while it has fewer than KPT_SUMMARY_EXACT_PER_KEY of them and
+ * the summary keeps fewer than KPT_SUMMARY_EXACT_TOTAL in all; past the
+ * first cap, or past the second once it has KPT_SUMMARY_SKETCH_MIN, the
+ * row's durations go into a quantile sketch (kpt_qsketch.h): its median
+ * is then within a relative KPT_QSKETCH_REL_ERR (median_rel_err says so),
+ * its count, total, minimum, maximum and mean stay exact, its standard
+ * deviation is a running one (Welford), and durations is NULL.
+ *
+ * Cost: one pass over the kernel chunks; O(K log K) time for K kernels.
+ * Memory, whatever the number of kernels: at most about 8 bytes x
+ * (KPT_SUMMARY_EXACT_TOTAL + rows x KPT_SUMMARY_SKETCH_MIN), twice that
+ * while arrays grow and again while copied into the summary, plus 16 bytes
+ * per non-empty bucket of each sketch (at most ~222,000 buckets a row; one
+ * per distinct duration for a row of few distinct durations), plus the
+ * range table. A summary owns its rows, names and durations in one arena,
+ * freed by kpt_summary_destroy.
  */
 #ifndef KPT_SUMMARY_H
 #define KPT_SUMMARY_H
@@ -47,6 +61,12 @@
 #include "kpt_format.h"
 
 #define KPT_SUMMARY_ITER_RANGE "kpt:iter"
+
+/* Exact statistics up to these many durations a row and in all (see above):
+ * 8 MiB a row, 64 MiB a summary. */
+#define KPT_SUMMARY_EXACT_PER_KEY (1u << 20)
+#define KPT_SUMMARY_EXACT_TOTAL (1u << 23)
+#define KPT_SUMMARY_SKETCH_MIN 64u
 
 enum kpt_summary_by {
 	KPT_SUMMARY_BY_KERNEL = 0,
@@ -77,7 +97,10 @@ struct kpt_summary_row {
 	double avg_ns;
 	double stddev_ns;           /* sample SD (n - 1); 0 for one instance */
 	double time_pct;            /* 100 * total_ns / summary total_ns */
-	const uint64_t *durations;  /* the instances' durations, ascending */
+	const uint64_t *durations;  /* the instances' durations, ascending;
+	                               NULL when median_rel_err > 0 */
+	double median_rel_err;      /* 0: exact; else the median's relative
+	                               error bound (from a sketch, see above) */
 	uint64_t comm_ns;           /* of total_ns, in NCCL kernels (names "nccl...") */
 	uint64_t comm_kernels;
 	uint32_t rank, device;      /* by rank: the row's rank (KPT_NONE: none) and device index */
@@ -90,6 +113,7 @@ struct kpt_summary {
 	uint64_t kernels;           /* kernel executions counted */
 	uint64_t total_ns;          /* sum of their durations */
 	uint64_t first_ns, last_ns; /* earliest start, latest end; 0, 0 when none */
+	size_t approx;              /* rows with median_rel_err > 0 */
 };
 
 /* Aggregates the kernels of f. opts NULL: by kernel, all devices. On success

@@ -795,43 +795,139 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* [t0, t1]: the start times of the cap kernels around the median start of
- * the recording's kernels. O(K log K) time, 8 bytes a kernel. */
-static int middle_window(struct view *v, uint64_t cap, uint64_t *t0, uint64_t *t1, struct kpt_diag *d)
+/* One pass over the kernels' start times: their count, smallest and
+ * largest (pass NULL h), or, with h, a histogram of those in [lo, hi] by
+ * (start - lo) >> shift into h[65536], *below counting those under lo, or,
+ * with out, those in [lo, hi] appended to out (room for all of them). */
+struct starts_pass {
+	uint64_t n, min, max;       /* all kernels */
+	uint64_t lo, hi;            /* the value range looked at */
+	unsigned shift;
+	uint64_t *h, below;
+	uint64_t *out;
+	size_t nout;
+};
+
+static int starts_scan(struct view *v, struct starts_pass *p, struct kpt_diag *d)
 {
 	struct kpt_kernel_cursor *cur = NULL;
 	const struct kpt_kernel *k;
-	uint64_t *t = NULL;
-	size_t n, nt = 0, capt = 0;
+	size_t n;
 	int rc = kpt_kernel_cursor_create(v->f, &cur, d);
 
+	p->n = p->below = 0;
+	p->nout = 0;
+	p->min = UINT64_MAX;
+	p->max = 0;
 	while (rc >= 0 && (rc = kpt_kernel_cursor_next(cur, &k, &n, d)) > 0) {
-		if (nt + n > capt) {
-			size_t c2 = capt ? capt : 1024;
-			uint64_t *g;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t t = k[i].start_ns;
 
-			while (c2 < nt + n)
-				c2 *= 2;
-			if (!(g = realloc(t, c2 * sizeof *t))) {
-				rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory choosing the trace window");
-				break;
-			}
-			t = g;
-			capt = c2;
+			p->n++;
+			p->min = t < p->min ? t : p->min;
+			p->max = t > p->max ? t : p->max;
+			if (t < p->lo)
+				p->below++;
+			else if (t <= p->hi && p->h)
+				p->h[(t - p->lo) >> p->shift]++;
+			else if (t <= p->hi && p->out)
+				p->out[p->nout++] = t;
 		}
-		for (size_t i = 0; i < n; i++)
-			t[nt++] = k[i].start_ns;
 	}
 	kpt_kernel_cursor_destroy(cur);
-	if (rc >= 0 && nt) {
-		size_t lo = nt / 2 > cap / 2 ? nt / 2 - cap / 2 : 0, hi = lo + cap - 1 < nt ? lo + cap - 1 : nt - 1;
-
-		qsort(t, nt, sizeof *t, cmp_u64);
-		*t0 = t[lo];
-		*t1 = t[hi];
-	}
-	free(t);
 	return rc < 0 ? rc : 0;
+}
+
+/* Kernels gathered at once to sort when choosing the trace window. */
+#define WINDOW_GATHER (1u << 22)
+
+/* Order statistics rlo <= rhi of the start times into *t0, *t1, given p
+ * from a first pass (p->lo, p->hi: the smallest and largest start, inside:
+ * the kernels). A histogram of 65536 buckets narrows [lo, hi] until at
+ * most WINDOW_GATHER kernels start in it, which are then sorted. When the
+ * two ranks fall in the first and the last bucket, each is selected alone. */
+static int select_starts(struct view *v, struct starts_pass p, uint64_t inside, uint64_t rlo, uint64_t rhi,
+			 uint64_t *t0, uint64_t *t1, struct kpt_diag *d)
+{
+	uint64_t *h = NULL;
+	int rc = 0;
+
+	while (inside > WINDOW_GATHER) {
+		uint64_t seen, b0 = 0, b1 = 0, top;
+		int got0 = 0;
+
+		for (p.shift = 0; ((p.hi - p.lo) >> p.shift) >= 65536; p.shift++)
+			;
+		if (!h && !(h = malloc(65536 * sizeof *h)))
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory choosing the trace window");
+		memset(h, 0, 65536 * sizeof *h);
+		p.h = h;
+		if ((rc = starts_scan(v, &p, d)) < 0)
+			break;
+		seen = p.below;
+		for (uint64_t b = 0; b < 65536; b++) {
+			if (!got0 && seen + h[b] > rlo) {
+				b0 = b;
+				got0 = 1;
+			}
+			if (seen + h[b] > rhi) {
+				b1 = b;
+				break;
+			}
+			seen += h[b];
+		}
+		if (p.shift == 0) { /* buckets of one value each */
+			*t0 = p.lo + b0;
+			*t1 = p.lo + b1;
+			free(h);
+			return 0;
+		}
+		if (b0 == 0 && b1 == 65535) { /* [lo, hi] would not shrink */
+			uint64_t unused;
+
+			free(h);
+			p.h = NULL;
+			if ((rc = select_starts(v, p, inside, rlo, rlo, t0, &unused, d)) < 0)
+				return rc;
+			return select_starts(v, p, inside, rhi, rhi, &unused, t1, d);
+		}
+		inside = 0;
+		for (uint64_t b = b0; b <= b1; b++)
+			inside += h[b];
+		top = p.lo + (b1 << p.shift) + ((UINT64_C(1) << p.shift) - 1);
+		p.hi = top >= p.lo && top < p.hi ? top : p.hi;
+		p.lo += b0 << p.shift;
+	}
+	free(h);
+	p.h = NULL;
+	if (rc >= 0 && !(p.out = malloc((inside ? inside : 1) * sizeof *p.out)))
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory choosing the trace window");
+	if (rc >= 0 && (rc = starts_scan(v, &p, d)) >= 0) {
+		qsort(p.out, p.nout, sizeof *p.out, cmp_u64);
+		*t0 = p.out[rlo - p.below];
+		*t1 = p.out[rhi - p.below];
+	}
+	free(p.out);
+	return rc < 0 ? rc : 0;
+}
+
+/* [t0, t1]: the start times of the cap kernels around the median start of
+ * the recording's kernels. Memory: 512 KiB and at most WINDOW_GATHER start
+ * times, whatever the number of kernels K (select_starts). O(K) time a
+ * pass over the kernels; 3 passes on ordinary recordings, at most 11. */
+static int middle_window(struct view *v, uint64_t cap, uint64_t *t0, uint64_t *t1, struct kpt_diag *d)
+{
+	struct starts_pass p = { .lo = 0, .hi = UINT64_MAX };
+	uint64_t rlo, rhi;
+	int rc;
+
+	if ((rc = starts_scan(v, &p, d)) < 0 || !p.n)
+		return rc;
+	rlo = p.n / 2 > cap / 2 ? p.n / 2 - cap / 2 : 0;
+	rhi = rlo + cap - 1 < p.n ? rlo + cap - 1 : p.n - 1;
+	p.lo = p.min;
+	p.hi = p.max;
+	return select_starts(v, p, p.n, rlo, rhi, t0, t1, d);
 }
 
 /* trace.json: the Chrome trace of the kernels around the middle of the

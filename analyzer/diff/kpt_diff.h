@@ -195,6 +195,9 @@ struct kpt_diff_env {
 	                               ranges (set-up, checks), not compared */
 	uint64_t dropped_throttle;  /* samples dropped: throttle reason */
 	uint64_t dropped_clock;     /* samples dropped: SM clock < min_clock_frac x median */
+	uint64_t approx_runs;       /* (key, run)s with more samples than are kept
+	                               exactly: medians from a histogram within
+	                               KPT_QSKETCH_REL_ERR (note "approx") */
 	uint64_t env_samples;
 	double sm_mhz_median;       /* NAN when no env samples */
 	double sm_mhz_min, sm_mhz_max;
@@ -214,7 +217,7 @@ struct kpt_diff_env {
 struct kpt_diff_note {
 	const char *what;           /* "gpu", "driver", "cuda", "sm_clock", "temperature",
 	                               "throttle", "dropped", "runs", "cycles", "config",
-	                               "iterations", "settle" */
+	                               "iterations", "settle", "approx" */
 	const char *text;           /* one line for humans */
 	int severe;                 /* 1: may explain changes (clocks, throttling) */
 };

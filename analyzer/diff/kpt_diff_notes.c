@@ -30,7 +30,7 @@ int kpt_diff_copy_env(struct kpt_rule_ctx *c, struct kpt_diff_env *dst, const st
 			for (uint32_t i = 0; i < nslots; i++) {
 				const struct kpt_sample_vec *v = &s->keys[k].runs[slots[i]];
 
-				dst->samples += v->n;
+				dst->samples += v->n + v->more;
 				dst->dropped_throttle += v->dropped_throttle;
 				dst->dropped_clock += v->dropped_clock;
 			}
@@ -90,6 +90,10 @@ void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 						       (unsigned long long)(e->samples + e->dropped_throttle + e->dropped_clock),
 						       (unsigned long long)e->dropped_throttle, 100 * df->opts.min_clock_frac,
 						       (unsigned long long)e->dropped_clock));
+		if (e->approx_runs)
+			kpt_rule_note(c, "approx", 0, kpt_rule_afmt(c, "%s: %llu run(s) of a key had more samples than are kept exactly (%u a run, %u a side): their medians are from a histogram within %g%%",
+						      names[i], (unsigned long long)e->approx_runs, KPT_DIFF_EXACT_PER_RUN,
+						      KPT_DIFF_EXACT_TOTAL, 100 * KPT_QSKETCH_REL_ERR));
 		if (e->capped_frac > 0)
 			kpt_rule_note(c, "power_cap", 0, kpt_rule_afmt(c, "%s: software power cap in %.1f%% of env samples (kept: the SM clock rule covers it)",
 							 names[i], 100 * e->capped_frac));

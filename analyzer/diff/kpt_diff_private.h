@@ -13,6 +13,7 @@
 
 #include "kpt_arena.h"
 #include "kpt_diff.h"
+#include "kpt_qsketch.h"
 #include "kpt_strtab.h"
 
 /* Open-addressing map from fixed-width uint32 word tuples to dense ids
@@ -34,12 +35,40 @@ int kpt_wmap_put(struct kpt_wmap *m, const uint32_t *key, uint32_t *id, int *add
 /* 1 and *id when present, 0 when absent. */
 int kpt_wmap_get(const struct kpt_wmap *m, const uint32_t *key, uint32_t *id);
 
+/* Exact run medians while a (key, run) has at most KPT_DIFF_EXACT_PER_RUN
+ * samples and the side keeps at most KPT_DIFF_EXACT_TOTAL in all (6 bytes
+ * each: 48 MiB); past the first, or past the second once the run has
+ * KPT_DIFF_SKETCH_MIN, the run's samples go into sketches (kpt_qsketch.h)
+ * and its medians are within a relative KPT_QSKETCH_REL_ERR. So a side's
+ * memory does not grow with the number of kernels of a key. */
+#define KPT_DIFF_EXACT_PER_RUN (1u << 20)
+#define KPT_DIFF_EXACT_TOTAL (1u << 23)
+#define KPT_DIFF_SKETCH_MIN 64u
+/* Launches of one site in one iteration past this many share the key of
+ * ordinal KPT_DIFF_MAX_ORDINAL (a key per launch would grow with them), and
+ * an iteration is put in start order this many launches at a time. */
+#define KPT_DIFF_MAX_ORDINAL (1u << 16)
+#define KPT_DIFF_ITER_BUF (1u << 20)
+
+/* The samples of a run past the caps: durations and cycles (duration x SM
+ * clock), and the lowest and highest clock seen (0: a sample had none). */
+struct kpt_sample_sketch {
+	struct kpt_qsketch ns, cyc;
+	uint16_t mhz_lo, mhz_hi;
+};
+
 /* Durations as float: exact to the ns up to 16.7 ms, 6e-8 relative beyond,
  * far below any timing noise; 6 bytes per sample with the clock. */
 struct kpt_sample_vec {
 	float *ns;
 	uint16_t *mhz;              /* SM clock, NULL until a sample with a clock arrives */
-	uint32_t n, cap;
+	uint32_t n, cap;            /* samples in ns/mhz */
+	/* Past the caps (see above): ns/mhz keep the run's first n samples
+	 * (what a pooled comparison of raw samples sees), more counts the
+	 * others, and sk holds all of them until the medians are taken (then
+	 * freed, NULL). more == 0: exact. */
+	uint64_t more;
+	struct kpt_sample_sketch *sk;
 	uint32_t dropped_throttle;  /* samples dropped: throttle reason */
 	uint32_t dropped_clock;     /* samples dropped: SM clock too low */
 	/* Filled at the end of loading (on the loading thread): the median

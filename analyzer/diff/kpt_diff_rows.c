@@ -84,6 +84,7 @@ static int side_stats(struct kpt_rule_ctx *c, const struct kpt_diff_side *s, con
 	for (uint32_t i = 0; i < nslots; i++) {
 		uint32_t slot = slots[i];
 		size_t cnt = 0, m = 0, empty = 0;
+		uint64_t more = 0;              /* samples past the caps, not in v->ns */
 		int cyc;
 		double med, cmed;
 
@@ -91,6 +92,7 @@ static int side_stats(struct kpt_rule_ctx *c, const struct kpt_diff_side *s, con
 			const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];
 
 			cnt += v->n;
+			more += v->more;
 			empty += !v->n;
 			st->dropped += v->dropped_throttle + v->dropped_clock;
 		}
@@ -143,7 +145,7 @@ static int side_stats(struct kpt_rule_ctx *c, const struct kpt_diff_side *s, con
 		st->run_ids[st->runs] = s->run_ids[slot];
 		st->run_sess[st->runs] = s->run_session ? s->run_session[slot] : 0;
 		st->runs++;
-		st->samples += cnt;
+		st->samples += cnt + more;
 		sum += log(med);
 		if (!isnan(cmed))
 			csum += log(cmed > 0 ? cmed : 0.5);

@@ -83,6 +83,7 @@ static void env_add(struct kpt_diff_env *e, const struct kpt_diff_env *x)
 	e->outside += x->outside;
 	e->dropped_throttle += x->dropped_throttle;
 	e->dropped_clock += x->dropped_clock;
+	e->approx_runs += x->approx_runs;
 	e->env_samples += x->env_samples;
 	e->throttle_bits |= x->throttle_bits;
 }

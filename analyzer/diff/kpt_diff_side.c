@@ -119,6 +119,8 @@ struct loader {
 	uint32_t *env_order;        /* env indices grouped by process*ndev+device, by time */
 	struct env_group *groups;   /* [nprocs * ndev] */
 	double *run_mhz;            /* [nruns] median SM clock, 0 unknown */
+	uint64_t exact;             /* samples kept in all sample vectors */
+	uint64_t buffered;          /* pend records in all iteration buffers */
 };
 
 static int side_intern(struct kpt_diff_side *s, const char *str, uint32_t *id, struct kpt_diag *d)
@@ -817,7 +819,8 @@ static int site_key(struct loader *L, uint32_t sid, uint32_t proc, uint32_t iter
 
 	if (iter != NO_ID) {
 		if (st->last_proc == proc && st->last_iter == iter) {
-			ord = ++st->count;
+			st->count += st->count < KPT_DIFF_MAX_ORDINAL;
+			ord = st->count;
 		} else {
 			st->last_proc = proc;
 			st->last_iter = iter;
@@ -900,6 +903,63 @@ static int vec_push(struct kpt_sample_vec *v, float ns, uint16_t mhz)
 	return 0;
 }
 
+/* Moves v's samples into sketches, which take the samples to come. */
+static int vec_to_sketch(struct kpt_sample_vec *v)
+{
+	struct kpt_sample_sketch *k = malloc(sizeof *k);
+
+	if (!k)
+		return KPT_E_NOMEM;
+	kpt_qsketch_init(&k->ns);
+	kpt_qsketch_init(&k->cyc);
+	k->mhz_lo = UINT16_MAX;
+	k->mhz_hi = 0;
+	v->sk = k;
+	for (uint32_t i = 0; i < v->n; i++) {
+		uint16_t f = v->mhz ? v->mhz[i] : 0;
+
+		k->mhz_lo = f < k->mhz_lo ? f : k->mhz_lo;
+		k->mhz_hi = f > k->mhz_hi ? f : k->mhz_hi;
+		if (kpt_qsketch_add(&k->ns, v->ns[i]) < 0 || kpt_qsketch_add(&k->cyc, (double)(v->ns[i] * (float)f)) < 0)
+			return KPT_E_NOMEM;
+	}
+	return 0;
+}
+
+/* One sample into v: kept while under the caps (KPT_DIFF_EXACT_*), else
+ * into v's sketches. */
+static int sample_add(struct loader *L, struct kpt_sample_vec *v, float ns, uint16_t mhz)
+{
+	if (!v->sk && v->n < KPT_DIFF_EXACT_PER_RUN &&
+	    (L->exact < KPT_DIFF_EXACT_TOTAL || v->n < KPT_DIFF_SKETCH_MIN)) {
+		if (vec_push(v, ns, mhz) < 0)
+			return KPT_E_NOMEM;
+		L->exact++;
+		return 0;
+	}
+	if (!v->sk) {
+		if (vec_to_sketch(v) < 0)
+			return KPT_E_NOMEM;
+		L->s->env.approx_runs++;
+	}
+	v->sk->mhz_lo = mhz < v->sk->mhz_lo ? mhz : v->sk->mhz_lo;
+	v->sk->mhz_hi = mhz > v->sk->mhz_hi ? mhz : v->sk->mhz_hi;
+	if (kpt_qsketch_add(&v->sk->ns, ns) < 0 || kpt_qsketch_add(&v->sk->cyc, (double)(ns * (float)mhz)) < 0)
+		return KPT_E_NOMEM;
+	v->more++;
+	return 0;
+}
+
+static void vec_free_sketch(struct kpt_sample_vec *v)
+{
+	if (!v->sk)
+		return;
+	kpt_qsketch_release(&v->sk->ns);
+	kpt_qsketch_release(&v->sk->cyc);
+	free(v->sk);
+	v->sk = NULL;
+}
+
 /* Stores one sample (or counts it dropped) under key. */
 static int commit(struct loader *L, uint32_t key, uint32_t proc, const struct pend *p)
 {
@@ -913,7 +973,7 @@ static int commit(struct loader *L, uint32_t key, uint32_t proc, const struct pe
 		s->env.dropped_clock++;
 		v->dropped_clock++;
 	} else {
-		if (vec_push(v, p->ns, p->mhz) < 0)
+		if (sample_add(L, v, p->ns, p->mhz) < 0)
 			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory storing kernel durations");
 		s->env.samples++;
 	}
@@ -941,12 +1001,13 @@ static int flush_iter(struct loader *L, uint32_t proc)
 	if (!sorted)
 		qsort(b->v, b->n, sizeof *b->v, cmp_pend);
 	for (uint32_t i = 0; i < b->n; i++) {
-		uint32_t key;
+		uint32_t key = 0; /* set by site_key; gcc cannot see it once commit is inlined */
 
 		if ((rc = site_key(L, b->v[i].site, proc, b->iter, &key)) < 0 ||
 		    (rc = commit(L, key, proc, &b->v[i])) < 0)
 			return rc;
 	}
+	L->buffered -= b->n;
 	b->n = 0;
 	return 0;
 }
@@ -955,7 +1016,7 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 {
 	struct kpt_diff_side *s = L->s;
 	const struct kpt_env_sample *e = NULL;
-	uint32_t sid = 0, iter, slot, proc = L->nprocs ? k->process : 0, key;
+	uint32_t sid = 0, iter, slot, proc = L->nprocs ? k->process : 0, key = 0;
 	struct pend p = { 0 };
 	struct iterbuf *b;
 	int rc;
@@ -995,6 +1056,12 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 			return rc;
 		return commit(L, key, proc, &p);
 	}
+	/* Buffers past KPT_DIFF_ITER_BUF launches in all: every process's are
+	 * stored now, so memory does not grow with the length of an
+	 * iteration (one that long is put in start order a part at a time). */
+	for (size_t q = 0; L->buffered >= KPT_DIFF_ITER_BUF && q < (L->nprocs ? L->nprocs : 1); q++)
+		if (L->ib[q].n && (rc = flush_iter(L, (uint32_t)q)) < 0)
+			return rc;
 	b = &L->ib[proc];
 	if (b->n && b->iter != iter && (rc = flush_iter(L, proc)) < 0)
 		return rc;
@@ -1010,6 +1077,7 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	}
 	p.seq = b->n;
 	b->v[b->n++] = p;
+	L->buffered++;
 	return 0;
 }
 
@@ -1194,6 +1262,20 @@ static int take_medians(struct loader *L)
 			struct kpt_sample_vec *v = &s->keys[k].runs[r];
 
 			v->med_ns = v->med_cyc = NAN;
+			if (v->sk) {
+				/* as kpt_dx_medians, from the sketches */
+				struct kpt_sample_sketch *sk = v->sk;
+
+				v->med_ns = kpt_qsketch_quantile(&sk->ns, 0.5);
+				v->med_cyc = sk->mhz_lo == 0 ? NAN : sk->mhz_lo == sk->mhz_hi ?
+					v->med_ns * sk->mhz_lo : kpt_qsketch_quantile(&sk->cyc, 0.5);
+				vec_free_sketch(v);
+				if (isnan(v->med_ns)) {
+					rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory taking medians");
+					break;
+				}
+				continue;
+			}
 			if (!v->n)
 				continue;
 			if (v->n > cap) {
@@ -1379,6 +1461,7 @@ void kpt_diff_side_destroy(struct kpt_diff_side *s)
 		for (uint32_t r = 0; s->keys[k].runs && r < s->nruns; r++) {
 			free(s->keys[k].runs[r].ns);
 			free(s->keys[k].runs[r].mhz);
+			vec_free_sketch(&s->keys[k].runs[r]);
 		}
 		free(s->keys[k].runs);
 	}
