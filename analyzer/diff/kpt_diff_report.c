@@ -101,6 +101,9 @@ static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row 
 		snprintf(buf, cap, "AMBG (all dropped)");
 	else if (r->verdict == KPT_V_AMBG && r->machine_limited)
 		snprintf(buf, cap, "AMBG (machine noise %.1f%%: use kptprof ab or add sessions)", r->between_pct);
+	else if (r->verdict == KPT_V_AMBG && r->more_runs >= 1000 &&
+		 fabs(fabs(r->change_pct) - r->threshold_pct) < 0.25 * r->threshold_pct)
+		snprintf(buf, cap, "AMBG (%+.1f%% is at the %g%% threshold)", r->change_pct, r->threshold_pct);
 	else if (r->verdict == KPT_V_AMBG && r->more_runs >= 1000)
 		snprintf(buf, cap, "AMBG (>1000 more runs)");
 	else if (r->verdict == KPT_V_AMBG && r->more_runs)

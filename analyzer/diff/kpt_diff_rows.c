@@ -212,7 +212,9 @@ void kpt_diff_verdict(struct kpt_rule_ctx *c, struct kpt_diff_row *r, double dlo
 		/* more runs cannot settle it: the machine part alone spans the
 		 * threshold; the same machine can (ab, a session of this runner) */
 		r->more_runs = MORE_RUNS_CAP;
-		r->machine_limited = r->between_pct > 0;
+		/* a machine part too small to print (the same boot: none) is not
+		 * what holds it: the change sits at the threshold */
+		r->machine_limited = r->between_pct >= 0.05;
 		return;
 	}
 	need = m * (half * half - half_inf * half_inf) / (target * target - half_inf * half_inf);
