@@ -56,10 +56,17 @@ enum kpt_attn_tiles {
 };
 
 /* O = softmax(scale * Q K^T (+ causal mask)) V over seq query and key rows.
- * Causal: query row i sees keys 0..i (equal query and key lengths). */
+ * Causal: query row i sees keys 0..i (equal query and key lengths).
+ * lse: NULL, or batch * heads * seq floats, contiguous in that order
+ * ([b][h][i]), that receive log(sum_j exp(scale * q_i . k_j)) over the keys
+ * row i sees (natural log), which kpt_attn_bwd needs. Only the bf16 AUTO
+ * mma.sync tiles write it: with lse set AUTO never picks WGMMA, and fp16 or
+ * any other tiles are KPT_E_UNSUPPORTED. Callers that memset the struct get
+ * NULL. */
 struct kpt_attn_fwd_args {
 	const void *q, *k, *v;
 	void *o;
+	float *lse;
 	int batch, heads, seq, head_dim;
 	long long stride_b, stride_h, stride_s; /* elements, shared by q, k, v and o */
 	float scale;                            /* usually 1/sqrt(head_dim) */
