@@ -9,6 +9,9 @@
  * with cp.async into swizzled shared memory: V(j) streams in while S(j) is
  * computed and K(j+1) while P(j) V(j) is. Nothing of size S x S touches
  * memory. Rows and keys past seq are zero-filled and masked (any seq >= 1).
+ * LSE: the epilogue also stores each row's logsumexp for the backward pass;
+ * a template flag, so the kernels built without it are the code they were
+ * before it existed (only the AUTO bf16 tiles are built with it).
  */
 #include <math.h>
 
@@ -29,6 +32,7 @@
 namespace {
 
 using kpt::cp_async16;
+using kpt::load_tile;
 using kpt::smem_addr;
 
 struct fwd_params {
@@ -37,22 +41,8 @@ struct fwd_params {
 	long long sb, sh, ss;
 	int seq;
 	float scale_log2;
+	float *lse; /* LSE kernels: [b][h][seq], natural-log logsumexp of the scaled scores */
 };
-
-/* cp.async a ROWS x D tile starting at row r0 of g into swizzled s; rows at
- * or past seq become zeros. */
-template <typename T, int D, int ROWS, int NT>
-__device__ __forceinline__ void load_tile(T *s, const T *g, int r0, int seq, long long ss, int tid)
-{
-	constexpr int W = D / 8;
-#pragma unroll
-	for (int i = tid; i < ROWS * W; i += NT) {
-		int r = i / W, c = i % W;
-		bool ok = r0 + r < seq;
-		const T *src = g + (ok ? (long long)(r0 + r) * ss : 0) + c * 8;
-		cp_async16(smem_addr(s + kpt::swz<W>(r, c)), src, ok);
-	}
-}
 
 /* MT: m16 row tiles per warp (rows per warp = 16 * MT; with MT = 2 every K
  * and V fragment read from shared memory feeds two mma, halving shared-memory
@@ -61,7 +51,8 @@ __device__ __forceinline__ void load_tile(T *s, const T *g, int r0, int seq, lon
  * double-buffered, one barrier per key tile, K(j+1) and V(j+1) loading during
  * all of tile j (else one buffer each, V(j) loads during S(j) and K(j+1)
  * during P(j) V(j), two barriers per tile). */
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false>
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false,
+	  bool LSE = false>
 __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd_params p)
 {
 	constexpr int NW = BR / (16 * MT);
@@ -285,6 +276,12 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 			l += __shfl_xor_sync(0xffffffffu, l, 1);
 			l += __shfl_xor_sync(0xffffffffu, l, 2);
 			inv[r] = 1.f / l;
+			/* mrow is in log2 units of the scaled score (every lane of a
+			 * quad holds the same value after the shuffles above). */
+			int row = m0 + wrow0 + mt * 16 + (lane >> 2) + r * 8;
+			if (LSE && (lane & 3) == 0 && row < seq)
+				p.lse[((long long)blockIdx.z * gridDim.y + blockIdx.y) * seq + row] =
+					(mrow[mt][r] + __log2f(l)) * 0.6931471805599453f;
 		}
 #pragma unroll
 		for (int dn = 0; dn < D / 8; dn++) {
@@ -309,11 +306,12 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 
 typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, int batch, int heads, cudaStream_t s);
 
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false>
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false,
+	  bool LSE = false>
 cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s)
 {
 	constexpr int smem = (BR + (DB ? 4 : 2) * BC) * D * (int)sizeof(T);
-	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
+	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB, LSE>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
 	if (e != cudaSuccess)
 		return e;
@@ -381,6 +379,15 @@ enum kpt_attn_path device_path(const struct kpt_attn_fwd_args *a)
 	return kpt_attn_fwd_path(v / 10, v % 10, a->head_dim, KPT_ATTN_SM90);
 }
 
+/* The fwd_auto tiles for bf16 with the logsumexp output, [d64/d128][causal]
+ * (kpt_attn_fwd_args.lse; the backward pass is bf16 only). */
+static const fwd_launch_fn fwd_lse_table[2][2] = {
+	{ launch_fwd<__nv_bfloat16, 64, 128, 128, false, 1, 2, false, true, true>,
+	  launch_fwd<__nv_bfloat16, 64, 128, 128, true, 1, 2, false, true, true> },
+	{ launch_fwd<__nv_bfloat16, 128, 128, 64, false, 1, 2, false, false, true>,
+	  launch_fwd<__nv_bfloat16, 128, 128, 64, true, 1, 2, false, false, true> },
+};
+
 } /* namespace */
 
 extern "C" enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args *a)
@@ -388,7 +395,7 @@ extern "C" enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args
 	if (a->tiles != KPT_ATTN_TILES_AUTO)
 		return a->tiles;
 #if KPT_ATTN_SM90
-	if (device_path(a) == KPT_ATTN_PATH_SM90_WGMMA && kpt::attn_fwd_sm90_supports(a))
+	if (!a->lse && device_path(a) == KPT_ATTN_PATH_SM90_WGMMA && kpt::attn_fwd_sm90_supports(a))
 		return KPT_ATTN_TILES_128x128_WGMMA;
 #endif
 	return fwd_auto[a->head_dim == 128];
@@ -408,7 +415,7 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: unknown dtype %d or tiles %d",
 				    (int)a->dtype, (int)a->tiles);
 	if (a->stride_s % 8 || a->stride_h % 8 || a->stride_b % 8 || a->stride_s < a->head_dim ||
-	    (((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v | (uintptr_t)a->o) & 15))
+	    (((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v | (uintptr_t)a->o) & 15) || ((uintptr_t)a->lse & 3))
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: pointers and strides must be 16-byte aligned");
 	if (a->heads > 65535 || a->batch > 65535)
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: batch or heads above 65535");
@@ -417,6 +424,8 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 				    "attention forward: needs compute capability 8.0 or newer (mma.sync with bf16)");
 	int di = a->head_dim == 128;
 	enum kpt_attn_tiles t = kpt_attn_fwd_tiles(a);
+	if (t == KPT_ATTN_TILES_128x128_WGMMA && a->lse)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: the wgmma kernel does not write lse");
 	if (t == KPT_ATTN_TILES_128x128_WGMMA) {
 #if KPT_ATTN_SM90
 		nvtxRangePushA("kpt_attn_fwd");
@@ -439,7 +448,11 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention forward: a planted slowdown needs the wgmma kernel (head dim 128 on "
 				    "a compute capability 9.0 GPU)");
-	fwd_launch_fn fn = fwd_table[a->dtype][di][a->causal ? 1 : 0][t];
+	if (a->lse && (a->dtype != KPT_ATTN_BF16 || t != fwd_auto[di]))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: lse is written only by the bf16 AUTO mma.sync tiles (asked: dtype %d, tiles %d)",
+				    (int)a->dtype, (int)t);
+	fwd_launch_fn fn = a->lse ? fwd_lse_table[di][a->causal ? 1 : 0] : fwd_table[a->dtype][di][a->causal ? 1 : 0][t];
 	if (!fn)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: tiles %d not built", (int)t);
 	fwd_params p;
@@ -447,6 +460,7 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	p.k = a->k;
 	p.v = a->v;
 	p.o = a->o;
+	p.lse = a->lse;
 	p.sb = a->stride_b;
 	p.sh = a->stride_h;
 	p.ss = a->stride_s;

@@ -10,8 +10,9 @@
  * the sequence stride must be 16-byte aligned (stride_s a multiple of 8).
  * Each launcher is one NVTX range named after it.
  *
- * FLOPs of the forward pass: 4 * B * H * S * S * D, half of that when causal.
- * The float64 CPU references are in ref_attention.h.
+ * FLOPs of the forward pass: 4 * B * H * S * S * D, half of that when causal;
+ * of the backward pass 2.5 times that (five S x S x D matmuls to the
+ * forward's two). The float64 CPU references are in ref_attention.h.
  */
 #ifndef KPT_ATTENTION_H
 #define KPT_ATTENTION_H
@@ -56,10 +57,17 @@ enum kpt_attn_tiles {
 };
 
 /* O = softmax(scale * Q K^T (+ causal mask)) V over seq query and key rows.
- * Causal: query row i sees keys 0..i (equal query and key lengths). */
+ * Causal: query row i sees keys 0..i (equal query and key lengths).
+ * lse: NULL, or batch * heads * seq floats, contiguous in that order
+ * ([b][h][i]), that receive log(sum_j exp(scale * q_i . k_j)) over the keys
+ * row i sees (natural log), which kpt_attn_bwd needs. Only the bf16 AUTO
+ * mma.sync tiles write it: with lse set AUTO never picks WGMMA, and fp16 or
+ * any other tiles are KPT_E_UNSUPPORTED. Callers that memset the struct get
+ * NULL. */
 struct kpt_attn_fwd_args {
 	const void *q, *k, *v;
 	void *o;
+	float *lse;
 	int batch, heads, seq, head_dim;
 	long long stride_b, stride_h, stride_s; /* elements, shared by q, k, v and o */
 	float scale;                            /* usually 1/sqrt(head_dim) */
@@ -109,6 +117,34 @@ size_t kpt_attn_decode_ws_bytes(int batch, int heads, int ctx, int head_dim);
 /* Bytes of the plant memory for plant_pct (0 when plant_pct <= 0). */
 size_t kpt_attn_decode_plant_bytes(int batch, int heads, int ctx, int head_dim, int plant_pct);
 int kpt_attn_decode(const struct kpt_attn_decode_args *a, cudaStream_t s, struct kpt_diag *d);
+
+/* Backward of kpt_attn_fwd (attention_bwd.cu): dq, dk, dv from the forward's
+ * inputs, its output o, its lse (kpt_attn_fwd_args.lse, same layout) and the
+ * output's gradient dout, for the same scale and causal flag. bf16 only
+ * (KPT_E_UNSUPPORTED for fp16), head dim 64 or 128, any seq >= 1; the
+ * eight tensors share the strides and alignment rules of the forward. ws is
+ * device memory of at least kpt_attn_bwd_ws_bytes() bytes (fp32 dQ partial
+ * sums and the rowsum(dO * O) vector); nothing in it must survive between
+ * calls, and two calls must not share it concurrently. Three kernels on s:
+ * rowsum and clearing, dK/dV (dQ accumulated with fp32 atomics, so dq's
+ * rounding may differ from run to run in the last bit), dQ conversion.
+ * plant_pct > 0 (--plant) makes the dK/dV kernel recompute plant_pct% more
+ * key blocks whose results are discarded: outputs unchanged. */
+struct kpt_attn_bwd_args {
+	const void *q, *k, *v, *o, *dout;
+	const float *lse;
+	void *dq, *dk, *dv;
+	int batch, heads, seq, head_dim;
+	long long stride_b, stride_h, stride_s; /* elements, shared by all eight tensors */
+	float scale;
+	int causal;
+	enum kpt_attn_dtype dtype;
+	void *ws;
+	size_t ws_bytes;
+	int plant_pct; /* 0..10000 */
+};
+size_t kpt_attn_bwd_ws_bytes(int batch, int heads, int seq, int head_dim);
+int kpt_attn_bwd(const struct kpt_attn_bwd_args *a, cudaStream_t s, struct kpt_diag *d);
 
 #ifdef __cplusplus
 }

@@ -111,6 +111,22 @@ template <int W> __device__ __forceinline__ int swz(int r, int c)
 	return r * (W * 8) + ((c ^ (r & 7)) << 3);
 }
 
+/* cp.async a ROWS x D tile of 16-bit T starting at row r0 of g (rows ss
+ * elements apart) into s, swizzled with W = D / 8; rows at or past seq
+ * become zeros. NT threads (tid in [0, NT)) share the copies. */
+template <typename T, int D, int ROWS, int NT>
+__device__ __forceinline__ void load_tile(T *s, const T *g, int r0, int seq, long long ss, int tid)
+{
+	constexpr int W = D / 8;
+#pragma unroll
+	for (int i = tid; i < ROWS * W; i += NT) {
+		int r = i / W, c = i % W;
+		bool ok = r0 + r < seq;
+		const T *src = g + (ok ? (long long)(r0 + r) * ss : 0) + c * 8;
+		cp_async16(smem_addr(s + swz<W>(r, c)), src, ok);
+	}
+}
+
 } /* namespace kpt */
 
 #endif

@@ -17,7 +17,8 @@
 #     upsets the kernel's occupancy (a register or shared-memory change).
 # Each planted workload must also pass --check with the plant (output
 # unchanged). fp8, moe, transpose and the mma.sync attention kernel have no
-# plant: kernels/README.md says why. The attention forward plant is the
+# plant: kernels/README.md says why. The attention backward's plant (extra
+# key blocks) is its own, on any sm_80+ GPU. The attention forward plant is the
 # wgmma kernel's: run this on an H100/H200 (compute capability 9.0).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
@@ -28,7 +29,8 @@ HI=${HI:-1.20}
 WORKLOADS=${WORKLOADS:-"memory.copy.128MiB memory.memset.256MiB memory.triad.f32.64M
 memory.reduce.f32.64M
 attention.fwd.bf16.d128.s2048 attention.fwd.bf16.d128.s2048.causal
-attention.decode.bf16.d128.ctx4096.b8h32"}
+attention.decode.bf16.d128.ctx4096.b8h32
+attention.bwd.bf16.d128.s2048 attention.bwd.bf16.d64.s2048.causal"}
 "$KW" --list >/dev/null || fail "kpt-workloads --list"
 # A GPU at all? (exit 77 from the runner)
 "$KW" memory.copy.4MiB --iterations 1 --warmup 0 >/dev/null 2>&1

@@ -1,6 +1,7 @@
 /* test_ref_attention_moe.c - the float64 references the attention and MoE
  * kernels are checked against (kernels/attention/ref_attention.c,
- * kernels/moe/ref_moe.c). */
+ * kernels/moe/ref_moe.c); the attention backward against finite differences
+ * of the attention forward. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,6 +64,99 @@ static void test_attention_large_scores_do_not_overflow(void **state)
 	assert_int_equal(kpt_ref_attn_row(q, k, v, 1, 2, 1, 1.0, out), 0);
 	assert_true(isfinite(out[0]));
 	assert_true(fabs(out[0] - 1.0) < 1e-6); /* e^-1000 of the second key vanishes */
+}
+
+static void test_attention_lse_of_two_keys(void **state)
+{
+	/* scores 0.5 * (1, 3): lse = log(e^0.5 + e^1.5). */
+	float q[2] = { 1, 0 }, k[4] = { 1, 9, 3, 9 }, v[4] = { 2, -4, 6, 8 };
+	double out[2], lse;
+
+	(void)state;
+	assert_int_equal(kpt_ref_attn_row_lse(q, k, v, 2, 2, 2, 0.5, out, &lse), 0);
+	assert_true(fabs(lse - log(exp(0.5) + exp(1.5))) < 1e-12);
+}
+
+/* sum(dout * O) of the reference forward over every row, O by kpt_ref_attn_row. */
+static double attn_loss(const float *q, const float *k, const float *v, const float *dout, int seq, int dim,
+			double scale, int causal)
+{
+	double o[8], l = 0.0;
+
+	for (int i = 0; i < seq; i++) {
+		assert_int_equal(kpt_ref_attn_row(q + i * dim, k, v, dim, causal ? i + 1 : seq, dim, scale, o), 0);
+		for (int c = 0; c < dim; c++)
+			l += (double)dout[i * dim + c] * o[c];
+	}
+	return l;
+}
+
+/* Central differences of attn_loss in every element of q, k and v against
+ * kpt_ref_attn_bwd. The step actually taken is measured in float, so the
+ * quotient uses the true step. */
+static void check_bwd_against_finite_differences(int causal)
+{
+	enum { S = 5, DIM = 4, N = S * DIM };
+	float q[N], k[N], v[N], g[N];
+	double dq[N], dk[N], dv[N], scale = 0.7, worst = 0.0;
+	uint64_t seed = 12345 + causal;
+
+	for (int i = 0; i < N; i++)
+		q[i] = urand(&seed), k[i] = urand(&seed), v[i] = urand(&seed), g[i] = urand(&seed);
+	assert_int_equal(kpt_ref_attn_bwd(q, k, v, g, DIM, S, DIM, scale, causal, dq, dk, dv), 0);
+	float *ins[3] = { q, k, v };
+	const double *grads[3] = { dq, dk, dv };
+	for (int t = 0; t < 3; t++)
+		for (int i = 0; i < N; i++) {
+			float x = ins[t][i], xp = x + 1e-3f, xm = x - 1e-3f;
+			double lp, lm;
+
+			ins[t][i] = xp;
+			lp = attn_loss(q, k, v, g, S, DIM, scale, causal);
+			ins[t][i] = xm;
+			lm = attn_loss(q, k, v, g, S, DIM, scale, causal);
+			ins[t][i] = x;
+			double fd = (lp - lm) / ((double)xp - (double)xm), err = fabs(fd - grads[t][i]);
+
+			if (err > worst)
+				worst = err;
+			assert_true(err < 1e-5 + 1e-4 * fabs(fd));
+		}
+	/* Something non-trivial was compared: not every gradient is zero. */
+	double mag = 0.0;
+	for (int i = 0; i < N; i++)
+		mag += fabs(dq[i]) + fabs(dk[i]) + fabs(dv[i]);
+	assert_true(mag > 1e-2);
+	(void)worst;
+}
+
+static void test_attention_bwd_matches_finite_differences(void **state)
+{
+	(void)state;
+	check_bwd_against_finite_differences(0);
+}
+
+static void test_attention_bwd_causal_matches_finite_differences(void **state)
+{
+	(void)state;
+	check_bwd_against_finite_differences(1);
+}
+
+static void test_attention_bwd_causal_last_key_sees_only_the_last_row(void **state)
+{
+	/* Causal: the last key is seen only by the last query row, with weight
+	 * P = exp(scale q.k - lse), so dV of that key is P * dout of that row. */
+	enum { S = 3, DIM = 2, N = S * DIM };
+	float q[N] = { 1, 2, -1, 0.5f, 0.3f, -0.2f }, k[N] = { 0.1f, 0.4f, -0.3f, 1, 2, -1 };
+	float v[N] = { 1, 1, 2, 2, 3, -3 }, g[N] = { 0.5f, -1, 2, 1, -0.25f, 4 };
+	double dq[N], dk[N], dv[N], o[DIM], lse;
+
+	(void)state;
+	assert_int_equal(kpt_ref_attn_bwd(q, k, v, g, DIM, S, DIM, 1.0, 1, dq, dk, dv), 0);
+	assert_int_equal(kpt_ref_attn_row_lse(q + 4, k, v, DIM, S, DIM, 1.0, o, &lse), 0);
+	double p = exp(((double)q[4] * k[4] + (double)q[5] * k[5]) - lse);
+	assert_true(fabs(dv[4] - p * g[4]) < 1e-12);
+	assert_true(fabs(dv[5] - p * g[5]) < 1e-12);
 }
 
 /* A small random layer shared by the MoE tests. */
@@ -188,6 +282,10 @@ int main(void)
 		cmocka_unit_test(test_attention_equal_scores_average_the_values),
 		cmocka_unit_test(test_attention_matches_softmax_by_hand),
 		cmocka_unit_test(test_attention_large_scores_do_not_overflow),
+		cmocka_unit_test(test_attention_lse_of_two_keys),
+		cmocka_unit_test(test_attention_bwd_matches_finite_differences),
+		cmocka_unit_test(test_attention_bwd_causal_matches_finite_differences),
+		cmocka_unit_test(test_attention_bwd_causal_last_key_sees_only_the_last_row),
 		cmocka_unit_test(test_moe_topk_is_sorted_and_weights_sum_to_one),
 		cmocka_unit_test(test_moe_token_range_matches_whole_run),
 		cmocka_unit_test(test_moe_single_expert_is_a_plain_ffn),
