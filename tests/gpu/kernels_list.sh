@@ -27,7 +27,7 @@ PY
 "$KW" --list --suite quick | grep -q 'memory.copy.512MiB' && fail "--suite quick lists a default-only workload"
 "$KW" --suite nosuch >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown suite must exit 2"
 "$KW" --iterations 0 memory.copy.4MiB >/dev/null 2>&1; [ $? -eq 2 ] || fail "--iterations 0 must exit 2"
-"$KW" --plant memory.memset.4MiB=5 memory.memset.4MiB >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plant on a fixed workload must exit 2"
+"$KW" --plant memory.transpose.f32.1024x1000=5 memory.transpose.f32.1024x1000 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plant on a fixed workload must exit 2"
 "$KW" no.such.workload 2>&1 | grep -q "unknown workload 'no.such.workload'" || fail "unknown workload message"
 if [ -n "${KPTPROF:-}" ] && "$KPTPROF" help workloads >/dev/null 2>&1; then
 	KPTPROF_WORKLOADS=$KW "$KPTPROF" workloads | grep -q '^memory.copy.4MiB ' || fail "kptprof workloads (KPTPROF_WORKLOADS)"
