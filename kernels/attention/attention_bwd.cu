@@ -53,6 +53,7 @@ struct bwd_params {
 	void *dq, *dk, *dv;
 	float *delta;      /* ws: [bh][seq] */
 	float *dqacc;      /* ws: [bh][seq][D], unscaled sum of dS K */
+	float *dqplant;    /* ws: the same again, where planted blocks add their dQ (never read) */
 	long long sb, sh, ss;
 	int heads, seq;
 	float scale, scale_log2;
@@ -177,9 +178,10 @@ __global__ void __launch_bounds__(256) attn_bwd_dq_kernel(bwd_params p, long lon
  * fragments small beside the 2 x 64 dK/dV accumulators of d128).
  *
  * Planted blocks (blockIdx.x >= nkb) redo the work of key block e % nkb of
- * their (batch, head), e their planted index, without a single store: the
- * mma and ldmatrix are volatile asm, so the compiler keeps every one, and
- * their dQ atomics, dK and dV stores are skipped. */
+ * their (batch, head), e their planted index: the same mma work and dQ
+ * atomics, into a second accumulator nothing reads (a plant without the
+ * atomics slowed by a quarter of its size on an H200); only the dK and dV
+ * stores are skipped, so the outputs do not change. */
 template <typename T, int D, int BR, bool CAUSAL>
 __global__ void __launch_bounds__(BWD_NW * 32, 1) attn_bwd_kv_kernel(bwd_params p)
 {
@@ -224,7 +226,9 @@ __global__ void __launch_bounds__(BWD_NW * 32, 1) attn_bwd_kv_kernel(bwd_params 
 	const T *gg = reinterpret_cast<const T *>(p.dout) + base;
 	const float *glse = p.lse + bh * seq;
 	const float *gdel = p.delta + bh * seq;
-	float *gdq = p.dqacc + bh * seq * D;
+	/* planted blocks do a real block's work, its dQ atomics included, into
+	 * a second accumulator nothing reads: the output is unchanged */
+	float *gdq = (planted ? p.dqplant : p.dqacc) + bh * seq * D;
 
 	/* Causal: query rows before k0 see none of these keys. k0 is a multiple
 	 * of BC, hence of BR. */
@@ -346,17 +350,15 @@ __global__ void __launch_bounds__(BWD_NW * 32, 1) attn_bwd_kv_kernel(bwd_params 
 					M::mma(dq[2 * dn + 1], a, b[2], b[3]);
 				}
 			}
-			if (!planted) {
 #pragma unroll
-				for (int nt = 0; nt < DQN / 8; nt++)
+			for (int nt = 0; nt < DQN / 8; nt++)
 #pragma unroll
-					for (int e = 0; e < 4; e++) {
-						const int row = q0 + mr * 16 + g + 8 * (e >> 1);
-						const int col = cn0 + nt * 8 + 2 * t + (e & 1);
-						if (row < seq)
-							atomicAdd(gdq + (long long)row * D + col, dq[nt][e]);
-					}
-			}
+				for (int e = 0; e < 4; e++) {
+					const int row = q0 + mr * 16 + g + 8 * (e >> 1);
+					const int col = cn0 + nt * 8 + 2 * t + (e & 1);
+					if (row < seq)
+						atomicAdd(gdq + (long long)row * D + col, dq[nt][e]);
+				}
 		}
 	}
 	if (planted)
@@ -449,7 +451,8 @@ extern "C" size_t kpt_attn_bwd_ws_bytes(int batch, int heads, int seq, int head_
 	if (batch < 1 || heads < 1 || seq < 1 || head_dim < 1)
 		return 0;
 	size_t rows = (size_t)batch * heads * seq;
-	return align256(rows * sizeof(float)) + rows * head_dim * sizeof(float);
+	/* delta, the dQ accumulator and the planted blocks' accumulator */
+	return align256(rows * sizeof(float)) + 2 * align256(rows * head_dim * sizeof(float));
 }
 
 extern "C" int kpt_attn_bwd(const struct kpt_attn_bwd_args *a, cudaStream_t s, struct kpt_diag *d)
@@ -486,6 +489,8 @@ extern "C" int kpt_attn_bwd(const struct kpt_attn_bwd_args *a, cudaStream_t s, s
 	const size_t rows = (size_t)a->batch * a->heads * a->seq;
 	p.delta = static_cast<float *>(a->ws);
 	p.dqacc = reinterpret_cast<float *>(static_cast<char *>(a->ws) + align256(rows * sizeof(float)));
+	p.dqplant = reinterpret_cast<float *>(reinterpret_cast<char *>(p.dqacc) +
+					      align256(rows * (size_t)a->head_dim * sizeof(float)));
 	p.sb = a->stride_b, p.sh = a->stride_h, p.ss = a->stride_s;
 	p.heads = a->heads, p.seq = a->seq;
 	p.scale = a->scale;
