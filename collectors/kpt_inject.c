@@ -930,9 +930,9 @@ static void window_apply(int on)
 	/* NVML follows the tracing: the sampler skips its queries between
 	 * windows and is woken at an opening for one sample at once (a window
 	 * of a few ms would otherwise often hold none), at most once a second:
-	 * an NVML sample costs the launching thread most of a millisecond (on
-	 * an H100, 1 step in 20 of a 3.3 ms step cost +1.2% with a sample at
-	 * every opening and +0.0% with none) */
+	 * fewer queries beside the program's launches (1 step in 20 of a 3.3 ms
+	 * step read +1.2% with a sample at every opening and +0.0% with none on
+	 * one H100, no difference on another: bench/RESULTS.md) */
 	if (atomic_exchange(&g.sample_on, g.kinds_on) != g.kinds_on && g.kinds_on && g.sampler_on &&
 	    now_ns() - atomic_load(&g.last_sample_ns) >= KPT_WINDOW_SAMPLE_GAP_NS)
 		sem_post(&g.wake);
