@@ -53,6 +53,9 @@ def mode_table(k, floor):
         # without NVML, without the work callbacks (no links, no pre-roll),
         # without ever enabling the activity kinds (the switching alone)
         "win-never": ({}, rec("--capture-range", "nvtx:step", "--steps", "1000000000"), []),
+        # one window, step 0 (before the timed steps), then never again: does
+        # what a window switched on stay on after CUPTI's kinds are disabled?
+        "win-once": ({}, rec("--capture-range", "nvtx:step", "--steps", "0-0"), []),
         "every20-no-nvml": ({"KPT_WINDOW_TEST_OFF": "nvml"}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
         "every20-no-callbacks": ({"KPT_WINDOW_TEST_OFF": "callbacks"},
                                  rec("--capture-range", "nvtx:step", "--every", "20"), []),

@@ -13,7 +13,7 @@ import sys
 from collections import defaultdict
 
 ORDER = ["kptprof", "kptprof-all", "kptprof-every20", "kptprof-every20-nopreroll",
-         "win-never", "every20-no-nvml", "every20-no-callbacks", "every20-no-kinds", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
+         "win-never", "win-once", "every20-no-nvml", "every20-no-callbacks", "every20-no-kinds", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
          "abl-no-nvml", "abl-link-runtime", "abl-link-off", "torch.profiler", "floor-kernel", "floor"]
 ABOUT = {
     "kptprof": "kptprof record -- CMD as typed (default: kernels, NVTX range links, NVML)",
@@ -21,6 +21,7 @@ ABOUT = {
     "kptprof-every20": "kptprof record --capture-range nvtx:step --every 20 (1 step in 20 traced, and the step before it as the pre-roll)",
     "kptprof-every20-nopreroll": "the same with KPT_PREROLL=0 (1 step in 20 traced, no pre-roll)",
     "win-never": "kptprof record --capture-range nvtx:step --steps 1000000000 (a window that never opens: what stays on between windows)",
+    "win-once": "kptprof record --capture-range nvtx:step --steps 0-0 (one window, before the timed steps, then none: what a window leaves on)",
     "every20-no-nvml": "kptprof-every20 with KPT_WINDOW_TEST_OFF=nvml (no NVML sample)",
     "every20-no-callbacks": "kptprof-every20 with KPT_WINDOW_TEST_OFF=callbacks (no work-API callbacks: no range links, no pre-roll)",
     "every20-no-kinds": "kptprof-every20 with KPT_WINDOW_TEST_OFF=kinds (windows switch, activity never enabled)",
