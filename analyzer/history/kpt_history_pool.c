@@ -51,26 +51,78 @@ struct pool {
 	uint32_t *touched;
 };
 
+/* The machines: sessions that share a GPU UUID (one card, any boot) or a
+ * boot id (the GPUs of one host boot, which move together:
+ * docs/decision-rule.md, "Hosts, not GPUs, are the unit") are one machine,
+ * by union-find over the two; a session with neither is a machine of its
+ * own. */
+static uint32_t uf_find(uint32_t *up, uint32_t x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
 static int machines_of(struct pool *p, struct kpt_strtab *t)
 {
+	struct kpt_strtab ids;
+	uint32_t *up = malloc((p->ns + 1) * sizeof *up), *first = NULL, cap = 0;
 	char buf[96];
+	int rc = 0;
 
-	for (uint32_t s = 0; s < p->ns; s++) {
+	if (!up)
+		return KPT_E_NOMEM;
+	kpt_strtab_init(&ids);
+	for (uint32_t s = 0; s < p->ns && rc == 0; s++) {
 		const struct kpt_history_session *se = &p->set->sessions[s];
-		const char *id = se->gpu_uuid;
-		int rc;
+		const char *key[2] = { se->gpu_uuid, se->env.boot };
 
-		if (!id[0] && se->env.boot && se->env.boot[0])
-			id = se->env.boot;
-		if (!id[0]) { /* neither: a machine of its own */
-			snprintf(buf, sizeof buf, "\x1fsession %lld", (long long)se->id);
-			id = buf;
+		up[s] = s;
+		for (int k = 0; k < 2 && rc == 0; k++) {
+			uint32_t id;
+			char pre[2] = { (char)('u' + k), 0 };
+			char kb[160];
+
+			if (!key[k] || !key[k][0])
+				continue;
+			snprintf(kb, sizeof kb, "%s:%s", pre, key[k]);
+			if ((rc = kpt_strtab_intern(&ids, kb, strlen(kb), &id)) < 0)
+				break;
+			if (id >= cap) {
+				uint32_t nc = cap ? 2 * cap : 64, *nf;
+
+				while (nc <= id)
+					nc *= 2;
+				if (!(nf = realloc(first, nc * sizeof *nf))) {
+					rc = KPT_E_NOMEM;
+					break;
+				}
+				for (uint32_t i = cap; i < nc; i++)
+					nf[i] = UINT32_MAX;
+				first = nf, cap = nc;
+			}
+			if (first[id] == UINT32_MAX)
+				first[id] = s;
+			else
+				up[uf_find(up, s)] = uf_find(up, first[id]);
 		}
-		if ((rc = kpt_strtab_intern(t, id, strlen(id), &p->machine[s])) < 0)
-			return rc;
 	}
-	p->r->machines = kpt_strtab_count(t);
-	return 0;
+	for (uint32_t s = 0; s < p->ns && rc == 0; s++) {
+		const struct kpt_history_session *se = &p->set->sessions[s];
+		uint32_t r = uf_find(up, s);
+
+		if (!se->gpu_uuid[0] && !(se->env.boot && se->env.boot[0]) && r == s)
+			snprintf(buf, sizeof buf, "\x1fsession %lld", (long long)se->id);
+		else
+			snprintf(buf, sizeof buf, "\x1fmachine %u", r);
+		rc = kpt_strtab_intern(t, buf, strlen(buf), &p->machine[s]);
+	}
+	if (rc == 0)
+		p->r->machines = kpt_strtab_count(t);
+	kpt_strtab_release(&ids);
+	free(first);
+	free(up);
+	return rc < 0 ? rc : 0;
 }
 
 /* Units: a key, or all keys of one name and path when there are
