@@ -389,8 +389,7 @@ static int bl_identify(const char *path, struct bl_session *id, struct kpt_count
 		}
 	}
 	id->has_suite = kpt_file_meta_get(f, "suite") != NULL;
-	ms = kpt_file_meta_get(f, "settle_us");
-	id->settle_us = ms ? strtol(ms, NULL, 10) : 0;
+	id->settle_us = kpt_file_settle_us(f);
 	ms = want_suite ? want_suite : kpt_file_meta_get(f, "suite");
 	if (suite) {
 		if (!ms || !ms[0]) {

@@ -102,19 +102,13 @@ static long baseline_settle(const char *path)
 		}
 		if (dir)
 			closedir(dir);
-		if (!newest[0])
+		if (!newest[0] || (size_t)snprintf(file, sizeof file, "%s/%s", path, newest) >= sizeof file)
 			return -1;
-		snprintf(file, sizeof file, "%s/%s", path, newest);
 	} else {
 		snprintf(file, sizeof file, "%s", path);
 	}
-	if (kpt_file_open(file, &f, &d) >= 0) {
-		const char *m = kpt_file_meta_get(f, "settle_us");
-
-		v = m ? strtol(m, NULL, 10) : 0;
-		if (v < 0 || v > 1000000)
-			v = -1;
-	}
+	if (kpt_file_open(file, &f, &d) >= 0)
+		v = kpt_file_settle_us(f);
 	kpt_file_close(f);
 	return v;
 }
@@ -661,8 +655,12 @@ int cmd_gate(int argc, char **argv)
 					rc = kpt_diff_cli_fail(dc, &d);
 					goto out;
 				}
-				if (a.settle_us == NOT_GIVEN && baseline_settle(base) >= 0)
-					settle = baseline_settle(base);
+				if (a.settle_us == NOT_GIVEN) {
+					long bs = baseline_settle(base);
+
+					if (bs >= 0)
+						settle = bs;
+				}
 			}
 			fprintf(stderr, "kptprof gate: recording suite '%s', %s runs, %ld us idle before each timed "
 					"iteration -> %s\n", kpt_cli_term(suite), runs, settle, kpt_cli_term(rec));

@@ -131,6 +131,10 @@ int kpt_file_meta(struct kpt_file *f, const struct kpt_meta_kv **kv, size_t *n,
 		  struct kpt_diag *d);
 /* Value of a meta key or NULL; loads meta on demand (errors -> NULL). */
 const char *kpt_file_meta_get(struct kpt_file *f, const char *key);
+/* Meta "settle_us", the idle gap before each timed iteration of a suite
+ * recording (record --settle-us): 0 when absent (recorded without one), -1
+ * when it is not a whole number of 0 to 1000000 microseconds. */
+long kpt_file_settle_us(struct kpt_file *f);
 int kpt_file_devices(struct kpt_file *f, const struct kpt_device **dev, size_t *n,
 		     struct kpt_diag *d);
 int kpt_file_processes(struct kpt_file *f, const struct kpt_process **p, size_t *n,

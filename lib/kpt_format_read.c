@@ -597,6 +597,19 @@ const char *kpt_file_meta_get(struct kpt_file *f, const char *key)
 	return NULL;
 }
 
+long kpt_file_settle_us(struct kpt_file *f)
+{
+	const char *m = kpt_file_meta_get(f, "settle_us");
+	char *end;
+	long v;
+
+	if (!m)
+		return 0;
+	errno = 0;
+	v = strtol(m, &end, 10);
+	return end == m || *end || errno || v < 0 || v > 1000000 ? -1 : v;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

@@ -1141,14 +1141,7 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 		ss->boot = meta_dup(L, "boot_id");
 		ss->time = e->time;
 		ss->runs = s->nruns;
-		{
-			const char *st = kpt_file_meta_get(L->f, "settle_us");
-			char *end = NULL;
-			long long v = st ? strtoll(st, &end, 10) : 0;
-
-			/* a value that is not a number is not a gap anyone set */
-			ss->settle_us = st && (end == st || *end || v < 0) ? -1 : v;
-		}
+		ss->settle_us = kpt_file_settle_us(L->f); /* -1 (not a number): never compared */
 		ss->copy_gbps = dv ? dv->copy_gbps : 0;
 		ss->bf16_tflops = dv ? dv->bf16_tflops : 0;
 		if (!ss->uuid || !ss->boot)
