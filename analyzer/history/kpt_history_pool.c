@@ -66,12 +66,18 @@ static uint32_t uf_find(uint32_t *up, uint32_t x)
 static int machines_of(struct pool *p, struct kpt_strtab *t)
 {
 	struct kpt_strtab ids;
-	uint32_t *up = malloc((p->ns + 1) * sizeof *up), *first = NULL, cap = 0;
+	/* ids: at most two (a UUID and a boot id) per session */
+	uint32_t *up = malloc((p->ns + 1) * sizeof *up), *first = malloc((2 * p->ns + 1) * sizeof *first);
 	char buf[96];
 	int rc = 0;
 
-	if (!up)
+	if (!up || !first) {
+		free(up);
+		free(first);
 		return KPT_E_NOMEM;
+	}
+	for (uint32_t i = 0; i < 2 * p->ns + 1; i++)
+		first[i] = UINT32_MAX;
 	kpt_strtab_init(&ids);
 	for (uint32_t s = 0; s < p->ns && rc == 0; s++) {
 		const struct kpt_history_session *se = &p->set->sessions[s];
@@ -80,27 +86,13 @@ static int machines_of(struct pool *p, struct kpt_strtab *t)
 		up[s] = s;
 		for (int k = 0; k < 2 && rc == 0; k++) {
 			uint32_t id;
-			char pre[2] = { (char)('u' + k), 0 };
 			char kb[160];
 
 			if (!key[k] || !key[k][0])
 				continue;
-			snprintf(kb, sizeof kb, "%s:%s", pre, key[k]);
+			snprintf(kb, sizeof kb, "%c:%s", k ? 'b' : 'u', key[k]); /* UUIDs and boot ids apart */
 			if ((rc = kpt_strtab_intern(&ids, kb, strlen(kb), &id)) < 0)
 				break;
-			if (id >= cap) {
-				uint32_t nc = cap ? 2 * cap : 64, *nf;
-
-				while (nc <= id)
-					nc *= 2;
-				if (!(nf = realloc(first, nc * sizeof *nf))) {
-					rc = KPT_E_NOMEM;
-					break;
-				}
-				for (uint32_t i = cap; i < nc; i++)
-					nf[i] = UINT32_MAX;
-				first = nf, cap = nc;
-			}
 			if (first[id] == UINT32_MAX)
 				first[id] = s;
 			else
