@@ -11,6 +11,9 @@
 # fuzz_history yet; .ci/run points it at its sanitizer build. SEED
 # (default: the time) is printed; a failing store is named by its own seed
 # and remade with: fuzz_history --seed N --count 1 WORKDIR BASE NEW.
+# $KPT_FUZZ_HISTORY_LIBS: a folder put on LD_LIBRARY_PATH for fuzz_history
+# alone (a build packed with its libraries: pack-history-fuzz.sh);
+# $KPT_FUZZ_GNUPLOT_EVERY: fuzz_history's --gnuplot-every (0: no gnuplot).
 # The stores live in /dev/shm when it is there ($TMPDIR otherwise): history
 # add syncs each store, and a disk's syncs are not what is tested.
 # Exit 0: no failure; 1: a crash, sanitizer report, odd exit or hang
@@ -41,7 +44,10 @@ work=$(mktemp -d "$tmp/kpt-fuzz-history.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "run-history-fuzz: $secs s from seed $seed in $work, $jobs job(s)"
 rc=0
-"$build/tests/fuzz_history" --seed "$seed" --seconds "$secs" "${count[@]}" -j "$jobs" "$work/w" \
+gp=()
+[ -n "${KPT_FUZZ_GNUPLOT_EVERY:-}" ] && gp=(--gnuplot-every "$KPT_FUZZ_GNUPLOT_EVERY")
+env ${KPT_FUZZ_HISTORY_LIBS:+LD_LIBRARY_PATH="$KPT_FUZZ_HISTORY_LIBS"} \
+	"$build/tests/fuzz_history" --seed "$seed" --seconds "$secs" "${count[@]}" -j "$jobs" "${gp[@]}" "$work/w" \
 	"$src/tests/data/copy_base.kpt" "$src/tests/data/copy_plant10_512MiB.kpt" || rc=$?
 if [ "$rc" = 1 ]; then
 	mkdir -p "$build/fuzz-history-failures"
