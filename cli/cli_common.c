@@ -221,6 +221,16 @@ void kpt_cli_progress_start(const char *cmd)
 	kpt_progress_setup(&o);
 }
 
+long kpt_cli_file_settle(const char *path)
+{
+	struct kpt_file *f = NULL;
+	struct kpt_diag d = { 0 };
+	long v = kpt_file_open(path, &f, &d) == 0 ? kpt_file_settle_us(f) : -2;
+
+	kpt_file_close(f);
+	return v;
+}
+
 int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, size_t cu, struct kpt_diag *d)
 {
 	struct kpt_file *f = NULL;

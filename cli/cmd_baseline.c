@@ -339,7 +339,9 @@ static int copy_with_suite(const char *src, const char *dst, const char *suite)
 	return rc < 0 ? kpt_cli_fail(&d) : 0;
 }
 
-static int bl_identify(const char *path, struct bl_session *id, struct kpt_counts *c, char *slug,
+/* gone_ok: path is a session of the folder, and one that vanished before
+ * it could be read (a concurrent update pruned it) returns 1, silently. */
+static int bl_identify(const char *path, int gone_ok, struct bl_session *id, struct kpt_counts *c, char *slug,
 		       size_t slugcap, const char *want_suite, char *suite, size_t suitecap)
 {
 	struct kpt_file *f = NULL;
@@ -352,6 +354,8 @@ static int bl_identify(const char *path, struct bl_session *id, struct kpt_count
 	if (kpt_file_open(path, &f, &d) < 0 || kpt_file_counts(f, c, &d) < 0 ||
 	    kpt_file_devices(f, &dev, &n, &d) < 0) {
 		kpt_file_close(f);
+		if (gone_ok && access(path, F_OK) != 0)
+			return 1;
 		return kpt_cli_fail(&d);
 	}
 	if (!n || !c->kernels) {
@@ -525,7 +529,7 @@ static int bl_update(struct bl_args *a)
 
 	if (a->npos != 1)
 		return kpt_cli_usage_error("baseline", "update needs the recording: kptprof baseline update FILE");
-	if ((rc = bl_identify(a->pos[0], &id, &c, slug, sizeof slug, a->suite, suite, sizeof suite)))
+	if ((rc = bl_identify(a->pos[0], 0, &id, &c, slug, sizeof slug, a->suite, suite, sizeof suite)))
 		return rc;
 	if ((rc = bl_verify(a->pos[0])))
 		return rc;
@@ -565,7 +569,7 @@ static int bl_update(struct bl_args *a)
 		struct kpt_counts oc;
 		char moved[2 * PATH_MAX];
 
-		if ((rc = bl_identify(single, &old, &oc, NULL, 0, NULL, NULL, 0)))
+		if ((rc = bl_identify(single, 0, &old, &oc, NULL, 0, NULL, NULL, 0)))
 			return rc;
 		snprintf(moved, sizeof moved, "%s/%s", folder, old.name);
 		if (rename(single, moved) != 0) {
@@ -585,8 +589,8 @@ static int bl_update(struct bl_args *a)
 	for (size_t i = 0; i < nv && rc == 0 && id.boot[0]; i++) {
 		struct kpt_counts oc;
 
-		if (strcmp(v[i], path) == 0 || !session_name(base_name(v[i])) || access(v[i], F_OK) != 0 ||
-		    bl_identify(v[i], &old, &oc, NULL, 0, NULL, NULL, 0) != 0)
+		if (strcmp(v[i], path) == 0 || !session_name(base_name(v[i])) ||
+		    bl_identify(v[i], 1, &old, &oc, NULL, 0, NULL, NULL, 0) != 0)
 			continue;
 		if (strcmp(old.uuid, id.uuid) == 0 && strcmp(old.boot, id.boot) == 0 &&
 		    (unlink(v[i]) == 0 || errno == ENOENT))
@@ -606,11 +610,12 @@ static int bl_update(struct bl_args *a)
 		size_t other_gap = 0;
 
 		for (size_t i = 0; i < nv; i++) {
-			struct kpt_counts oc;
+			long g;
 
 			ns += session_name(base_name(v[i]));
-			if (session_name(base_name(v[i])) && strcmp(v[i], path) != 0 && access(v[i], F_OK) == 0 &&
-			    bl_identify(v[i], &old, &oc, NULL, 0, NULL, NULL, 0) == 0 && old.settle_us != id.settle_us)
+			/* one gone meanwhile (a concurrent update pruned it) is skipped */
+			if (session_name(base_name(v[i])) && strcmp(v[i], path) != 0 &&
+			    (g = kpt_cli_file_settle(v[i])) != -2 && g != id.settle_us)
 				other_gap++;
 		}
 		if (other_gap)

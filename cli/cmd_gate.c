@@ -85,9 +85,7 @@ static long baseline_settle(const char *path)
 {
 	char newest[PATH_MAX] = "", file[PATH_MAX];
 	struct stat sb;
-	struct kpt_file *f = NULL;
-	struct kpt_diag d = { 0 };
-	long v = -1;
+	long v;
 
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		DIR *dir = opendir(path);
@@ -107,10 +105,8 @@ static long baseline_settle(const char *path)
 	} else {
 		snprintf(file, sizeof file, "%s", path);
 	}
-	if (kpt_file_open(file, &f, &d) >= 0)
-		v = kpt_file_settle_us(f);
-	kpt_file_close(f);
-	return v;
+	v = kpt_cli_file_settle(file);
+	return v < 0 ? -1 : v;
 }
 
 /* The GPU slug of the first GPU that recording here would use. */

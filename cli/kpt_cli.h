@@ -163,6 +163,10 @@ int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
  * and its meta "suite" ("" none) into suite: what picks its baseline.
  * Errors: reading the file; no GPU named (KPT_E_FORMAT). */
 struct kpt_diag;
+/* The idle gap the recording at path was made with (kpt_file_settle_us:
+ * 0 none, -1 not a number), or -2 when it cannot be read; prints nothing
+ * (a session file may vanish under a concurrent baseline update). */
+long kpt_cli_file_settle(const char *path);
 int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, size_t cu, struct kpt_diag *d);
 /* Path components taken from a recording or an option (a GPU slug, a
  * suite): 1 to KPT_CLI_COMPONENT_MAX bytes of [a-z0-9._-], not starting
