@@ -10,8 +10,9 @@
  * computed and K(j+1) while P(j) V(j) is. Nothing of size S x S touches
  * memory. Rows and keys past seq are zero-filled and masked (any seq >= 1).
  * LSE: the epilogue also stores each row's logsumexp for the backward pass;
- * a template flag, so the kernels built without it are the code they were
- * before it existed (only the AUTO bf16 tiles are built with it).
+ * a template flag of the body and a kernel of its own (attn_fwd_lse_kernel),
+ * so the kernels built without it are the code, and carry the names, they
+ * had before it existed (only the AUTO bf16 tiles are built with it).
  */
 #include <math.h>
 
@@ -51,9 +52,8 @@ struct fwd_params {
  * double-buffered, one barrier per key tile, K(j+1) and V(j+1) loading during
  * all of tile j (else one buffer each, V(j) loads during S(j) and K(j+1)
  * during P(j) V(j), two barriers per tile). */
-template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false,
-	  bool LSE = false>
-__global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd_params p)
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MT, bool QREG, bool DB, bool LSE>
+__device__ __forceinline__ void attn_fwd_body(const fwd_params &p)
 {
 	constexpr int NW = BR / (16 * MT);
 	constexpr int NT = NW * 32;
@@ -304,6 +304,20 @@ __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd
 	}
 }
 
+/* Two kernels of one body: LSE gets its own name, so the kernels without
+ * it keep the demangled names (the gate's keys) they had before it existed. */
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false>
+__global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd_params p)
+{
+	attn_fwd_body<T, D, BR, BC, CAUSAL, MT, QREG, DB, false>(p);
+}
+
+template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB>
+__global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_lse_kernel(fwd_params p)
+{
+	attn_fwd_body<T, D, BR, BC, CAUSAL, MT, QREG, DB, true>(p);
+}
+
 typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, int batch, int heads, cudaStream_t s);
 
 template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false,
@@ -311,7 +325,11 @@ template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool
 cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s)
 {
 	constexpr int smem = (BR + (DB ? 4 : 2) * BC) * D * (int)sizeof(T);
-	auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB, LSE>;
+	void (*kern)(fwd_params);
+	if constexpr (LSE)
+		kern = attn_fwd_lse_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
+	else
+		kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
 	if (e != cudaSuccess)
 		return e;
