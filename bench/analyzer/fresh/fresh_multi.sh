@@ -64,7 +64,7 @@ wait
 cat "$R"/g*/times.txt | tee -a "$R/machine.txt"
 if [ -n "${EXTRA:-}" ]; then
 	t=$(date +%s)
-	(cd "$SRC" && K=$K KW=$KW F=$F bash -c "$EXTRA") >"$R/extra.log" 2>&1
+	(cd "$SRC" && K=$K KW=$KW F=$F R=$R bash -c "$EXTRA") >"$R/extra.log" 2>&1
 	echo "extra rc=$? seconds=$(( $(date +%s) - t ))" | tee -a "$R/machine.txt"
 	tail -20 "$R/extra.log"
 fi
