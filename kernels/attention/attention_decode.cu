@@ -30,12 +30,18 @@ struct dec_params {
 	long long sb, sh, ss;
 	int heads, group, ctx, chunk, nchunks;
 	float scale_log2;
-	/* --plant: rows [r0 * pct / 100, r1 * pct / 100) of each (batch, head)'s
-	 * two regions of plant_rows rows (kpt_attn_decode_plant_bytes) are read
-	 * by the block of rows [r0, r1); NULL = none. */
-	const void *plant;
-	int plant_pct, plant_rows;
-	float plant_sink; /* NaN: a compare with it is false, which the compiler cannot know */
+};
+
+/* --plant: rows [r0 * pct / 100, r1 * pct / 100) of each (batch, head)'s two
+ * regions of rows rows (kpt_attn_decode_plant_bytes) are read by the block
+ * of rows [r0, r1). A parameter of the planted kernel alone, so the kernels
+ * without a plant are the code (and names: the gate's keys) they were
+ * before plants existed; an epilogue here cost the 23 us ctx512 chunk
+ * kernel +2.6% on an H200 (a fresh host's README gate, 2026-11-26). */
+struct dec_plant {
+	const void *buf;
+	int pct, rows;
+	float sink; /* NaN: a compare with it is false, which the compiler cannot know */
 };
 
 template <typename T> __device__ __forceinline__ T to16(float f);
@@ -64,7 +70,8 @@ __device__ __forceinline__ uint4 ld_stream(const void *p)
 	return r;
 }
 
-template <typename T, int D> __global__ void __launch_bounds__(DEC_THREADS) attn_decode_chunk(dec_params p)
+template <typename T, int D, bool PLANT>
+__device__ __forceinline__ void attn_decode_body(const dec_params &p, const dec_plant &q)
 {
 	constexpr int TPR = D / 8;                /* threads per cache row */
 	constexpr int RPB = DEC_THREADS / TPR;    /* rows per block step */
@@ -181,22 +188,33 @@ template <typename T, int D> __global__ void __launch_bounds__(DEC_THREADS) attn
 	/* Planted work: stream pct% more K and V rows from memory that nothing
 	 * else in the launch touches, reduce them into a value that is stored
 	 * only when it equals NaN (never), so nothing observable changes. */
-	if (p.plant) {
-		const int q0 = (int)((long long)r0 * p.plant_pct / 100), q1 = (int)((long long)r1 * p.plant_pct / 100);
-		const T *pk = reinterpret_cast<const T *>(p.plant) + ((long long)b * p.heads + h) * 2 * p.plant_rows * D +
+	if (PLANT) {
+		const int q0 = (int)((long long)r0 * q.pct / 100), q1 = (int)((long long)r1 * q.pct / 100);
+		const T *pk = reinterpret_cast<const T *>(q.buf) + ((long long)b * p.heads + h) * 2 * q.rows * D +
 			      (long long)q0 * D + sub * 8;
 		float junk = 0.f;
 		for (int r = rg; r < q1 - q0; r += RPB) {
 			float f[8], g[8];
 			unpack8<T>(ld_stream(pk + (long long)r * D), f);
-			unpack8<T>(ld_stream(pk + ((long long)p.plant_rows + r) * D), g);
+			unpack8<T>(ld_stream(pk + ((long long)q.rows + r) * D), g);
 #pragma unroll
 			for (int i = 0; i < 8; i++)
 				junk = fmaf(f[i], g[i], junk);
 		}
-		if (junk == p.plant_sink)
-			*reinterpret_cast<float *>(const_cast<void *>(p.plant)) = junk;
+		if (junk == q.sink)
+			*reinterpret_cast<float *>(const_cast<void *>(q.buf)) = junk;
 	}
+}
+
+template <typename T, int D> __global__ void __launch_bounds__(DEC_THREADS) attn_decode_chunk(dec_params p)
+{
+	attn_decode_body<T, D, false>(p, dec_plant{});
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(DEC_THREADS) attn_decode_chunk_plant(dec_params p, dec_plant q)
+{
+	attn_decode_body<T, D, true>(p, q);
 }
 
 template <typename T, int D> __global__ void __launch_bounds__(D) attn_decode_combine(dec_params p)
@@ -231,11 +249,14 @@ int decode_chunk(int batch, int heads, int ctx)
 	return chunk;
 }
 
-typedef void (*dec_fn)(const dec_params &p, int batch, cudaStream_t s);
+typedef void (*dec_fn)(const dec_params &p, const dec_plant &q, int batch, cudaStream_t s);
 
-template <typename T, int D> void launch_decode(const dec_params &p, int batch, cudaStream_t s)
+template <typename T, int D> void launch_decode(const dec_params &p, const dec_plant &q, int batch, cudaStream_t s)
 {
-	attn_decode_chunk<T, D><<<dim3(p.nchunks, p.heads, batch), DEC_THREADS, 0, s>>>(p);
+	if (q.buf)
+		attn_decode_chunk_plant<T, D><<<dim3(p.nchunks, p.heads, batch), DEC_THREADS, 0, s>>>(p, q);
+	else
+		attn_decode_chunk<T, D><<<dim3(p.nchunks, p.heads, batch), DEC_THREADS, 0, s>>>(p);
 	if (p.nchunks > 1)
 		attn_decode_combine<T, D><<<dim3(p.heads, batch), D, 0, s>>>(p);
 }
@@ -301,9 +322,7 @@ extern "C" int kpt_attn_decode(const struct kpt_attn_decode_args *a, cudaStream_
 	p.ws_o = reinterpret_cast<float *>(a->ws);
 	p.ws_ml = reinterpret_cast<float2 *>(p.ws_o + nws * a->head_dim);
 	p.scale_log2 = a->scale * 1.4426950408889634f;
-	p.plant = NULL;
-	p.plant_pct = p.plant_rows = 0;
-	p.plant_sink = NAN;
+	dec_plant q = { NULL, 0, 0, NAN };
 	if (a->plant_pct > 0) {
 		size_t pneed = kpt_attn_decode_plant_bytes(a->batch, a->heads, a->ctx, a->head_dim, a->plant_pct);
 		if (pneed && (!a->plant || a->plant_bytes < pneed || ((uintptr_t)a->plant & 15)))
@@ -311,13 +330,13 @@ extern "C" int kpt_attn_decode(const struct kpt_attn_decode_args *a, cudaStream_
 					    "attention decode: a plant of %d%% needs %zu bytes of 16-byte aligned memory",
 					    a->plant_pct, pneed);
 		if (pneed) {
-			p.plant = a->plant;
-			p.plant_pct = a->plant_pct;
-			p.plant_rows = (int)((long long)a->ctx * a->plant_pct / 100);
+			q.buf = a->plant;
+			q.pct = a->plant_pct;
+			q.rows = (int)((long long)a->ctx * a->plant_pct / 100);
 		}
 	}
 	nvtxRangePushA("kpt_attn_decode");
-	dec_table[a->dtype][a->head_dim == 128](p, a->batch, s);
+	dec_table[a->dtype][a->head_dim == 128](p, q, a->batch, s);
 	cudaError_t e = cudaGetLastError();
 	nvtxRangePop();
 	if (e != cudaSuccess)

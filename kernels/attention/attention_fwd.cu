@@ -10,9 +10,9 @@
  * computed and K(j+1) while P(j) V(j) is. Nothing of size S x S touches
  * memory. Rows and keys past seq are zero-filled and masked (any seq >= 1).
  * LSE: the epilogue also stores each row's logsumexp for the backward pass;
- * a template flag of the body and a kernel of its own (attn_fwd_lse_kernel),
- * so the kernels built without it are the code, and carry the names, they
- * had before it existed (only the AUTO bf16 tiles are built with it).
+ * a template flag of the body and a kernel of its own (attn_fwd_lse_kernel,
+ * the lse pointer its own parameter), so the kernels built without it are
+ * the code (PTX), and carry the names, they had before it existed (only the AUTO bf16 tiles are built with it).
  */
 #include <math.h>
 
@@ -42,7 +42,6 @@ struct fwd_params {
 	long long sb, sh, ss;
 	int seq;
 	float scale_log2;
-	float *lse; /* LSE kernels: [b][h][seq], natural-log logsumexp of the scaled scores */
 };
 
 /* MT: m16 row tiles per warp (rows per warp = 16 * MT; with MT = 2 every K
@@ -53,7 +52,7 @@ struct fwd_params {
  * all of tile j (else one buffer each, V(j) loads during S(j) and K(j+1)
  * during P(j) V(j), two barriers per tile). */
 template <typename T, int D, int BR, int BC, bool CAUSAL, int MT, bool QREG, bool DB, bool LSE>
-__device__ __forceinline__ void attn_fwd_body(const fwd_params &p)
+__device__ __forceinline__ void attn_fwd_body(const fwd_params &p, float *lse)
 {
 	constexpr int NW = BR / (16 * MT);
 	constexpr int NT = NW * 32;
@@ -280,7 +279,7 @@ __device__ __forceinline__ void attn_fwd_body(const fwd_params &p)
 			 * quad holds the same value after the shuffles above). */
 			int row = m0 + wrow0 + mt * 16 + (lane >> 2) + r * 8;
 			if (LSE && (lane & 3) == 0 && row < seq)
-				p.lse[((long long)blockIdx.z * gridDim.y + blockIdx.y) * seq + row] =
+				lse[((long long)blockIdx.z * gridDim.y + blockIdx.y) * seq + row] =
 					(mrow[mt][r] + __log2f(l)) * 0.6931471805599453f;
 		}
 #pragma unroll
@@ -309,32 +308,35 @@ __device__ __forceinline__ void attn_fwd_body(const fwd_params &p)
 template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false>
 __global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_kernel(fwd_params p)
 {
-	attn_fwd_body<T, D, BR, BC, CAUSAL, MT, QREG, DB, false>(p);
+	attn_fwd_body<T, D, BR, BC, CAUSAL, MT, QREG, DB, false>(p, nullptr);
 }
 
 template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB>
-__global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_lse_kernel(fwd_params p)
+__global__ void __launch_bounds__(BR / (16 * MT) * 32, MINB) attn_fwd_lse_kernel(fwd_params p, float *lse)
 {
-	attn_fwd_body<T, D, BR, BC, CAUSAL, MT, QREG, DB, true>(p);
+	attn_fwd_body<T, D, BR, BC, CAUSAL, MT, QREG, DB, true>(p, lse);
 }
 
-typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, int batch, int heads, cudaStream_t s);
+typedef cudaError_t (*fwd_launch_fn)(const fwd_params &p, float *lse, int batch, int heads, cudaStream_t s);
 
 template <typename T, int D, int BR, int BC, bool CAUSAL, int MINB, int MT, bool QREG, bool DB = false,
 	  bool LSE = false>
-cudaError_t launch_fwd(const fwd_params &p, int batch, int heads, cudaStream_t s)
+cudaError_t launch_fwd(const fwd_params &p, float *lse, int batch, int heads, cudaStream_t s)
 {
 	constexpr int smem = (BR + (DB ? 4 : 2) * BC) * D * (int)sizeof(T);
-	void (*kern)(fwd_params);
-	if constexpr (LSE)
-		kern = attn_fwd_lse_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
-	else
-		kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
-	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-	if (e != cudaSuccess)
-		return e;
-	dim3 grid((p.seq + BR - 1) / BR, heads, batch);
-	kern<<<grid, BR / (16 * MT) * 32, smem, s>>>(p);
+	const dim3 grid((p.seq + BR - 1) / BR, heads, batch);
+	cudaError_t e;
+	if constexpr (LSE) {
+		auto kern = attn_fwd_lse_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
+		if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess)
+			return e;
+		kern<<<grid, BR / (16 * MT) * 32, smem, s>>>(p, lse);
+	} else {
+		auto kern = attn_fwd_kernel<T, D, BR, BC, CAUSAL, MINB, MT, QREG, DB>;
+		if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess)
+			return e;
+		kern<<<grid, BR / (16 * MT) * 32, smem, s>>>(p);
+	}
 	return cudaGetLastError();
 }
 
@@ -478,14 +480,13 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	p.k = a->k;
 	p.v = a->v;
 	p.o = a->o;
-	p.lse = a->lse;
 	p.sb = a->stride_b;
 	p.sh = a->stride_h;
 	p.ss = a->stride_s;
 	p.seq = a->seq;
 	p.scale_log2 = a->scale * 1.4426950408889634f;
 	nvtxRangePushA("kpt_attn_fwd");
-	cudaError_t e = fn(p, a->batch, a->heads, s);
+	cudaError_t e = fn(p, a->lse, a->batch, a->heads, s);
 	nvtxRangePop();
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: launch failed: %s", cudaGetErrorString(e));
