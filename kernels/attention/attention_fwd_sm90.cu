@@ -273,8 +273,10 @@ __device__ __forceinline__ void issue_pv(float (&o)[RO], const uint32_t (&p)[RP]
  * row sums; alpha the two rescale factors for O. This thread's rows: row0
  * (regs 4j, 4j+1) and row0 + 8 (4j+2, 4j+3); columns 8j + 2t + {0, 1}. Keys
  * at or past seq and, causal, past the row are masked: only the last tile of
- * a block has any (every row keeps at least one key, so the max is finite
- * and the first tile's m = -inf gives alpha = 0). */
+ * a block has any, or (d64 causal, 192 rows over 128-key tiles) the last two
+ * (every row keeps key 0, so the max is finite after the first tile, whose
+ * m = -inf gives alpha = 0; a later tile masked whole for a row, as a
+ * planted one, leaves m, gives alpha = 1 and P = 0). */
 template <bool CAUSAL, int R>
 __device__ __forceinline__ void softmax_tile(float (&s)[R], float (&m)[2], float (&l)[2], float (&alpha)[2],
 					     float sl2, int kv0, int seq, int row0, int m0, int t)
