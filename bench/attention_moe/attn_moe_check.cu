@@ -391,42 +391,46 @@ static int run_checks(int quick)
 				}
 				if (!quick && !fp16)
 					check_fwd(fp16, 1, 1, 4096, D, causal, 0, 0, 24);
-				if (D != 128)
-					continue;
-				/* The Hopper kernel (AUTO there) at more awkward shapes:
-				 * several batches and heads in both layouts, query blocks
-				 * and key tiles cut by seq, seq just under and over a tile. */
+				/* The Hopper kernel (AUTO there; d128 128 query rows, d64
+				 * 192, 128 keys a tile) at more awkward shapes: several
+				 * batches and heads in both layouts, query blocks and key
+				 * tiles cut by seq, seq just under and over a tile. */
 				const int wt[2] = { KPT_ATTN_TILES_AUTO, KPT_ATTN_TILES_128x128_WGMMA };
 				for (int t : wt) {
 					if (check_fwd(fp16, 3, 5, 129, D, causal, 1, t, 129) == 0 &&
 					    t == KPT_ATTN_TILES_128x128_WGMMA)
 						wgmma_ran = 1;
 					check_fwd(fp16, 2, 3, 255, D, causal, 0, t, 64);
+					if (D == 64) {
+						check_fwd(fp16, 2, 3, 191, D, causal, 1, t, 191);
+						check_fwd(fp16, 1, 2, 385, D, causal, 0, t, 64);
+					}
 					if (!quick) {
 						check_fwd(fp16, 2, 3, 1031, D, causal, 0, t, 32);
 						check_fwd(fp16, 2, 2, 4223, D, causal, 1, t, 24);
 					}
 				}
 			}
-	/* Where the Hopper kernel runs, AUTO must choose it for d128. */
+	/* Where the Hopper kernel runs, AUTO must choose it for d64 and d128. */
 	{
 		struct kpt_attn_fwd_args a;
 		memset(&a, 0, sizeof a);
-		a.head_dim = 128;
 		int ok = 1;
-		for (int fp16 = 0; fp16 < 2; fp16++)
-			for (int causal = 0; causal < 2; causal++) {
-				a.dtype = fp16 ? KPT_ATTN_FP16 : KPT_ATTN_BF16;
-				a.causal = causal;
-				enum kpt_attn_tiles t = kpt_attn_fwd_tiles(&a);
-				printf("info AUTO for %s d128 %s runs %s\n", fp16 ? "fp16" : "bf16", causal ? "causal" : "full",
-				       tile_names[t]);
-				if (wgmma_ran && t != KPT_ATTN_TILES_128x128_WGMMA)
-					ok = 0;
-			}
+		for (int D = 64; D <= 128; D += 64)
+			for (int fp16 = 0; fp16 < 2; fp16++)
+				for (int causal = 0; causal < 2; causal++) {
+					a.head_dim = D;
+					a.dtype = fp16 ? KPT_ATTN_FP16 : KPT_ATTN_BF16;
+					a.causal = causal;
+					enum kpt_attn_tiles t = kpt_attn_fwd_tiles(&a);
+					printf("info AUTO for %s d%d %s runs %s\n", fp16 ? "fp16" : "bf16", D,
+					       causal ? "causal" : "full", tile_names[t]);
+					if (wgmma_ran && t != KPT_ATTN_TILES_128x128_WGMMA)
+						ok = 0;
+				}
 		if (!ok)
 			g_fail++;
-		printf("%-4s AUTO picks 128x128.wgmma for d128 where it runs (%s here)\n", ok ? "ok" : "FAIL",
+		printf("%-4s AUTO picks the wgmma kernel for d64 and d128 where it runs (%s here)\n", ok ? "ok" : "FAIL",
 		       wgmma_ran ? "it runs" : "it does not run");
 	}
 	for (int fp16 = 0; fp16 < 2; fp16++)

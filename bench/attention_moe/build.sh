@@ -37,7 +37,8 @@ for f in "${srcs[@]}"; do
 done
 # wait on each pid: a failed compile stops the script (set -e)
 for p in "${pids[@]}"; do wait "$p"; done
-for f in kernels/attention/ref_attention.c kernels/moe/ref_moe.c lib/kpt_err.c bench/attention_moe/pyshim.c; do
+for f in kernels/attention/ref_attention.c kernels/attention/kpt_attn_path.c kernels/moe/ref_moe.c lib/kpt_err.c \
+	bench/attention_moe/pyshim.c; do
 	o="$OUTDIR/$(basename "$f" .c).o"
 	gcc -std=gnu11 -O2 -fPIC -Wall -Wextra -I"$SRC/lib" -I"$SRC/kernels/attention" -I"$SRC/kernels/moe" \
 		-I"${CUDA_HOME:-/usr/local/cuda}/include" -c "$SRC/$f" -o "$o"

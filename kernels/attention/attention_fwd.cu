@@ -466,8 +466,8 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	 * change the unplanted timings of the committed baselines. */
 	if (a->plant_pct > 0)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
-				    "attention forward: a planted slowdown needs the wgmma kernel (head dim 128 on "
-				    "a compute capability 9.0 GPU)");
+				    "attention forward: a planted slowdown needs the wgmma kernel (head dim 64 or 128 "
+				    "on a compute capability 9.0 GPU, tiles AUTO or WGMMA)");
 	if (a->lse && (a->dtype != KPT_ATTN_BF16 || t != fwd_auto[di]))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention forward: lse is written only by the bf16 AUTO mma.sync tiles (asked: dtype %d, tiles %d)",

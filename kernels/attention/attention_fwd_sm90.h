@@ -13,7 +13,8 @@ namespace kpt {
 
 /* Whether attn_fwd_sm90 can run a on the current device: compute capability
  * 9.0 with sm_90a code for it in this binary, the driver's
- * cuTensorMapEncodeTiled found, head dim 128, bf16 or fp16 (causal or not).
+ * cuTensorMapEncodeTiled found, head dim 64 or 128, bf16 or fp16 (causal or
+ * not).
  * The device probe runs once per device (cached), later calls cost a
  * cudaGetDevice. */
 bool attn_fwd_sm90_supports(const struct kpt_attn_fwd_args *a);

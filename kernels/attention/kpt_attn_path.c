@@ -7,7 +7,7 @@ enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, i
 		return KPT_ATTN_PATH_UNSUPPORTED;
 	/* wgmma and setmaxnreg exist in sm_90a only: no later GPU runs that
 	 * image (10.0 and 12.0 get the PTX of the mma.sync kernel). */
-	if (cc_major == 9 && cc_minor == 0 && head_dim == 128 && built_sm90)
+	if (cc_major == 9 && cc_minor == 0 && built_sm90)
 		return KPT_ATTN_PATH_SM90_WGMMA;
 	return KPT_ATTN_PATH_MMA_SYNC;
 }

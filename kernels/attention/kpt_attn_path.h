@@ -17,7 +17,7 @@ extern "C" {
 enum kpt_attn_path {
 	KPT_ATTN_PATH_UNSUPPORTED = 0, /* below sm_80 (no bf16 mma.sync) or a head dim not 64/128 */
 	KPT_ATTN_PATH_MMA_SYNC = 1,    /* attention_fwd.cu, sm_80+ */
-	KPT_ATTN_PATH_SM90_WGMMA = 2,  /* attention_fwd_sm90.cu: exactly 9.0, head dim 128, built */
+	KPT_ATTN_PATH_SM90_WGMMA = 2,  /* attention_fwd_sm90.cu: exactly 9.0, head dim 64 or 128, built */
 };
 
 /* built_sm90: the build compiled attention_fwd_sm90.cu (KPT_ATTN_SM90). */

@@ -19,7 +19,9 @@
 # unchanged). fp8, moe, transpose and the mma.sync attention kernel have no
 # plant: kernels/README.md says why. The attention backward's plant (extra
 # key blocks) is its own, on any sm_80+ GPU. The attention forward plant is the
-# wgmma kernel's: run this on an H100/H200 (compute capability 9.0).
+# wgmma kernel's (d128 and d64; the default suite's d64 entry is pinned to
+# mma.sync and not plantable): run this on an H100/H200 (compute capability
+# 9.0).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 KW=${KW:-kpt-workloads}
@@ -29,6 +31,7 @@ HI=${HI:-1.20}
 WORKLOADS=${WORKLOADS:-"memory.copy.128MiB memory.memset.256MiB memory.triad.f32.64M
 memory.reduce.f32.64M
 attention.fwd.bf16.d128.s2048 attention.fwd.bf16.d128.s2048.causal
+attention.fwd.bf16.d64.s16384 attention.fwd.bf16.d64.s16384.causal
 attention.decode.bf16.d128.ctx4096.b8h32
 attention.bwd.bf16.d128.s2048 attention.bwd.bf16.d64.s2048.causal"}
 "$KW" --list >/dev/null || fail "kpt-workloads --list"
