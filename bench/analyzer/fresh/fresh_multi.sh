@@ -10,6 +10,7 @@
 #      gap (record's --settle-us default): a1 and a2 unchanged, plant with
 #      copy.128MiB +5% and triad.f32.64M +2% of real extra work;
 #      NOGAP=1 adds n1, the same as a1 with --settle-us 0.
+#      RECS=0 skips step 2.
 #   3. EXTRA="cmd": run after the recordings (its output in extra.log).
 # Everything lands in $OUT/fresh.tar as g<N>/{a1,a2,plant}.kpt and
 # machine.txt; bench/analyzer/fresh/eval.sh and kpt-pool-eval judge them.
@@ -59,9 +60,11 @@ per_gpu() {
 	[ "${NOGAP:-0}" = 1 ] && rec n1 --suite default --runs 5 --settle-us 0
 	return 0
 }
-for ((g = 0; g < ngpu; g++)); do per_gpu "$g" & done
-wait
-cat "$R"/g*/times.txt | tee -a "$R/machine.txt"
+if [ "${RECS:-1}" = 1 ]; then
+	for ((g = 0; g < ngpu; g++)); do per_gpu "$g" & done
+	wait
+	cat "$R"/g*/times.txt | tee -a "$R/machine.txt"
+fi
 if [ -n "${EXTRA:-}" ]; then
 	t=$(date +%s)
 	(cd "$SRC" && K=$K KW=$KW F=$F R=$R bash -c "$EXTRA") >"$R/extra.log" 2>&1
@@ -73,6 +76,7 @@ cp "$R/machine.txt" "$OUT/"
 [ -f "$R/main.err" ] && cp "$R/main.out" "$R/main.err" "$OUT/"
 tar -cf "$OUT/fresh.tar" -C "$R" .
 for ((g = 0; g < ngpu; g++)); do
+	[ -f "$R/g$g/a1.kpt" ] || continue
 	"$K" diff "$R/g$g/a1.kpt" "$R/g$g/a2.kpt" 2>&1 | tail -1
 	"$K" diff "$R/g$g/a1.kpt" "$R/g$g/plant.kpt" 2>&1 | grep -E "SLOW" | cut -c1-150 | head -4
 done
