@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-check.sh - everything kptprof checks on a GPU machine, in one call.
 #
-#   scripts/gpu-check.sh [PART...]      (default: every scripts/gpu/*.sh)
+#   scripts/gpu-check.sh [PART...]      (default: every scripts/gpu/*.sh; none: no part)
 #
 # Builds for sm_90 into build-gpu/, runs `ctest -L gpu`, then each part
 # scripts/gpu/<part>.sh (benchmarks, recordings). Each part gets BUILD (the
@@ -59,6 +59,7 @@ else
 			[ -e "$f" ] && parts+=("$(basename "$f" .sh)")
 		done
 	fi
+	[ "${parts[*]}" = none ] && parts=() # `gpu-check.sh none`: the build and the tests only
 	for p in "${parts[@]}"; do
 		export RES="$RESROOT/$p"
 		mkdir -p "$RES"

@@ -3,7 +3,8 @@
 # more GPUs, for issue 20 (first contact; the default suite's sessions with
 # the idle gap, for the committed baselines and for held-out gates):
 #   1. MAIN=1 (default): the README's main command, scripts/setup-and-run.sh,
-#      from `git archive` of main (.fresh/main.tar, carried): exit status,
+#      from `git archive` of main (.fresh/main.tar, carried; without it the
+#      device's copy of a clean working tree, which holds the same): exit status,
 #      seconds, output (it runs on the first GPU);
 #   2. on every GPU at once (CUDA_VISIBLE_DEVICES=g), with the kptprof it
 #      built: the default suite recorded three times with the default idle
@@ -29,8 +30,16 @@ mkdir -p "$R"
 } >"$R/machine.txt" 2>&1
 cat "$R/machine.txt"
 F=/tmp/fresh
-rm -rf "$F" && mkdir -p "$F" && tar -xzf "$SRC/.fresh/main.tar" -C "$F" || exit 2
-echo "archive $(cat "$SRC/.fresh/rev" 2>/dev/null)" | tee -a "$R/machine.txt"
+rm -rf "$F" && mkdir -p "$F" || exit 2
+if [ -f "$SRC/.fresh/main.tar" ]; then
+	tar -xzf "$SRC/.fresh/main.tar" -C "$F" || exit 2
+	echo "archive $(cat "$SRC/.fresh/rev" 2>/dev/null)" | tee -a "$R/machine.txt"
+else
+	# no carried archive: the device's copy of the tree (tracked files of a
+	# clean checkout: what `git archive` of it holds), less build outputs
+	(cd "$SRC" && tar -cf - --exclude=./.fresh --exclude='./build*' --exclude=./out .) | tar -xf - -C "$F" || exit 2
+	echo "archive: the device's copy of the working tree" | tee -a "$R/machine.txt"
+fi
 if [ "${MAIN:-1}" = 1 ]; then
 	t=$(date +%s)
 	(cd "$F" && scripts/setup-and-run.sh) >"$R/main.out" 2>"$R/main.err"
