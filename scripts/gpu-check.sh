@@ -48,7 +48,7 @@ else
 	if [ "${SKIP_CTEST:-0}" != 1 ]; then
 		t1=$(date +%s)
 		# the gpu tests, and the cli tests that skip without a GPU
-		(cd "$BUILD" && timeout "$(left)" ctest -R "${CTEST_R:-^gpu\.|record_errors|record_merge|kernels_list}" \
+		(cd "$BUILD" && timeout "$(left)" ctest -R "${CTEST_R:-^gpu\.|record_errors|record_merge|kernels_list|baseline_kernel_names}" \
 			--output-on-failure --timeout 300) >"$RESROOT/ctest-gpu.log" 2>&1
 		summary+=("ctest gpu rc=$? $(( $(date +%s) - t1 ))s ($(grep -E 'tests passed|tests failed' "$RESROOT/ctest-gpu.log" | tail -1))")
 		pack

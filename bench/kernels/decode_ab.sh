@@ -6,7 +6,9 @@
 # time from a copy of the tree F with OLD_DECODE (that version of
 # kernels/attention/attention_decode.cu) in place, then `kptprof ab`: the
 # default suite's decode workloads, old build as A, this build as B, on
-# one GPU, PAIRS interleaved pairs. Needs K (kptprof), KW (this build's
+# one GPU, PAIRS interleaved pairs (the old side built for sm_90 alone, KW
+# as the caller built it: the same sm_90 code when KW's build has 90).
+# Needs K (kptprof), KW (this build's
 # kpt-workloads), F (the source tree they were built from), OLD_DECODE, RES.
 set -u -o pipefail
 : "${K:?}" "${KW:?}" "${F:?}" "${OLD_DECODE:?}" "${RES:?}"

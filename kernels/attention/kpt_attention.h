@@ -109,8 +109,9 @@ struct kpt_attn_decode_args {
 	int chunk;   /* rows per split, a multiple of 64 up to 4096; 0 = choose */
 	void *ws;
 	size_t ws_bytes;
-	/* Planted slowdown (kpt-workloads --plant), 0 = none: the chunk kernel
-	 * (same name, grid and block) also streams plant_pct% more K and V rows
+	/* Planted slowdown (kpt-workloads --plant), 0 = none: a chunk kernel of
+	 * its own name (attn_decode_chunk_plant; same grid and block, so the
+	 * unplanted kernel's code stays as it was) also streams plant_pct% more K and V rows
 	 * from plant, at least kpt_attn_decode_plant_bytes() bytes of 16-byte
 	 * aligned device memory that nothing else touches during the call (its
 	 * contents are read, never used: o is bit-identical). */

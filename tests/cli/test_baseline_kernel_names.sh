@@ -10,6 +10,7 @@
 W="$KPT_BUILD/cli/kpt-workloads"
 [ -x "$W" ] || skip "kpt-workloads is not built (no CUDA toolkit)"
 command -v nm >/dev/null || skip "nm is not installed"
+need_python
 nm -C "$W" 2>/dev/null | sed -n 's/^[0-9a-f]* [tTwW] //p' | sed 's/ \[clone .*\]$//' | sort -u >"$T/syms"
 [ -s "$T/syms" ] || skip "kpt-workloads has no symbols (stripped)"
 checked=0
@@ -17,15 +18,22 @@ cut_at='[<(]*'
 for dir in "$KPT_SRC"/baselines/*/default; do
 	s=$(ls "$dir"/*.kpt 2>/dev/null | tail -1)
 	[ -n "$s" ] || continue
-	run "$KPTPROF" report --format csv --top 0 "$s"
+	run "$KPTPROF" report --format json --top 0 "$s"
 	expect_rc 0 "report of $s"
-	# the name column (last, quoted); a name is this build's when a symbol
-	# starts with its identifier (up to the first '<' or '(')
-	sed -n '2,$p' "$T/out" | sed 's/^[^"]*"//; s/"$//; s/""/"/g' | sort -u >"$T/names"
+	# the kernels' demangled names; a name is this build's when a symbol has
+	# its identifier (below) followed by '<' or '('
+	python3 -c 'import json, sys
+for k in json.load(open(sys.argv[1]))["kernels"]:
+    print(k["name"])' "$T/out" | sort -u >"$T/names" || fail "no kernel names in the report of $s"
 	while IFS= read -r name; do
+		# the function's own identifier: no return type, no namespaces
+		# (anonymous or named), nothing from its first '<' or '(' on
 		id=${name#void }
+		id=${id//"(anonymous namespace)::"/}
 		id=${id%%$cut_at}
-		grep -qF -- "$id" "$T/syms" || continue
+		id=${id##*::}
+		case $id in '' | *[!A-Za-z0-9_]*) continue ;; esac
+		grep -qE "(^|[ :])${id}[<(]" "$T/syms" || continue
 		checked=$((checked + 1))
 		grep -qxF -- "$name" "$T/syms" ||
 			fail "$(basename "$(dirname "$dir")")'s baseline $(basename "$s") names '$name', which this build no longer defines"

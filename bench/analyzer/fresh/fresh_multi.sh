@@ -4,7 +4,8 @@
 # the idle gap, for the committed baselines and for held-out gates):
 #   1. MAIN=1 (default): the README's main command, scripts/setup-and-run.sh,
 #      from `git archive` of main (.fresh/main.tar, carried; without it the
-#      device's copy of a clean working tree, which holds the same): exit status,
+#      device's copy of the working tree, the same files when it is clean:
+#      the caller writes .fresh/rev, e.g. `git describe --always --dirty`): exit status,
 #      seconds, output (it runs on the first GPU);
 #   2. on every GPU at once (CUDA_VISIBLE_DEVICES=g), with the kptprof it
 #      built: the default suite recorded three times with the default idle
@@ -38,7 +39,10 @@ else
 	# no carried archive: the device's copy of the tree (tracked files of a
 	# clean checkout: what `git archive` of it holds), less build outputs
 	(cd "$SRC" && tar -cf - --exclude=./.fresh --exclude='./build*' --exclude=./out .) | tar -xf - -C "$F" || exit 2
-	echo "archive: the device's copy of the working tree" | tee -a "$R/machine.txt"
+	# .fresh/rev (optional, written by the caller): the commit, and "dirty"
+	# when the tree was not clean
+	echo "archive: the device's copy of the working tree, $(cat "$SRC/.fresh/rev" 2>/dev/null || echo "revision unknown")" |
+		tee -a "$R/machine.txt"
 fi
 if [ "${MAIN:-1}" = 1 ]; then
 	t=$(date +%s)
