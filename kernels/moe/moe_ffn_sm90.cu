@@ -102,7 +102,11 @@ template <int BN> struct ffn_dims : ffn_cfg<BN> {
 	static constexpr int SM_B = C::ST * A_BYTES;
 	static constexpr int SM_BARS = SM_B + C::ST * B_BYTES;
 	static constexpr int SM_BYTES = SM_BARS + 2 * C::ST * 8 + 1024; /* + alignment slack */
-	static_assert(C::LAG >= 1 && C::LAG < C::ST, "the producer must arrive before it waits on the stage");
+	/* The producer waits for stage it - ST to be released before it
+	 * arrives for it - LAG; the consumers release it - ST only after the
+	 * wgmma of it - ST + 1 is issued, which needs that arrival: LAG <= ST - 2
+	 * (ST - 1 deadlocks; a randomised model of the protocol agrees). */
+	static_assert(C::LAG >= 1 && C::LAG <= C::ST - 2, "gather arrivals must not wait on their own release");
 	static_assert(SM_BYTES <= 227 * 1024, "shared memory of one block");
 	static_assert(128 * (REG_PROD + 2 * REG_CONS) <= 65536, "setmaxnreg over the register file");
 	static_assert(BN <= 256, "a TMA box has at most 256 rows");
