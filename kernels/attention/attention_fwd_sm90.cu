@@ -75,6 +75,7 @@
 #include <atomic>
 
 #include "attention_fwd_sm90.h"
+#include "kpt_sm90.cuh"
 #include "kpt_wgmma.cuh"
 
 namespace {
@@ -142,45 +143,7 @@ namespace {
 /* The device code exists only for sm_90a (the stub kernel of other targets
  * references none of it). */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-	uint32_t done;
-	uint32_t spins = 0;
-	do {
-		asm volatile("{\n.reg .pred p;\n"
-			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-			     "selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done)
-			     : "r"(bar), "r"(parity)
-			     : "memory");
-		/* Bounded (seconds): __trap() here would make ptxas cap the
-		 * consumers at the entry register limit and spill. */
-		if (++spins == (1u << 26)) {
-			kpt_attn_fwd_sm90_hung = 1;
-			break;
-		}
-	} while (!done);
-}
+using namespace kpt; /* kpt_sm90.cuh */
 
 /* One box of 64 head-dim columns x 128 rows at (column c0, row c1, head,
  * batch) into dst (1024-byte aligned), completing on bar. */
@@ -191,41 +154,6 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, u
 		     " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
 		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
 		     : "memory");
-}
-
-__device__ __forceinline__ void wg_fence()
-{
-	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void wg_commit()
-{
-	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N> __device__ __forceinline__ void wg_wait()
-{
-	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-
-/* Pins registers after a wgmma wait: the compiler may neither read them
- * earlier nor reuse them while an async wgmma still owns them. */
-template <int N> __device__ __forceinline__ void reg_fence(float (&r)[N])
-{
-#pragma unroll
-	for (int i = 0; i < N; i++)
-		asm volatile("" : "+f"(r[i])::"memory");
-}
-template <int N> __device__ __forceinline__ void reg_fence(uint32_t (&r)[N])
-{
-#pragma unroll
-	for (int i = 0; i < N; i++)
-		asm volatile("" : "+r"(r[i])::"memory");
-}
-
-/* Shared-memory matrix descriptor, 128B swizzle; lbo / sbo in bytes. */
-__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
-{
-	return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
-	       (1ull << 62);
 }
 
 __device__ __forceinline__ float ex2(float x)
@@ -355,7 +283,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 	using F = fwd_dims<HDIM>;
 	constexpr int HD = F::HD, BM = F::BM, BN = F::BN, ST = F::ST, NC = F::NC;
 	extern __shared__ unsigned char smem_raw[];
-	const uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
+	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
 	const uint32_t sQ = base, sK = base + F::SM_K, sV = base + F::SM_V;
 	const uint32_t barQ = base + F::SM_BARS;
 	auto fullK = [&](int s) { return barQ + 8 * (1 + s); };
@@ -379,12 +307,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 	const int n_tot = n_tiles + plant_extra(n_tiles, p.plant_pct);
 
 	if (tid == 0) {
-		mbar_init(barQ, 1);
+		sm90_mbar_init(barQ, 1);
 		for (int s = 0; s < ST; s++) {
-			mbar_init(fullK(s), 1);
-			mbar_init(fullV(s), 1);
-			mbar_init(emptyK(s), 4 * NC); /* one arrive per consumer warp */
-			mbar_init(emptyV(s), 4 * NC);
+			sm90_mbar_init(fullK(s), 1);
+			sm90_mbar_init(fullV(s), 1);
+			sm90_mbar_init(emptyK(s), 4 * NC); /* one arrive per consumer warp */
+			sm90_mbar_init(emptyV(s), 4 * NC);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
@@ -395,7 +323,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 		if (tid == 0) {
 			/* One box per 64-column chunk; the barrier counts whole
 			 * boxes (Q_BYTES, KV_BYTES), zero-filled rows included. */
-			mbar_expect_tx(barQ, F::Q_BYTES);
+			sm90_mbar_expect_tx(barQ, F::Q_BYTES);
 #pragma unroll
 			for (int ch = 0; ch < HD / 64; ch++)
 				tma_load(sQ + ch * F::Q_CHUNK, &tmq, barQ, 64 * ch, m0, h, b);
@@ -404,14 +332,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 				const uint32_t ph = ((j / ST) - 1) & 1;
 				const int kt = j < n_tiles ? j : (j - n_tiles) % n_tiles;
 				if (j >= ST)
-					mbar_wait(emptyK(s), ph);
-				mbar_expect_tx(fullK(s), F::KV_BYTES);
+					sm90_mbar_wait(emptyK(s), ph, &kpt_attn_fwd_sm90_hung);
+				sm90_mbar_expect_tx(fullK(s), F::KV_BYTES);
 #pragma unroll
 				for (int ch = 0; ch < HD / 64; ch++)
 					tma_load(sK + s * F::KV_BYTES + ch * F::KV_CHUNK, &tmk, fullK(s), 64 * ch, kt * BN, h, b);
 				if (j >= ST)
-					mbar_wait(emptyV(s), ph);
-				mbar_expect_tx(fullV(s), F::KV_BYTES);
+					sm90_mbar_wait(emptyV(s), ph, &kpt_attn_fwd_sm90_hung);
+				sm90_mbar_expect_tx(fullV(s), F::KV_BYTES);
 #pragma unroll
 				for (int ch = 0; ch < HD / 64; ch++)
 					tma_load(sV + s * F::KV_BYTES + ch * F::KV_CHUNK, &tmv, fullV(s), 64 * ch, kt * BN, h, b);
@@ -426,11 +354,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 		const float sl2 = p.scale_log2;
 		/* Q: this warpgroup's 64 rows start 64 * 128 B into each chunk
 		 * (K-major, 128B swizzle: LBO unused, SBO = 8 rows of 128 B). */
-		const uint64_t dq = make_desc(sQ + c * 64 * 128, 16, 1024);
-		const uint64_t dk0 = make_desc(sK, 16, 1024);
+		const uint64_t dq = sm90_make_desc(sQ + c * 64 * 128, 16, 1024);
+		const uint64_t dk0 = sm90_make_desc(sK, 16, 1024);
 		/* V (MN-major): LBO = stride between 64-column chunks (d64: one
 		 * chunk, LBO unused), SBO = 8 rows. */
-		const uint64_t dv0 = make_desc(sV, F::KV_CHUNK, 1024);
+		const uint64_t dv0 = sm90_make_desc(sV, F::KV_CHUNK, 1024);
 		constexpr uint64_t tile_step = F::KV_BYTES >> 4;
 
 		/* Accumulators of m64nNk16: N / 2 floats a thread. */
@@ -440,39 +368,39 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 		for (int i = 0; i < HD / 2; i++)
 			o[i] = 0.f;
 
-		mbar_wait(barQ, 0);
-		mbar_wait(fullK(0), 0);
-		wg_fence();
+		sm90_mbar_wait(barQ, 0, &kpt_attn_fwd_sm90_hung);
+		sm90_mbar_wait(fullK(0), 0, &kpt_attn_fwd_sm90_hung);
+		sm90_wg_fence();
 		issue_qk<HD, FP16>(s, dq, dk0);
-		wg_commit();
-		wg_wait<0>();
-		reg_fence(s);
+		sm90_wg_commit();
+		sm90_wg_wait<0>();
+		sm90_reg_fence(s);
 		if (warp_leader)
-			mbar_arrive(emptyK(0));
+			sm90_mbar_arrive(emptyK(0));
 		softmax_tile<CAUSAL>(s, m, l, alpha, sl2, 0, seq, row0, m0, t);
 		pack_p<FP16>(pf, s);
 
 		for (int j = 1; j < n_tot; j++) {
 			const int sj = j % ST, sp = (j - 1) % ST;
-			mbar_wait(fullK(sj), (j / ST) & 1);
-			wg_fence();
+			sm90_mbar_wait(fullK(sj), (j / ST) & 1, &kpt_attn_fwd_sm90_hung);
+			sm90_wg_fence();
 			issue_qk<HD, FP16>(s, dq, dk0 + sj * tile_step);
-			wg_commit();
-			mbar_wait(fullV(sp), ((j - 1) / ST) & 1);
+			sm90_wg_commit();
+			sm90_mbar_wait(fullV(sp), ((j - 1) / ST) & 1, &kpt_attn_fwd_sm90_hung);
 			/* The fence ptxas would insert here anyway (note C7519). */
-			wg_fence();
+			sm90_wg_fence();
 			issue_pv<FP16>(o, pf, dv0 + sp * tile_step);
-			wg_commit();
-			wg_wait<1>();
-			reg_fence(s);
+			sm90_wg_commit();
+			sm90_wg_wait<1>();
+			sm90_reg_fence(s);
 			if (warp_leader)
-				mbar_arrive(emptyK(sj));
+				sm90_mbar_arrive(emptyK(sj));
 			softmax_tile<CAUSAL>(s, m, l, alpha, sl2, j * BN, j < n_tiles ? seq : 0, row0, m0, t);
-			wg_wait<0>();
-			reg_fence(o);
-			reg_fence(pf);
+			sm90_wg_wait<0>();
+			sm90_reg_fence(o);
+			sm90_reg_fence(pf);
 			if (warp_leader)
-				mbar_arrive(emptyV(sp));
+				sm90_mbar_arrive(emptyV(sp));
 #pragma unroll
 			for (int i = 0; i < HD / 2; i++)
 				o[i] *= alpha[(i >> 1) & 1];
@@ -480,15 +408,15 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 		}
 		{
 			const int sp = (n_tot - 1) % ST;
-			mbar_wait(fullV(sp), ((n_tot - 1) / ST) & 1);
-			wg_fence();
+			sm90_mbar_wait(fullV(sp), ((n_tot - 1) / ST) & 1, &kpt_attn_fwd_sm90_hung);
+			sm90_wg_fence();
 			issue_pv<FP16>(o, pf, dv0 + sp * tile_step);
-			wg_commit();
-			wg_wait<0>();
-			reg_fence(o);
-			reg_fence(pf);
+			sm90_wg_commit();
+			sm90_wg_wait<0>();
+			sm90_reg_fence(o);
+			sm90_reg_fence(pf);
 			if (warp_leader)
-				mbar_arrive(emptyV(sp));
+				sm90_mbar_arrive(emptyV(sp));
 		}
 
 		/* NaN for every output once any wait gave up. */
@@ -541,53 +469,12 @@ KPT_SM90_ENTRY(attn_fwd_sm90_d64_kernel, 64)
 
 /* ------------------------------------------------------------------ host */
 
-/* The driver's cuTensorMapEncodeTiled through the runtime (no libcuda link);
- * NULL when the driver has none. Looked up once. */
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn(void)
-{
-	static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-		void *f = NULL;
-		cudaDriverEntryPointQueryResult q;
-		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
-			    cudaSuccess ||
-		    q != cudaDriverEntryPointSuccess) {
-			(void)cudaGetLastError();
-			f = NULL;
-		}
-		return (PFN_cuTensorMapEncodeTiled_v12000)f;
-	}();
-	return fn;
-}
-
-/* Per device: 0 not probed yet, 1 usable, -1 not. */
-constexpr int MAX_DEVICES = 64;
-std::atomic<int> dev_state[MAX_DEVICES];
+/* kpt::sm90_device_usable's memo. */
+std::atomic<int> dev_state[kpt::SM90_MAX_DEVICES];
 
 bool device_usable(void)
 {
-	int dev;
-	if (cudaGetDevice(&dev) != cudaSuccess) {
-		(void)cudaGetLastError();
-		return false;
-	}
-	int st = dev >= 0 && dev < MAX_DEVICES ? dev_state[dev].load(std::memory_order_relaxed) : 0;
-	if (st)
-		return st > 0;
-	int major = 0, minor = 0;
-	bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-		  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
-		  major == 9 && minor == 0;
-	/* sm_90a code exists for this device when the runtime can load the
-	 * kernel (cudaFuncGetAttributes fails with no image for it). */
-	cudaFuncAttributes fa;
-	ok = ok && cudaFuncGetAttributes(&fa, attn_fwd_sm90_kernel<false, false>) == cudaSuccess &&
-	     fa.binaryVersion == 90;
-	ok = ok && encode_fn() != NULL;
-	/* A failed probe must not surface as a later launch's error. */
-	(void)cudaGetLastError();
-	if (dev >= 0 && dev < MAX_DEVICES)
-		dev_state[dev].store(ok ? 1 : -1, std::memory_order_relaxed);
-	return ok;
+	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_kernel<false, false>);
 }
 
 /* 4-D map (d, s, h, b) over one 16-bit tensor; box 64 columns (128 B: the
@@ -604,7 +491,7 @@ bool make_map(CUtensorMap *m, const void *ptr, const struct kpt_attn_fwd_args *a
 				  a->batch > 1 ? (cuuint64_t)a->stride_b * 2 : ss };
 	cuuint32_t box[4] = { 64, (cuuint32_t)rows, 1, 1 };
 	cuuint32_t estr[4] = { 1, 1, 1, 1 };
-	CUresult r = encode_fn()(m, a->dtype == KPT_ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+	CUresult r = kpt::tma_encode_fn()(m, a->dtype == KPT_ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
 							     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
 				 4, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
 				 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

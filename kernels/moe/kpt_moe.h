@@ -27,23 +27,16 @@
 extern "C" {
 #endif
 #include "kpt_err.h"
+#include "kpt_moe_path.h" /* enum kpt_moe_ffn_impl */
 
 struct kpt_moe_cfg {
 	int tokens, hidden, ffn, experts, top_k; /* hidden and ffn multiples of 128 */
 };
 
-enum kpt_moe_ffn_impl {
-	KPT_MOE_FFN_GROUPED = 0, /* own grouped GEMM (mma.sync) reading the expert counts on the
-	                          * device: no host synchronisation, graph-capturable */
-	KPT_MOE_FFN_CUBLAS = 1,  /* one cublasGemmEx per expert and GEMM; copies the expert counts
-	                          * to the host (one stream synchronisation per call) */
-	KPT_MOE_FFN_AUTO = 2,    /* CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS of FFN work per call,
-	                          * else GROUPED (measured crossover, bench/RESULTS.md) */
-};
-#define KPT_MOE_AUTO_CUBLAS_FLOPS 64e9
-
 /* A plan: a cuBLAS handle and the workspace for one configuration. */
 struct kpt_moe;
+/* impl is resolved by kpt_moe_ffn_path for the current device:
+ * KPT_E_UNSUPPORTED when GROUPED_SM90 cannot run there. */
 int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cfg, enum kpt_moe_ffn_impl impl,
 		   struct kpt_diag *d);
 /* Accepts NULL and half-built plans. */
@@ -55,7 +48,8 @@ void kpt_moe_destroy(struct kpt_moe *m);
  * when a tile is wider than ffn (GEMM 1) or hidden (GEMM 2) divides. */
 int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, struct kpt_diag *d);
 
-/* Enqueues the layer on s (KPT_MOE_FFN_CUBLAS synchronises s once). */
+/* Enqueues the layer on s (KPT_MOE_FFN_CUBLAS synchronises s once; the
+ * other implementations never synchronise and can be captured in a graph). */
 int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,
 		    const void *w2, cudaStream_t s, struct kpt_diag *d);
 

@@ -1,7 +1,12 @@
 /* kpt_wl_moe.c - the moe family's workloads (see kpt_workload.h).
  *
  * One iteration is one MoE layer forward (router, permute, expert FFN,
- * combine) through kpt_moe_forward with KPT_MOE_FFN_AUTO. Inputs: x uniform
+ * combine) through kpt_moe_forward with the entry's FFN pin (struct moe_wl):
+ * AUTO by default; the `default` suite's entries are pinned to the
+ * implementation their committed baselines (baselines/<gpu>/default/)
+ * recorded, so that a new AUTO rule cannot change those kernels; SM90
+ * entries ask for the wgmma FFN and take AUTO where it cannot run (not a
+ * compute capability 9.0 GPU, or no sm_90a code built). Inputs: x uniform
  * in [-1, 1), router weights in +-4/sqrt(hidden) (distinct probabilities),
  * W1 in +-2/sqrt(hidden), W2 in +-2/sqrt(ffn). The check compares up to
  * CHECK_TOKENS tokens with the float64 reference of ref_moe.h (relative
@@ -15,6 +20,27 @@
 #include "ref_moe.h"
 
 #define CHECK_TOKENS 16
+
+/* The FFN implementation an entry runs. */
+enum moe_pin {
+	PIN_AUTO = 0,
+	PIN_GROUPED, /* mma.sync grouped GEMM (what AUTO chose below 64 GFLOP when the baselines were recorded) */
+	PIN_CUBLAS,  /* per-expert cuBLAS (AUTO's choice above) */
+	PIN_SM90,    /* wgmma grouped GEMM where it runs, else AUTO */
+};
+
+static const enum kpt_moe_ffn_impl pin_impl[] = {
+	[PIN_AUTO] = KPT_MOE_FFN_AUTO,
+	[PIN_GROUPED] = KPT_MOE_FFN_GROUPED,
+	[PIN_CUBLAS] = KPT_MOE_FFN_CUBLAS,
+	[PIN_SM90] = KPT_MOE_FFN_GROUPED_SM90,
+};
+
+/* A workload's cfg: the layer and its FFN pin. */
+struct moe_wl {
+	struct kpt_moe_cfg m;
+	enum moe_pin pin;
+};
 
 struct moe_state {
 	struct kpt_moe *plan;
@@ -37,9 +63,21 @@ static void moe_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 	c->state = NULL;
 }
 
+/* The entry's plan; a PIN_SM90 entry that cannot have the wgmma FFN here
+ * gets AUTO's plan. */
+static int create_plan(const struct moe_wl *wl, struct kpt_moe **plan, struct kpt_diag *d)
+{
+	int rc = kpt_moe_create(plan, &wl->m, pin_impl[wl->pin], d);
+
+	if (rc == KPT_E_UNSUPPORTED && wl->pin == PIN_SM90)
+		rc = kpt_moe_create(plan, &wl->m, KPT_MOE_FFN_AUTO, d);
+	return rc;
+}
+
 static int moe_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
 {
-	const struct kpt_moe_cfg *m = w->cfg;
+	const struct moe_wl *wl = w->cfg;
+	const struct kpt_moe_cfg *m = &wl->m;
 	struct moe_state *st = calloc(1, sizeof *st);
 	size_t nx = (size_t)m->tokens * m->hidden, nw = (size_t)m->experts * m->hidden * m->ffn;
 	float sh = 1.0f / sqrtf((float)m->hidden), sf = 1.0f / sqrtf((float)m->ffn);
@@ -47,7 +85,7 @@ static int moe_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 
 	if (!(c->state = st))
 		return kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory", w->name);
-	if ((rc = kpt_moe_create(&st->plan, m, KPT_MOE_FFN_AUTO, d)) < 0 ||
+	if ((rc = create_plan(wl, &st->plan, d)) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->x, nx * 2))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->y, nx * 2))) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->wg, (size_t)m->experts * m->hidden * 2))) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->w1, nw * 2))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->w2, nw * 2))) < 0 ||
@@ -69,7 +107,7 @@ static int moe_run(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kp
 
 static int moe_poison(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
 {
-	const struct kpt_moe_cfg *m = w->cfg;
+	const struct kpt_moe_cfg *m = &((const struct moe_wl *)w->cfg)->m;
 	struct moe_state *st = c->state;
 
 	return kpt_wl_poison(st->y, (size_t)m->tokens * m->hidden * 2, c->stream, d);
@@ -102,7 +140,7 @@ fail:
 
 static int moe_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
 {
-	const struct kpt_moe_cfg *m = w->cfg;
+	const struct kpt_moe_cfg *m = &((const struct moe_wl *)w->cfg)->m;
 	struct moe_state *st = c->state;
 	const struct kpt_ref_moe_shape sh = { m->tokens, m->hidden, m->ffn, m->experts, m->top_k };
 	size_t nx = (size_t)m->tokens * m->hidden, nw = (size_t)m->experts * m->hidden * m->ffn;
@@ -159,22 +197,40 @@ done:
 }
 
 /* moe.layer.e<E>.top<K>.h<H>[.f<F>].b<B>.s<S>: tokens = B * S; FFN FLOPs
- * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once. */
-#define MOE(E, K, H, F, B, S, FN, SUITES)                                                                  \
+ * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once.
+ * PIN: enum moe_pin (PIN_AUTO for every entry outside `default`). */
+#define MOE(E, K, H, F, B, S, FN, SUITES, PIN)                                                             \
 	{ "moe.layer.e" #E ".top" #K ".h" #H FN ".b" #B ".s" #S, "moe", SUITES,                              \
 	  4.0 * B * S * K * (double)H * F + 2.0 * B * S * (double)H * E,                                      \
 	  2.0 * B * S * H * 2 + (double)E * H * 2 + 2.0 * E * (double)H * F * 2,                              \
-	  &(const struct kpt_moe_cfg){ B * S, H, F, E, K }, 0, moe_setup, moe_run, moe_poison, moe_check,       \
+	  &(const struct moe_wl){ { B * S, H, F, E, K }, PIN }, 0, moe_setup, moe_run, moe_poison, moe_check,   \
 	  moe_teardown }
 
+/* The `default` entries' pins are what AUTO ran when their baselines were
+ * recorded (34 GFLOP of FFN work: GROUPED; 137 and 1650: CUBLAS). The two
+ * issue-24 goal shapes have SM90 twins outside `default` (the same layer,
+ * the tokens split differently so the names differ): e8 h512 f2048 4096
+ * tokens and e128 top-8 h2048 f768 32768 tokens. The SM90 check entries
+ * route awkwardly: 1000 and 777 tokens (row counts no multiple of 128),
+ * experts with no rows (e64 top-1 over 37 tokens), ffn and hidden odd
+ * multiples of 128 (the 128-column tiles), and e8 h2048 f2048 over 2100
+ * tokens (36 row tiles x 8: the 256-column tiles in both GEMMs on an H100
+ * or H200, 132 SMs). */
 static const struct kpt_workload moe_workloads[] = {
-	MOE(4, 1, 128, 512, 1, 64, "", "quick"),
-	MOE(8, 2, 512, 2048, 32, 128, "", "seed default"),
-	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default"),
-	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench"),
-	MOE(64, 6, 1024, 512, 8, 512, ".f512", "bench"),
-	MOE(16, 3, 256, 512, 1, 1000, ".f512", "check"),
-	MOE(8, 2, 128, 256, 1, 1, ".f256", "check"),
+	MOE(4, 1, 128, 512, 1, 64, "", "quick", PIN_AUTO),
+	MOE(8, 2, 512, 2048, 32, 128, "", "seed default", PIN_GROUPED),
+	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default", PIN_CUBLAS),
+	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench", PIN_CUBLAS),
+	MOE(64, 6, 1024, 512, 8, 512, ".f512", "bench", PIN_AUTO),
+	MOE(8, 2, 512, 2048, 8, 512, ".f2048", "bench", PIN_SM90),
+	MOE(128, 8, 2048, 768, 8, 4096, ".f768", "bench", PIN_SM90),
+	MOE(16, 3, 256, 512, 1, 1000, ".f512", "check", PIN_AUTO),
+	MOE(8, 2, 128, 256, 1, 1, ".f256", "check", PIN_AUTO),
+	MOE(16, 3, 256, 512, 2, 500, ".f512", "check", PIN_SM90),
+	MOE(8, 2, 128, 256, 1, 2, ".f256", "check", PIN_SM90),
+	MOE(64, 1, 384, 640, 1, 37, ".f640", "check", PIN_SM90),
+	MOE(32, 4, 512, 1024, 1, 777, ".f1024", "check", PIN_SM90),
+	MOE(8, 2, 2048, 2048, 1, 2100, ".f2048", "check", PIN_SM90),
 };
 
 const struct kpt_wl_family kpt_wl_family_moe = {

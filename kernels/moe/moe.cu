@@ -8,8 +8,10 @@
  *   permute  moe_permute: one warp per (token, k) slot claims a row of its
  *            expert's range; the grouped GEMM gathers the token rows itself
  *            (src_row), the cuBLAS path needs them copied (16-byte vectors);
- *   ffn      moe_grouped_gemm twice (GELU fused into the first epilogue), or
- *            the cuBLAS loop;
+ *   ffn      moe_grouped_gemm twice (GELU fused into the first epilogue), the
+ *            cuBLAS loop, or on Hopper the wgmma grouped GEMMs of
+ *            moe_ffn_sm90.cu (KPT_MOE_FFN_GROUPED_SM90, built when the build
+ *            defines KPT_MOE_SM90); kpt_moe_ffn_path chooses;
  *   combine  moe_combine: y[t] = sum_k w[t][k] * rows[slot(t, k)], fp32 sums.
  * The order of rows inside an expert's range depends on atomics, but every
  * output row is computed from its own input row alone, so y does not.
@@ -23,6 +25,9 @@
 
 #include "kpt_moe.h"
 #include "../attention/kpt_mma.cuh"
+#if KPT_MOE_SM90
+#include "moe_ffn_sm90.h"
+#endif
 
 typedef __nv_bfloat16 bf16;
 
@@ -409,7 +414,7 @@ static int gg_pick(long long rows, int experts, int n, int sms, int smem_max)
 
 struct kpt_moe {
 	struct kpt_moe_cfg cfg;
-	enum kpt_moe_ffn_impl impl; /* GROUPED or CUBLAS (AUTO resolved at creation) */
+	enum kpt_moe_ffn_impl impl; /* GROUPED, CUBLAS or GROUPED_SM90 (AUTO resolved at creation) */
 	cublasHandle_t blas;
 	void *ws;
 	float *logits, *wts;
@@ -449,12 +454,28 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	if (cfg->hidden < 128 || cfg->hidden % 128 || cfg->ffn < 128 || cfg->ffn % 128)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: hidden %d and ffn %d must be positive multiples of 128",
 				    cfg->hidden, cfg->ffn);
-	if ((unsigned)impl > KPT_MOE_FFN_AUTO)
+	int dev = 0, cc_major = 0, cc_minor = 0, sm90_usable = 0;
+	cudaError_t e = cudaGetDevice(&dev);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, dev);
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot query the device: %s", cudaGetErrorString(e));
+#if KPT_MOE_SM90
+	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable();
+#endif
+	const int path = kpt_moe_ffn_path(impl, cc_major, cc_minor, sm90_usable,
+					  4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn);
+	if (path == KPT_E_UNSUPPORTED && (cc_major != 9 || cc_minor != 0))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "moe: the wgmma FFN needs a compute capability 9.0 GPU, not %d.%d",
+				    cc_major, cc_minor);
+	if (path == KPT_E_UNSUPPORTED)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "moe: the wgmma FFN's sm_90a code is not in this build or does not load (KPT_MOE_SM90)");
+	if (path < 0)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: unknown FFN implementation %d", (int)impl);
-	if (impl == KPT_MOE_FFN_AUTO)
-		impl = 4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn > KPT_MOE_AUTO_CUBLAS_FLOPS
-			       ? KPT_MOE_FFN_CUBLAS
-			       : KPT_MOE_FFN_GROUPED;
+	impl = (enum kpt_moe_ffn_impl)path;
 	long long rows = (long long)cfg->tokens * cfg->top_k;
 	if (rows / 64 + cfg->experts + 1 > 65535)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: %lld token rows exceed one launch", rows);
@@ -480,7 +501,7 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
 		total += sz[i];
-	cudaError_t e = cudaMalloc(&m->ws, total);
+	e = cudaMalloc(&m->ws, total);
 	if (e != cudaSuccess) {
 		kpt_moe_destroy(m);
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot allocate %zu bytes of workspace: %s", total,
@@ -507,10 +528,7 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot allocate pinned host memory");
 	}
 	m->g1 = m->g2 = -1;
-	int dev = 0;
-	e = cudaGetDevice(&dev);
-	if (e == cudaSuccess)
-		e = cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, dev);
+	e = cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, dev);
 	if (e == cudaSuccess)
 		e = cudaDeviceGetAttribute(&m->smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
 	for (int i = 0; i < GG_NCFG && e == cudaSuccess; i++) {
@@ -595,6 +613,21 @@ static int ffn_cublas(struct kpt_moe *m, const bf16 *w1, const bf16 *w2, cudaStr
 	return 0;
 }
 
+/* kpt_moe_create chose GROUPED_SM90 only where moe_sm90_usable() held. */
+static int ffn_sm90(struct kpt_moe *m, const bf16 *x, const bf16 *w1, const bf16 *w2, cudaStream_t s,
+		    struct kpt_diag *d)
+{
+#if KPT_MOE_SM90
+	const struct kpt_moe_cfg *c = &m->cfg;
+	const kpt::moe_sm90_args a = { x, w1, w2, m->hb, m->yb, m->src_row, m->offsets, m->tiles,
+				       (long long)c->tokens * c->top_k, c->hidden, c->ffn, c->experts, m->sms };
+	return kpt::moe_ffn_sm90(&a, s, d);
+#else
+	(void)m, (void)x, (void)w1, (void)w2, (void)s;
+	return kpt_diag_set(d, KPT_E_UNSUPPORTED, "moe: this build has no wgmma FFN (KPT_MOE_SM90)");
+#endif
+}
+
 extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,
 			       const void *w2, cudaStream_t s, struct kpt_diag *d)
 {
@@ -653,6 +686,8 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	nvtxRangePushA("moe.ffn");
 	if (m->impl == KPT_MOE_FFN_CUBLAS) {
 		rc = ffn_cublas(m, (const bf16 *)w1, (const bf16 *)w2, s, d);
+	} else if (m->impl == KPT_MOE_FFN_GROUPED_SM90) {
+		rc = ffn_sm90(m, (const bf16 *)x, (const bf16 *)w1, (const bf16 *)w2, s, d);
 	} else {
 		/* The grid covers the most row tiles any routing can produce; blocks
 		 * past the real count (tiles[experts]) return at once. */

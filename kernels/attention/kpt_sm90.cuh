@@ -1,0 +1,169 @@
+/* kpt_sm90.cuh - Hopper building blocks shared by the sm_90a kernels
+ * (attention_fwd_sm90.cu, kernels/moe/moe_ffn_sm90.cu): mbarriers, 2-D TMA loads, wgmma fences and
+ * shared-memory matrix descriptors.
+ *
+ * Needs sm_90a: include only from code compiled for it and use only under
+ * __CUDA_ARCH_FEAT_SM90_ALL (the host helpers tma_encode_fn and
+ * sm90_device_usable excepted).
+ * Contracts:
+ *   - mbar_wait spins at most ~2^26 polls (seconds), then sets *hung and
+ *     returns: a pipeline bug then shows as NaN outputs (the caller turns
+ *     *hung into NaN), never as a hung GPU.
+ *   - make_desc: 128B swizzle, K-major operand in rows of 128 bytes, 8-row
+ *     atoms SBO = 1024 bytes apart; the tile base must be 1024-byte aligned.
+ */
+#ifndef KPT_SM90_CUH
+#define KPT_SM90_CUH
+
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h> /* CUtensorMap, PFN_cuTensorMapEncodeTiled (headers only: no libcuda link) */
+#include <stdint.h>
+
+#include <atomic>
+
+namespace kpt {
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ uint32_t sm90_smem_u32(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void sm90_mbar_init(uint32_t bar, uint32_t count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void sm90_mbar_expect_tx(uint32_t bar, uint32_t bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void sm90_mbar_arrive(uint32_t bar)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void sm90_mbar_wait(uint32_t bar, uint32_t parity, int *hung)
+{
+	uint32_t done, spins = 0;
+	do {
+		asm volatile("{\n.reg .pred p;\n"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done)
+			     : "r"(bar), "r"(parity)
+			     : "memory");
+		/* Bounded: __trap() here would make ptxas cap the consumers
+		 * at the entry register limit and spill. */
+		if (++spins == (1u << 26)) {
+			*hung = 1;
+			break;
+		}
+	} while (!done);
+}
+
+/* Box (c0 = column, c1 = row) of a 2-D tensor map into dst (1024-byte
+ * aligned for the 128B swizzle), completing on bar. */
+__device__ __forceinline__ void sm90_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar)
+		     : "memory");
+}
+
+/* Orders this thread's generic-proxy shared-memory writes (st.shared, a
+ * completed cp.async) before later async-proxy reads (wgmma, TMA). */
+__device__ __forceinline__ void sm90_fence_proxy_async()
+{
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void sm90_wg_fence()
+{
+	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void sm90_wg_commit()
+{
+	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void sm90_wg_wait()
+{
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* Pins registers after a wgmma wait: the compiler may neither read them
+ * earlier nor reuse them while an async wgmma still owns them. */
+template <int N> __device__ __forceinline__ void sm90_reg_fence(float (&r)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N> __device__ __forceinline__ void sm90_reg_fence(uint32_t (&r)[N])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/* Shared-memory matrix descriptor, 128B swizzle; lbo / sbo in bytes. */
+__device__ __forceinline__ uint64_t sm90_make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+{
+	return (uint64_t)((saddr & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) |
+	       (1ull << 62);
+}
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+
+/* The driver's cuTensorMapEncodeTiled through the runtime (no libcuda
+ * link); NULL when the driver has none. Looked up once per process. */
+inline PFN_cuTensorMapEncodeTiled_v12000 tma_encode_fn(void)
+{
+	static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+		void *f = NULL;
+		cudaDriverEntryPointQueryResult q;
+		if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+			    cudaSuccess ||
+		    q != cudaDriverEntryPointSuccess) {
+			(void)cudaGetLastError();
+			f = NULL;
+		}
+		return (PFN_cuTensorMapEncodeTiled_v12000)f;
+	}();
+	return fn;
+}
+
+/* Whether the current device runs a kernel of an sm_90a object: compute
+ * capability 9.0, the kernel's image loads (cudaFuncGetAttributes fails
+ * without one) and the driver encodes tensor maps. Memoised per device in
+ * state[0 .. SM90_MAX_DEVICES) (0 not probed, 1 usable, -1 not; the
+ * caller's static array, zero-initialised); clears any error the probe
+ * raised, so that it never surfaces as a later launch's. */
+constexpr int SM90_MAX_DEVICES = 64;
+inline bool sm90_device_usable(std::atomic<int> *state, const void *kernel)
+{
+	int dev;
+	if (cudaGetDevice(&dev) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return false;
+	}
+	int st = dev >= 0 && dev < SM90_MAX_DEVICES ? state[dev].load(std::memory_order_relaxed) : 0;
+	if (st)
+		return st > 0;
+	int major = 0, minor = 0;
+	bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+		  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
+		  major == 9 && minor == 0;
+	cudaFuncAttributes fa;
+	ok = ok && cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion == 90;
+	ok = ok && tma_encode_fn() != NULL;
+	(void)cudaGetLastError();
+	if (dev >= 0 && dev < SM90_MAX_DEVICES)
+		state[dev].store(ok ? 1 : -1, std::memory_order_relaxed);
+	return ok;
+}
+
+} /* namespace kpt */
+
+#endif
