@@ -23,16 +23,22 @@ enum kpt_moe_ffn_impl {
 	KPT_MOE_FFN_GROUPED_SM90 = 3, /* grouped GEMM on wgmma + TMA (moe_ffn_sm90.cu): compute
 	                               * capability 9.0 with sm_90a code built; no host sync */
 };
-/* AUTO's crossover (measured, bench/RESULTS.md) */
+/* AUTO's crossovers (measured, bench/RESULTS.md): cuBLAS per expert above
+ * the first, else the mma.sync grouped GEMM; on 9.0 with the sm_90a code the
+ * wgmma grouped FFN from the second (the smallest layer measured: the seed
+ * shape, 34 GFLOP, 1.40x the mma.sync GEMM; E128, 1649 GFLOP, 1.10x
+ * per-expert cuBLAS; 15 interleaved rounds on an H100, 2026-11-26). */
 #define KPT_MOE_AUTO_CUBLAS_FLOPS 64e9
+#define KPT_MOE_AUTO_SM90_FLOPS 32e9
 
 /* req: an enum kpt_moe_ffn_impl (kpt_moe.h); ffn_flops: 4 * tokens * top_k *
  * hidden * ffn. Returns the implementation to run (GROUPED, CUBLAS or
  * GROUPED_SM90; AUTO resolved), KPT_E_UNSUPPORTED for GROUPED_SM90 where
  * it cannot run, KPT_E_INVAL for an unknown req.
- * AUTO: CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS, else GROUPED, on every GPU:
- * the wgmma path is chosen only on request until it has passed the check
- * suite on an H100 (issue 24). */
+ * AUTO: GROUPED_SM90 on 9.0 (when usable) from KPT_MOE_AUTO_SM90_FLOPS on;
+ * else CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS, else GROUPED. The `default`
+ * suite's MoE workloads are pinned to the paths their committed baselines
+ * recorded (kpt_wl_moe.c), so this choice does not move the gate's keys. */
 int kpt_moe_ffn_path(int req, int cc_major, int cc_minor, int sm90_usable, double ffn_flops);
 
 #ifdef __cplusplus

@@ -63,11 +63,39 @@ static void moe_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 	c->state = NULL;
 }
 
+/* KPT_MOE_FFN=grouped|cublas|sm90 in the environment: what the PIN_AUTO
+ * entries ask for instead of AUTO (a benchmarking knob: the same workload
+ * on each FFN path; pinned entries keep their pin). */
+static int auto_override(enum kpt_moe_ffn_impl *impl, struct kpt_diag *d)
+{
+	static const struct { const char *name; enum kpt_moe_ffn_impl impl; } names[] = {
+		{ "grouped", KPT_MOE_FFN_GROUPED },
+		{ "cublas", KPT_MOE_FFN_CUBLAS },
+		{ "sm90", KPT_MOE_FFN_GROUPED_SM90 },
+	};
+	const char *v = getenv("KPT_MOE_FFN");
+
+	*impl = KPT_MOE_FFN_AUTO;
+	if (!v || !*v)
+		return 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(v, names[i].name) == 0) {
+			*impl = names[i].impl;
+			return 0;
+		}
+	return kpt_diag_set(d, KPT_E_INVAL, "KPT_MOE_FFN=%.40s: not grouped, cublas or sm90", v);
+}
+
 /* The entry's plan; a PIN_SM90 entry that cannot have the wgmma FFN here
  * gets AUTO's plan. */
 static int create_plan(const struct moe_wl *wl, struct kpt_moe **plan, struct kpt_diag *d)
 {
-	int rc = kpt_moe_create(plan, &wl->m, pin_impl[wl->pin], d);
+	enum kpt_moe_ffn_impl impl = pin_impl[wl->pin];
+	int rc;
+
+	if (wl->pin == PIN_AUTO && (rc = auto_override(&impl, d)) < 0)
+		return rc;
+	rc = kpt_moe_create(plan, &wl->m, impl, d);
 
 	if (rc == KPT_E_UNSUPPORTED && wl->pin == PIN_SM90)
 		rc = kpt_moe_create(plan, &wl->m, KPT_MOE_FFN_AUTO, d);
