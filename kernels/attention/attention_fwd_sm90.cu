@@ -314,12 +314,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 			sm90_mbar_init(emptyK(s), 4 * NC); /* one arrive per consumer warp */
 			sm90_mbar_init(emptyV(s), 4 * NC);
 		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		sm90_mbar_init_fence();
 	}
 	__syncthreads();
 
 	if (wg == 0) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(F::REG_PROD) : "memory");
+		sm90_setmaxnreg_dec<F::REG_PROD>();
 		if (tid == 0) {
 			/* One box per 64-column chunk; the barrier counts whole
 			 * boxes (Q_BYTES, KV_BYTES), zero-filled rows included. */
@@ -346,7 +346,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 			}
 		}
 	} else {
-		asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(F::REG_CONS) : "memory");
+		sm90_setmaxnreg_inc<F::REG_CONS>();
 		const int c = wg - 1, ltid = tid - 128 * wg, warp = ltid / 32, lane = tid & 31;
 		const int g = lane >> 2, t = lane & 3;
 		const int row0 = m0 + c * 64 + warp * 16 + g;

@@ -1,6 +1,6 @@
 /* kpt_sm90.cuh - Hopper building blocks shared by the sm_90a kernels
- * (attention_fwd_sm90.cu, kernels/moe/moe_ffn_sm90.cu): mbarriers, 2-D TMA loads, wgmma fences and
- * shared-memory matrix descriptors.
+ * (attention_fwd_sm90.cu, kernels/moe/moe_ffn_sm90.cu): mbarriers, 2-D TMA loads, wgmma fences,
+ * warpgroup register budgets and shared-memory matrix descriptors.
  *
  * Needs sm_90a: include only from code compiled for it and use only under
  * __CUDA_ARCH_FEAT_SM90_ALL (the host helpers tma_encode_fn and
@@ -106,6 +106,23 @@ template <int N> __device__ __forceinline__ void sm90_reg_fence(uint32_t (&r)[N]
 #pragma unroll
 	for (int i = 0; i < N; i++)
 		asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/* After the mbarrier inits of a block, before any thread uses them. */
+__device__ __forceinline__ void sm90_mbar_init_fence()
+{
+	asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* Warp-specialised register budgets: the producer warpgroup gives registers
+ * up (dec), the consumers take them (inc); N a multiple of 8 in 24..256. */
+template <int N> __device__ __forceinline__ void sm90_setmaxnreg_dec()
+{
+	asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void sm90_setmaxnreg_inc()
+{
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N) : "memory");
 }
 
 /* Shared-memory matrix descriptor, 128B swizzle; lbo / sbo in bytes. */

@@ -186,12 +186,12 @@ __device__ __forceinline__ void ffn_body(const CUtensorMap &tma, const CUtensorM
 			sm90_mbar_init(full(s), GATHER ? 129 : 1);
 			sm90_mbar_init(empty(s), 8); /* one arrive per consumer warp */
 		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		sm90_mbar_init_fence();
 	}
 	__syncthreads();
 
 	if (wg == 0) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(F::REG_PROD) : "memory");
+		sm90_setmaxnreg_dec<F::REG_PROD>();
 		if (!GATHER && tid != 0)
 			return;
 		/* GATHER: thread tid copies 16-byte chunk tid % 8 of rows
@@ -239,7 +239,7 @@ __device__ __forceinline__ void ffn_body(const CUtensorMap &tma, const CUtensorM
 		return;
 	}
 
-	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(F::REG_CONS) : "memory");
+	sm90_setmaxnreg_inc<F::REG_CONS>();
 	const int c = wg - 1, warp = (tid >> 5) & 3, lane = tid & 31;
 	const bool warp_leader = lane == 0;
 	/* This warpgroup's 64 rows start 64 x 128 B into the A stage. */
