@@ -1526,10 +1526,10 @@ static int nvml_load(void)
 static void sample_once(void)
 {
 	static unsigned tick;
-
-	atomic_store(&g.last_sample_ns, now_ns());
 	static struct { unsigned mem_mhz, temp_c; } last[KPT_MAX_DEVICES];
 	int slow = tick++ % KPT_SLOW_EVERY == 0;
+
+	atomic_store(&g.last_sample_ns, now_ns());
 
 	for (uint32_t o = 0; o < KPT_MAX_DEVICES; o++) {
 		struct kpt_env_sample s = { 0 };

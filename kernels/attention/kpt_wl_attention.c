@@ -439,8 +439,8 @@ static int bwd_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 		/* dq and dk vanish where softmax cannot move (one key: dS = 0):
 		 * there they are measured against a hundredth of dv's size, the
 		 * scale of the gradients, instead of against zero */
-		double den = err[t].den, fl = t == T_DQ || t == T_DK ? 1e-2 * err[T_DV].den : 0;
-		double e = (den > fl ? den : fl) > 0 ? sqrt(err[t].num / (den > fl ? den : fl)) : err[t].num > 0 ? INFINITY : 0;
+		double den = fmax(err[t].den, t == T_DQ || t == T_DK ? 1e-2 * err[T_DV].den : 0);
+		double e = den > 0 ? sqrt(err[t].num / den) : err[t].num > 0 ? INFINITY : 0;
 
 		if (out_name[t] && !(e < tol)) {
 			rc = kpt_diag_set(d, KPT_E_MISMATCH,
