@@ -27,6 +27,7 @@
 #include <cstring>
 #include <vector>
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -80,6 +81,117 @@ extern "C" __attribute__((visibility("default"))) unsigned long long kpt_launch_
 {
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	return g_records;
+}
+
+/* kpt_launch_cupti_toggle(on, how): a capture window by hand, to find what
+ * returns a launch to its cost without CUPTI after a window closes
+ * (scripts/gpu/windows_launch.sh, the toggle modes). how:
+ *   kinds           CONCURRENT_KERNEL enabled / disabled (+ flush), what
+ *                   the collector does between windows
+ *   kinds-ctx       the same per context (cuptiActivityEnableContext)
+ *   kinds-finalize  off also flushes and calls cuptiFinalize (CUPTI
+ *                   detached; the next on registers and enables again)
+ *   cbs             a subscriber's callbacks for the launch APIs (driver
+ *                   cuLaunchKernel, runtime cudaLaunchKernel) enabled /
+ *                   disabled one by one, what the collector does
+ *   cbs-domain      off also disables both API domains (cuptiEnableDomain)
+ *   cbs-unsub       off unsubscribes; on subscribes again
+ *   cbs-finalize    off unsubscribes and calls cuptiFinalize
+ * Returns 0, or -1 with a line on stderr naming the failed call. */
+static CUpti_SubscriberHandle g_tsub;
+static unsigned long long g_tcalls;
+
+static void CUPTIAPI toggle_cb(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *)
+{
+	g_tcalls++;
+}
+
+#define TOGGLE_CUPTI(call)                                                                  \
+	do {                                                                                \
+		CUptiResult r_ = (call);                                                    \
+		if (r_ != CUPTI_SUCCESS) {                                                  \
+			const char *m_ = nullptr;                                           \
+			cuptiGetResultString(r_, &m_);                                      \
+			fprintf(stderr, "kpt-launch-bench: %s: %s\n", #call, m_ ? m_ : "?"); \
+			return -1;                                                          \
+		}                                                                           \
+	} while (0)
+
+/* The current context, through the runtime (no libcuda link). */
+static int current_ctx(CUcontext *ctx)
+{
+	CUresult (*get)(CUcontext *) = nullptr;
+	cudaDriverEntryPointQueryResult q;
+
+	if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", (void **)&get, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+	    q != cudaDriverEntryPointSuccess || !get || get(ctx) != CUDA_SUCCESS || !*ctx) {
+		fprintf(stderr, "kpt-launch-bench: cannot get the current context\n");
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) int kpt_launch_cupti_toggle(int on, const char *how)
+{
+	static int registered;
+	CUcontext ctx = nullptr;
+
+	if (!strncmp(how, "kinds", 5)) {
+		if (on) {
+			if (!registered)
+				TOGGLE_CUPTI(cuptiActivityRegisterCallbacks(floor_request, floor_complete));
+			registered = 1;
+			if (!strcmp(how, "kinds-ctx")) {
+				if (current_ctx(&ctx) != 0)
+					return -1;
+				TOGGLE_CUPTI(cuptiActivityEnableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+			} else
+				TOGGLE_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+			return 0;
+		}
+		if (!strcmp(how, "kinds-ctx")) {
+			if (current_ctx(&ctx) != 0)
+				return -1;
+			TOGGLE_CUPTI(cuptiActivityDisableContext(ctx, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+		} else
+			TOGGLE_CUPTI(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+		TOGGLE_CUPTI(cuptiActivityFlushAll(0));
+		if (!strcmp(how, "kinds-finalize")) {
+			TOGGLE_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+			TOGGLE_CUPTI(cuptiFinalize());
+			registered = 0;
+		}
+		return 0;
+	}
+	if (strncmp(how, "cbs", 3) != 0) {
+		fprintf(stderr, "kpt-launch-bench: unknown toggle %s\n", how);
+		return -1;
+	}
+	if (on) {
+		if (!g_tsub)
+			TOGGLE_CUPTI(cuptiSubscribe(&g_tsub, toggle_cb, nullptr));
+		TOGGLE_CUPTI(cuptiEnableCallback(1, g_tsub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+		TOGGLE_CUPTI(cuptiEnableCallback(1, g_tsub, CUPTI_CB_DOMAIN_RUNTIME_API,
+						 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+		return 0;
+	}
+	TOGGLE_CUPTI(cuptiEnableCallback(0, g_tsub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+	TOGGLE_CUPTI(cuptiEnableCallback(0, g_tsub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+	if (!strcmp(how, "cbs-domain")) {
+		TOGGLE_CUPTI(cuptiEnableDomain(0, g_tsub, CUPTI_CB_DOMAIN_DRIVER_API));
+		TOGGLE_CUPTI(cuptiEnableDomain(0, g_tsub, CUPTI_CB_DOMAIN_RUNTIME_API));
+	} else if (!strcmp(how, "cbs-unsub") || !strcmp(how, "cbs-finalize")) {
+		TOGGLE_CUPTI(cuptiUnsubscribe(g_tsub));
+		g_tsub = nullptr;
+		if (!strcmp(how, "cbs-finalize"))
+			TOGGLE_CUPTI(cuptiFinalize());
+	}
+	return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long kpt_launch_cupti_toggle_calls(void)
+{
+	return g_tcalls;
 }
 
 static double g_last_wall;

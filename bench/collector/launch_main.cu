@@ -1,5 +1,16 @@
 // launch_main.cu - kpt-launch-bench: runs kpt_launch_us() reps times.
 //   kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--nvtx] [--n N] [--reps R] [--pin CPU]
+//                    [--steps S --out FILE [--toggle HOW --window-every K]]
+// --steps S: instead of reps, S steps, each an NVTX range "step" (the
+// default domain) around n launches, as a training loop's steps (for
+// `record --capture-range nvtx:step --every K`, scripts/gpu/windows_launch.sh);
+// FILE gets one line per step: "step host_us_per_launch" (after the
+// summary line's warm-up; steps are numbered from 0 as the collector counts
+// them, the warm-up is outside any step).
+// --toggle HOW (with --steps): a capture window by hand instead of kptprof's:
+// CUPTI switched on at the start of steps 0, K, 2K, ... (K 0: step 0 only)
+// and off at their end, the way HOW names (kpt_launch_cupti_toggle in
+// launch_bench.cu): what a closed window leaves on the launch path.
 // --pin CPU: after CUDA start-up, pin the launching thread to that CPU, so
 // that every mode launches from the same core (threads CUDA and CUPTI start
 // keep the process's CPU set).
@@ -23,10 +34,13 @@ extern "C" int kpt_launch_cupti_floor(void);
 extern "C" int kpt_launch_cupti_floor_all(void);
 extern "C" unsigned long long kpt_launch_cupti_records(void);
 extern "C" double kpt_launch_last_wall_us(void);
+extern "C" int kpt_launch_cupti_toggle(int on, const char *how);
+extern "C" unsigned long long kpt_launch_cupti_toggle_calls(void);
 
 int main(int argc, char **argv)
 {
-	int n = 20000, reps = 31, floor_mode = 0, pin = -1, nvtx = 0;
+	int n = 20000, reps = 31, floor_mode = 0, pin = -1, nvtx = 0, steps = 0, every = 0;
+	const char *out = nullptr, *toggle = nullptr;
 	std::vector<double> v, w;
 
 	for (int i = 1; i < argc; i++) {
@@ -49,8 +63,16 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--pin") && i + 1 < argc)
 			pin = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+			steps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--toggle") && i + 1 < argc)
+			toggle = argv[++i];
+		else if (!strcmp(argv[i], "--window-every") && i + 1 < argc)
+			every = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--nvtx] [--n N] [--reps R] [--pin CPU]\n");
+			fprintf(stderr, "usage: kpt-launch-bench [--floor | --floor-all] [--subscribe-first] [--nvtx] [--n N] [--reps R] [--pin CPU] [--steps S --out FILE [--toggle HOW --window-every K]]\n");
 			return 2;
 		}
 	}
@@ -70,6 +92,43 @@ int main(int argc, char **argv)
 			perror("kpt-launch-bench: sched_setaffinity");
 			return 1;
 		}
+	}
+	if (steps > 0) {
+		FILE *f = out ? fopen(out, "w") : nullptr;
+
+		if (!f || n < 1) {
+			fprintf(stderr, "kpt-launch-bench: --steps needs --out FILE (writable) and --n >= 1\n");
+			return 2;
+		}
+		kpt_launch_us(2000); /* warm-up, outside any step */
+		for (int i = 0; i < steps; i++) {
+			int win = toggle && (every > 0 ? i % every == 0 : i == 0);
+
+			if (win && kpt_launch_cupti_toggle(1, toggle) != 0)
+				return 1;
+			nvtxRangePushA("step");
+			v.push_back(kpt_launch_us(n));
+			nvtxRangePop();
+			if (win && kpt_launch_cupti_toggle(0, toggle) != 0)
+				return 1;
+			if (v.back() < 0) {
+				fprintf(stderr, "kpt-launch-bench: a launch or sync failed in step %d\n", i);
+				return 1;
+			}
+		}
+		for (int i = 0; i < steps; i++)
+			fprintf(f, "%d %.4f\n", i, v[(size_t)i]);
+		if (fclose(f) != 0) {
+			perror("kpt-launch-bench: --out");
+			return 1;
+		}
+		std::sort(v.begin(), v.end());
+		printf("launch mode=%s n=%d steps=%d median_us=%.4f", toggle ? toggle : floor_mode == 2 ? "floor_all" : floor_mode ? "floor" : "plain", n,
+		       steps, v[v.size() / 2]);
+		if (toggle)
+			printf(" callbacks=%llu records=%llu", kpt_launch_cupti_toggle_calls(), kpt_launch_cupti_records());
+		printf("\n");
+		return 0;
 	}
 	if (nvtx)
 		nvtxRangePushA("loop");

@@ -1,0 +1,58 @@
+"""late_steps.py STEPS.tsv --from N [OUT.md] - the cost of each mode on the
+steps numbered N and later, paired against plain per round
+(scripts/gpu/windows_launch.sh: what a closed window leaves on the launch
+path once the collector has had time to detach CUPTI).
+
+STEPS.tsv: round mode workload block value step (window_profile.py's
+format; value: host us per launch). Per mode: the mean over rounds of
+log(mode's mean value on steps >= N / plain's in the same round), as a
+percentage, with a 95% bootstrap interval over rounds (5000 resamples,
+fixed seed). No numpy.
+"""
+import argparse
+import math
+import random
+from collections import defaultdict
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("steps")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--from", dest="first", type=int, required=True)
+    a = ap.parse_args()
+    acc = defaultdict(lambda: [0.0, 0])
+    modes = []
+    for line in open(a.steps):
+        f = line.split()
+        if len(f) < 6 or f[0] == "round" or int(f[5]) < a.first:
+            continue
+        if f[1] not in modes:
+            modes.append(f[1])
+        v = acc[(int(f[0]), f[1])]
+        v[0] += float(f[4])
+        v[1] += 1
+    rounds = sorted({r for r, _ in acc})
+    rng = random.Random(1)
+    pct = lambda x: 100 * (math.exp(x) - 1)
+    out = [f"| mode | steps from {a.first}: host us per launch | rounds | vs plain | 95% interval |",
+           "| --- | --: | --: | --: | --- |"]
+    for m in modes:
+        vals = [acc[(r, m)][0] / acc[(r, m)][1] for r in rounds if acc[(r, m)][1]]
+        d = [math.log((acc[(r, m)][0] / acc[(r, m)][1]) / (acc[(r, "plain")][0] / acc[(r, "plain")][1]))
+             for r in rounds if acc[(r, m)][1] and acc[(r, "plain")][1]]
+        if not d or not vals:
+            continue
+        est = sum(d) / len(d)
+        boots = sorted(sum(rng.choice(d) for _ in d) / len(d) for _ in range(5000))
+        lo, hi = boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
+        med = sorted(vals)[len(vals) // 2]
+        out.append(f"| {m} | {med:.3f} | {len(d)} | {pct(est):+.2f}% | {pct(lo):+.2f} .. {pct(hi):+.2f}% |")
+    text = "\n".join(out) + "\n"
+    if a.out:
+        open(a.out, "w").write(text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()
