@@ -172,11 +172,15 @@ static void text_header(const struct report *r)
 	if (((v = kpt_file_meta_get(r->f, "window")) && v[0]) ||
 	    ((v = kpt_file_meta_get(r->f, "collector.window")) && v[0])) {
 		const char *opened = kpt_file_meta_get(r->f, "collector.windows");
+		const char *detached = kpt_file_meta_get(r->f, "collector.detached");
 
 		printf("window    %s\n", term_safe(r, v));
 		if (opened && opened[0])
 			printf("          opened %s time%s (all processes)\n", term_safe(r, opened),
 			       strcmp(opened, "1") == 0 ? "" : "s");
+		if (detached && detached[0])
+			printf("          CUPTI detached after the last window (%s process%s): later ranges not recorded\n",
+			       term_safe(r, detached), strcmp(detached, "1") == 0 ? "" : "es");
 		text_window_before(r);
 	}
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])

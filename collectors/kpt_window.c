@@ -208,6 +208,17 @@ int kpt_window_tracing(const struct kpt_window *w)
 	return w->on || w->preroll;
 }
 
+int kpt_window_done(const struct kpt_window *w)
+{
+	const struct kpt_window_spec *s = &w->spec;
+
+	if (w->on || w->preroll)
+		return 0;
+	if (s->timed && s->duration_ns && w->time_over)
+		return 1;
+	return s->trigger == KPT_WINDOW_NVTX && s->steps && w->steps_seen > s->last && !w->step_on;
+}
+
 int kpt_window_init(struct kpt_window *w, const struct kpt_window_spec *spec)
 {
 	memset(w, 0, sizeof *w);
@@ -250,6 +261,7 @@ int kpt_window_clock(struct kpt_window *w, uint64_t t)
 	const struct kpt_window_spec *s = &w->spec;
 
 	w->time_on = t >= s->delay_ns && (s->duration_ns == 0 || t - s->delay_ns < s->duration_ns);
+	w->time_over = s->duration_ns && t >= s->delay_ns && t - s->delay_ns >= s->duration_ns;
 	return update(w);
 }
 

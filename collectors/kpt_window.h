@@ -56,6 +56,7 @@
 #define KPT_ENV_WINDOW_DELAY "KPT_DELAY"           /* seconds, decimal */
 #define KPT_ENV_WINDOW_DURATION "KPT_DURATION"     /* seconds, decimal */
 #define KPT_ENV_WINDOW_PREROLL "KPT_PREROLL"       /* 0: no pre-roll (the collector reads it) */
+#define KPT_ENV_WINDOW_DETACH "KPT_DETACH"         /* 0: stay attached after the last window */
 /* A measurement knob, not for users: a comma list of parts of the
  * collector to leave off, to attribute what a window costs
  * (scripts/gpu/windows.sh): nvml (no NVML sampling, in windows either),
@@ -108,6 +109,7 @@ struct kpt_window {
 	int step_on;                /* the open step is picked */
 	int profiler_on;            /* between cudaProfilerStart and Stop */
 	int time_on;                /* inside the time window */
+	int time_over;              /* past the end of a --duration window */
 	int on;                     /* collection on now */
 	int preroll;                /* off, but the next step is picked: tracing ahead of it */
 	uint64_t windows;           /* times collection turned on */
@@ -128,6 +130,14 @@ int kpt_window_clock(struct kpt_window *w, uint64_t since_start_ns);
 
 /* Whether the collector traces now: in a window or in its pre-roll. */
 int kpt_window_tracing(const struct kpt_window *w);
+
+/* Whether no window can open again: tracing is off and either the last
+ * step of --steps A-B has closed or a --duration window has ended. (Never
+ * for --every, cudaProfilerApi, a plain nvtx: trigger or no window.) The
+ * collector then detaches CUPTI (kpt_inject.c, "detach"): disabling the
+ * activity kinds leaves every later launch paying about a fifth more host
+ * time on an H100 (bench/RESULTS.md), cuptiFinalize takes that away. */
+int kpt_window_done(const struct kpt_window *w);
 
 /* The next time (ns since the start) at which the clock alone changes the
  * state, UINT64_MAX when never. */

@@ -178,7 +178,8 @@ int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
  * (kpt_file_copy_into), then write once, before the caller's own keys.
  * Values combine per key:
  * - counts (collector.nvtx_unmatched_pops, collector.nvtx_closed_by_parent,
- *   collector.windows, collector.prerolls, collector.kernels_before_window,
+ *   collector.windows, collector.prerolls, collector.detached,
+ *   collector.detach_failed, collector.kernels_before_window,
  *   collector.kernels_before_window_ns, collector.memops_before_window,
  *   collector.preroll_kernels_dropped,
  *   collector.buffers_grown, collector.api_callbacks_failed,

@@ -227,6 +227,8 @@ static const struct {
 	{ "collector.nvtx_closed_by_parent", RULE_SUM },
 	{ "collector.windows", RULE_SUM },
 	{ "collector.prerolls", RULE_SUM },
+	{ "collector.detached", RULE_SUM },
+	{ "collector.detach_failed", RULE_SUM },
 	{ "collector.window_switches", RULE_SUM },
 	{ "collector.window_switch_kinds_us", RULE_SUM },
 	{ "collector.window_switch_callbacks_us", RULE_SUM },

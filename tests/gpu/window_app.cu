@@ -8,6 +8,9 @@
 //   --overrun   step 5 ends with a second win_tail launched after its
 //               win_step finished, and no synchronisation before step 6:
 //               the tail runs into step 6 (the pre-roll's case)
+//   --after S   then S more seconds of steps "hstep" around win_after<<<1,
+//               32>>> (synchronised): the program goes on long after a
+//               --steps window (the collector detaches CUPTI then)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +32,8 @@
 
 __global__ void win_step(float *x) { x[threadIdx.x] += 1.0f; }
 
+__global__ void win_after(float *x) { x[threadIdx.x] *= 0.5f; }
+
 __global__ void win_tail(unsigned long long ns)
 {
 	unsigned long long t0 = clock64();
@@ -40,6 +45,7 @@ __global__ void win_tail(unsigned long long ns)
 int main(int argc, char **argv)
 {
 	int profiler = 0, sleep = 0, overrun = 0;
+	double after = 0;
 	float *x;
 
 	for (int i = 1; i < argc; i++) {
@@ -49,6 +55,8 @@ int main(int argc, char **argv)
 			sleep = 1;
 		else if (!strcmp(argv[i], "--overrun"))
 			overrun = 1;
+		else if (!strcmp(argv[i], "--after") && i + 1 < argc)
+			after = atof(argv[++i]);
 		else {
 			fprintf(stderr, "window_app: unknown option '%s'\n", argv[i]);
 			return 2;
@@ -73,6 +81,19 @@ int main(int argc, char **argv)
 			CK(cudaProfilerStop());
 		if (sleep && step == 4)
 			std::this_thread::sleep_for(std::chrono::seconds(3));
+	}
+	if (after > 0) {
+		auto t0 = std::chrono::steady_clock::now();
+		long n = 0;
+
+		while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < after) {
+			nvtxRangePushA("hstep");
+			win_after<<<1, 32>>>(x);
+			nvtxRangePop();
+			CK(cudaDeviceSynchronize());
+			n++;
+		}
+		printf("window_app: %ld steps after\n", n);
 	}
 	CK(cudaFree(x));
 	printf("window_app: done\n");

@@ -37,6 +37,13 @@ check delay "6 7 8 9 10" --delay 2 -- "$APP" --sleep
 check duration "1 2 3 4 5 tail" --duration 2 -- "$APP" --sleep
 check overrun "7 8" --capture-range nvtx:hstep --steps 6-7 -- "$APP" --overrun
 KPT_PREROLL=0 check overrun_off "7 8" --capture-range nvtx:hstep --steps 6-7 -- "$APP" --overrun
+# the program goes on 3 s after the last window: CUPTI is detached then
+# (after the 2 s grace; the window's 50 ms tail still recorded), the
+# program's later NVTX calls and launches run on without it
+check detach "3 4 5 tail" --capture-range nvtx:hstep --steps 2-4 -- "$APP" --after 3
+grep -q "steps after" "$T/out" || { echo "FAIL: detach: the program did not go on after the window"; cat "$T/out"; fail=1; }
+KPT_DETACH=0 check detach_off "3 4 5 tail" --capture-range nvtx:hstep --steps 2-4 -- "$APP" --after 3
+check every_after "1 4 7 10" --capture-range nvtx:hstep --every 3 -- "$APP" --after 3
 
 # meta FILE KEY WANT
 meta() {
@@ -56,6 +63,15 @@ ns=$("$CHECK" meta "$T/overrun.kpt" collector.kernels_before_window_ns)
 [ "${ns:-0}" -gt 1000000 ] 2>/dev/null || { echo "FAIL: overrun: the tail ran ${ns:-?} ns into the window, want > 1 ms"; fail=1; }
 meta overrun_off collector.kernels_before_window ""
 meta profiler collector.kernels_before_window ""  # no pre-roll for cudaProfilerApi
+meta detach collector.detached 1
+meta detach_off collector.detached ""
+meta every_after collector.detached ""              # --every: a window may always come
+meta steps collector.detached ""                    # ended before the grace
+ns=$("$CHECK" meta "$T/detach.kpt" collector.detached_after_ns)
+[ "${ns:-0}" -gt 2000000000 ] 2>/dev/null || { echo "FAIL: detach: detached ${ns:-?} ns after the start, want > 2 s"; fail=1; }
+"$KPTPROF" report "$T/detach.kpt" >"$T/rep" || { echo "FAIL: report detach"; fail=1; }
+grep -q "^          CUPTI detached after the last window (1 process): later ranges not recorded$" "$T/rep" ||
+	{ echo "FAIL: report detach lacks the detach:"; head "$T/rep"; fail=1; }
 "$KPTPROF" report "$T/overrun.kpt" >"$T/rep" || { echo "FAIL: report overrun"; fail=1; }
 grep -q "^          ran into a window from before it: 1 kernel for [0-9.]* ms (counted, not recorded)$" "$T/rep" ||
 	{ echo "FAIL: report overrun lacks the kernel that ran into the window:"; head "$T/rep"; fail=1; }

@@ -349,6 +349,54 @@ static void test_preroll_log_classifies_records(void **state)
 	kpt_preroll_log_free(&l);
 }
 
+/* kpt_window_done: no window can open again (the collector detaches CUPTI
+ * then): after the last of --steps, after a --duration, never for --every,
+ * cudaProfilerApi or no window. */
+static void test_done_after_the_last_window_only(void **state)
+{
+	struct kpt_window_spec s = spec_of("nvtx:hstep", "1-2", NULL, NULL, NULL);
+	struct kpt_window w;
+
+	(void)state;
+	kpt_window_init(&w, &s);
+	assert_false(kpt_window_done(&w));
+	for (int i = 0; i < 3; i++) {
+		kpt_window_range_open(&w, "hstep", NULL);
+		kpt_window_range_open(&w, "hstep", NULL); /* nested: still step i */
+		assert_false(kpt_window_done(&w));
+		kpt_window_range_close(&w, "hstep", NULL);
+		assert_false(kpt_window_done(&w));       /* step i still open */
+		kpt_window_range_close(&w, "hstep", NULL);
+		assert_int_equal(kpt_window_done(&w), i == 2); /* step 2 closed: the last */
+	}
+	s = spec_of("nvtx:hstep", NULL, "20", NULL, NULL);
+	kpt_window_init(&w, &s);
+	for (int i = 0; i < 100; i++) {
+		kpt_window_range_open(&w, "hstep", NULL);
+		kpt_window_range_close(&w, "hstep", NULL);
+		assert_false(kpt_window_done(&w));
+	}
+	s = spec_of("cudaProfilerApi", NULL, NULL, NULL, NULL);
+	kpt_window_init(&w, &s);
+	kpt_window_profiler(&w, 1);
+	kpt_window_profiler(&w, 0);
+	assert_false(kpt_window_done(&w));
+	s = spec_of(NULL, NULL, NULL, "1", "2");      /* 1 s .. 3 s */
+	kpt_window_init(&w, &s);
+	assert_false(kpt_window_done(&w));
+	kpt_window_clock(&w, 2000000000ull);
+	assert_false(kpt_window_done(&w));
+	kpt_window_clock(&w, 3000000000ull);
+	assert_true(kpt_window_done(&w));
+	s = spec_of(NULL, NULL, NULL, "1", NULL);     /* to the end */
+	kpt_window_init(&w, &s);
+	kpt_window_clock(&w, 1000000000000ull);
+	assert_false(kpt_window_done(&w));
+	s = spec_of(NULL, NULL, NULL, NULL, NULL);
+	kpt_window_init(&w, &s);
+	assert_false(kpt_window_done(&w));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_preroll_of_every_k_and_when_off),
 		cmocka_unit_test(test_no_preroll_without_steps_or_outside_the_time),
 		cmocka_unit_test(test_preroll_log_classifies_records),
+		cmocka_unit_test(test_done_after_the_last_window_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
