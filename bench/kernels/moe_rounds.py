@@ -1,6 +1,7 @@
 """moe_rounds.py DIR OLD=NEW... - summary of bench/kernels/moe_rounds.sh.
 
-Reads DIR/moe-<round>.json (kpt-workloads --json), prints a Markdown table:
+Reads DIR/moe-<round>.json (kpt-workloads --json) and DIR/torch-<round>.json
+(moe_torch_ref.py, the same rows), prints a Markdown table:
 per workload the median over rounds of the per-round median time, tokens/s
 and FFN TFLOP/s with a 95% bootstrap interval over rounds, and for each
 OLD=NEW pair the per-round ratio old time / new time (above 1: the new
@@ -29,8 +30,8 @@ def shape(name):
 def main():
     d = sys.argv[1]
     runs = {}
-    for p in sorted(glob.glob(f"{d}/moe-*.json")):
-        r = int(re.search(r"moe-(\d+)\.json$", p).group(1))
+    for p in sorted(glob.glob(f"{d}/moe-*.json") + glob.glob(f"{d}/torch-*.json")):
+        r = int(re.search(r"(?:moe|torch)-(\d+)\.json$", p).group(1))
         try:
             rows = json.load(open(p))
         except (OSError, ValueError):
@@ -47,7 +48,7 @@ def main():
         print(f"| {name} | {len(xs)} | {med:.1f} [{lo:.1f}, {hi:.1f}] | {t / med:.2f} M | "
               f"{4.0 * t * k * h * f / med / 1e6:.0f} |")
     print()
-    print("| old path | wgmma path | rounds | old / new time [95%] |")
+    print("| reference (old path or torch) | wgmma path | rounds | reference / wgmma time [95%] |")
     print("| --- | --- | --: | --- |")
     for pair in sys.argv[2:]:
         o, n = pair.split("=")

@@ -7,7 +7,10 @@
 # alternating by round; CUDA events per iteration, 3 ms idle before each,
 # median of ITERS after 3 warm-up. Then bench/kernels/moe_rounds.py: per
 # workload the median over rounds with a 95% bootstrap interval, and the
-# per-round speed ratio wgmma / old path. Needs KW (kpt-workloads) and RES.
+# per-round speed ratio wgmma / old path; each round also runs
+# bench/kernels/moe_torch_ref.py (torch._grouped_mm: the whole layer, and
+# its two grouped GEMMs alone) on the bench shapes, and the ratios torch /
+# wgmma path come last. Needs KW (kpt-workloads) and RES.
 set -u -o pipefail
 : "${KW:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-15}
@@ -17,8 +20,15 @@ new=(moe.layer.e8.top2.h512.f2048.b8.s512 moe.layer.e128.top8.h2048.f768.b8.s409
 rc=0
 for ((r = 0; r < ROUNDS; r++)); do
 	if ((r % 2)); then w=("${new[@]}" "${old[@]}"); else w=("${old[@]}" "${new[@]}"); fi
-	timeout 120 "$KW" "${w[@]}" --settle-us 3000 --iterations "${ITERS:-20}" --warmup 3 --json \
-		>"$RES/moe-$r.json" 2>"$RES/moe-$r.err" || rc=1
+	k() { timeout 120 "$KW" "${w[@]}" --settle-us 3000 --iterations "${ITERS:-20}" --warmup 3 --json \
+		>"$RES/moe-$r.json" 2>"$RES/moe-$r.err" || rc=1; }
+	# torch._grouped_mm on the same layers (TORCH=0: without)
+	t() { [ "${TORCH:-1}" = 0 ] || timeout 120 python3 "$(dirname "$0")/moe_torch_ref.py" --settle-us 3000 \
+		--iterations "${ITERS:-20}" --warmup 3 --json "$RES/torch-$r.json" >"$RES/torch-$r.txt" 2>&1 || rc=1; }
+	if ((r % 2)); then t; k; else k; t; fi
 done
-python3 "$(dirname "$0")/moe_rounds.py" "$RES" "${old[0]}=${new[0]}" "${old[1]}=${new[1]}" | tee "$RES/summary.md"
+tl=torch.moe.layer tf=torch.moe.ffn
+python3 "$(dirname "$0")/moe_rounds.py" "$RES" "${old[0]}=${new[0]}" "${old[1]}=${new[1]}" \
+	"$tl.${new[0]#moe.layer.}=${new[0]}" "$tl.${new[1]#moe.layer.}=${new[1]}" \
+	"$tf.${new[0]#moe.layer.}=${new[0]}" "$tf.${new[1]#moe.layer.}=${new[1]}" | tee "$RES/summary.md"
 exit $rc

@@ -5,7 +5,8 @@
 # iteration, median of 20 after 3 warm-up), ROUNDS interleaved rounds
 # (default 3: kpt-workloads, then sdpa_ref.py, alternating first); the
 # backward's --check on the check suite first. Writes RES/check.txt,
-# RES/kpt-<round>.json, RES/sdpa-<round>.json and the logs. Needs SRC,
+# RES/kpt-<round>.json, RES/sdpa-<round>.json, the logs and RES/summary.md
+# (bench/kernels/attn_rounds.py: medians over rounds with intervals). Needs SRC,
 # BUILD, RES.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
@@ -27,4 +28,5 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo "round $r done"
 done
 cat "$RES/sdpa-0.txt"
+python3 "$SRC/bench/kernels/attn_rounds.py" "$RES" | tee "$RES/summary.md"
 exit $rc

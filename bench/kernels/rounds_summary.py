@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""rounds_summary.py DIR - summary of bench/kernels/memfp8_rounds.sh.
+
+Reads DIR/kpt-<round>.json (kpt-workloads --json: name, median_s, bytes,
+flops) and DIR/torch-<round>.json (torch_equiv.py: {name: {median_s, bytes,
+flops}}), prints a Markdown table: per row the median over rounds of each
+round's median time, the 95% bootstrap interval of that median over rounds,
+GB/s (bytes read + written) or TFLOP/s, % of the H100's 3.35 TB/s for
+memory rows, and the torch equivalent's row the same way, with the
+per-round ratio torch time / kpt time (above 1: kpt faster).
+"""
+import glob
+import json
+import random
+import re
+import statistics
+import sys
+
+PEAK = 3.35e12
+PAIRS = {
+    "memory.copy.1GiB": "torch.copy_.1GiB",
+    "memory.reduce.f32.256M": "torch.sum.256M",
+    "fp8.gemm.e4m3xe4m3.8192x8192x8192": "torch._scaled_mm.e4m3.8192x8192x8192",
+    "fp8.gemm.e4m3xe4m3.8192x8192x8192.fastacc": "torch._scaled_mm.e4m3.8192x8192x8192.fastacc",
+    "fp8.quant.e4m3.bf16.per_token.16384x8192": "torch.quant.e4m3.bf16.per_token.16384x8192",
+    "fp8.quant.e4m3.bf16.block1x128.16384x8192": "torch.quant.e4m3.bf16.block1x128.16384x8192",
+    "fp8.quant.e4m3.bf16.block128x128.16384x8192": None,
+}
+
+
+def boot(xs, n=4000, seed=1):
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
+    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+
+
+def rate(row, t):
+    if row.get("flops", 0) > 0 and "gemm" in row.get("name", "gemm"):
+        return f"{row['flops'] / t / 1e12:.0f} TFLOP/s", ""
+    gbps = row["bytes"] / t
+    return f"{gbps / 1e9:.0f} GB/s", f"{gbps / PEAK * 100:.1f}%"
+
+
+def main():
+    d = sys.argv[1]
+    kpt, tor, info = {}, {}, {}
+    for p in glob.glob(f"{d}/kpt-*.json"):
+        r = int(re.search(r"kpt-(\d+)\.json$", p).group(1))
+        try:
+            for row in json.load(open(p)):
+                if "median_s" in row:
+                    kpt.setdefault(row["name"], {})[r] = row["median_s"]
+                    info[row["name"]] = row
+        except (OSError, ValueError):
+            pass
+    for p in glob.glob(f"{d}/torch-*.json"):
+        r = int(re.search(r"torch-(\d+)\.json$", p).group(1))
+        try:
+            for name, row in json.load(open(p)).items():
+                if isinstance(row, dict) and "median_s" in row:
+                    tor.setdefault(name, {})[r] = row["median_s"]
+                    info[name] = dict(row, name=name)
+        except (OSError, ValueError):
+            pass
+    print("| workload | rounds | median us [95%] | rate | % of 3.35 TB/s | torch equivalent | torch median us [95%] | torch rate | torch / kpt time [95%] |")
+    print("| --- | --: | --- | --: | --: | --- | --- | --: | --- |")
+    for name, tname in PAIRS.items():
+        if name not in kpt:
+            print(f"| {name} | 0 | not measured | | | {tname or ''} | | | |")
+            continue
+        xs = list(kpt[name].values())
+        med = statistics.median(xs)
+        lo, hi = boot(xs)
+        rt, pct = rate(info[name], med)
+        cells = ["", "", ""]
+        if tname and tname in tor:
+            ts = list(tor[tname].values())
+            tm = statistics.median(ts)
+            tlo, thi = boot(ts)
+            common = sorted(set(kpt[name]) & set(tor[tname]))
+            ratios = [tor[tname][r] / kpt[name][r] for r in common]
+            rlo, rhi = boot(ratios) if ratios else (0, 0)
+            cells = [f"{tm * 1e6:.1f} [{tlo * 1e6:.1f}, {thi * 1e6:.1f}]", rate(info[tname], tm)[0],
+                     f"{statistics.median(ratios):.3f} [{rlo:.3f}, {rhi:.3f}]" if ratios else ""]
+        print(f"| {name} | {len(xs)} | {med * 1e6:.1f} [{lo * 1e6:.1f}, {hi * 1e6:.1f}] | {rt} | {pct} | "
+              f"{tname or ''} | {cells[0]} | {cells[1]} | {cells[2]} |")
+
+
+if __name__ == "__main__":
+    main()
