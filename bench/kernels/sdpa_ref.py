@@ -6,7 +6,7 @@ the flash backends, on the shapes of the attention.fwd/bwd workloads
 kpt-workloads times (CUDA events around each iteration, an idle gap of
 --settle-us before each, median of --iterations after --warmup).
 
-    python3 sdpa_ref.py [--iterations 20] [--warmup 3] [--settle-us 3000] [--json OUT]
+    python3 sdpa_ref.py [--iterations 20] [--warmup 3] [--settle-us 3000] [--seq 2048,16384] [--json OUT]
 
 Prints one line per (backend, pass, shape): name, median us, the order-
 statistic 95% interval of the median, TFLOP/s (forward 4 B H S^2 D, halved
@@ -40,7 +40,8 @@ ITERS = opt("--iterations", 20)
 WARM = opt("--warmup", 3)
 SETTLE = opt("--settle-us", 3000) / 1e6
 OUT = opt("--json", "")
-SHAPES = [(d, s, c) for d in (128, 64) for s in (2048, 16384) for c in (False, True)]
+SEQS = [int(x) for x in opt("--seq", "2048,16384").split(",")]
+SHAPES = [(d, s, c) for d in (128, 64) for s in SEQS for c in (False, True)]
 
 
 def median_ci(xs):

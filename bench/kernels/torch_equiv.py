@@ -4,10 +4,11 @@ timed the same way kpt-workloads times them (CUDA events around each
 iteration, warm-up, median), so bench/RESULTS.md can put both side by side
 from the same run. Writes one JSON object {name: {median_s, bytes, flops}}.
 
-    python3 bench/kernels/torch_equiv.py [--iterations N] > torch.json
+    python3 bench/kernels/torch_equiv.py [--iterations N] [--only REGEX] > torch.json
 """
 import argparse
 import json
+import re
 import statistics
 import sys
 
@@ -35,12 +36,16 @@ def main():
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--out", help="JSON file, rewritten after every measurement (default: stdout at the end)")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile'd quantizers (slow to build)")
+    ap.add_argument("--only", help="time only the rows whose name matches this regular expression")
     args = ap.parse_args()
+    only = re.compile(args.only) if args.only else None
     it = args.iterations
     dev = "cuda"
     out = {}
 
     def rec(name, fn, nbytes, flops=0.0):
+        if only and not only.search(name):
+            return
         try:
             t = timed(fn, it)
             out[name] = {"median_s": t, "bytes": nbytes, "flops": flops,
