@@ -228,7 +228,7 @@ done:
  * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once.
  * PIN: enum moe_pin (PIN_AUTO for every entry outside `default`).
  * Plantable: AUTO and SM90 entries, whose plant is the wgmma FFN's
- * (kpt_moe_set_plant: PCT% more K slices per tile); where the plan runs
+ * (kpt_moe_set_plant: PCT% more tiles in each GEMM); where the plan runs
  * another FFN (not a 9.0 GPU, a small AUTO layer, KPT_MOE_FFN=grouped|cublas)
  * setup refuses the plant (KPT_E_UNSUPPORTED). The pinned GROUPED and CUBLAS
  * entries of `default` have no plant. */

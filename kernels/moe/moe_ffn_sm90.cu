@@ -65,14 +65,19 @@
  *   Registers: producer 40 (setmaxnreg.dec), consumers 232 (.inc): 128 x
  *         (40 + 2 x 232) = 64512 of 65536.
  *
- * --plant PCT (ffn_params.plant_pct, kpt_moe_set_plant): every tile runs
- * PCT% more K slices (plant_slices: floor or ceil per tile, exact over the
- * launch) before its own, real slices of A and B reloaded through the same
- * pipeline and multiplied into the accumulators, which the tile's first real
- * slice then overwrites (wgmma scale_d 0): the same output, PCT% more loads
- * and wgmma per tile, so no wave quantisation of extra tiles. This kernel is
- * in no committed baseline (the default suite's MoE entries are pinned to
- * the mma.sync GEMM and cuBLAS).
+ * --plant PCT (ffn_params.plant_pct, kpt_moe_set_plant): the grid-stride
+ * loop runs PCT% more tiles (plant_tiles), each a whole real tile done again
+ * - loads, wgmma, epilogue and stores, which write the bits the tile's first
+ * pass wrote (the same inputs through the same code), so the output is
+ * bit-identical and an extra tile costs what a real one does. Extra K slices
+ * per tile were tried first: they scale the main loop alone, not the
+ * epilogue and pipeline drain of each tile, and measured about half the
+ * PCT asked (H100: +3.9% for 10% on the seed-shape layer, +4.8% at E128).
+ * Whole extra tiles round to whole tile rounds per block: proportional
+ * where each block loops over many tiles (E128: ~48 and ~127 a block),
+ * coarse where it has few (the seed shape: 4-5). This kernel is in no
+ * committed baseline (the default suite's MoE entries are pinned to the
+ * mma.sync GEMM and cuBLAS).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -127,7 +132,7 @@ struct ffn_params {
 	bf16 *c;             /* output [rows][n] */
 	const int *offsets, *tiles;
 	int n, k, experts;
-	int plant_pct;       /* --plant: PCT% more K slices per tile (plant_slices); 0 = none */
+	int plant_pct;       /* --plant: PCT% more tiles, each a real tile done again (plant_tiles); 0 = none */
 };
 
 } /* namespace */
@@ -167,18 +172,12 @@ template <int BN> __device__ __forceinline__ tile_pos locate(int t, int n_col, c
 	return q;
 }
 
-/* --plant: the extra K slices of tile t, floor or ceil of KT * pct / 100
- * (Bresenham over the tile numbers: the launch's total is KT * pct / 100
- * per tile, rounded once). A tile runs its extra slices first, reloading
- * real slices kx % KT of A and B into the pipeline and accumulating them into
- * acc; its first real slice overwrites acc (scale_d 0), so the output is
- * bit-identical. The wgmma is volatile asm: the work stays. */
-__device__ __forceinline__ int plant_slices(int t, int KT, int pct)
+/* --plant: the launch's extra tiles, PCT% of its total rounded to nearest
+ * (plant_pct 0: none). Tile t >= total of the grid-stride loop redoes real
+ * tile (t - total) % total. */
+__device__ __forceinline__ int plant_tiles(int total, int pct)
 {
-	if (pct <= 0)
-		return 0;
-	const long long a = (long long)KT * pct;
-	return (int)(((t + 1) * a + 50) / 100 - (t * a + 50) / 100);
+	return pct > 0 ? (int)(((long long)total * pct + 50) / 100) : 0;
 }
 
 __device__ __forceinline__ float gelu_erf(float v)
@@ -202,7 +201,7 @@ __device__ __forceinline__ void ffn_body(const CUtensorMap &tma, const CUtensorM
 	const int tid = threadIdx.x;
 	const int wg = __shfl_sync(0xffffffffu, tid / 128, 0); /* warp-uniform role */
 	const int n_col = p.n / BN, KT = p.k / BK;
-	const int total = p.tiles[p.experts] * n_col;
+	const int total = p.tiles[p.experts] * n_col, all = total + plant_tiles(total, p.plant_pct);
 
 	if (tid == 0) {
 		for (int s = 0; s < ST; s++) {
@@ -222,11 +221,10 @@ __device__ __forceinline__ void ffn_body(const CUtensorMap &tma, const CUtensorM
 		 * tid / 8 + 16 j (4 whole 128-byte rows per warp instruction). */
 		const int ch = tid & 7, r0 = tid >> 3;
 		int it = 0;
-		for (int t = blockIdx.x; t < total; t += gridDim.x) {
-			const tile_pos q = locate<BN>(t, n_col, p);
-			const int ek = plant_slices(t, KT, p.plant_pct);
-			for (int kx = 0; kx < KT + ek; kx++, it++) {
-				const int s = it % ST, kt = kx < ek ? kx % KT : kx - ek;
+		for (int t = blockIdx.x; t < all; t += gridDim.x) {
+			const tile_pos q = locate<BN>(t < total ? t : (t - total) % total, n_col, p);
+			for (int kt = 0; kt < KT; kt++, it++) {
+				const int s = it % ST;
 				if (it >= ST)
 					sm90_mbar_wait(empty(s), ((it / ST) + 1) & 1, &kpt_moe_ffn_sm90_hung);
 				if (tid == 0) {
@@ -272,19 +270,18 @@ __device__ __forceinline__ void ffn_body(const CUtensorMap &tma, const CUtensorM
 	const uint64_t db0 = sm90_make_desc(sB, 16, 1024);
 	float acc[BN / 2];
 	int it = 0;
-	for (int t = blockIdx.x; t < total; t += gridDim.x) {
-		const tile_pos q = locate<BN>(t, n_col, p);
-		const int ek = plant_slices(t, KT, p.plant_pct);
-		for (int kx = 0; kx < KT + ek; kx++, it++) {
+	for (int t = blockIdx.x; t < all; t += gridDim.x) {
+		const tile_pos q = locate<BN>(t < total ? t : (t - total) % total, n_col, p);
+		for (int kt = 0; kt < KT; kt++, it++) {
 			const int s = it % ST;
 			sm90_mbar_wait(full(s), (it / ST) & 1, &kpt_moe_ffn_sm90_hung);
 			sm90_wg_fence();
 #pragma unroll
 			for (int kk = 0; kk < BK / 16; kk++) /* 16 columns = 32 bytes into the swizzled row */
 				wgmma_ss<false>(acc, da0 + (uint64_t)((s * F::A_BYTES + kk * 32) >> 4),
-						db0 + (uint64_t)((s * F::B_BYTES + kk * 32) >> 4), kx != ek || kk != 0);
+						db0 + (uint64_t)((s * F::B_BYTES + kk * 32) >> 4), (kt | kk) != 0);
 			sm90_wg_commit();
-			if (kx > 0) {
+			if (kt > 0) {
 				sm90_wg_wait<1>();
 				if (warp_leader)
 					sm90_mbar_arrive(empty((it - 1) % ST));

@@ -22,8 +22,10 @@
 # key blocks) and fp8 quantize's (rows of zeros past the data) run on any
 # sm_80+ GPU. The attention forward plant is the wgmma kernel's (d128 and d64;
 # the default suite's d64 entry is pinned to mma.sync and not plantable), the
-# MoE plant the wgmma grouped FFN's (extra K slices per tile): run this on an
-# H100/H200 (compute capability 9.0).
+# MoE plant the wgmma grouped FFN's (extra tiles; on the E128 layer, whose
+# blocks loop over ~48 and ~127 tiles each: small layers round the extra
+# tiles to whole rounds, kernels/README.md): run this on an H100/H200
+# (compute capability 9.0).
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 KW=${KW:-kpt-workloads}
@@ -37,7 +39,7 @@ attention.fwd.bf16.d128.s2048 attention.fwd.bf16.d128.s2048.causal
 attention.fwd.bf16.d64.s16384 attention.fwd.bf16.d64.s16384.causal
 attention.decode.bf16.d128.ctx4096.b8h32
 attention.bwd.bf16.d128.s2048 attention.bwd.bf16.d64.s2048.causal
-moe.layer.e8.top2.h512.f2048.b8.s512
+moe.layer.e128.top8.h2048.f768.b8.s4096
 fp8.quant.e4m3.bf16.per_token.8192x8192"}
 "$KW" --list >/dev/null || fail "kpt-workloads --list"
 # A GPU at all? (exit 77 from the runner)
