@@ -89,17 +89,34 @@ float kpt_fp8_max(enum kpt_fp8_fmt fmt);
  * order of the groups (per block: [ceil(rows/gr)][ceil(cols/128)]). */
 size_t kpt_fp8_scale_count(size_t rows, size_t cols, enum kpt_fp8_scaling sc);
 
+/* Rows that a planted quantize or dequantize touches: rows and extra_pct%
+ * more (rounded to nearest), past the data (kpt_fp8_quantize). */
+static inline size_t kpt_fp8_planted_rows(size_t rows, int extra_pct)
+{
+	return rows + (size_t)((double)rows * (extra_pct > 0 ? extra_pct : 0) / 100.0 + 0.5);
+}
+
 /* q = fp8(x * (max / amax_g)) per group g, rounded to nearest even and
  * saturated to +-max (NaN stays NaN); scale_inv[g] = amax_g / max, the
  * factor dequantize multiplies by. amax_g = 0 gives scale 1. x is rows x cols
  * row-major of type xt; q holds rows*cols bytes. amax: device float[1],
  * used (and left holding the tensor's amax) for KPT_FP8_PER_TENSOR only,
- * may be NULL otherwise. extra_pct as for kpt_copy (per-token only; others
- * refuse a non-zero value). */
+ * may be NULL otherwise. extra_pct > 0 (any scaling) is the analyzer's
+ * planted slowdown, like kpt_copy's: the same kernels also quantize the
+ * kpt_fp8_planted_rows(rows, extra_pct) - rows rows past the data, so x must
+ * hold those rows, as zeros (zeros raise no group's amax: the data's q and
+ * scale_inv stay bit-identical, also for a 128x128 tile or the per-tensor
+ * amax they share), and q and scale_inv room for the planted rows and
+ * kpt_fp8_scale_count(planted rows, cols, sc) scales. (The first plan
+ * re-quantized the first extra_pct% of the rows, which the next call then
+ * read from L2: no slowdown.) */
 int kpt_fp8_quantize(uint8_t *q, float *scale_inv, const void *x, enum kpt_dtype xt,
 		     size_t rows, size_t cols, enum kpt_fp8_fmt fmt, enum kpt_fp8_scaling sc,
 		     float *amax, int extra_pct, cudaStream_t s, struct kpt_diag *d);
-/* y = float(q) * scale_inv[g], stored as yt (bf16: round to nearest even). */
+/* y = float(q) * scale_inv[g], stored as yt (bf16: round to nearest even).
+ * No plant argument: a planted dequantize is a call for
+ * kpt_fp8_planted_rows(rows, pct) rows whose extra rows' q (and scales) are
+ * zeros; the data rows' y is unchanged. */
 int kpt_fp8_dequantize(void *y, enum kpt_dtype yt, const uint8_t *q, const float *scale_inv,
 		       size_t rows, size_t cols, enum kpt_fp8_fmt fmt, enum kpt_fp8_scaling sc,
 		       cudaStream_t s, struct kpt_diag *d);

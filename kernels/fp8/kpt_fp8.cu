@@ -13,6 +13,8 @@
  *                   per group, 4 elements per lane, 8 groups per warp
  *   quant_tiles     128x128: one block per tile, 16 rows per warp in registers
  *   amax_tensor + quant_tensor   per tensor: two passes over x
+ * --plant (extra_pct): the same launches over rows of zeros past the data
+ * (kpt_kernels.h); no kernel has code or a parameter for it.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
@@ -189,7 +191,9 @@ static __device__ __forceinline__ float block_max(float m, float *sh)
 /* Per token, rows longer than 128: one block per row, the first
  * ROW_CHUNKS * 4 * ROWS_THREADS elements held raw in registers, the rest
  * re-read after the amax (from L2: only ~8 rows per SM are in flight).
- * Block b >= rows repeats row b % rows (planted work). */
+ * A block b >= rows would repeat row b % rows: the first plant's, which no
+ * launch uses now (kpt_fp8_quantize plants rows past the data); the line
+ * stays so that the kernel is the code its committed baselines ran. */
 #define ROW_CHUNKS 8
 template <typename T, int FMT>
 static __global__ void __launch_bounds__(ROWS_THREADS) quant_rowblock(uint8_t *__restrict__ q, float *__restrict__ sinv,
@@ -536,7 +540,7 @@ static int check_args(int fmt, int dt, int sc, struct kpt_diag *d)
 
 template <typename T, int FMT>
 static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t cols, enum kpt_fp8_scaling sc,
-		    float *amax, int extra_pct, cudaStream_t s, struct kpt_diag *d)
+		    float *amax, cudaStream_t s, struct kpt_diag *d)
 {
 	size_t n = rows * cols;
 	bool vec = cols % 4 == 0 && (uintptr_t)x % (4 * sizeof(T)) == 0 && (uintptr_t)q % 4 == 0;
@@ -569,19 +573,14 @@ static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t col
 		return 0;
 	}
 	if (sc == KPT_FP8_PER_TOKEN && cols > 128) {
-		size_t total = rows + (size_t)((double)rows * extra_pct / 100.0);
-
-		if (total > 0x7FFFFFFFu)
+		if (rows > 0x7FFFFFFFu)
 			return kpt_diag_set(d, KPT_E_INVAL, "fp8 quantize: too many rows (%zu)", rows);
 		KPT_LAUNCH(d, "kpt_fp8_quantize",
-			   (quant_rowblock<T, FMT><<<(unsigned)total, ROWS_THREADS, 0, s>>>(q, sinv, x, rows, cols, vec)));
+			   (quant_rowblock<T, FMT><<<(unsigned)rows, ROWS_THREADS, 0, s>>>(q, sinv, x, rows, cols, vec)));
 		return 0;
 	}
 	size_t gc = sc == KPT_FP8_PER_TOKEN ? cols : 128, gpr = (cols + gc - 1) / gc;
 	size_t ngroups = rows * gpr;
-	/* planted work on short rows: run the whole grid again (idempotent) */
-	int reps = 1 + (extra_pct + 99) / 100;
-
 	unsigned grid = kpt_grid_for(ngroups, ROWS_THREADS / 32 * GROUPS_PER_WARP, 8);
 
 	if (sc == KPT_FP8_BLOCK_1x128 && cols % 128 == 0 && vec && (uintptr_t)x % 16 == 0 &&
@@ -606,14 +605,12 @@ static int quantize(uint8_t *q, float *sinv, const T *x, size_t rows, size_t col
 		ngroups -= done;
 	}
 
-	for (int k = 0; k < (sc == KPT_FP8_PER_TOKEN && extra_pct > 0 ? reps : 1); k++) {
-		if (cols % gc == 0)
-			KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_groups<T, FMT, true><<<grid, ROWS_THREADS, 0, s>>>(
-								   q, sinv, x, cols, gc, gpr, ngroups, vec)));
-		else
-			KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_groups<T, FMT, false><<<grid, ROWS_THREADS, 0, s>>>(
-								   q, sinv, x, cols, gc, gpr, ngroups, vec)));
-	}
+	if (cols % gc == 0)
+		KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_groups<T, FMT, true><<<grid, ROWS_THREADS, 0, s>>>(
+							   q, sinv, x, cols, gc, gpr, ngroups, vec)));
+	else
+		KPT_LAUNCH(d, "kpt_fp8_quantize", (quant_groups<T, FMT, false><<<grid, ROWS_THREADS, 0, s>>>(
+							   q, sinv, x, cols, gc, gpr, ngroups, vec)));
 	return 0;
 }
 
@@ -625,18 +622,17 @@ extern "C" int kpt_fp8_quantize(uint8_t *q, float *scale_inv, const void *x, enu
 
 	if ((rc = check_args(fmt, xt, sc, d)) < 0)
 		return rc;
-	if (extra_pct < 0 || (extra_pct > 0 && sc != KPT_FP8_PER_TOKEN))
-		return kpt_diag_set(d, KPT_E_INVAL, "fp8 quantize: extra work %d%% is only for per-token scaling",
-				    extra_pct);
+	if (extra_pct < 0 || extra_pct > 10000)
+		return kpt_diag_set(d, KPT_E_INVAL, "fp8 quantize: planted work %d%% not in 0..10000", extra_pct);
+	/* planted: the same kernels over the zero rows past the data (kpt_kernels.h) */
+	rows = kpt_fp8_planted_rows(rows, extra_pct);
 	if (xt == KPT_DT_F32)
 		return fmt == KPT_FP8_E4M3
-			? quantize<float, KPT_FP8_E4M3>(q, scale_inv, (const float *)x, rows, cols, sc, amax, extra_pct, s, d)
-			: quantize<float, KPT_FP8_E5M2>(q, scale_inv, (const float *)x, rows, cols, sc, amax, extra_pct, s, d);
+			? quantize<float, KPT_FP8_E4M3>(q, scale_inv, (const float *)x, rows, cols, sc, amax, s, d)
+			: quantize<float, KPT_FP8_E5M2>(q, scale_inv, (const float *)x, rows, cols, sc, amax, s, d);
 	return fmt == KPT_FP8_E4M3
-		? quantize<__nv_bfloat16, KPT_FP8_E4M3>(q, scale_inv, (const __nv_bfloat16 *)x, rows, cols, sc, amax,
-							 extra_pct, s, d)
-		: quantize<__nv_bfloat16, KPT_FP8_E5M2>(q, scale_inv, (const __nv_bfloat16 *)x, rows, cols, sc, amax,
-							 extra_pct, s, d);
+		? quantize<__nv_bfloat16, KPT_FP8_E4M3>(q, scale_inv, (const __nv_bfloat16 *)x, rows, cols, sc, amax, s, d)
+		: quantize<__nv_bfloat16, KPT_FP8_E5M2>(q, scale_inv, (const __nv_bfloat16 *)x, rows, cols, sc, amax, s, d);
 }
 
 template <typename Y, int FMT>

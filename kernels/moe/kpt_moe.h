@@ -48,6 +48,12 @@ void kpt_moe_destroy(struct kpt_moe *m);
  * when a tile is wider than ffn (GEMM 1) or hidden (GEMM 2) divides. */
 int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, struct kpt_diag *d);
 
+/* --plant (kpt-workloads): each GEMM of the wgmma FFN (GROUPED_SM90) runs
+ * pct% more output tiles, real ones computed and stored again, output
+ * bit-identical (moe_ffn_sm90.cu); 0 turns it off. KPT_E_UNSUPPORTED for a pct > 0 on a plan with another FFN,
+ * KPT_E_INVAL outside 0..10000. */
+int kpt_moe_set_plant(struct kpt_moe *m, int pct, struct kpt_diag *d);
+
 /* Enqueues the layer on s (KPT_MOE_FFN_CUBLAS synchronises s once; the
  * other implementations never synchronise and can be captured in a graph). */
 int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const void *w_gate, const void *w1,

@@ -113,7 +113,7 @@ static int moe_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 
 	if (!(c->state = st))
 		return kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory", w->name);
-	if ((rc = create_plan(wl, &st->plan, d)) < 0 ||
+	if ((rc = create_plan(wl, &st->plan, d)) < 0 || (rc = kpt_moe_set_plant(st->plan, c->plant_pct, d)) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->x, nx * 2))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->y, nx * 2))) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->wg, (size_t)m->experts * m->hidden * 2))) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->w1, nw * 2))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->w2, nw * 2))) < 0 ||
@@ -226,13 +226,18 @@ done:
 
 /* moe.layer.e<E>.top<K>.h<H>[.f<F>].b<B>.s<S>: tokens = B * S; FFN FLOPs
  * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once.
- * PIN: enum moe_pin (PIN_AUTO for every entry outside `default`). */
+ * PIN: enum moe_pin (PIN_AUTO for every entry outside `default`).
+ * Plantable: AUTO and SM90 entries, whose plant is the wgmma FFN's
+ * (kpt_moe_set_plant: PCT% more tiles in each GEMM); where the plan runs
+ * another FFN (not a 9.0 GPU, a small AUTO layer, KPT_MOE_FFN=grouped|cublas)
+ * setup refuses the plant (KPT_E_UNSUPPORTED). The pinned GROUPED and CUBLAS
+ * entries of `default` have no plant. */
 #define MOE(E, K, H, F, B, S, FN, SUITES, PIN)                                                             \
 	{ "moe.layer.e" #E ".top" #K ".h" #H FN ".b" #B ".s" #S, "moe", SUITES,                              \
 	  4.0 * B * S * K * (double)H * F + 2.0 * B * S * (double)H * E,                                      \
 	  2.0 * B * S * H * 2 + (double)E * H * 2 + 2.0 * E * (double)H * F * 2,                              \
-	  &(const struct moe_wl){ { B * S, H, F, E, K }, PIN }, 0, moe_setup, moe_run, moe_poison, moe_check,   \
-	  moe_teardown }
+	  &(const struct moe_wl){ { B * S, H, F, E, K }, PIN }, PIN == PIN_AUTO || PIN == PIN_SM90, moe_setup,    \
+	  moe_run, moe_poison, moe_check, moe_teardown }
 
 /* The `default` entries' pins are what AUTO ran when their baselines were
  * recorded (34 GFLOP of FFN work: GROUPED; 137 and 1650: CUBLAS). The two

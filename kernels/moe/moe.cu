@@ -425,6 +425,7 @@ struct kpt_moe {
 	int sms;
 	int smem_max;   /* opt-in shared memory per block: configurations above it are skipped */
 	int g1, g2;     /* gg_cfgs index of FFN GEMM 1 and 2; -1 = choose by size */
+	int plant_pct;  /* kpt_moe_set_plant (GROUPED_SM90 only) */
 };
 
 static size_t align256(size_t n)
@@ -564,6 +565,19 @@ extern "C" int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, str
 	return 0;
 }
 
+extern "C" int kpt_moe_set_plant(struct kpt_moe *m, int pct, struct kpt_diag *d)
+{
+	if (pct < 0 || pct > 10000)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: plant %d%% not in 0..10000", pct);
+	if (pct > 0 && m->impl != KPT_MOE_FFN_GROUPED_SM90)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "moe: a planted slowdown needs the wgmma FFN (compute capability 9.0, sm_90a built); "
+				    "this plan runs the %s FFN",
+				    m->impl == KPT_MOE_FFN_CUBLAS ? "cuBLAS" : "mma.sync grouped");
+	m->plant_pct = pct;
+	return 0;
+}
+
 extern "C" const int *kpt_moe_topk_ids(const struct kpt_moe *m)
 {
 	return m->ids;
@@ -620,7 +634,8 @@ static int ffn_sm90(struct kpt_moe *m, const bf16 *x, const bf16 *w1, const bf16
 #if KPT_MOE_SM90
 	const struct kpt_moe_cfg *c = &m->cfg;
 	const kpt::moe_sm90_args a = { x, w1, w2, m->hb, m->yb, m->src_row, m->offsets, m->tiles,
-				       (long long)c->tokens * c->top_k, c->hidden, c->ffn, c->experts, m->sms };
+				       (long long)c->tokens * c->top_k, c->hidden, c->ffn, c->experts, m->sms,
+				       m->plant_pct };
 	return kpt::moe_ffn_sm90(&a, s, d);
 #else
 	(void)m, (void)x, (void)w1, (void)w2, (void)s;

@@ -26,6 +26,7 @@ struct moe_sm90_args {
 	long long rows;          /* tokens * top_k */
 	int hidden, ffn, experts;
 	int sms;                 /* persistent grid: one block per SM at most */
+	int plant_pct;           /* --plant: PCT% more tiles (real ones done again), output unchanged; 0 = none */
 };
 
 /* True when the current device is compute capability 9.0, the sm_90a image
