@@ -35,10 +35,12 @@
  * independent of V and partly cancel, so the relative RMS error of O is
  * about the RMS relative error of P: ~2^-4 / sqrt(3) = 0.036 when all of a
  * row's weights are spread out, less when a few keys dominate (one key: P
- * exact). A CPU simulation of the kernel's rounding on these inputs gave
- * 0.015-0.025; the tolerance is 2^-4 = 0.0625, the per-element bound,
- * which a wrong fragment map or key order (errors of order 1) cannot
- * pass. */
+ * exact). A CPU simulation of the kernel's rounding (P relative to the
+ * running max of 128-key tiles, O in bf16) on these inputs and sampled rows
+ * gave 0.024-0.029 non-causal (65 to 16384 keys), 0.003-0.017 causal,
+ * 0.0015 for one key (2026-11-26). The tolerance is 2^-4 = 0.0625, the
+ * per-element bound, about twice the simulated error; a wrong fragment map
+ * or key order (errors of order 1) cannot pass it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,8 @@ static void attn_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 
 static int bwd_setup(const struct attn_cfg *a, struct attn_state *st, struct kpt_wl_ctx *c, struct kpt_diag *d);
 
+static void fwd_args(const struct attn_cfg *a, const struct attn_state *st, size_t set, struct kpt_attn_fwd_args *f);
+
 /* An e4m3 input of n values in rows of cols: uniform floats in [-1, 1)
  * quantized per tensor; *descale receives its scale_inv. Synchronises s. */
 static int fill_e4m3(void *q, size_t n, int cols, uint64_t seed, float *descale, cudaStream_t s, struct kpt_diag *d)
@@ -131,6 +135,7 @@ static int e4m3_setup(const struct attn_cfg *a, struct attn_state *st, struct kp
 {
 	const size_t vt_bytes = kpt_attn_e4m3_vt_bytes(a->batch, a->heads, a->seq, a->head_dim);
 	const long long ss = a->head_dim, sh = (long long)a->seq * a->head_dim, sb = a->heads * sh;
+	struct kpt_attn_fwd_args f;
 	int rc;
 
 	if ((rc = KPT_CUDA(d, cudaMalloc(&st->q[0], st->nq))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->k[0], st->nkv))) < 0 ||
@@ -144,7 +149,13 @@ static int e4m3_setup(const struct attn_cfg *a, struct attn_state *st, struct kp
 				    c->stream, d)) < 0)
 			return rc;
 	}
-	return kpt_attn_e4m3_pack_v(st->vt, st->v[0], a->batch, a->heads, a->seq, a->head_dim, sb, sh, ss, c->stream, d);
+	if ((rc = kpt_attn_e4m3_pack_v(st->vt, st->v[0], a->batch, a->heads, a->seq, a->head_dim, sb, sh, ss, c->stream,
+					d)) < 0)
+		return rc;
+	/* One forward: KPT_E_UNSUPPORTED off Hopper, which the runner takes as
+	 * "skip this workload" (kpt_workload.h) */
+	fwd_args(a, st, 0, &f);
+	return kpt_attn_fwd(&f, c->stream, d);
 }
 
 static int attn_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
