@@ -419,7 +419,7 @@ int fwd_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag 
 				    (int)a->tiles, a->lse ? ", lse" : "");
 	if (device_path(a) != KPT_ATTN_PATH_SM90_WGMMA)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
-				    "attention forward: e4m3 needs head dim 128 on a compute capability 9.0 GPU with "
+				    "attention forward: e4m3 needs head dim 64 or 128 on a compute capability 9.0 GPU with "
 				    "the sm_90a kernel built (CUDA architecture 90)");
 #if KPT_ATTN_SM90
 	nvtxRangePushA("kpt_attn_fwd");

@@ -28,7 +28,7 @@ bool attn_fwd_sm90_supports(const struct kpt_attn_fwd_args *a);
 int attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
 
 /* The e4m3 kernel (attention_fwd_sm90_fp8.cu), same contracts: supports
- * needs head dim 128 and dtype KPT_ATTN_E4M3 on such a device; a->v is the
+ * needs head dim 64 or 128 and dtype KPT_ATTN_E4M3 on such a device; a->v is the
  * packed V^T of kpt_attn_e4m3_pack_v. */
 bool attn_fwd_sm90_e4m3_supports(const struct kpt_attn_fwd_args *a);
 int attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);

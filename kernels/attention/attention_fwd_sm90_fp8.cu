@@ -1,12 +1,12 @@
 /* attention_fwd_sm90_fp8.cu - Hopper forward attention on e4m3 inputs
  * (the KPT_ATTN_E4M3 variant of kpt_attn_fwd; attention_fwd_sm90.h).
  *
- * Contract of kpt_attn_fwd (kpt_attention.h) for head dim 128, dtype
+ * Contract of kpt_attn_fwd (kpt_attention.h) for head dim 64 or 128, dtype
  * KPT_ATTN_E4M3, causal or not: Q and K e4m3 [.., S, D], V^T e4m3 in the
  * packed layout of kpt_attn_e4m3_pack_v, per-tensor float descales, O bf16.
  * Needs sm_90a; built for that target alone like attention_fwd_sm90.cu
  * (stub kernels elsewhere, never launched). A file of its own, with its own
- * __global__ entry (attn_fwd_sm90_e4m3_kernel<CAUSAL>), so the bf16 / fp16
+ * __global__ entry (attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL>), so the bf16 / fp16
  * kernels' code and names, which committed baselines record, stay as they
  * were (their PTX is byte-identical with this file added).
  *
@@ -17,9 +17,10 @@
  * planted tiles). What differs:
  *   - S = Q K^T by wgmma m64n128k32 e4m3 (both operands from shared memory,
  *     K-major along d, as FP8 wgmma requires: it has no transposed form).
- *     A d128 row is 128 bytes, one 128B-swizzle row: one TMA box per tile,
- *     k-step kk (32 bytes of d) starts kk * 32 bytes into the row, LBO
- *     unused, SBO 1024 (8 rows).
+ *     A Q or K row is HD bytes: d128 one 128B-swizzle row (SBO 1024, 8
+ *     rows), d64 one 64B-swizzle row (the TMA's SWIZZLE_64B, descriptor
+ *     layout type 2, SBO 512); one TMA box per tile either way; k-step kk
+ *     (32 bytes of d) starts kk * 32 bytes into the row; LBO unused.
  *   - The softmax exponent scale folds q_descale * k_descale * scale *
  *     log2(e); O is multiplied by v_descale / l at the end.
  *   - P is scaled by 256 (2^8 added inside the exp2, FlashAttention-3's
@@ -27,7 +28,7 @@
  *     keeps its 3 mantissa bits down to 2^-6 / 256 instead of 2^-6, fewer
  *     small probabilities flush to zero; l carries the same factor, so O / l
  *     is unchanged. P is rounded to e4m3 (cvt.rn.satfinite) into the A
- *     fragments of O += P V, wgmma m64n128k32 with A from registers and B =
+ *     fragments of O += P V, wgmma m64nHDk32 with A from registers and B =
  *     V^T from shared memory (K-major: keys contiguous).
  *   - V^T tiles: HD rows (d) x BN = 128 keys (128 bytes, one swizzle row),
  *     the same descriptor as K (SBO 1024); k-step kk of 32 keys is 32 bytes
@@ -49,11 +50,15 @@
  * pack does that once, outside the timed loop. tests/unit/
  * test_attn_path.c checks the map against both fragment layouts.
  *
- * Tiles (d128): BM 128 (2 consumer warpgroups, 240 registers; producer
- * 24), BN 128, 2 stages; 80 KB of shared memory (Q 16 KB, K and V^T 16 KB
- * a stage). mbarrier transaction bytes: Q BM x 128, K and V^T tiles 128 x
- * 128, zero-filled rows and keys included. Head dim 64 has no e4m3 kernel
- * yet (kpt_attn_fwd_path_e4m3 refuses it).
+ * Tiles: the bf16 kernel's, for the same reasons (its header comment).
+ *   d128: BM 128 (2 consumer warpgroups, 240 registers; producer 24), BN
+ *         128, 2 stages; 80 KB of shared memory (Q 16 KB, K and V^T 16 KB a
+ *         stage).
+ *   d64:  BM 192 (3 consumer warpgroups, 160 registers; producer 32), BN
+ *         128, 2 stages; 44 KB (Q 12 KB, K and V^T 8 KB a stage).
+ * mbarrier transaction bytes: Q BM x HD, K and V^T tiles 128 x HD, whole
+ * boxes (zero-filled rows and keys included). More stages or wider key
+ * tiles (shared memory is plentiful at one byte an element) were not tried.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -70,14 +75,29 @@
 
 namespace {
 
-struct e4m3_cfg {
-	static constexpr int HD = 128;
+/* Tiles per head dim: the bf16 kernel's (attention_fwd_sm90.cu fwd_cfg). */
+template <int HDIM> struct e4m3_tiles;
+template <> struct e4m3_tiles<128> {
 	static constexpr int NC = 2;        /* consumer warpgroups */
+	static constexpr int REG_PROD = 24; /* setmaxnreg */
+	static constexpr int REG_CONS = 240;
+};
+template <> struct e4m3_tiles<64> {
+	static constexpr int NC = 3;
+	static constexpr int REG_PROD = 32;
+	static constexpr int REG_CONS = 160;
+};
+
+/* Sizes. Shared memory: Q, K[ST], V^T[ST] (1024-byte aligned), then the
+ * mbarriers barQ, fullK[ST], fullV[ST], emptyK[ST], emptyV[ST]. Q and K
+ * rows are HD bytes: one 128-byte (d128) or 64-byte (d64) swizzle row. */
+template <int HDIM> struct e4m3_cfg : e4m3_tiles<HDIM> {
+	using T = e4m3_tiles<HDIM>;
+	static constexpr int HD = HDIM;
+	static constexpr int NC = T::NC;
 	static constexpr int BM = 64 * NC;  /* query rows per block */
 	static constexpr int BN = 128;      /* keys per tile */
 	static constexpr int ST = 2;        /* K / V^T stages */
-	static constexpr int REG_PROD = 24; /* setmaxnreg */
-	static constexpr int REG_CONS = 240;
 	static constexpr int NTHREADS = 128 * (NC + 1);
 	static constexpr int Q_BYTES = BM * HD;  /* BM rows of HD bytes */
 	static constexpr int K_BYTES = BN * HD;  /* BN rows of HD bytes */
@@ -86,11 +106,13 @@ struct e4m3_cfg {
 	static constexpr int SM_V = SM_K + ST * K_BYTES;
 	static constexpr int SM_BARS = SM_V + ST * VT_BYTES;
 	static constexpr int SM_BYTES = SM_BARS + (1 + 4 * ST) * 8 + 1024; /* + alignment slack */
-	static_assert(HD == 128 && BN == 128, "Q, K and V^T rows are one 128-byte swizzle row");
+	static_assert(HD == 128 || HD == 64, "Q and K rows are one 128- or 64-byte swizzle row");
+	static_assert(BN == 128, "V^T rows are one 128-byte swizzle row");
 	static_assert(BN % 32 == 0, "V^T is permuted in chunks of 32 keys, one k32 step");
-	static_assert(Q_BYTES % 1024 == 0 && K_BYTES % 1024 == 0, "128B-swizzled tiles are 1024-byte aligned");
+	static_assert(Q_BYTES % 1024 == 0 && K_BYTES % 1024 == 0 && VT_BYTES % 1024 == 0,
+		      "swizzled tiles stay 1024-byte aligned");
 	static_assert(BM <= 256 && BN <= 256 && HD <= 256, "a TMA box has at most 256 rows");
-	static_assert(128 * (REG_PROD + NC * REG_CONS) <= 65536, "setmaxnreg over the register file");
+	static_assert(128 * (T::REG_PROD + NC * T::REG_CONS) <= 65536, "setmaxnreg over the register file");
 	static_assert(SM_BYTES <= 227 * 1024, "shared memory of one block");
 };
 
@@ -152,11 +174,22 @@ __device__ __forceinline__ uint32_t pack2_bf16(float lo, float hi)
 	return *reinterpret_cast<uint32_t *>(&v);
 }
 
-/* S(64 x BN) = Q K^T: HD / 32 k-steps of 32 bytes along the swizzled row. */
-template <int R> __device__ __forceinline__ void issue_qk(float (&s)[R], uint64_t dq, uint64_t dk)
+/* K-major shared-memory descriptor for rows of row_bytes (128: 128B
+ * swizzle, layout type 1; 64: 64B swizzle, type 2): LBO unused (16), SBO
+ * = 8 rows. For 128 the same value as kpt::sm90_make_desc(saddr, 16, 1024). */
+template <int ROW_BYTES> __device__ __forceinline__ uint64_t desc_kmajor(uint32_t saddr)
+{
+	static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "128B or 64B swizzle");
+	return (uint64_t)((saddr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(8 * ROW_BYTES >> 4) << 32) |
+	       ((ROW_BYTES == 128 ? 1ull : 2ull) << 62);
+}
+
+/* S(64 x BN) = Q K^T: HD / 32 k-steps of 32 bytes along the swizzled row
+ * (the hardware applies the swizzle to the full address). */
+template <int HD, int R> __device__ __forceinline__ void issue_qk(float (&s)[R], uint64_t dq, uint64_t dk)
 {
 #pragma unroll
-	for (int kk = 0; kk < e4m3_cfg::HD / 32; kk++)
+	for (int kk = 0; kk < HD / 32; kk++)
 		kpt::wgmma_ss_e4m3(s, dq + (uint64_t)(kk * 32 >> 4), dk + (uint64_t)(kk * 32 >> 4), kk > 0);
 }
 
@@ -245,11 +278,11 @@ __device__ __forceinline__ int plant_extra(int n, int pct)
 	return (n * pct + (int)(blk * 37u % 100u)) / 100;
 }
 
-template <bool CAUSAL>
+template <int HDIM, bool CAUSAL>
 __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensorMap &tmk, const CUtensorMap &tmvt,
 					  const e4m3_params &p)
 {
-	using F = e4m3_cfg;
+	using F = e4m3_cfg<HDIM>;
 	constexpr int HD = F::HD, BM = F::BM, BN = F::BN, ST = F::ST, NC = F::NC;
 	extern __shared__ unsigned char smem_raw[];
 	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
@@ -283,7 +316,7 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 	__syncthreads();
 
 	if (wg == 0) {
-		sm90_setmaxnreg_dec<F::REG_PROD>();
+		sm90_setmaxnreg_dec<F::T::REG_PROD>();
 		if (tid == 0) {
 			sm90_mbar_expect_tx(barQ, F::Q_BYTES);
 			tma_load4(sQ, &tmq, barQ, 0, m0, h, b);
@@ -303,16 +336,16 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 			}
 		}
 	} else {
-		sm90_setmaxnreg_inc<F::REG_CONS>();
+		sm90_setmaxnreg_inc<F::T::REG_CONS>();
 		const int c = wg - 1, ltid = tid - 128 * wg, warp = ltid / 32, lane = tid & 31;
 		const int g = lane >> 2, t = lane & 3;
 		const int row0 = m0 + c * 64 + warp * 16 + g;
 		const bool warp_leader = lane == 0;
 		const float sl2 = p.scale_log2;
-		/* K-major, 128B swizzle: LBO unused, SBO = 8 rows of 128 B. */
-		const uint64_t dq = sm90_make_desc(sQ + c * 64 * HD, 16, 1024);
-		const uint64_t dk0 = sm90_make_desc(sK, 16, 1024);
-		const uint64_t dv0 = sm90_make_desc(sV, 16, 1024);
+		/* K-major; Q and K rows of HD bytes, V^T rows of BN = 128 keys */
+		const uint64_t dq = desc_kmajor<HD>(sQ + c * 64 * HD);
+		const uint64_t dk0 = desc_kmajor<HD>(sK);
+		const uint64_t dv0 = desc_kmajor<BN>(sV);
 		constexpr uint64_t k_step = F::K_BYTES >> 4, v_step = F::VT_BYTES >> 4;
 
 		float o[HD / 2], s[BN / 2], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.f, 0.f }, alpha[2];
@@ -324,7 +357,7 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 		sm90_mbar_wait(barQ, 0, &kpt_attn_fwd_sm90_e4m3_hung);
 		sm90_mbar_wait(fullK(0), 0, &kpt_attn_fwd_sm90_e4m3_hung);
 		sm90_wg_fence();
-		issue_qk(s, dq, dk0);
+		issue_qk<HD>(s, dq, dk0);
 		sm90_wg_commit();
 		sm90_wg_wait<0>();
 		sm90_reg_fence(s);
@@ -337,7 +370,7 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 			const int sj = j % ST, sp = (j - 1) % ST;
 			sm90_mbar_wait(fullK(sj), (j / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
 			sm90_wg_fence();
-			issue_qk(s, dq, dk0 + sj * k_step);
+			issue_qk<HD>(s, dq, dk0 + sj * k_step);
 			sm90_wg_commit();
 			sm90_mbar_wait(fullV(sp), ((j - 1) / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
 			sm90_wg_fence();
@@ -396,13 +429,13 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
-template <bool CAUSAL>
-__global__ void __launch_bounds__(e4m3_cfg::NTHREADS, 1)
+template <int HDIM, bool CAUSAL>
+__global__ void __launch_bounds__(e4m3_cfg<HDIM>::NTHREADS, 1)
 	attn_fwd_sm90_e4m3_kernel(const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,
 				  const __grid_constant__ CUtensorMap tmvt, e4m3_params p)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	e4m3_body<CAUSAL>(tmq, tmk, tmvt, p);
+	e4m3_body<HDIM, CAUSAL>(tmq, tmk, tmvt, p);
 #else
 	(void)tmq, (void)tmk, (void)tmvt, (void)p;
 #endif
@@ -414,30 +447,31 @@ std::atomic<int> dev_state[kpt::SM90_MAX_DEVICES];
 
 bool device_usable(void)
 {
-	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_e4m3_kernel<false>);
+	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_e4m3_kernel<128, false>);
 }
 
-/* 4-D byte tensor map, box inner x rows, 128B swizzle (inner = 128 bytes),
- * out-of-range reads as zeros. A dimension of extent 1 gets the stride
- * below it (never used; the driver refuses zero). */
+/* 4-D byte tensor map, box inner x rows, the swizzle of inner-byte rows
+ * (128 or 64), out-of-range reads as zeros. A dimension of extent 1 gets the
+ * stride below it (never used; the driver refuses zero). */
 bool make_map(CUtensorMap *m, const void *ptr, const cuuint64_t dims[4], const cuuint64_t strides[3], int inner,
 	      int rows)
 {
+	const CUtensorMapSwizzle sw = inner == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
 	cuuint64_t st[3] = { strides[0], dims[2] > 1 ? strides[1] : strides[0], dims[3] > 1 ? strides[2] : strides[0] };
 	cuuint32_t box[4] = { (cuuint32_t)inner, (cuuint32_t)rows, 1, 1 };
 	cuuint32_t estr[4] = { 1, 1, 1, 1 };
 	CUresult r = kpt::tma_encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void *>(ptr), dims, st, box,
-					  estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+					  estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw,
 					  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 	return r == CUDA_SUCCESS;
 }
 
-template <bool CAUSAL>
+template <int HDIM, bool CAUSAL>
 cudaError_t launch(const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mvt, const e4m3_params &p,
 		   int batch, int heads, cudaStream_t s)
 {
-	using F = e4m3_cfg;
-	auto kern = attn_fwd_sm90_e4m3_kernel<CAUSAL>;
+	using F = e4m3_cfg<HDIM>;
+	auto kern = attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, F::SM_BYTES);
 	if (e != cudaSuccess)
 		return e;
@@ -450,16 +484,17 @@ cudaError_t launch(const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorM
 
 bool kpt::attn_fwd_sm90_e4m3_supports(const struct kpt_attn_fwd_args *a)
 {
-	return a->head_dim == e4m3_cfg::HD && a->dtype == KPT_ATTN_E4M3 && device_usable();
+	return (a->head_dim == 128 || a->head_dim == 64) && a->dtype == KPT_ATTN_E4M3 && device_usable();
 }
 
 int kpt::attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d)
 {
-	using F = e4m3_cfg;
 	if (!attn_fwd_sm90_e4m3_supports(a))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
-				    "attention forward: the e4m3 kernel needs head dim 128 on a compute capability 9.0 "
-				    "GPU with sm_90a code built");
+				    "attention forward: the e4m3 kernel needs head dim 64 or 128 on a compute capability "
+				    "9.0 GPU with sm_90a code built");
+	const bool d128 = a->head_dim == 128;
+	const int bm = d128 ? e4m3_cfg<128>::BM : e4m3_cfg<64>::BM, bn = e4m3_cfg<128>::BN;
 	const cuuint64_t hd = (cuuint64_t)a->head_dim, vts = (cuuint64_t)kpt_attn_e4m3_vt_seq(a->seq);
 	const cuuint64_t qk_dims[4] = { hd, (cuuint64_t)a->seq, (cuuint64_t)a->heads, (cuuint64_t)a->batch };
 	const cuuint64_t qk_str[3] = { (cuuint64_t)a->stride_s, (cuuint64_t)a->stride_h, (cuuint64_t)a->stride_b };
@@ -467,8 +502,8 @@ int kpt::attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	const cuuint64_t vt_dims[4] = { vts, hd, (cuuint64_t)a->heads, (cuuint64_t)a->batch };
 	const cuuint64_t vt_str[3] = { vts, vts * hd, vts * hd * (cuuint64_t)a->heads };
 	CUtensorMap mq, mk, mvt;
-	if (!make_map(&mq, a->q, qk_dims, qk_str, F::HD, F::BM) || !make_map(&mk, a->k, qk_dims, qk_str, F::HD, F::BN) ||
-	    !make_map(&mvt, a->v, vt_dims, vt_str, F::BN, F::HD))
+	if (!make_map(&mq, a->q, qk_dims, qk_str, a->head_dim, bm) || !make_map(&mk, a->k, qk_dims, qk_str, a->head_dim, bn) ||
+	    !make_map(&mvt, a->v, vt_dims, vt_str, bn, a->head_dim))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention forward: the driver refuses these strides for a TMA tensor map");
 	e4m3_params p;
@@ -480,8 +515,13 @@ int kpt::attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	p.scale_log2 = a->scale * 1.4426950408889634f * a->q_descale * a->k_descale;
 	p.v_descale = a->v_descale;
 	p.plant_pct = a->plant_pct;
-	cudaError_t e = a->causal ? launch<true>(mq, mk, mvt, p, a->batch, a->heads, s)
-				  : launch<false>(mq, mk, mvt, p, a->batch, a->heads, s);
+	cudaError_t e;
+	if (d128)
+		e = a->causal ? launch<128, true>(mq, mk, mvt, p, a->batch, a->heads, s)
+			      : launch<128, false>(mq, mk, mvt, p, a->batch, a->heads, s);
+	else
+		e = a->causal ? launch<64, true>(mq, mk, mvt, p, a->batch, a->heads, s)
+			      : launch<64, false>(mq, mk, mvt, p, a->batch, a->heads, s);
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: e4m3 wgmma launch failed: %s",
 				    cudaGetErrorString(e));

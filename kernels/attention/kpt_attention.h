@@ -33,7 +33,7 @@ extern "C" {
  * multiples of 16), V as the packed V^T that kpt_attn_e4m3_pack_v makes,
  * O bf16 (same element strides as Q, so 2 bytes an element), per-tensor
  * descales (kpt_attn_fwd_args.q_descale ...). Hopper only (the sm_90a
- * kernel, head dim 128): KPT_E_UNSUPPORTED on every other GPU, head dim and
+ * kernel, head dim 64 or 128): KPT_E_UNSUPPORTED on every other GPU, head dim and
  * with lse or mma.sync tiles asked for. */
 enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1, KPT_ATTN_E4M3 = 2 };
 

@@ -25,8 +25,8 @@ enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, i
 
 /* The same for e4m3 inputs (KPT_ATTN_E4M3): only the sm_90a kernel
  * (attention_fwd_sm90_fp8.cu, built with the bf16 one) reads them, so
- * SM90_WGMMA on exactly 9.0 with it built and head dim 128, UNSUPPORTED
- * everywhere else (no mma.sync fallback; head dim 64 has no e4m3 kernel). */
+ * SM90_WGMMA on exactly 9.0 with it built and head dim 64 or 128,
+ * UNSUPPORTED everywhere else (no mma.sync fallback). */
 enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_dim, int built_sm90);
 
 /* The packed V^T of the e4m3 kernel (kpt_attn_e4m3_pack_v, kpt_attention.h):

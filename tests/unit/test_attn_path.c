@@ -79,10 +79,12 @@ static void test_e4m3_runs_only_on_hopper_with_the_kernel_built(void **state)
 	}
 }
 
-static void test_e4m3_head_dims_other_than_128_are_unsupported(void **state)
+static void test_e4m3_head_dims_64_and_128_only(void **state)
 {
 	(void)state;
-	assert_int_equal(kpt_attn_fwd_path_e4m3(9, 0, 64, 1), KPT_ATTN_PATH_UNSUPPORTED);
+	assert_int_equal(kpt_attn_fwd_path_e4m3(9, 0, 64, 1), KPT_ATTN_PATH_SM90_WGMMA);
+	assert_int_equal(kpt_attn_fwd_path_e4m3(9, 0, 64, 0), KPT_ATTN_PATH_UNSUPPORTED);
+	assert_int_equal(kpt_attn_fwd_path_e4m3(8, 9, 64, 1), KPT_ATTN_PATH_UNSUPPORTED);
 	assert_int_equal(kpt_attn_fwd_path_e4m3(9, 0, 96, 1), KPT_ATTN_PATH_UNSUPPORTED);
 	assert_int_equal(kpt_attn_fwd_path_e4m3(9, 0, 256, 1), KPT_ATTN_PATH_UNSUPPORTED);
 	/* the 16-bit path is unchanged by the e4m3 rule */
@@ -152,7 +154,7 @@ int main(void)
 		cmocka_unit_test(test_newer_than_hopper_falls_back_to_mma_sync),
 		cmocka_unit_test(test_turing_and_odd_head_dims_are_unsupported),
 		cmocka_unit_test(test_e4m3_runs_only_on_hopper_with_the_kernel_built),
-		cmocka_unit_test(test_e4m3_head_dims_other_than_128_are_unsupported),
+		cmocka_unit_test(test_e4m3_head_dims_64_and_128_only),
 		cmocka_unit_test(test_e4m3_vt_order_is_a_permutation_of_each_chunk),
 		cmocka_unit_test(test_e4m3_packed_p_meets_the_key_the_vt_order_puts_there),
 	};
