@@ -47,7 +47,8 @@ enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1, KPT_ATTN_E4M3 = 2 };
  * value runs 192 query rows (three consumer warpgroups) x 128 keys): head
  * dim 64 or 128, bf16 or fp16, causal or not, on a compute capability 9.0
  * GPU when the build includes architecture 90 (compiled for sm_90a);
- * KPT_E_UNSUPPORTED elsewhere. AUTO picks WGMMA where it runs, else the
+ * KPT_E_UNSUPPORTED elsewhere. e4m3 runs only its e4m3 variant
+ * (attention_fwd_sm90_fp8.cu), which AUTO resolves to. AUTO picks WGMMA where it runs, else the
  * fastest measured mma.sync one for the head dimension (bench/RESULTS.md);
  * the other mma.sync tiles are built for bf16 only, for benchmarking; fp16
  * builds the AUTO ones (KPT_E_UNSUPPORTED for the rest). Naming mma.sync
