@@ -13,6 +13,9 @@
  * a template flag of the body and a kernel of its own (attn_fwd_lse_kernel,
  * the lse pointer its own parameter), so the kernels built without it are
  * the code (PTX), and carry the names, they had before it existed (only the AUTO bf16 tiles are built with it).
+ * e4m3 (KPT_ATTN_E4M3) is dispatched from here to its only kernel,
+ * attention_fwd_sm90_fp8.cu, whose packed V^T kpt_attn_e4m3_pack_v (below)
+ * makes.
  */
 #include <math.h>
 
