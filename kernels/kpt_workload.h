@@ -9,7 +9,9 @@
  * Life of one workload in the runner (all hooks return 0 or a negative
  * enum kpt_err and fill d):
  *
- *     setup(w, c, d)          allocate, fill inputs from c->seed (never zeros)
+ *     setup(w, c, d)          allocate, fill inputs from c->seed (never zeros);
+ *                             KPT_E_UNSUPPORTED: no kernel for this GPU, the
+ *                             runner skips the workload (teardown still runs)
  *     run(w, c, d) x W+N      one iteration, enqueued on c->stream, no sync;
  *                             honours c->plant_pct when w->plantable
  *     poison(w, c, d)         overwrite every output (kpt_wl_poison) ...

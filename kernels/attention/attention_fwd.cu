@@ -13,6 +13,9 @@
  * a template flag of the body and a kernel of its own (attn_fwd_lse_kernel,
  * the lse pointer its own parameter), so the kernels built without it are
  * the code (PTX), and carry the names, they had before it existed (only the AUTO bf16 tiles are built with it).
+ * e4m3 (KPT_ATTN_E4M3) is dispatched from here to its only kernel,
+ * attention_fwd_sm90_fp8.cu, whose packed V^T kpt_attn_e4m3_pack_v (below)
+ * makes.
  */
 #include <math.h>
 
@@ -374,9 +377,10 @@ static const enum kpt_attn_tiles fwd_auto[2] = { KPT_ATTN_TILES_128x128_R32_DB, 
 #define KPT_ATTN_SM90 0
 #endif
 
-/* kpt_attn_fwd_path for a on the current device; the compute capability is
- * read once per device (later calls cost a cudaGetDevice). */
-enum kpt_attn_path device_path(const struct kpt_attn_fwd_args *a)
+/* The current device's compute capability as major * 10 + minor, 0 when
+ * unknown (no device); read once per device (later calls cost a
+ * cudaGetDevice). */
+int device_cc(void)
 {
 	constexpr int MAXDEV = 64;
 	static std::atomic<int> cc[MAXDEV]; /* 0 not read yet, else major * 10 + minor */
@@ -393,10 +397,56 @@ enum kpt_attn_path device_path(const struct kpt_attn_fwd_args *a)
 			cc[dev].store(v, std::memory_order_relaxed);
 	}
 	(void)cudaGetLastError();
+	return v;
+}
+
+/* kpt_attn_fwd_path (kpt_attn_fwd_path_e4m3 for e4m3) for a on the current
+ * device. */
+enum kpt_attn_path device_path(const struct kpt_attn_fwd_args *a)
+{
+	const int v = device_cc();
+	if (a->dtype == KPT_ATTN_E4M3)
+		return kpt_attn_fwd_path_e4m3(v / 10, v % 10, a->head_dim, KPT_ATTN_SM90);
 	/* Unknown (no device): let the launch report the error. */
 	if (!v)
 		return KPT_ATTN_PATH_MMA_SYNC;
 	return kpt_attn_fwd_path(v / 10, v % 10, a->head_dim, KPT_ATTN_SM90);
+}
+
+/* The e4m3 forward: the sm_90a kernel or nothing (kpt_attention.h). */
+int fwd_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d)
+{
+	if (a->lse || (a->tiles != KPT_ATTN_TILES_AUTO && a->tiles != KPT_ATTN_TILES_128x128_WGMMA))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: e4m3 runs only the wgmma kernel, without lse (asked: tiles %d%s)",
+				    (int)a->tiles, a->lse ? ", lse" : "");
+	if (device_path(a) != KPT_ATTN_PATH_SM90_WGMMA)
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "attention forward: e4m3 needs head dim 64 or 128 on a compute capability 9.0 GPU with "
+				    "the sm_90a kernel built (CUDA architecture 90)");
+#if KPT_ATTN_SM90
+	nvtxRangePushA("kpt_attn_fwd");
+	int rc = kpt::attn_fwd_sm90_e4m3(a, s, d);
+	nvtxRangePop();
+	return rc;
+#else
+	(void)s;
+	return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: the wgmma kernel is not built");
+#endif
+}
+
+/* kpt_attn_e4m3_pack_v: one thread per byte of vt, block (x, h, b) covers
+ * 256 of the head's head_dim * vts bytes. */
+__global__ void attn_e4m3_pack_v_kernel(uint8_t *vt, const uint8_t *v, int seq, int head_dim, int vts,
+					long long sb, long long sh, long long ss)
+{
+	const long long i = blockIdx.x * 256ll + threadIdx.x;
+	if (i >= (long long)head_dim * vts)
+		return;
+	const int x = (int)(i / vts), p = (int)(i % vts);
+	const int key = (p & ~31) + kpt_attn_e4m3_vt_key(p & 31);
+	const long long head = (long long)blockIdx.z * gridDim.y + blockIdx.y;
+	vt[head * head_dim * vts + i] = key < seq ? v[blockIdx.z * sb + blockIdx.y * sh + key * ss + x] : 0;
 }
 
 /* The fwd_auto tiles for bf16 with the logsumexp output, [d64/d128][causal]
@@ -412,8 +462,8 @@ static const fwd_launch_fn fwd_lse_table[2][2] = {
 
 extern "C" enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args *a)
 {
-	if (a->tiles != KPT_ATTN_TILES_AUTO)
-		return a->tiles;
+	if (a->tiles != KPT_ATTN_TILES_AUTO || a->dtype == KPT_ATTN_E4M3)
+		return a->dtype == KPT_ATTN_E4M3 ? KPT_ATTN_TILES_128x128_WGMMA : a->tiles;
 #if KPT_ATTN_SM90
 	if (!a->lse && device_path(a) == KPT_ATTN_PATH_SM90_WGMMA && kpt::attn_fwd_sm90_supports(a))
 		return KPT_ATTN_TILES_128x128_WGMMA;
@@ -431,7 +481,7 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	if (a->head_dim != 64 && a->head_dim != 128)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "attention forward: head dim %d is not 64 or 128",
 				    a->head_dim);
-	if ((unsigned)a->dtype > KPT_ATTN_FP16 || (unsigned)a->tiles >= KPT_ATTN_TILES_COUNT)
+	if ((unsigned)a->dtype > KPT_ATTN_E4M3 || (unsigned)a->tiles >= KPT_ATTN_TILES_COUNT)
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: unknown dtype %d or tiles %d",
 				    (int)a->dtype, (int)a->tiles);
 	if (a->stride_s % 8 || a->stride_h % 8 || a->stride_b % 8 || a->stride_s < a->head_dim ||
@@ -439,6 +489,12 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: pointers and strides must be 16-byte aligned");
 	if (a->heads > 65535 || a->batch > 65535)
 		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: batch or heads above 65535");
+	if (a->dtype == KPT_ATTN_E4M3) {
+		/* 1-byte Q and K: the TMA needs 16-byte strides */
+		if (a->stride_s % 16 || a->stride_h % 16 || a->stride_b % 16)
+			return kpt_diag_set(d, KPT_E_INVAL, "attention forward: e4m3 strides must be multiples of 16");
+		return fwd_e4m3(a, s, d);
+	}
 	if (device_path(a) == KPT_ATTN_PATH_UNSUPPORTED)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention forward: needs compute capability 8.0 or newer (mma.sync with bf16)");
@@ -490,5 +546,32 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	nvtxRangePop();
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: launch failed: %s", cudaGetErrorString(e));
+	return 0;
+}
+
+extern "C" size_t kpt_attn_e4m3_vt_bytes(int batch, int heads, int seq, int head_dim)
+{
+	if (batch < 1 || heads < 1 || seq < 1 || head_dim < 1)
+		return 0;
+	return (size_t)batch * heads * head_dim * kpt_attn_e4m3_vt_seq(seq);
+}
+
+extern "C" int kpt_attn_e4m3_pack_v(void *vt, const void *v, int batch, int heads, int seq, int head_dim,
+				    long long stride_b, long long stride_h, long long stride_s, cudaStream_t s,
+				    struct kpt_diag *d)
+{
+	if (!vt || !v || batch < 1 || heads < 1 || seq < 1 || head_dim < 1 || batch > 65535 || heads > 65535 ||
+	    stride_s < head_dim || seq > (1 << 30) - 32)
+		return kpt_diag_set(d, KPT_E_INVAL, "attention e4m3 V pack: bad shape or strides");
+	const int vts = kpt_attn_e4m3_vt_seq(seq);
+	const long long n = (long long)head_dim * vts;
+	if ((n + 255) / 256 > 0x7fffffffll)
+		return kpt_diag_set(d, KPT_E_INVAL, "attention e4m3 V pack: a head of %lld bytes is too large", n);
+	dim3 grid((unsigned)((n + 255) / 256), heads, batch);
+	attn_e4m3_pack_v_kernel<<<grid, 256, 0, s>>>((uint8_t *)vt, (const uint8_t *)v, seq, head_dim, vts, stride_b,
+						     stride_h, stride_s);
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "attention e4m3 V pack: launch failed: %s", cudaGetErrorString(e));
 	return 0;
 }

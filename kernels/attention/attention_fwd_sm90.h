@@ -1,8 +1,9 @@
 /* attention_fwd_sm90.h - the Hopper path of kpt_attn_fwd (wgmma, TMA, warp
  * specialisation; attention_fwd_sm90.cu), internal to kernels/attention/.
  *
- * Built only when 90 is among the CUDA architectures (the file is then
- * compiled for sm_90a alone, and attention_fwd.cu gets KPT_ATTN_SM90=1).
+ * Built only when 90 is among the CUDA architectures (the files are then
+ * compiled for sm_90a alone, and attention_fwd.cu gets KPT_ATTN_SM90=1);
+ * attention_fwd_sm90_fp8.cu, the e4m3 kernel, comes with it.
  */
 #ifndef KPT_ATTENTION_FWD_SM90_H
 #define KPT_ATTENTION_FWD_SM90_H
@@ -25,6 +26,12 @@ bool attn_fwd_sm90_supports(const struct kpt_attn_fwd_args *a);
  * tensor map (the caller may fall back to another kernel); KPT_E_CUDA when
  * the launch fails. */
 int attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
+
+/* The e4m3 kernel (attention_fwd_sm90_fp8.cu), same contracts: supports
+ * needs head dim 64 or 128 and dtype KPT_ATTN_E4M3 on such a device; a->v is the
+ * packed V^T of kpt_attn_e4m3_pack_v. */
+bool attn_fwd_sm90_e4m3_supports(const struct kpt_attn_fwd_args *a);
+int attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
 
 } /* namespace kpt */
 

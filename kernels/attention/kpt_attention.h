@@ -4,8 +4,8 @@
  * Launchers enqueue on stream s and return without synchronising: 0, or a
  * negative enum kpt_err with d filled (KPT_E_INVAL for bad shapes, strides or
  * alignment, KPT_E_UNSUPPORTED for a head dimension other than 64 or 128,
- * KPT_E_CUDA when a launch fails). Tensors are 16-bit (bf16 or fp16), the
- * head dimension contiguous; the other dimensions are addressed by element
+ * KPT_E_CUDA when a launch fails). Tensors are 16-bit (bf16 or fp16), or
+ * for the forward e4m3 (KPT_ATTN_E4M3, below), the head dimension contiguous; the other dimensions are addressed by element
  * strides, so both [B, S, H, D] and [B, H, S, D] layouts work. Pointers and
  * the sequence stride must be 16-byte aligned (stride_s a multiple of 8).
  * Each launcher is one NVTX range named after it.
@@ -28,7 +28,14 @@ extern "C" {
 #endif
 #include "kpt_err.h"
 
-enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1 };
+/* KPT_ATTN_E4M3 (forward only, kpt_attn_fwd): Q and K e4m3 [.., S, D] like
+ * the 16-bit tensors (1-byte elements: stride_s, stride_h and stride_b
+ * multiples of 16), V as the packed V^T that kpt_attn_e4m3_pack_v makes,
+ * O bf16 (same element strides as Q, so 2 bytes an element), per-tensor
+ * descales (kpt_attn_fwd_args.q_descale ...). Hopper only (the sm_90a
+ * kernel, head dim 64 or 128): KPT_E_UNSUPPORTED on every other GPU, head dim and
+ * with lse or mma.sync tiles asked for. */
+enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1, KPT_ATTN_E4M3 = 2 };
 
 /* Tile shapes of the forward kernel: query rows per block x keys per tile,
  * warps, and rows per warp (16: Q fragments kept in registers; 32: two row
@@ -40,7 +47,8 @@ enum kpt_attn_dtype { KPT_ATTN_BF16 = 0, KPT_ATTN_FP16 = 1 };
  * value runs 192 query rows (three consumer warpgroups) x 128 keys): head
  * dim 64 or 128, bf16 or fp16, causal or not, on a compute capability 9.0
  * GPU when the build includes architecture 90 (compiled for sm_90a);
- * KPT_E_UNSUPPORTED elsewhere. AUTO picks WGMMA where it runs, else the
+ * KPT_E_UNSUPPORTED elsewhere. e4m3 runs only its e4m3 variant
+ * (attention_fwd_sm90_fp8.cu), which AUTO resolves to. AUTO picks WGMMA where it runs, else the
  * fastest measured mma.sync one for the head dimension (bench/RESULTS.md);
  * the other mma.sync tiles are built for bf16 only, for benchmarking; fp16
  * builds the AUTO ones (KPT_E_UNSUPPORTED for the rest). Naming mma.sync
@@ -85,8 +93,28 @@ struct kpt_attn_fwd_args {
 	 * KPT_E_UNSUPPORTED when plant_pct > 0 and the mma.sync kernel would
 	 * run. */
 	int plant_pct;
+	/* KPT_ATTN_E4M3 only (ignored otherwise): the factors that turn the
+	 * stored e4m3 values back into the tensors' values (q = q_descale *
+	 * e4m3 bits as a number, the kpt_fp8_quantize scale_inv), so
+	 * O = softmax(scale * q_descale * k_descale * Q K^T) V * v_descale. */
+	float q_descale, k_descale, v_descale;
 };
 int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
+
+/* The V operand of the e4m3 forward: V^T, [batch][heads][head_dim][vt_seq]
+ * bytes contiguous, vt_seq = kpt_attn_e4m3_vt_seq(seq) (seq rounded up to
+ * 32), keys permuted within each chunk of 32 (kpt_attn_e4m3_vt_pos,
+ * kpt_attn_path.h: the order in which the kernel's P registers meet the
+ * keys), zeros past seq. FP8 wgmma reads its B operand only K-major (keys
+ * contiguous), so V is transposed once, outside the timed forward.
+ * kpt_attn_e4m3_pack_v enqueues that on s from an e4m3 V addressed like Q
+ * (element strides, head dim contiguous); vt must hold
+ * kpt_attn_e4m3_vt_bytes() bytes, 16-byte aligned. 0, KPT_E_INVAL for bad
+ * shapes, KPT_E_CUDA when the launch fails. Costs one byte read and written
+ * per element (uncoalesced reads; a setup step). */
+size_t kpt_attn_e4m3_vt_bytes(int batch, int heads, int seq, int head_dim);
+int kpt_attn_e4m3_pack_v(void *vt, const void *v, int batch, int heads, int seq, int head_dim, long long stride_b,
+			 long long stride_h, long long stride_s, cudaStream_t s, struct kpt_diag *d);
 /* The variant kpt_attn_fwd runs for a on the current device: a->tiles, or
  * what AUTO resolves to (for reports; a is not validated). */
 enum kpt_attn_tiles kpt_attn_fwd_tiles(const struct kpt_attn_fwd_args *a);

@@ -11,3 +11,10 @@ enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, i
 		return KPT_ATTN_PATH_SM90_WGMMA;
 	return KPT_ATTN_PATH_MMA_SYNC;
 }
+
+enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_dim, int built_sm90)
+{
+	if (cc_major == 9 && cc_minor == 0 && built_sm90 && (head_dim == 64 || head_dim == 128))
+		return KPT_ATTN_PATH_SM90_WGMMA;
+	return KPT_ATTN_PATH_UNSUPPORTED;
+}

@@ -23,6 +23,43 @@ enum kpt_attn_path {
 /* built_sm90: the build compiled attention_fwd_sm90.cu (KPT_ATTN_SM90). */
 enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, int built_sm90);
 
+/* The same for e4m3 inputs (KPT_ATTN_E4M3): only the sm_90a kernel
+ * (attention_fwd_sm90_fp8.cu, built with the bf16 one) reads them, so
+ * SM90_WGMMA on exactly 9.0 with it built and head dim 64 or 128,
+ * UNSUPPORTED everywhere else (no mma.sync fallback). */
+enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_dim, int built_sm90);
+
+/* The packed V^T of the e4m3 kernel (kpt_attn_e4m3_pack_v, kpt_attention.h):
+ * keys run along rows of kpt_attn_e4m3_vt_seq(seq) bytes, permuted within
+ * each chunk of 32 keys so that the S accumulator's registers are the P V A
+ * fragments as they stand (attention_fwd_sm90_fp8.cu's header comment):
+ * chunk-relative key c = 8j + 2t + e (accumulator group j, thread t = lane
+ * % 4, element e) sits at position p = 16 (j / 2) + 4t + 2 (j % 2) + e.
+ * Inline for host and device code. */
+#if defined(__CUDACC__)
+#define KPT_ATTN_HD __host__ __device__
+#else
+#define KPT_ATTN_HD
+#endif
+/* Row length of the packed V^T: seq rounded up to whole 32-key chunks (the
+ * keys past seq hold zeros). */
+static inline KPT_ATTN_HD int kpt_attn_e4m3_vt_seq(int seq)
+{
+	return (seq + 31) & ~31;
+}
+/* Position of chunk-relative key c (0..31) in its chunk. */
+static inline KPT_ATTN_HD int kpt_attn_e4m3_vt_pos(int c)
+{
+	const int j = c >> 3, t = (c >> 1) & 3, e = c & 1;
+	return 16 * (j >> 1) + 4 * t + 2 * (j & 1) + e;
+}
+/* Its inverse: the chunk-relative key at position p (0..31). */
+static inline KPT_ATTN_HD int kpt_attn_e4m3_vt_key(int p)
+{
+	const int j = 2 * (p >> 4) + ((p >> 1) & 1), t = (p >> 2) & 3, e = p & 1;
+	return 8 * j + 2 * t + e;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,13 +19,39 @@
  * Delta = dO . O: computed in float64 when seq^2 * head_dim <= 2^27 (the
  * check suite), else taken from the GPU forward's lse and o, whose sampled
  * rows are themselves compared with the float64 forward. Tolerance:
- * relative error 2e-2 (P and dS are rounded to bf16 for the tensor cores). */
+ * relative error 2e-2 (P and dS are rounded to bf16 for the tensor cores).
+ *
+ * e4m3 forward (Hopper only; attention_fwd_sm90_fp8.cu): Q, K and V are
+ * uniform floats in [-1, 1) quantized per tensor (kpt_fp8_quantize, so the
+ * values span the e4m3 range and the descales are about 1/448), V packed
+ * once in setup into the kernel's V^T (kpt_attn_e4m3_pack_v); O is bf16.
+ * FLOPs as the bf16 entries; bytes 1 per element of Q, K and V, 2 of O.
+ * The check compares with the float64 reference on the DEquantized inputs,
+ * so what is left is the kernel's own rounding: P rounded to e4m3 for the
+ * P V tensor-core step, a relative error of at most 2^-4 per probability
+ * (3 mantissa bits, round to nearest; P is scaled into [0, 256], so only
+ * values below ~2^-14 of the row max lose more, and they weigh that much
+ * less), and O's bf16 rounding (2^-9). Errors of the P elements are
+ * independent of V and partly cancel, so the relative RMS error of O is
+ * about the RMS relative error of P: ~2^-4 / sqrt(3) = 0.036 when all of a
+ * row's weights are spread out, less when a few keys dominate (one key: P
+ * exact). A CPU simulation of the kernel's rounding (P relative to the
+ * running max of 128-key tiles, O in bf16) on these inputs and sampled rows
+ * gave 0.023-0.029 non-causal (65 to 16384 keys, d64 and d128),
+ * 0.003-0.019 causal, 0.0012-0.0015 for one key; the H100 measured
+ * 0.023-0.028, 0.0075-0.018 and 0.0015 on the check shapes (2026-11-26,
+ * bench/RESULTS.md). The tolerance is 2^-4 = 0.0625, the per-element bound,
+ * about twice the largest error; a wrong fragment map or key order fails it
+ * (relative errors 0.26-1.79 measured with the registers packed in
+ * accumulator order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kpt_attention.h"
+#include "kpt_kernels.h"
 #include "kpt_workload.h"
+#include "ref/kpt_ref.h"
 #include "ref_attention.h"
 
 enum attn_op { OP_FWD, OP_DECODE, OP_BWD, OP_TRAIN };
@@ -51,6 +77,10 @@ struct attn_state {
 	void *q[MAX_SETS], *k[MAX_SETS], *v[MAX_SETS], *o[MAX_SETS];
 	void *ws;
 	size_t ws_bytes;
+	/* e4m3 forward only (one set): V^T packed for the kernel (v keeps
+	 * the e4m3 V for the check) and the descales of q, k, v */
+	void *vt;
+	float descale[3];
 	/* bwd and train only (one set): dO, lse, gradients, kpt_attn_bwd's ws */
 	void *g, *dq, *dk, *dv;
 	float *lse;
@@ -70,6 +100,7 @@ static void attn_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 		cudaFree(st->o[i]);
 	}
 	cudaFree(st->ws);
+	cudaFree(st->vt);
 	cudaFree(st->g);
 	cudaFree(st->dq);
 	cudaFree(st->dk);
@@ -80,6 +111,55 @@ static void attn_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 }
 
 static int bwd_setup(const struct attn_cfg *a, struct attn_state *st, struct kpt_wl_ctx *c, struct kpt_diag *d);
+
+static void fwd_args(const struct attn_cfg *a, const struct attn_state *st, size_t set, struct kpt_attn_fwd_args *f);
+
+/* An e4m3 input of n values in rows of cols: uniform floats in [-1, 1)
+ * quantized per tensor; *descale receives its scale_inv. Synchronises s. */
+static int fill_e4m3(void *q, size_t n, int cols, uint64_t seed, float *descale, cudaStream_t s, struct kpt_diag *d)
+{
+	float *tmp = NULL, *dev = NULL; /* dev: scale_inv, amax */
+	int rc;
+
+	if ((rc = KPT_CUDA(d, cudaMalloc((void **)&tmp, n * 4))) == 0 &&
+	    (rc = KPT_CUDA(d, cudaMalloc((void **)&dev, 2 * sizeof *dev))) == 0 &&
+	    (rc = kpt_wl_fill_f32(tmp, n, seed, -1.f, 1.f, s, d)) == 0 &&
+	    (rc = kpt_fp8_quantize(q, dev, tmp, KPT_DT_F32, n / cols, cols, KPT_FP8_E4M3, KPT_FP8_PER_TENSOR, dev + 1, 0,
+				   s, d)) == 0 &&
+	    (rc = KPT_CUDA(d, cudaStreamSynchronize(s))) == 0)
+		rc = KPT_CUDA(d, cudaMemcpy(descale, dev, sizeof *descale, cudaMemcpyDeviceToHost));
+	cudaFree(tmp);
+	cudaFree(dev);
+	return rc;
+}
+
+/* The e4m3 forward's inputs (one set): q, k, v quantized, v packed into vt. */
+static int e4m3_setup(const struct attn_cfg *a, struct attn_state *st, struct kpt_wl_ctx *c, struct kpt_diag *d)
+{
+	const size_t vt_bytes = kpt_attn_e4m3_vt_bytes(a->batch, a->heads, a->seq, a->head_dim);
+	const long long ss = a->head_dim, sh = (long long)a->seq * a->head_dim, sb = a->heads * sh;
+	struct kpt_attn_fwd_args f;
+	int rc;
+
+	if ((rc = KPT_CUDA(d, cudaMalloc(&st->q[0], st->nq))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->k[0], st->nkv))) < 0 ||
+	    (rc = KPT_CUDA(d, cudaMalloc(&st->v[0], st->nkv))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->vt, vt_bytes))) < 0 ||
+	    (rc = KPT_CUDA(d, cudaMalloc(&st->o[0], st->nq * 2))) < 0)
+		return rc;
+	for (int t = 0; t < 3; t++) {
+		void *dst = t == 0 ? st->q[0] : t == 1 ? st->k[0] : st->v[0];
+
+		if ((rc = fill_e4m3(dst, t ? st->nkv : st->nq, a->head_dim, kpt_wl_subseed(c->seed, t), &st->descale[t],
+				    c->stream, d)) < 0)
+			return rc;
+	}
+	if ((rc = kpt_attn_e4m3_pack_v(st->vt, st->v[0], a->batch, a->heads, a->seq, a->head_dim, sb, sh, ss, c->stream,
+					d)) < 0)
+		return rc;
+	/* One forward: KPT_E_UNSUPPORTED off Hopper, which the runner takes as
+	 * "skip this workload" (kpt_workload.h) */
+	fwd_args(a, st, 0, &f);
+	return kpt_attn_fwd(&f, c->stream, d);
+}
 
 static int attn_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kpt_diag *d)
 {
@@ -101,7 +181,9 @@ static int attn_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 	if (st->nsets > MAX_SETS)
 		st->nsets = MAX_SETS;
 	plant = a->op == OP_DECODE ? kpt_attn_decode_plant_bytes(a->batch, a->heads, a->seq, a->head_dim, c->plant_pct) : 0;
-	for (size_t i = 0; i < st->nsets && rc == 0; i++) {
+	if (a->dt == KPT_ATTN_E4M3)
+		rc = e4m3_setup(a, st, c, d);
+	for (size_t i = 0; i < st->nsets && rc == 0 && a->dt != KPT_ATTN_E4M3; i++) {
 		if ((rc = KPT_CUDA(d, cudaMalloc(&st->q[i], st->nq * 2))) < 0 ||
 		    (rc = KPT_CUDA(d, cudaMalloc(&st->o[i], st->nq * 2))) < 0 ||
 		    (rc = KPT_CUDA(d, cudaMalloc(&st->k[i], st->nkv * 2 + plant))) < 0 ||
@@ -141,6 +223,10 @@ static void fwd_args(const struct attn_cfg *a, const struct attn_state *st, size
 	f->causal = a->causal;
 	f->dtype = a->dt;
 	f->tiles = a->tiles;
+	if (a->dt == KPT_ATTN_E4M3) {
+		f->v = st->vt;
+		f->q_descale = st->descale[0], f->k_descale = st->descale[1], f->v_descale = st->descale[2];
+	}
 }
 
 static void dec_args(const struct attn_cfg *a, const struct attn_state *st, size_t set, struct kpt_attn_decode_args *f)
@@ -275,6 +361,24 @@ static float h16(uint16_t b, enum kpt_attn_dtype dt)
 	return f;
 }
 
+/* n e4m3 values of dev times descale, as floats in *out (the caller frees). */
+static int e4m3_to_float(float **out, const void *dev, size_t n, float descale, struct kpt_diag *d)
+{
+	uint8_t *h = malloc(n + 1);
+	int rc;
+
+	*out = malloc(n * 4 + 4);
+	if (!h || !*out) {
+		free(h);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory for a check (%zu elements)", n);
+	}
+	if ((rc = KPT_CUDA(d, cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost))) == 0)
+		for (size_t i = 0; i < n; i++)
+			(*out)[i] = kpt_ref_f32_from_fp8(h[i], KPT_REF_E4M3) * descale;
+	free(h);
+	return rc;
+}
+
 static int to_float(float **out, const void *dev, size_t n, enum kpt_attn_dtype dt, struct kpt_diag *d)
 {
 	uint16_t *h = malloc(n * 2 + 2);
@@ -300,14 +404,22 @@ static int fwd_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	const size_t s = st->last;
 	const int D = a->head_dim;
 	float *q = NULL, *k = NULL, *v = NULL, *o = NULL;
-	double *ref = malloc((size_t)D * sizeof *ref), num = 0, den = 0, tol = a->dt == KPT_ATTN_BF16 ? 1e-2 : 5e-3;
+	/* e4m3: see the header comment */
+	double *ref = malloc((size_t)D * sizeof *ref), num = 0, den = 0;
+	const double tol = a->dt == KPT_ATTN_BF16 ? 1e-2 : a->dt == KPT_ATTN_FP16 ? 5e-3 : 0.0625;
 	long long bad = 0;
 	int rc;
 
 	if (!ref)
 		return kpt_diag_set(d, KPT_E_NOMEM, "%s: out of memory for the check", w->name);
-	if ((rc = to_float(&q, st->q[s], st->nq, a->dt, d)) < 0 || (rc = to_float(&k, st->k[s], st->nkv, a->dt, d)) < 0 ||
-	    (rc = to_float(&v, st->v[s], st->nkv, a->dt, d)) < 0 || (rc = to_float(&o, st->o[s], st->nq, a->dt, d)) < 0)
+	if (a->dt == KPT_ATTN_E4M3) {
+		if ((rc = e4m3_to_float(&q, st->q[s], st->nq, st->descale[0], d)) < 0 ||
+		    (rc = e4m3_to_float(&k, st->k[s], st->nkv, st->descale[1], d)) < 0 ||
+		    (rc = e4m3_to_float(&v, st->v[s], st->nkv, st->descale[2], d)) < 0 ||
+		    (rc = to_float(&o, st->o[s], st->nq, KPT_ATTN_BF16, d)) < 0)
+			goto done;
+	} else if ((rc = to_float(&q, st->q[s], st->nq, a->dt, d)) < 0 || (rc = to_float(&k, st->k[s], st->nkv, a->dt, d)) < 0 ||
+		   (rc = to_float(&v, st->v[s], st->nkv, a->dt, d)) < 0 || (rc = to_float(&o, st->o[s], st->nq, a->dt, d)) < 0)
 		goto done;
 	for (size_t i = 0; i < st->nq; i++)
 		bad += !isfinite(o[i]);
@@ -335,7 +447,7 @@ static int fwd_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	if (bad)
 		rc = kpt_diag_set(d, KPT_E_MISMATCH, "'%s' is wrong: %lld outputs not written or not finite", w->name, bad);
 	else if (!(sqrt(num / den) < tol))
-		rc = kpt_diag_set(d, KPT_E_MISMATCH, "'%s' is wrong: relative error %.3g against the float64 reference (tolerance %.0e)",
+		rc = kpt_diag_set(d, KPT_E_MISMATCH, "'%s' is wrong: relative error %.3g against the float64 reference (tolerance %.3g)",
 				  w->name, sqrt(num / den), tol);
 done:
 	free(q);
@@ -491,6 +603,17 @@ static int attn_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 	{ "attention.fwd." DTN ".d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                     \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 4.0 * B * H * S * D * 2,                           \
 	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C, KPT_ATTN_TILES_AUTO }, HOOKSF(KPT_ATTN_TILES_AUTO) }
+/* e4m3 forward (Hopper only): as FWD and FWDX, bytes 1 per element of
+ * q, k, v and 2 of o. */
+#define FWD8(D, S, C, CN, SUITES)                                                                          \
+	{ "attention.fwd.e4m3.d" #D ".s" #S CN, "attention", SUITES,                                         \
+	  4.0 * (16384 / S) * (2048 / D) * (double)S * S * D / (C ? 2 : 1), 5.0 * 16384 * 2048,              \
+	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, 16384 / S, 2048 / D, S, D, C, KPT_ATTN_TILES_AUTO }, \
+	  HOOKSF(KPT_ATTN_TILES_AUTO) }
+#define FWDX8(B, H, S, D, C, CN, SUITES)                                                                   \
+	{ "attention.fwd.e4m3.d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                         \
+	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 5.0 * B * H * S * D,                               \
+	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, B, H, S, D, C, KPT_ATTN_TILES_AUTO }, HOOKSF(KPT_ATTN_TILES_AUTO) }
 /* Backward and training step (forward + backward), bf16, batch * seq = 16k
  * tokens of hidden 2048 like FWD: FLOPs 2.5 and 3.5 x the forward's. */
 #define BWD_HOOKS(P) P, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
@@ -551,6 +674,37 @@ static const struct kpt_workload attention_workloads[] = {
 	FWDX(KPT_ATTN_BF16, "bf16", 1, 2, 1031, 64, 0, "", "check"),
 	DEC(3, 4, 1, 128, "check"),
 	DEC(2, 4, 1000, 64, "check"),
+
+	/* e4m3 forward (issue 24): Hopper only, not in default. The check
+	 * shapes: one row, partial 32-key chunks and 128-key tiles (65, 130,
+	 * 1031), whole query blocks and key tiles (128, 192, 256, 384), causal
+	 * and not. */
+	FWD8(128, 2048, 0, "", "seed bench"),
+	FWD8(128, 2048, 1, ".causal", "seed bench"),
+	FWD8(128, 16384, 0, "", "seed bench"),
+	FWD8(128, 16384, 1, ".causal", "seed bench"),
+	FWD8(64, 2048, 0, "", "seed bench"),
+	FWD8(64, 2048, 1, ".causal", "seed bench"),
+	FWD8(64, 16384, 0, "", "seed bench"),
+	FWD8(64, 16384, 1, ".causal", "seed bench"),
+	FWDX8(2, 3, 1, 128, 0, "", "check"),
+	FWDX8(2, 3, 1, 128, 1, ".causal", "check"),
+	FWDX8(2, 3, 65, 128, 0, "", "check"),
+	FWDX8(2, 3, 65, 128, 1, ".causal", "check"),
+	FWDX8(2, 2, 128, 128, 1, ".causal", "check"),
+	FWDX8(2, 2, 130, 128, 0, "", "check"),
+	FWDX8(2, 2, 130, 128, 1, ".causal", "check"),
+	FWDX8(1, 2, 256, 128, 0, "", "check"),
+	FWDX8(1, 2, 1031, 128, 0, "", "check"),
+	FWDX8(1, 2, 1031, 128, 1, ".causal", "check"),
+	/* d64: 192-row query blocks (3 consumer warpgroups) over 128-key tiles */
+	FWDX8(2, 3, 1, 64, 0, "", "check"),
+	FWDX8(2, 3, 65, 64, 1, ".causal", "check"),
+	FWDX8(2, 2, 130, 64, 0, "", "check"),
+	FWDX8(1, 3, 192, 64, 1, ".causal", "check"),
+	FWDX8(1, 2, 384, 64, 0, "", "check"),
+	FWDX8(1, 2, 384, 64, 1, ".causal", "check"),
+	FWDX8(1, 2, 1031, 64, 1, ".causal", "check"),
 
 	/* Backward and training step (issue 24): not in default, whose
 	 * committed baselines stay as they are. */

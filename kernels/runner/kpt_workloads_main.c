@@ -15,6 +15,9 @@
  * the same power state; for measuring what the power cap does to compute-
  * bound kernels, bench/analyzer/clock). Timing uses CUDA events
  * around each iteration; the table gives the median and the minimum.
+ * A workload whose setup answers KPT_E_UNSUPPORTED (its kernel has no
+ * code path on this GPU: the e4m3 attention forward off Hopper) is skipped
+ * with one line on stderr, no row, and does not change the exit status.
  * Exit status: 0 ok, 1 a check failed, 2 bad usage or a CUDA error,
  * 77 no GPU.
  */
@@ -356,8 +359,13 @@ static int run_one(const struct opts *o, struct gpu *g, const struct kpt_workloa
 
 	kpt_diag_clear(&d);
 	nvtxRangePushA(w->name);
-	if ((rc = w->setup(w, &c, &d)) < 0)
+	if ((rc = w->setup(w, &c, &d)) < 0) {
+		if (rc == KPT_E_UNSUPPORTED) {
+			fprintf(stderr, PROG ": %s: skipped: %s\n", w->name, d.msg);
+			rc = 0;
+		}
 		goto out;
+	}
 	if (o->check) {
 		if (!w->check) {
 			fprintf(stderr, PROG ": %s: has no check, skipped\n", w->name);
