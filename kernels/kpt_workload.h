@@ -11,7 +11,8 @@
  *
  *     setup(w, c, d)          allocate, fill inputs from c->seed (never zeros);
  *                             KPT_E_UNSUPPORTED: no kernel for this GPU, the
- *                             runner skips the workload (teardown still runs)
+ *                             runner skips the workload (teardown still runs);
+ *                             with a plant asked for, it is an error
  *     run(w, c, d) x W+N      one iteration, enqueued on c->stream, no sync;
  *                             honours c->plant_pct when w->plantable
  *     poison(w, c, d)         overwrite every output (kpt_wl_poison) ...

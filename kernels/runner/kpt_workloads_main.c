@@ -17,7 +17,8 @@
  * around each iteration; the table gives the median and the minimum.
  * A workload whose setup answers KPT_E_UNSUPPORTED (its kernel has no
  * code path on this GPU: the e4m3 attention forward off Hopper) is skipped
- * with one line on stderr, no row, and does not change the exit status.
+ * with one line on stderr, no row, and does not change the exit status;
+ * with a --plant for it, the same answer is an error (exit 2).
  * Exit status: 0 ok, 1 a check failed, 2 bad usage or a CUDA error,
  * 77 no GPU.
  */
@@ -360,7 +361,9 @@ static int run_one(const struct opts *o, struct gpu *g, const struct kpt_workloa
 	kpt_diag_clear(&d);
 	nvtxRangePushA(w->name);
 	if ((rc = w->setup(w, &c, &d)) < 0) {
-		if (rc == KPT_E_UNSUPPORTED) {
+		/* not with a plant: a plant that cannot be applied (the MoE
+		 * plant where the plan is not the wgmma FFN) is an error */
+		if (rc == KPT_E_UNSUPPORTED && c.plant_pct == 0) {
 			fprintf(stderr, PROG ": %s: skipped: %s\n", w->name, d.msg);
 			rc = 0;
 		}
