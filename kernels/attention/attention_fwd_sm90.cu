@@ -145,24 +145,6 @@ namespace {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 using namespace kpt; /* kpt_sm90.cuh */
 
-/* One box of 64 head-dim columns x 128 rows at (column c0, row c1, head,
- * batch) into dst (1024-byte aligned), completing on bar. */
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2,
-					 int c3)
-{
-	asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-		     " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
-		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
-		     : "memory");
-}
-
-__device__ __forceinline__ float ex2(float x)
-{
-	float y;
-	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-	return y;
-}
-
 template <bool FP16> __device__ __forceinline__ uint32_t pack2(float lo, float hi)
 {
 	if constexpr (FP16) {
@@ -235,7 +217,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[R], float (&m)[2], float
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
 		nm[r] = fmaxf(m[r], mx[r] * sl2);
-		alpha[r] = ex2(m[r] - nm[r]);
+		alpha[r] = sm90_ex2(m[r] - nm[r]);
 		m[r] = nm[r];
 	}
 	float sum[2] = { 0.f, 0.f };
@@ -243,22 +225,13 @@ __device__ __forceinline__ void softmax_tile(float (&s)[R], float (&m)[2], float
 	for (int j = 0; j < R / 4; j++) {
 #pragma unroll
 		for (int e = 0; e < 4; e++) {
-			float pv = ex2(fmaf(s[4 * j + e], sl2, -nm[e >> 1]));
+			float pv = sm90_ex2(fmaf(s[4 * j + e], sl2, -nm[e >> 1]));
 			s[4 * j + e] = pv;
 			sum[e >> 1] += pv;
 		}
 	}
 	l[0] = l[0] * alpha[0] + sum[0];
 	l[1] = l[1] * alpha[1] + sum[1];
-}
-
-/* Planted slowdown: extra tiles this block adds to its n for pct% more
- * work; the fraction is dithered over the blocks (floor or ceil), so the
- * grid adds pct% even when n is small; 0 when pct is 0. */
-__device__ __forceinline__ int plant_extra(int n, int pct)
-{
-	const unsigned blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-	return (n * pct + (int)(blk * 37u % 100u)) / 100;
 }
 
 /* P as wgmma A fragments: key step kk covers accumulator groups 2kk, 2kk+1. */
@@ -304,7 +277,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 	/* Planted work: tiles n_tiles..n_tot-1 reload key tile j - n_tiles (mod
 	 * n_tiles) and are masked whole (softmax_tile with seq 0): P = 0, the
 	 * max and alpha = 1 stay, so O and l are bit-identical. */
-	const int n_tot = n_tiles + plant_extra(n_tiles, p.plant_pct);
+	const int n_tot = n_tiles + sm90_plant_extra(n_tiles, p.plant_pct);
 
 	if (tid == 0) {
 		sm90_mbar_init(barQ, 1);
@@ -326,7 +299,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 			sm90_mbar_expect_tx(barQ, F::Q_BYTES);
 #pragma unroll
 			for (int ch = 0; ch < HD / 64; ch++)
-				tma_load(sQ + ch * F::Q_CHUNK, &tmq, barQ, 64 * ch, m0, h, b);
+				sm90_tma_load_4d(sQ + ch * F::Q_CHUNK, &tmq, barQ, 64 * ch, m0, h, b);
 			for (int j = 0; j < n_tot; j++) {
 				const int s = j % ST;
 				const uint32_t ph = ((j / ST) - 1) & 1;
@@ -336,13 +309,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap &tmq, const CUtensorM
 				sm90_mbar_expect_tx(fullK(s), F::KV_BYTES);
 #pragma unroll
 				for (int ch = 0; ch < HD / 64; ch++)
-					tma_load(sK + s * F::KV_BYTES + ch * F::KV_CHUNK, &tmk, fullK(s), 64 * ch, kt * BN, h, b);
+					sm90_tma_load_4d(sK + s * F::KV_BYTES + ch * F::KV_CHUNK, &tmk, fullK(s), 64 * ch, kt * BN, h, b);
 				if (j >= ST)
 					sm90_mbar_wait(emptyV(s), ph, &kpt_attn_fwd_sm90_hung);
 				sm90_mbar_expect_tx(fullV(s), F::KV_BYTES);
 #pragma unroll
 				for (int ch = 0; ch < HD / 64; ch++)
-					tma_load(sV + s * F::KV_BYTES + ch * F::KV_CHUNK, &tmv, fullV(s), 64 * ch, kt * BN, h, b);
+					sm90_tma_load_4d(sV + s * F::KV_BYTES + ch * F::KV_CHUNK, &tmv, fullV(s), 64 * ch, kt * BN, h, b);
 			}
 		}
 	} else {

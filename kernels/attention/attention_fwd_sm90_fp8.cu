@@ -136,24 +136,6 @@ namespace {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 using namespace kpt; /* kpt_sm90.cuh */
 
-/* One box at (c0, c1, c2, c3) of a 4-D tensor map into dst (1024-byte
- * aligned), completing on bar. */
-__device__ __forceinline__ void tma_load4(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2,
-					  int c3)
-{
-	asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-		     " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
-		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
-		     : "memory");
-}
-
-__device__ __forceinline__ float ex2(float x)
-{
-	float y;
-	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-	return y;
-}
-
 /* Four floats to e4m3 (round to nearest even, saturating), byte f = xf. */
 __device__ __forceinline__ uint32_t pack4_e4m3(float x0, float x1, float x2, float x3)
 {
@@ -236,7 +218,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[R], float (&m)[2], float
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
 		nm[r] = fmaxf(m[r], mx[r] * sl2);
-		alpha[r] = ex2(m[r] - nm[r]);
+		alpha[r] = sm90_ex2(m[r] - nm[r]);
 		m[r] = nm[r];
 		off[r] = 8.f - nm[r];
 	}
@@ -245,7 +227,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[R], float (&m)[2], float
 	for (int j = 0; j < R / 4; j++) {
 #pragma unroll
 		for (int e = 0; e < 4; e++) {
-			float pv = ex2(fmaf(s[4 * j + e], sl2, off[e >> 1]));
+			float pv = sm90_ex2(fmaf(s[4 * j + e], sl2, off[e >> 1]));
 			s[4 * j + e] = pv;
 			sum[e >> 1] += pv;
 		}
@@ -271,13 +253,6 @@ template <int R> __device__ __forceinline__ void pack_p(uint32_t (&p)[R / 4], co
 	}
 }
 
-/* attention_fwd_sm90.cu's plant_extra. */
-__device__ __forceinline__ int plant_extra(int n, int pct)
-{
-	const unsigned blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-	return (n * pct + (int)(blk * 37u % 100u)) / 100;
-}
-
 template <int HDIM, bool CAUSAL>
 __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensorMap &tmk, const CUtensorMap &tmvt,
 					  const e4m3_params &p)
@@ -301,7 +276,7 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 	int n_tiles = (seq + BN - 1) / BN;
 	if (CAUSAL)
 		n_tiles = min(n_tiles, (m0 + BM + BN - 1) / BN);
-	const int n_tot = n_tiles + plant_extra(n_tiles, p.plant_pct);
+	const int n_tot = n_tiles + sm90_plant_extra(n_tiles, p.plant_pct);
 
 	if (tid == 0) {
 		sm90_mbar_init(barQ, 1);
@@ -319,7 +294,7 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 		sm90_setmaxnreg_dec<F::T::REG_PROD>();
 		if (tid == 0) {
 			sm90_mbar_expect_tx(barQ, F::Q_BYTES);
-			tma_load4(sQ, &tmq, barQ, 0, m0, h, b);
+			sm90_tma_load_4d(sQ, &tmq, barQ, 0, m0, h, b);
 			for (int j = 0; j < n_tot; j++) {
 				const int s = j % ST;
 				const uint32_t ph = ((j / ST) - 1) & 1;
@@ -327,12 +302,12 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 				if (j >= ST)
 					sm90_mbar_wait(emptyK(s), ph, &kpt_attn_fwd_sm90_e4m3_hung);
 				sm90_mbar_expect_tx(fullK(s), F::K_BYTES);
-				tma_load4(sK + s * F::K_BYTES, &tmk, fullK(s), 0, kt * BN, h, b);
+				sm90_tma_load_4d(sK + s * F::K_BYTES, &tmk, fullK(s), 0, kt * BN, h, b);
 				if (j >= ST)
 					sm90_mbar_wait(emptyV(s), ph, &kpt_attn_fwd_sm90_e4m3_hung);
 				sm90_mbar_expect_tx(fullV(s), F::VT_BYTES);
 				/* V^T map: (key, d, h, b) */
-				tma_load4(sV + s * F::VT_BYTES, &tmvt, fullV(s), kt * BN, 0, h, b);
+				sm90_tma_load_4d(sV + s * F::VT_BYTES, &tmvt, fullV(s), kt * BN, 0, h, b);
 			}
 		}
 	} else {

@@ -1,6 +1,7 @@
 /* kpt_sm90.cuh - Hopper building blocks shared by the sm_90a kernels
- * (attention_fwd_sm90.cu, kernels/moe/moe_ffn_sm90.cu): mbarriers, 2-D TMA loads, wgmma fences,
- * warpgroup register budgets and shared-memory matrix descriptors.
+ * (attention_fwd_sm90.cu, attention_fwd_sm90_fp8.cu, kernels/moe/moe_ffn_sm90.cu): mbarriers,
+ * 2-D and 4-D TMA loads, wgmma fences, warpgroup register budgets, shared-memory matrix
+ * descriptors, exp2 and the attention plants' dithered tile count.
  *
  * Needs sm_90a: include only from code compiled for it and use only under
  * __CUDA_ARCH_FEAT_SM90_ALL (the host helpers tma_encode_fn and
@@ -61,6 +62,34 @@ __device__ __forceinline__ void sm90_mbar_wait(uint32_t bar, uint32_t parity, in
 			break;
 		}
 	} while (!done);
+}
+
+/* Box at (c0, c1, c2, c3) of a 4-D tensor map into dst (1024-byte aligned),
+ * completing on bar (the attention forwards' (d, s, h, b) maps). */
+__device__ __forceinline__ void sm90_tma_load_4d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1,
+						 int c2, int c3)
+{
+	asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+		     : "memory");
+}
+
+/* 2^x, MUFU.EX2 (flushes denormals). */
+__device__ __forceinline__ float sm90_ex2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+/* Planted slowdown: extra tiles this block adds to its n for pct% more
+ * work; the fraction is dithered over the blocks (floor or ceil), so the
+ * grid adds pct% even when n is small; 0 when pct is 0. */
+__device__ __forceinline__ int sm90_plant_extra(int n, int pct)
+{
+	const unsigned blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+	return (n * pct + (int)(blk * 37u % 100u)) / 100;
 }
 
 /* Box (c0 = column, c1 = row) of a 2-D tensor map into dst (1024-byte
