@@ -3,9 +3,13 @@
  *
  * Threads and locks:
  * - application threads run the CUPTI callbacks (NVTX, API enter, resource)
- *   and the buffer-request callback. They never take g.lock: NVTX ranges go
- *   into per-thread logs, launch -> range links into a lock-free table, and
- *   buffers come from a pool allocated up front (atomic flags).
+ *   and the buffer-request callback. On the launch path they never take
+ *   g.lock: NVTX ranges go into per-thread logs, launch -> range links into
+ *   a lock-free table, and buffers come from a pool allocated up front
+ *   (atomic flags). Off it they do, once each: a context's destruction, and
+ *   the detach after the last window (detach_maybe holds detlock and takes
+ *   g.lock, then winlock, one at a time under it; finish() takes detlock
+ *   alone, first; nothing takes detlock under another lock).
  * - CUPTI's worker thread (and whoever calls cuptiActivityFlushAll) runs the
  *   buffer-complete callback, which converts records and hands them to the
  *   writer under g.lock.
@@ -173,7 +177,10 @@ static struct {
 	uint64_t detach_at;         /* mono_ns() from which it may happen */
 	uint64_t win_open_mono, win_longest; /* mono_ns() the window opened; its longest */
 	int win_was_on;             /* the window's state at the last window_apply */
-	uint64_t detached_ns, detached_mono; /* now_ns() and mono_ns() at the detach */
+	uint64_t detached_mono;     /* mono_ns() at the detach */
+	int64_t clock_off;          /* CUPTI's clock - mono_ns(), taken when the detach was armed */
+	pthread_mutex_t detlock;    /* held through a detach, and by finish() against one;
+				     * the outermost lock (g.lock, winlock under it) */
 
 	/* writer-side caches (under lock) */
 	struct { const char *p; char *copy; uint32_t id; } name_cache[KPT_NAME_CACHE];
@@ -216,6 +223,7 @@ static struct {
 	.devlock = PTHREAD_MUTEX_INITIALIZER,
 	.winlock = PTHREAD_MUTEX_INITIALIZER,
 	.prelock = PTHREAD_MUTEX_INITIALIZER,
+	.detlock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* The least time between two NVML samples that window openings ask for. */
@@ -223,8 +231,23 @@ static struct {
 /* The least time from the last window's closing to the detach
  * (detach_maybe): the window's queued work done, its records complete. */
 #define KPT_DETACH_GRACE_NS 2000000000ull
+/* ... and the most: a window's queued work is bounded by the launch queue,
+ * not by the window's length */
+#define KPT_DETACH_GRACE_MAX_NS 10000000000ull
 
-enum detach_state { DETACH_NO = 0, DETACH_PENDING, DETACH_BUSY, DETACH_DONE, DETACH_FAILED };
+/* NO: not armed; PENDING: armed, waiting for a work-API exit after the
+ * grace; BUSY: a thread is detaching; DONE: detached (no CUPTI call from
+ * then on); FAILED: cuptiFinalize refused (CUPTI stays); OFF: cancelled
+ * (finish() began, or a forked child's inherited state). */
+enum detach_state { DETACH_NO = 0, DETACH_PENDING, DETACH_BUSY, DETACH_DONE, DETACH_FAILED, DETACH_OFF };
+
+/* Whether CUPTI may be being finalized or is gone: no CUPTI call then. */
+static int cupti_gone(void)
+{
+	int st = atomic_load_explicit(&g.detach, memory_order_acquire);
+
+	return st == DETACH_BUSY || st == DETACH_DONE;
+}
 
 static uint64_t mono_ns(void);
 
@@ -232,10 +255,11 @@ static uint64_t now_ns(void)
 {
 	uint64_t t = 0;
 
-	/* detached: no CUPTI call (one would attach it again); CUPTI's clock
-	 * at the detach carried on by the monotonic clock */
-	if (atomic_load_explicit(&g.detach, memory_order_acquire) == DETACH_DONE)
-		return g.detached_ns + (mono_ns() - g.detached_mono);
+	/* detaching or detached: no CUPTI call (one would race
+	 * cuptiFinalize or attach CUPTI again); CUPTI's clock carried on by
+	 * the monotonic clock from the offset taken when the detach was armed */
+	if (cupti_gone())
+		return (uint64_t)((int64_t)mono_ns() + g.clock_off);
 	if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS) {
 		struct timespec ts;
 
@@ -960,9 +984,11 @@ static void window_apply(int on)
 	    kpt_window_done(&g.win)) {
 		uint64_t grace = 4 * g.win_longest;
 
-		g.detach_at = mono_ns() + (grace > KPT_DETACH_GRACE_NS ? grace : KPT_DETACH_GRACE_NS);
+		grace = grace < KPT_DETACH_GRACE_NS ? KPT_DETACH_GRACE_NS : grace > KPT_DETACH_GRACE_MAX_NS ? KPT_DETACH_GRACE_MAX_NS : grace;
+		g.clock_off = (int64_t)now_ns() - (int64_t)mono_ns();
+		g.detach_at = mono_ns() + grace;
 		work_callbacks_switch(1);
-		atomic_store(&g.detach, DETACH_PENDING);
+		atomic_store_explicit(&g.detach, DETACH_PENDING, memory_order_release);
 	}
 	/* NVML follows the tracing: the sampler skips its queries between
 	 * windows and is woken at an opening for one sample at once (a window
@@ -1005,7 +1031,7 @@ static unsigned window_clock(unsigned ms)
 {
 	uint64_t t, next;
 
-	if (!g.win_set || !g.win.spec.timed || atomic_load(&g.detach) == DETACH_DONE)
+	if (!g.win_set || !g.win.spec.timed || cupti_gone())
 		return ms;
 	t = now_ns() - g.start_ns;
 	pthread_mutex_lock(&g.winlock);
@@ -1034,7 +1060,7 @@ static int window_start(struct kpt_diag *d)
 	if (g.link != 0 || ((pre = getenv(KPT_ENV_WINDOW_PREROLL)) && strcmp(pre, "0") == 0))
 		spec.preroll = 0;
 	g.win_set = kpt_window_is_set(&spec);
-	g.detach_ok = g.win_set && !g.counters_mode && !atomic_load(&g.counters) &&
+	g.detach_ok = g.win_set && !g.counters_mode &&
 		      !((pre = getenv(KPT_ENV_WINDOW_DETACH)) && strcmp(pre, "0") == 0);
 	g.preroll_track = spec.preroll;
 	kpt_window_init(&g.win, &spec);
@@ -1385,7 +1411,7 @@ static void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
 
 static void flush_cupti(void)
 {
-	if (g.enabled && !g.forked_child && atomic_load(&g.detach) != DETACH_DONE)
+	if (g.enabled && !g.forked_child && !cupti_gone())
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
@@ -1482,7 +1508,8 @@ static void counters_context_end(CUcontext ctx)
 /* Detaches CUPTI after the last window (kpt_window_done), at the exit of a
  * work API on a program thread, where CUPTI's documentation of
  * cuptiFinalize asks for it, once KPT_DETACH_GRACE_NS (or 4 x the longest
- * window) has passed since the window closed: the work it launched is
+ * window, at most KPT_DETACH_GRACE_MAX_NS) has passed since the window
+ * closed (one thread: detlock; finish() cancels a pending one): the work it launched is
  * done by then (a kernel of the window still running at the detach would
  * be lost; the meta says when it happened), its records are flushed here,
  * the drop counts taken (under g.lock: once, on one thread, so a program
@@ -1496,8 +1523,12 @@ static void detach_maybe(void)
 	int pend = DETACH_PENDING;
 	CUptiResult r;
 
-	if (mono_ns() < g.detach_at || !atomic_compare_exchange_strong(&g.detach, &pend, DETACH_BUSY))
+	if (g.forked_child || mono_ns() < g.detach_at || pthread_mutex_trylock(&g.detlock) != 0)
 		return;
+	if (!atomic_compare_exchange_strong(&g.detach, &pend, DETACH_BUSY)) {
+		pthread_mutex_unlock(&g.detlock);
+		return;
+	}
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_lock(&g.lock);
 	drops_collect(NULL);
@@ -1505,7 +1536,6 @@ static void detach_maybe(void)
 		if (g.ctx[i].alive)
 			drops_collect(&g.ctx[i]);
 	pthread_mutex_unlock(&g.lock);
-	g.detached_ns = now_ns();
 	g.detached_mono = mono_ns();
 	r = cuptiFinalize();
 	if (r != CUPTI_SUCCESS) {
@@ -1514,6 +1544,7 @@ static void detach_maybe(void)
 		pthread_mutex_unlock(&g.winlock);
 	}
 	atomic_store_explicit(&g.detach, r == CUPTI_SUCCESS ? DETACH_DONE : DETACH_FAILED, memory_order_release);
+	pthread_mutex_unlock(&g.detlock);
 }
 
 static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -1530,7 +1561,7 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 		if (domain == CUPTI_CB_DOMAIN_DRIVER_API && atomic_load(&g.counters))
 			counters_launch(cbid, cd);
 		if (cd->callbackSite != CUPTI_API_ENTER) {
-			if (atomic_load_explicit(&g.detach, memory_order_relaxed) == DETACH_PENDING)
+			if (atomic_load_explicit(&g.detach, memory_order_acquire) == DETACH_PENDING)
 				detach_maybe();
 			return;
 		}
@@ -1758,10 +1789,11 @@ static void window_meta(struct kpt_diag *d)
 	pthread_mutex_unlock(&g.winlock);
 	if (getenv(KPT_ENV_WINDOW_TEST_OFF))
 		kpt_writer_meta(g.w, "collector.window_test_off", getenv(KPT_ENV_WINDOW_TEST_OFF), d);
-	switch (atomic_load(&g.detach)) {
+	switch (g.forked_child ? DETACH_NO : atomic_load(&g.detach)) {
 	case DETACH_DONE:
 		kpt_writer_meta(g.w, "collector.detached", "1", d);
-		snprintf(buf, sizeof buf, "%llu", (unsigned long long)(g.detached_ns - g.start_ns));
+		snprintf(buf, sizeof buf, "%llu",
+			 (unsigned long long)((int64_t)g.detached_mono + g.clock_off - (int64_t)g.start_ns));
 		kpt_writer_meta(g.w, "collector.detached_after_ns", buf, d);
 		break;
 	case DETACH_FAILED:
@@ -1853,6 +1885,15 @@ static void finish(void)
 		return;
 	if (!g.enabled)
 		return;
+	/* a detach under way ends first; a pending one is cancelled, so no
+	 * thread finalizes CUPTI while this one still calls it */
+	pthread_mutex_lock(&g.detlock);
+	{
+		int pend = DETACH_PENDING;
+
+		atomic_compare_exchange_strong(&g.detach, &pend, DETACH_OFF);
+	}
+	pthread_mutex_unlock(&g.detlock);
 	flush_cupti();
 	if (g.sampler_on && !pthread_equal(pthread_self(), g.sampler)) {
 		atomic_store(&g.stop, 1);
@@ -1861,7 +1902,7 @@ static void finish(void)
 		g.sampler_on = 0;
 	}
 	pthread_mutex_lock(&g.lock);
-	if (!g.forked_child && atomic_load(&g.detach) != DETACH_DONE) {
+	if (!g.forked_child && !cupti_gone()) {
 		drops_collect(NULL);
 		/* The context table only grows; no devlock here: drops_collect
 		 * takes it through device_index(). */
@@ -1931,6 +1972,12 @@ static void after_fork_child(void)
 	 * file), keep only what this child does from now on. */
 	g.w = NULL;
 	g.forked_child = 1;
+	/* the parent's detach is not the child's: a pending or running one is
+	 * off here (detach_maybe checks forked_child too); detached stays
+	 * detached (no CUPTI call), without the meta */
+	if (atomic_load(&g.detach) != DETACH_DONE)
+		atomic_store(&g.detach, DETACH_OFF);
+	pthread_mutex_init(&g.detlock, NULL);
 	g.sampler_on = 0;
 	g.ppid = g.pid;
 	g.pid = (uint32_t)getpid();
@@ -2148,7 +2195,8 @@ static int nvtx_push_payload(nvtxDomainHandle_t dom, const void *payload, size_t
 {
 	(void)payload;
 	(void)count;
-	if (g.enabled)
+	/* after a detach NVTX's other calls no longer reach us: neither do these */
+	if (g.enabled && !cupti_gone())
 		nvtx_push(strdup("(payload range)"), dom_key(dom));
 	return tls_log ? (int)tls_log->st.depth : 0;
 }
@@ -2157,7 +2205,7 @@ static int nvtx_pop_payload(nvtxDomainHandle_t dom, const void *payload, size_t 
 {
 	(void)payload;
 	(void)count;
-	if (g.enabled)
+	if (g.enabled && !cupti_gone())
 		nvtx_pop(dom_key(dom));
 	return tls_log ? (int)tls_log->st.depth : 0;
 }

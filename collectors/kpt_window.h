@@ -133,8 +133,9 @@ int kpt_window_tracing(const struct kpt_window *w);
 
 /* Whether no window can open again: tracing is off and either the last
  * step of --steps A-B has closed or a --duration window has ended. (Never
- * for --every, cudaProfilerApi, a plain nvtx: trigger or no window.) The
- * collector then detaches CUPTI (kpt_inject.c, "detach"): disabling the
+ * for --every, cudaProfilerApi, a plain nvtx: trigger or no window, unless
+ * with a --duration.) The collector then detaches CUPTI (kpt_inject.c,
+ * detach_maybe; docs/cli.md "After the last window"): disabling the
  * activity kinds leaves every later launch paying about a fifth more host
  * time on an H100 (bench/RESULTS.md), cuptiFinalize takes that away. */
 int kpt_window_done(const struct kpt_window *w);

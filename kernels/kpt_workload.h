@@ -10,9 +10,12 @@
  * enum kpt_err and fill d):
  *
  *     setup(w, c, d)          allocate, fill inputs from c->seed (never zeros);
- *                             KPT_E_UNSUPPORTED: no kernel for this GPU, the
+ *                             KPT_E_UNSUPPORTED with c->no_kernel set: no
+ *                             kernel for this GPU's compute capability, the
  *                             runner skips the workload (teardown still runs);
- *                             with a plant asked for, it is an error
+ *                             with a plant asked for, or without no_kernel
+ *                             (a refusal on a GPU that has the kernel), it is
+ *                             an error
  *     run(w, c, d) x W+N      one iteration, enqueued on c->stream, no sync;
  *                             honours c->plant_pct when w->plantable
  *     poison(w, c, d)         overwrite every output (kpt_wl_poison) ...
@@ -46,6 +49,8 @@ struct kpt_wl_ctx {
 	uint64_t seed;        /* fresh per process (--seed fixes it); setup derives inputs from it */
 	int plant_pct;        /* --plant: PCT% more real GPU work inside the kernel; 0 = none */
 	void *state;          /* owned by the workload: set in setup, freed in teardown */
+	int no_kernel;        /* setup: this GPU has no kernel for the workload (its compute
+	                       * capability), with KPT_E_UNSUPPORTED: the runner skips it */
 };
 
 struct kpt_workload;

@@ -186,7 +186,7 @@ int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
  *   counters.lost_contexts, counters.graph_launches_skipped,
  *   counters.captured_launches): summed over the files;
  * - flags and maxima (collector.nvtx_payload, collector.forked_child,
- *   counters.passes): the largest;
+ *   collector.detached_after_ns, counters.passes): the largest;
  * - anything else (collector.window, collector.nvml, ...): the value when
  *   every file that has the key agrees, else each value with the merged
  *   process indices that gave it, "V1 (processes 0,2); V2 (process 1)".

@@ -243,6 +243,7 @@ static const struct {
 	{ "counters.captured_launches", RULE_SUM },
 	{ "collector.nvtx_payload", RULE_MAX },
 	{ "collector.forked_child", RULE_MAX },
+	{ "collector.detached_after_ns", RULE_MAX },
 	{ "counters.passes", RULE_MAX },
 };
 

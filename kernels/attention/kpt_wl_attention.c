@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "kpt_attention.h"
+#include "kpt_attn_path.h"
 #include "kpt_kernels.h"
 #include "kpt_workload.h"
 #include "ref/kpt_ref.h"
@@ -139,8 +140,20 @@ static int e4m3_setup(const struct attn_cfg *a, struct attn_state *st, struct kp
 	const size_t vt_bytes = kpt_attn_e4m3_vt_bytes(a->batch, a->heads, a->seq, a->head_dim);
 	const long long ss = a->head_dim, sh = (long long)a->seq * a->head_dim, sb = a->heads * sh;
 	struct kpt_attn_fwd_args f;
-	int rc;
+	int rc, dev, maj, min;
 
+	/* No e4m3 kernel for this GPU (not 9.0): the runner skips the
+	 * workload (c->no_kernel). A 9.0 GPU without the kernel, or one the
+	 * forward refuses below, is an error. */
+	if ((rc = KPT_CUDA(d, cudaGetDevice(&dev))) < 0 ||
+	    (rc = KPT_CUDA(d, cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, dev))) < 0 ||
+	    (rc = KPT_CUDA(d, cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, dev))) < 0)
+		return rc;
+	if (kpt_attn_fwd_path_e4m3(maj, min, a->head_dim, 1) == KPT_ATTN_PATH_UNSUPPORTED) {
+		c->no_kernel = 1;
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "no e4m3 attention kernel for compute capability %d.%d", maj,
+				    min);
+	}
 	if ((rc = KPT_CUDA(d, cudaMalloc(&st->q[0], st->nq))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->k[0], st->nkv))) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->v[0], st->nkv))) < 0 || (rc = KPT_CUDA(d, cudaMalloc(&st->vt, vt_bytes))) < 0 ||
 	    (rc = KPT_CUDA(d, cudaMalloc(&st->o[0], st->nq * 2))) < 0)
@@ -155,8 +168,8 @@ static int e4m3_setup(const struct attn_cfg *a, struct attn_state *st, struct kp
 	if ((rc = kpt_attn_e4m3_pack_v(st->vt, st->v[0], a->batch, a->heads, a->seq, a->head_dim, sb, sh, ss, c->stream,
 					d)) < 0)
 		return rc;
-	/* One forward: KPT_E_UNSUPPORTED off Hopper, which the runner takes as
-	 * "skip this workload" (kpt_workload.h) */
+	/* One forward: a refusal here (TMA strides, the kernel not loadable)
+	 * is an error, not a skip */
 	fwd_args(a, st, 0, &f);
 	return kpt_attn_fwd(&f, c->stream, d);
 }

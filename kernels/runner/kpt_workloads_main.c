@@ -15,10 +15,11 @@
  * the same power state; for measuring what the power cap does to compute-
  * bound kernels, bench/analyzer/clock). Timing uses CUDA events
  * around each iteration; the table gives the median and the minimum.
- * A workload whose setup answers KPT_E_UNSUPPORTED (its kernel has no
- * code path on this GPU: the e4m3 attention forward off Hopper) is skipped
- * with one line on stderr, no row, and does not change the exit status;
- * with a --plant for it, the same answer is an error (exit 2).
+ * A workload whose setup answers KPT_E_UNSUPPORTED with no_kernel set (its
+ * kernel has no code path on this GPU's compute capability: the e4m3
+ * attention forward off Hopper) is skipped with one line on stderr, no row,
+ * and does not change the exit status; with a --plant for it, or without
+ * no_kernel, the answer is an error (exit 2).
  * Exit status: 0 ok, 1 a check failed, 2 bad usage or a CUDA error,
  * 77 no GPU.
  */
@@ -361,9 +362,11 @@ static int run_one(const struct opts *o, struct gpu *g, const struct kpt_workloa
 	kpt_diag_clear(&d);
 	nvtxRangePushA(w->name);
 	if ((rc = w->setup(w, &c, &d)) < 0) {
-		/* not with a plant: a plant that cannot be applied (the MoE
-		 * plant where the plan is not the wgmma FFN) is an error */
-		if (rc == KPT_E_UNSUPPORTED && c.plant_pct == 0) {
+		/* only "no kernel for this GPU" (c.no_kernel), and not with a
+		 * plant: any other refusal, or a plant that cannot be applied
+		 * (the MoE plant where the plan is not the wgmma FFN), is an
+		 * error */
+		if (rc == KPT_E_UNSUPPORTED && c.no_kernel && c.plant_pct == 0) {
 			fprintf(stderr, PROG ": %s: skipped: %s\n", w->name, d.msg);
 			rc = 0;
 		}
