@@ -7,12 +7,13 @@ STEPS.tsv: round mode workload block value step (window_profile.py's
 format; value: host us per launch). Per mode: the mean over rounds of
 log(mode's mean value on steps >= N / plain's in the same round), as a
 percentage, with a 95% bootstrap interval over rounds (5000 resamples,
-fixed seed). No numpy.
+fixed seed: overhead_stats.paired). No numpy.
 """
 import argparse
-import math
 import random
 from collections import defaultdict
+
+from overhead_stats import paired
 
 
 def main():
@@ -32,22 +33,20 @@ def main():
         v = acc[(int(f[0]), f[1])]
         v[0] += float(f[4])
         v[1] += 1
-    rounds = sorted({r for r, _ in acc})
+    # per mode: round -> mean value of its late steps
+    means = defaultdict(dict)
+    for (r, m), (total, n) in acc.items():
+        means[m][r] = total / n
     rng = random.Random(1)
-    pct = lambda x: 100 * (math.exp(x) - 1)
     out = [f"| mode | steps from {a.first}: host us per launch | rounds | vs plain | 95% interval |",
            "| --- | --: | --: | --: | --- |"]
     for m in modes:
-        vals = [acc[(r, m)][0] / acc[(r, m)][1] for r in rounds if acc[(r, m)][1]]
-        d = [math.log((acc[(r, m)][0] / acc[(r, m)][1]) / (acc[(r, "plain")][0] / acc[(r, "plain")][1]))
-             for r in rounds if acc[(r, m)][1] and acc[(r, "plain")][1]]
-        if not d or not vals:
+        res = paired(means["plain"], means[m], rng)
+        if not res:
             continue
-        est = sum(d) / len(d)
-        boots = sorted(sum(rng.choice(d) for _ in d) / len(d) for _ in range(5000))
-        lo, hi = boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
-        med = sorted(vals)[len(vals) // 2]
-        out.append(f"| {m} | {med:.3f} | {len(d)} | {pct(est):+.2f}% | {pct(lo):+.2f} .. {pct(hi):+.2f}% |")
+        n, est, lo, hi = res
+        vals = sorted(means[m].values())
+        out.append(f"| {m} | {vals[len(vals) // 2]:.3f} | {n} | {est:+.2f}% | {lo:+.2f} .. {hi:+.2f}% |")
     text = "\n".join(out) + "\n"
     if a.out:
         open(a.out, "w").write(text)
