@@ -12,16 +12,11 @@ medians on the same shape, and the per-round ratio cuDNN time / kpt time
 """
 import glob
 import json
-import random
 import re
 import statistics
 import sys
 
-
-def boot(xs, n=4000, seed=1):
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
-    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+from round_stats import boot
 
 
 def main():

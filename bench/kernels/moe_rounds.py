@@ -9,16 +9,11 @@ path is faster), median and 95% bootstrap interval.
 """
 import glob
 import json
-import random
 import re
 import statistics
 import sys
 
-
-def boot(xs, n=4000, seed=1):
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
-    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+from round_stats import boot
 
 
 def shape(name):

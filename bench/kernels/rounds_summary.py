@@ -11,10 +11,11 @@ per-round ratio torch time / kpt time (above 1: kpt faster).
 """
 import glob
 import json
-import random
 import re
 import statistics
 import sys
+
+from round_stats import boot
 
 PEAK = 3.35e12
 PAIRS = {
@@ -26,12 +27,6 @@ PAIRS = {
     "fp8.quant.e4m3.bf16.block1x128.16384x8192": "torch.quant.e4m3.bf16.block1x128.16384x8192",
     "fp8.quant.e4m3.bf16.block128x128.16384x8192": None,
 }
-
-
-def boot(xs, n=4000, seed=1):
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
-    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
 
 
 def rate(row, t):
