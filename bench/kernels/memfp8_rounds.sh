@@ -4,8 +4,10 @@
 # (CUDA events per iteration, 3 ms idle before each, median of ITERS after
 # 3 warm-up) and bench/kernels/torch_equiv.py once (torch copy_, the
 # quantizers in eager PyTorch, torch._scaled_mm = cuBLASLt's FP8 GEMM),
-# order alternating by round. Then bench/kernels/rounds_summary.py: per row
-# the median over rounds with a 95% bootstrap interval, GB/s or TFLOP/s.
+# order alternating by round, both with the same 3 ms idle before each
+# iteration (the first run, 2026-11-26 on an H100, still timed torch back
+# to back). Then bench/kernels/rounds_summary.py: per row the median over
+# rounds with a 95% bootstrap interval, GB/s or TFLOP/s.
 # Needs SRC, KW (kpt-workloads) and RES. Knobs: ROUNDS (15), ITERS (20).
 set -u -o pipefail
 : "${SRC:?}" "${KW:?}" "${RES:?}"
@@ -18,7 +20,7 @@ rc=0
 for ((r = 0; r < ROUNDS; r++)); do
 	k() { timeout 120 "$KW" "${rows[@]}" --settle-us 3000 --iterations "${ITERS:-20}" --warmup 3 --json \
 		>"$RES/kpt-$r.json" 2>"$RES/kpt-$r.err" || rc=1; }
-	t() { timeout 150 python3 "$SRC/bench/kernels/torch_equiv.py" --iterations "${ITERS:-20}" \
+	t() { timeout 150 python3 "$SRC/bench/kernels/torch_equiv.py" --iterations "${ITERS:-20}" --settle-us 3000 \
 		--only '^torch\.(copy_\.1GiB|sum\.|_scaled_mm\.|quant\.e4m3\.bf16\.(per_token|block1x128)\.)' \
 		--out "$RES/torch-$r.json" >/dev/null 2>"$RES/torch-$r.err" || rc=1; }
 	if ((r % 2)); then t; k; else k; t; fi

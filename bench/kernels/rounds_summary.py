@@ -30,7 +30,8 @@ PAIRS = {
 
 
 def rate(row, t):
-    if row.get("flops", 0) > 0 and "gemm" in row.get("name", "gemm"):
+    # GEMMs in TFLOP/s (ours "fp8.gemm...", torch's "torch._scaled_mm...")
+    if row.get("flops", 0) > 0 and re.search(r"gemm|_mm\.", row.get("name", "gemm")):
         return f"{row['flops'] / t / 1e12:.0f} TFLOP/s", ""
     gbps = row["bytes"] / t
     return f"{gbps / 1e9:.0f} GB/s", f"{gbps / PEAK * 100:.1f}%"

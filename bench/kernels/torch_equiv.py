@@ -1,26 +1,31 @@
 #!/usr/bin/env python3
 """torch_equiv.py - PyTorch's equivalents of the kernels in the `bench` suite,
 timed the same way kpt-workloads times them (CUDA events around each
-iteration, warm-up, median), so bench/RESULTS.md can put both side by side
+iteration, warm-up, median; with --settle-us the GPU idles that long before
+each iteration, like kpt-workloads --settle-us), so bench/RESULTS.md can put both side by side
 from the same run. Writes one JSON object {name: {median_s, bytes, flops}}.
 
-    python3 bench/kernels/torch_equiv.py [--iterations N] [--only REGEX] > torch.json
+    python3 bench/kernels/torch_equiv.py [--iterations N] [--settle-us US] [--only REGEX] > torch.json
 """
 import argparse
 import json
 import re
 import statistics
 import sys
+import time
 
 import torch
 
 
-def timed(fn, iters, warmup=5):
+def timed(fn, iters, warmup=5, settle=0.0):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     ts = []
     for _ in range(iters):
+        if settle:  # idle first, each iteration waited for (kpt-workloads --settle-us)
+            torch.cuda.synchronize()
+            time.sleep(settle)
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
@@ -34,6 +39,8 @@ def timed(fn, iters, warmup=5):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=50)
+    ap.add_argument("--settle-us", type=float, default=0,
+                    help="idle the GPU this long before each timed iteration (default 0: back to back)")
     ap.add_argument("--out", help="JSON file, rewritten after every measurement (default: stdout at the end)")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile'd quantizers (slow to build)")
     ap.add_argument("--only", help="time only the rows whose name matches this regular expression")
@@ -47,7 +54,7 @@ def main():
         if only and not only.search(name):
             return
         try:
-            t = timed(fn, it)
+            t = timed(fn, it, settle=args.settle_us * 1e-6)
             out[name] = {"median_s": t, "bytes": nbytes, "flops": flops,
                          "gbps": nbytes / t * 1e-9, "tflops": flops / t * 1e-12}
         except Exception as e:  # report, keep going: one missing op must not lose the rest
