@@ -109,6 +109,7 @@ static struct {
 	CUpti_SubscriberHandle sub;
 	uint32_t pid, ppid, rank;
 	uint64_t start_ns;
+	uint64_t start_mono;        /* mono_ns() at start_ns: the clock of --delay/--duration */
 	int api;
 	char *command;
 
@@ -1026,14 +1027,18 @@ static void window_profiler(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 }
 
 /* The clock of a --delay/--duration window: applies it and returns how
- * many ms the sampler may wait before the next change (at most ms). */
+ * many ms the sampler may wait before the next change (at most ms). It
+ * runs on the sampler thread, so it reads the monotonic clock, never
+ * CUPTI's: once the window is done a program thread may be finalizing
+ * CUPTI (detach_maybe), and a CUPTI call here could race that or attach
+ * CUPTI again; after the window nothing is left to apply. */
 static unsigned window_clock(unsigned ms)
 {
 	uint64_t t, next;
 
-	if (!g.win_set || !g.win.spec.timed || cupti_gone())
+	if (!g.win_set || !g.win.spec.timed || cupti_gone() || kpt_window_done(&g.win))
 		return ms;
-	t = now_ns() - g.start_ns;
+	t = mono_ns() - g.start_mono;
 	pthread_mutex_lock(&g.winlock);
 	window_apply(kpt_window_clock(&g.win, t));
 	next = kpt_window_next_tick(&g.win, t);
@@ -1982,6 +1987,7 @@ static void after_fork_child(void)
 	g.ppid = g.pid;
 	g.pid = (uint32_t)getpid();
 	g.start_ns = now_ns();
+	g.start_mono = mono_ns();
 	g.nenv = 0;
 	g.ndrops = 0;
 	g.dropped = 0;
@@ -2104,6 +2110,7 @@ int InitializeInjection(void)
 	g.ppid = (uint32_t)getppid();
 	g.rank = kpt_inject_rank();
 	g.start_ns = now_ns();
+	g.start_mono = mono_ns();
 	g.nvml_ok = nvml_load() == 0;
 	if (start(&d) < 0) {
 		/* Never stop the target: report and let it run unrecorded. */
