@@ -35,8 +35,16 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "attention_bwd_sm90.h"
 #include "kpt_attention.h"
+#include "kpt_attn_path.h"
 #include "kpt_mma.cuh"
+
+/* KPT_ATTN_BWD_SM90: the build compiled attention_bwd_sm90.cu (sm_90a),
+ * which kpt_attn_bwd runs on compute capability 9.0 (kpt_attn_bwd_path). */
+#ifndef KPT_ATTN_BWD_SM90
+#define KPT_ATTN_BWD_SM90 0
+#endif
 
 namespace {
 
@@ -451,8 +459,25 @@ extern "C" size_t kpt_attn_bwd_ws_bytes(int batch, int heads, int seq, int head_
 	if (batch < 1 || heads < 1 || seq < 1 || head_dim < 1)
 		return 0;
 	size_t rows = (size_t)batch * heads * seq;
-	/* delta, the dQ accumulator and the planted blocks' accumulator */
-	return align256(rows * sizeof(float)) + 2 * align256(rows * head_dim * sizeof(float));
+	/* delta, the dQ accumulator and the planted blocks' accumulator; the
+	 * sm_90a kernel's layout (padded rows) where that is larger, so one
+	 * size serves whichever kernel the device runs */
+	size_t mma = align256(rows * sizeof(float)) + 2 * align256(rows * head_dim * sizeof(float));
+	size_t sm90 = kpt::attn_bwd_sm90_ws_bytes(batch, heads, seq, head_dim);
+	return mma > sm90 ? mma : sm90;
+}
+
+/* kpt_attn_bwd_path for a on the current device (two attribute queries). */
+static enum kpt_attn_path bwd_device_path(const struct kpt_attn_bwd_args *a)
+{
+	int dev = 0, major = 0, minor = 0;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return KPT_ATTN_PATH_MMA_SYNC; /* let the launch report the error */
+	}
+	return kpt_attn_bwd_path(major, minor, a->head_dim, KPT_ATTN_BWD_SM90);
 }
 
 extern "C" int kpt_attn_bwd(const struct kpt_attn_bwd_args *a, cudaStream_t s, struct kpt_diag *d)
@@ -481,6 +506,16 @@ extern "C" int kpt_attn_bwd(const struct kpt_attn_bwd_args *a, cudaStream_t s, s
 				    a->ws_bytes, need);
 	if (a->plant_pct < 0 || a->plant_pct > 10000)
 		return kpt_diag_set(d, KPT_E_INVAL, "attention backward: plant_pct %d is not in 0..10000", a->plant_pct);
+
+	if (bwd_device_path(a) == KPT_ATTN_PATH_SM90_WGMMA) {
+#if KPT_ATTN_BWD_SM90
+		/* falls back to mma.sync only where the driver refuses the strides
+		 * as TMA tensor maps (or the sm_90a image does not load) */
+		int rc = kpt::attn_bwd_sm90(a, s, d);
+		if (rc != KPT_E_UNSUPPORTED)
+			return rc;
+#endif
+	}
 
 	bwd_params p;
 	p.q = a->q, p.k = a->k, p.v = a->v, p.o = a->o, p.dout = a->dout;

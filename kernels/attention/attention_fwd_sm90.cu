@@ -450,26 +450,12 @@ bool device_usable(void)
 	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_kernel<false, false>);
 }
 
-/* 4-D map (d, s, h, b) over one 16-bit tensor; box 64 columns (128 B: the
- * 128B swizzle's widest inner box) x rows rows (BM for Q, BN for K and V;
- * at most 256), 128B swizzle, rows past seq read as zeros. A dimension of
- * extent 1 gets the row stride (never used; the driver refuses zero). False
- * when the driver refuses the strides. */
+/* The 4-D map of one of a's tensors, box 64 columns x rows (BM for Q, BN
+ * for K and V): kpt::sm90_attn_map16. */
 bool make_map(CUtensorMap *m, const void *ptr, const struct kpt_attn_fwd_args *a, int rows)
 {
-	const cuuint64_t ss = (cuuint64_t)a->stride_s * 2;
-	cuuint64_t dims[4] = { (cuuint64_t)a->head_dim, (cuuint64_t)a->seq, (cuuint64_t)a->heads,
-			       (cuuint64_t)a->batch };
-	cuuint64_t strides[3] = { ss, a->heads > 1 ? (cuuint64_t)a->stride_h * 2 : ss,
-				  a->batch > 1 ? (cuuint64_t)a->stride_b * 2 : ss };
-	cuuint32_t box[4] = { 64, (cuuint32_t)rows, 1, 1 };
-	cuuint32_t estr[4] = { 1, 1, 1, 1 };
-	CUresult r = kpt::tma_encode_fn()(m, a->dtype == KPT_ATTN_FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-							     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-				 4, const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-				 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-				 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-	return r == CUDA_SUCCESS;
+	return kpt::sm90_attn_map16(m, ptr, a->dtype == KPT_ATTN_FP16, a->head_dim, a->seq, a->heads, a->batch,
+				    a->stride_s, a->stride_h, a->stride_b, rows);
 }
 
 template <int HDIM, bool FP16, bool CAUSAL>

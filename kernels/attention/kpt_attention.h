@@ -152,18 +152,21 @@ size_t kpt_attn_decode_ws_bytes(int batch, int heads, int ctx, int head_dim);
 size_t kpt_attn_decode_plant_bytes(int batch, int heads, int ctx, int head_dim, int plant_pct);
 int kpt_attn_decode(const struct kpt_attn_decode_args *a, cudaStream_t s, struct kpt_diag *d);
 
-/* Backward of kpt_attn_fwd (attention_bwd.cu): dq, dk, dv from the forward's
+/* Backward of kpt_attn_fwd (attention_bwd.cu; on compute capability 9.0
+ * attention_bwd_sm90.cu, wgmma and TMA): dq, dk, dv from the forward's
  * inputs, its output o, its lse (kpt_attn_fwd_args.lse, same layout) and the
  * output's gradient dout, for the same scale and causal flag. bf16 only
  * (KPT_E_UNSUPPORTED for fp16), head dim 64 or 128, any seq >= 1; the
  * eight tensors share the strides and alignment rules of the forward. ws is
  * device memory of at least kpt_attn_bwd_ws_bytes() bytes (fp32 dQ partial
  * sums and the rowsum(dO * O) vector); nothing in it must survive between
- * calls, and two calls must not share it concurrently. Three kernels on s:
- * rowsum and clearing, dK/dV (dQ accumulated with fp32 atomics, so dq's
- * rounding may differ from run to run in the last bit), dQ conversion.
- * plant_pct > 0 (--plant) makes the dK/dV kernel recompute plant_pct% more
- * key blocks whose results are discarded: outputs unchanged. */
+ * calls, and two calls must not share it concurrently. Three kernels on s
+ * (and on 9.0 a memset): rowsum and clearing, dK/dV (dQ accumulated in fp32
+ * with atomics, on 9.0 with bulk reductions, so dq's rounding may differ
+ * from run to run in the last bit), dQ conversion. plant_pct > 0 (--plant)
+ * makes the dK/dV kernel do plant_pct% more work whose results are
+ * discarded (mma.sync: more key blocks; sm_90a: more query-block steps per
+ * block): outputs unchanged. */
 struct kpt_attn_bwd_args {
 	const void *q, *k, *v, *o, *dout;
 	const float *lse;

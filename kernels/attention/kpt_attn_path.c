@@ -1,4 +1,4 @@
-/* kpt_attn_path.c - the forward-attention kernel choice (kpt_attn_path.h). */
+/* kpt_attn_path.c - the attention kernel choices (kpt_attn_path.h). */
 #include "kpt_attn_path.h"
 
 enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, int built_sm90)
@@ -17,4 +17,10 @@ enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_d
 	if (cc_major == 9 && cc_minor == 0 && built_sm90 && (head_dim == 64 || head_dim == 128))
 		return KPT_ATTN_PATH_SM90_WGMMA;
 	return KPT_ATTN_PATH_UNSUPPORTED;
+}
+
+enum kpt_attn_path kpt_attn_bwd_path(int cc_major, int cc_minor, int head_dim, int built_sm90)
+{
+	/* the same rule as the forward's: wgmma is sm_90a only */
+	return kpt_attn_fwd_path(cc_major, cc_minor, head_dim, built_sm90);
 }

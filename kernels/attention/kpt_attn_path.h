@@ -29,6 +29,12 @@ enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, i
  * UNSUPPORTED everywhere else (no mma.sync fallback). */
 enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_dim, int built_sm90);
 
+/* The backward (kpt_attn_bwd): SM90_WGMMA (attention_bwd_sm90.cu) on exactly
+ * 9.0 with that kernel built (KPT_ATTN_BWD_SM90) and head dim 64 or 128;
+ * MMA_SYNC (attention_bwd.cu) on every other GPU from 8.0 and head dim 64
+ * or 128; UNSUPPORTED below 8.0 or for other head dims. */
+enum kpt_attn_path kpt_attn_bwd_path(int cc_major, int cc_minor, int head_dim, int built_sm90);
+
 /* The packed V^T of the e4m3 kernel (kpt_attn_e4m3_pack_v, kpt_attention.h):
  * keys run along rows of kpt_attn_e4m3_vt_seq(seq) bytes, permuted within
  * each chunk of 32 keys so that the S accumulator's registers are the P V A

@@ -1,10 +1,11 @@
 /* kpt_sm90.cuh - Hopper building blocks shared by the sm_90a kernels
  * (attention_fwd_sm90.cu, attention_fwd_sm90_fp8.cu, kernels/moe/moe_ffn_sm90.cu): mbarriers,
  * 2-D and 4-D TMA loads, wgmma fences, warpgroup register budgets, shared-memory matrix
- * descriptors, exp2 and the attention plants' dithered tile count.
+ * descriptors, exp2, the attention plants' dithered tile count and the
+ * attention kernels' 4-D tensor maps.
  *
  * Needs sm_90a: include only from code compiled for it and use only under
- * __CUDA_ARCH_FEAT_SM90_ALL (the host helpers tma_encode_fn and
+ * __CUDA_ARCH_FEAT_SM90_ALL (the host helpers tma_encode_fn, sm90_attn_map16 and
  * sm90_device_usable excepted).
  * Contracts:
  *   - mbar_wait spins at most ~2^26 polls (seconds), then sets *hung and
@@ -178,6 +179,28 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tma_encode_fn(void)
 		return (PFN_cuTensorMapEncodeTiled_v12000)f;
 	}();
 	return fn;
+}
+
+/* 4-D TMA map (d, s, h, b) over one 16-bit attention tensor (head dim
+ * contiguous, the others at element strides ss, sh, sb): box 64 columns
+ * (128 B: the 128B swizzle's widest inner box) x rows rows (at most 256),
+ * 128B swizzle, rows past seq read as zeros. A dimension of extent 1 gets
+ * the row stride (never used; the driver refuses zero). False when the
+ * driver refuses the strides. Host only; the attention forward and
+ * backward (attention_fwd_sm90.cu, attention_bwd_sm90.cu). */
+inline bool sm90_attn_map16(CUtensorMap *m, const void *ptr, bool fp16, int head_dim, int seq, int heads, int batch,
+			    long long ss_el, long long sh_el, long long sb_el, int rows)
+{
+	const cuuint64_t ss = (cuuint64_t)ss_el * 2;
+	cuuint64_t dims[4] = { (cuuint64_t)head_dim, (cuuint64_t)seq, (cuuint64_t)heads, (cuuint64_t)batch };
+	cuuint64_t strides[3] = { ss, heads > 1 ? (cuuint64_t)sh_el * 2 : ss, batch > 1 ? (cuuint64_t)sb_el * 2 : ss };
+	cuuint32_t box[4] = { 64, (cuuint32_t)rows, 1, 1 };
+	cuuint32_t estr[4] = { 1, 1, 1, 1 };
+	CUresult r = tma_encode_fn()(m, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
+				     const_cast<void *>(ptr), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+				     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	return r == CUDA_SUCCESS;
 }
 
 /* Whether the current device runs a kernel of an sm_90a object: compute

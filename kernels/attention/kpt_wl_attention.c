@@ -742,6 +742,16 @@ static const struct kpt_workload attention_workloads[] = {
 	BWDX(1, 2, 200, 128, 0, "", "check"),
 	BWDX(1, 2, 1031, 64, 1, ".causal", "check"),
 	BWDX(2, 2, 130, 64, 0, "", "check"),
+	/* the edges of the sm_90a backward's tiles (128 keys x 64 queries):
+	 * one row, exact multiples of both, a half key block, partial ones */
+	BWDX(1, 2, 1, 64, 1, ".causal", "check"),
+	BWDX(1, 2, 64, 128, 0, "", "check"),
+	BWDX(2, 2, 128, 128, 1, ".causal", "check"),
+	BWDX(1, 3, 256, 128, 0, "", "check"),
+	BWDX(1, 2, 256, 64, 1, ".causal", "check"),
+	BWDX(2, 2, 192, 64, 0, "", "check"),
+	BWDX(1, 2, 383, 128, 1, ".causal", "check"),
+	BWDX(1, 2, 1000, 64, 0, "", "check"),
 	TRAINX(1, 2, 300, 128, 1, ".causal", "check"),
 	TRAINX(2, 3, 65, 64, 0, "", "check"),
 };

@@ -66,6 +66,39 @@ static void test_turing_and_odd_head_dims_are_unsupported(void **state)
 	assert_int_equal(kpt_attn_fwd_path(8, 0, 256, 1), KPT_ATTN_PATH_UNSUPPORTED);
 }
 
+static void test_backward_uses_wgmma_only_on_hopper_when_built(void **state)
+{
+	(void)state;
+	static const int hd[] = { 64, 128 };
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(kpt_attn_bwd_path(9, 0, hd[i], 1), KPT_ATTN_PATH_SM90_WGMMA);
+		assert_int_equal(kpt_attn_bwd_path(9, 0, hd[i], 0), KPT_ATTN_PATH_MMA_SYNC);
+	}
+}
+
+static void test_backward_keeps_mma_sync_off_hopper(void **state)
+{
+	(void)state;
+	/* A100, A10G, L4 / RTX 4090, a made-up 9.1, B200, RTX 50: built or not */
+	static const int cc[][2] = { { 8, 0 }, { 8, 6 }, { 8, 9 }, { 9, 1 }, { 10, 0 }, { 10, 3 }, { 12, 0 } };
+	static const int hd[] = { 64, 128 };
+	for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++)
+		for (size_t j = 0; j < 2; j++)
+			for (int built = 0; built < 2; built++)
+				assert_int_equal(kpt_attn_bwd_path(cc[i][0], cc[i][1], hd[j], built),
+						 KPT_ATTN_PATH_MMA_SYNC);
+}
+
+static void test_backward_refuses_turing_and_odd_head_dims(void **state)
+{
+	(void)state;
+	assert_int_equal(kpt_attn_bwd_path(7, 5, 128, 1), KPT_ATTN_PATH_UNSUPPORTED);
+	assert_int_equal(kpt_attn_bwd_path(7, 0, 64, 0), KPT_ATTN_PATH_UNSUPPORTED);
+	assert_int_equal(kpt_attn_bwd_path(9, 0, 96, 1), KPT_ATTN_PATH_UNSUPPORTED);
+	assert_int_equal(kpt_attn_bwd_path(9, 0, 256, 1), KPT_ATTN_PATH_UNSUPPORTED);
+	assert_int_equal(kpt_attn_bwd_path(8, 0, 32, 0), KPT_ATTN_PATH_UNSUPPORTED);
+}
+
 static void test_e4m3_runs_only_on_hopper_with_the_kernel_built(void **state)
 {
 	(void)state;
@@ -153,6 +186,9 @@ int main(void)
 		cmocka_unit_test(test_d64_keeps_mma_sync_off_hopper),
 		cmocka_unit_test(test_newer_than_hopper_falls_back_to_mma_sync),
 		cmocka_unit_test(test_turing_and_odd_head_dims_are_unsupported),
+		cmocka_unit_test(test_backward_uses_wgmma_only_on_hopper_when_built),
+		cmocka_unit_test(test_backward_keeps_mma_sync_off_hopper),
+		cmocka_unit_test(test_backward_refuses_turing_and_odd_head_dims),
 		cmocka_unit_test(test_e4m3_runs_only_on_hopper_with_the_kernel_built),
 		cmocka_unit_test(test_e4m3_head_dims_64_and_128_only),
 		cmocka_unit_test(test_e4m3_vt_order_is_a_permutation_of_each_chunk),
