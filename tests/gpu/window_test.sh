@@ -44,8 +44,12 @@ check detach "3 4 5 tail" --capture-range nvtx:hstep --steps 2-4 -- "$APP" --aft
 grep -q "steps after" "$T/out" || { echo "FAIL: detach: the program did not go on after the window"; cat "$T/out"; fail=1; }
 KPT_DETACH=0 check detach_off "3 4 5 tail" --capture-range nvtx:hstep --steps 2-4 -- "$APP" --after 3
 check every_after "1 4 7 10" --capture-range nvtx:hstep --every 3 -- "$APP" --after 3
-# a --duration window ends, and the program (which pushes ranges) goes on
-check duration_detach "1 2 3 4 5 6 7 8 9 10 tail" --duration 1 -- "$APP" --after 7  # grace 4 x 1 s
+# a --duration window ends and the program (which pushes ranges) goes on
+# past the grace (4 x 1 s): CUPTI stays attached after a timed window (a
+# detach there crashed the program in 7 of 25 runs, kpt_inject.c
+# window_start), so the program must end normally, not detached
+check duration_after "1 2 3 4 5 6 7 8 9 10 tail" --duration 1 -- "$APP" --after 6
+grep -q "steps after" "$T/out" || { echo "FAIL: duration_after: the program did not go on after the window"; cat "$T/out"; fail=1; }
 
 # meta FILE KEY WANT
 meta() {
@@ -69,7 +73,7 @@ meta detach collector.detached 1
 meta detach_off collector.detached ""
 meta every_after collector.detached ""              # --every: a window may always come
 meta steps collector.detached ""                    # ended before the grace
-meta duration_detach collector.detached 1
+meta duration_after collector.detached ""         # timed windows never detach
 ns=$("$CHECK" meta "$T/detach.kpt" collector.detached_after_ns)
 [ "${ns:-0}" -gt 2000000000 ] 2>/dev/null || { echo "FAIL: detach: detached ${ns:-?} ns after the start, want > 2 s"; fail=1; }
 "$KPTPROF" report "$T/detach.kpt" >"$T/rep" || { echo "FAIL: report detach"; fail=1; }
