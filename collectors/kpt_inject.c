@@ -174,7 +174,7 @@ static struct {
 	 * has passed since the window closed (the window's work done and its
 	 * records flushed by then); see detach_maybe */
 	_Atomic int detach;         /* enum detach_state */
-	int detach_ok;              /* allowed: a window, not KPT_DETACH=0, no counters */
+	int detach_ok;              /* allowed: a window, not a --delay/--duration one, not KPT_DETACH=0, no counters */
 	uint64_t detach_at;         /* mono_ns() from which it may happen */
 	uint64_t win_open_mono, win_longest; /* mono_ns() the window opened; its longest */
 	int win_was_on;             /* the window's state at the last window_apply */
@@ -1028,18 +1028,21 @@ static void window_profiler(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 
 /* The clock of a --delay/--duration window: applies it and returns how
  * many ms the sampler may wait before the next change (at most ms). It
- * runs on the sampler thread, so it reads the monotonic clock, never
- * CUPTI's: once the window is done a program thread may be finalizing
- * CUPTI (detach_maybe), and a CUPTI call here could race that or attach
- * CUPTI again; after the window nothing is left to apply. */
+ * runs on the sampler thread and reads the monotonic clock, not CUPTI's
+ * (no CUPTI call on this thread but the window's own switches); once the
+ * window is done nothing is left to apply. */
 static unsigned window_clock(unsigned ms)
 {
 	uint64_t t, next;
 
-	if (!g.win_set || !g.win.spec.timed || cupti_gone() || kpt_window_done(&g.win))
+	if (!g.win_set || !g.win.spec.timed || cupti_gone())
 		return ms;
 	t = mono_ns() - g.start_mono;
 	pthread_mutex_lock(&g.winlock);
+	if (kpt_window_done(&g.win)) {
+		pthread_mutex_unlock(&g.winlock);
+		return ms;
+	}
 	window_apply(kpt_window_clock(&g.win, t));
 	next = kpt_window_next_tick(&g.win, t);
 	pthread_mutex_unlock(&g.winlock);
@@ -1067,7 +1070,7 @@ static int window_start(struct kpt_diag *d)
 	g.win_set = kpt_window_is_set(&spec);
 	/* Not after a --delay/--duration window: the sampler thread switches
 	 * those (window_clock), and a cuptiFinalize after such a window
-	 * crashed the program inside CUPTI at the detach in 7 of 25 runs on
+	 * crashed the program inside CUPTI at the detach in 7 of 26 runs on
 	 * H100s (CUDA 13.0), while the windows that program threads switch
 	 * (nvtx --steps, the same program, short or 100k-kernel windows)
 	 * detached in 27 of 27 (bench/RESULTS.md, "The detach after a timed

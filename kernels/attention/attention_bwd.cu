@@ -514,6 +514,7 @@ extern "C" int kpt_attn_bwd(const struct kpt_attn_bwd_args *a, cudaStream_t s, s
 		int rc = kpt::attn_bwd_sm90(a, s, d);
 		if (rc != KPT_E_UNSUPPORTED)
 			return rc;
+		kpt_diag_clear(d); /* the fallback succeeds or says its own error */
 #endif
 	}
 

@@ -52,9 +52,15 @@
  * twice as often and did twice the dQ atomics of 128-key blocks. Keeping
  * keys as M for the first four matmuls lets P^T and dS^T feed the dV / dK
  * wgmmas straight from registers (the forward's P V trick); only dQ needs
- * dS through shared memory. Keys past seq need no mask (K and V rows read as
- * zeros: their dK / dV are never stored and their dQ terms are dS * 0);
- * query rows past seq get P = 0 from the +inf lse; causal blocks start at
+ * dS through shared memory. Keys past seq are not masked (K and V rows read
+ * as zeros: their dK / dV are never stored and their dQ terms are dS * 0).
+ * Known limit (review, 2026-11-26): such a key's score is 0, so its P is
+ * exp(-lse); a query row whose lse is below about -88 (every real score
+ * that low) makes it +inf and dS * 0 a NaN in dQ, in the last key block
+ * of a non-causal seq that is not a multiple of 128. The mma.sync kernel
+ * masks those keys; the same mask here (uniform per block: only the last
+ * block pays) is the fix, not yet made because it could not be measured
+ * on a GPU that day. Query rows past seq get P = 0 from the +inf lse; causal blocks start at
  * their first key's query block and mask only the two query blocks that
  * cross the diagonal.
  *
