@@ -19,7 +19,6 @@ Exit 77 without a GPU or torch, 1 when torch._grouped_mm refuses.
 """
 import json
 import sys
-import time
 
 try:
     import torch
@@ -32,10 +31,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 
-def opt(name, default):
-    a = sys.argv[1:]
-    return type(default)(a[a.index(name) + 1]) if name in a else default
-
+from torch_timing import event_ms, opt  # noqa: E402 (after torch is found)
 
 ITERS = opt("--iterations", 20)
 WARM = opt("--warmup", 3)
@@ -46,19 +42,7 @@ SHAPES = [(8, 2, 512, 2048, 8, 512), (128, 8, 2048, 768, 8, 4096)]
 
 
 def timed(fn):
-    ts = []
-    for it in range(WARM + ITERS):
-        torch.cuda.synchronize()
-        if SETTLE:
-            time.sleep(SETTLE)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        if it >= WARM:
-            ts.append(a.elapsed_time(b) / 1e3)
-    ts.sort()
+    ts = sorted(t / 1e3 for t in event_ms(fn, WARM, ITERS, SETTLE))
     return ts[len(ts) // 2]
 
 

@@ -17,7 +17,6 @@ such, not an error).
 import json
 import math
 import sys
-import time
 
 try:
     import torch
@@ -31,10 +30,7 @@ if not torch.cuda.is_available():
     sys.exit(77)
 
 
-def opt(name, default):
-    a = sys.argv[1:]
-    return type(default)(a[a.index(name) + 1]) if name in a else default
-
+from torch_timing import event_ms, opt  # noqa: E402 (after torch is found)
 
 ITERS = opt("--iterations", 20)
 WARM = opt("--warmup", 3)
@@ -54,19 +50,7 @@ def median_ci(xs):
 
 
 def timed(fn):
-    ts = []
-    for it in range(WARM + ITERS):
-        torch.cuda.synchronize()
-        if SETTLE:
-            time.sleep(SETTLE)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        if it >= WARM:
-            ts.append(a.elapsed_time(b) * 1e3)
-    return median_ci(ts)
+    return median_ci([t * 1e3 for t in event_ms(fn, WARM, ITERS, SETTLE)])
 
 
 rows = []
