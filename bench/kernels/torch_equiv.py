@@ -12,20 +12,20 @@ import json
 import re
 import statistics
 import sys
-import time
 
 import torch
+
+from torch_timing import event_ms
 
 
 def timed(fn, iters, warmup=5, settle=0.0):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    if settle:  # each iteration alone after an idle gap (kpt-workloads --settle-us)
+        return statistics.median(event_ms(fn, 0, iters, settle)) * 1e-3
     ts = []
     for _ in range(iters):
-        if settle:  # idle first, each iteration waited for (kpt-workloads --settle-us)
-            torch.cuda.synchronize()
-            time.sleep(settle)
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
