@@ -52,17 +52,14 @@
  * twice as often and did twice the dQ atomics of 128-key blocks. Keeping
  * keys as M for the first four matmuls lets P^T and dS^T feed the dV / dK
  * wgmmas straight from registers (the forward's P V trick); only dQ needs
- * dS through shared memory. Keys past seq are not masked (K and V rows read
- * as zeros: their dK / dV are never stored and their dQ terms are dS * 0).
- * Known limit (review, 2026-11-26): such a key's score is 0, so its P is
- * exp(-lse); a query row whose lse is below about -88 (every real score
- * that low) makes it +inf and dS * 0 a NaN in dQ, in the last key block
- * of a non-causal seq that is not a multiple of 128. The mma.sync kernel
- * masks those keys; the same mask here (uniform per block: only the last
- * block pays) is the fix, not yet made because it could not be measured
- * on a GPU that day. Query rows past seq get P = 0 from the +inf lse; causal blocks start at
- * their first key's query block and mask only the two query blocks that
- * cross the diagonal.
+ * dS through shared memory. Keys past seq (the last key block of a seq
+ * that is no multiple of 128; K and V rows read as zeros) get P = 0: their
+ * score 0 would give P = exp(-lse), +inf for a query row whose lse is below
+ * about -88, and dS * 0 a NaN in dQ (the `.far` check entries); the mask
+ * is a branch uniform per block, only the last block takes it. Query rows
+ * past seq get P = 0 from the +inf lse; causal blocks start at their first
+ * key's query block and mask only the query blocks that cross the
+ * diagonal (which also masks the keys past seq there).
  *
  * Planted slowdown (plant_pct): every block first runs pct% more query-block
  * steps (sm90_plant_extra: floor or ceil, dithered over the blocks), each a
@@ -381,6 +378,7 @@ __device__ __forceinline__ void bwd_body(const CUtensorMap &tmq, const CUtensorM
 		const int c = wg - 1, ltid = tid - 128 * wg, warp = ltid >> 5, lane = tid & 31;
 		const int g = lane >> 2, t = lane & 3;
 		const int krow = 64 * c + 16 * warp + g; /* this thread's key rows: krow, krow + 8 (in the block) */
+		const bool tail = k0 + BN > p.seq;       /* keys past seq in this block (the last one) */
 		const float sl2 = p.scale_log2;
 		/* K_c, V_c: rows 64c.. of each chunk (K-major A). */
 		const uint64_t dKc = sm90_make_desc(sK + c * 64 * 128, 16, 1024);
@@ -435,6 +433,12 @@ __device__ __forceinline__ void bwd_body(const CUtensorMap &tmq, const CUtensorM
 				if (diag && k0 + krow + 8 * ((r >> 1) & 1) > q0 + col)
 					pv = 0.f;
 				st[r] = pv;
+			}
+			if (!CAUSAL && tail) {
+#pragma unroll
+				for (int r = 0; r < 32; r++)
+					if (k0 + krow + 8 * ((r >> 1) & 1) >= p.seq)
+						st[r] = 0.f;
 			}
 			uint32_t pp[16], ps[16];
 			pack_a(pp, st);
@@ -606,6 +610,9 @@ int kpt::attn_bwd_sm90(const struct kpt_attn_bwd_args *a, cudaStream_t s, struct
 	    !make_map(&mp[2], a->v, a, bwd_dims<64>::BN) || !make_map(&mp[3], a->dout, a, bwd_dims<64>::BM))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention backward: the driver refuses these strides for a TMA tensor map");
+	if (!sm90_plant_fits((a->seq + ATTN_BWD_SM90_BM - 1) / ATTN_BWD_SM90_BM, a->plant_pct))
+		return kpt_diag_set(d, KPT_E_INVAL, "attention backward: a %d%% plant of seq %d is too large", a->plant_pct,
+				    a->seq);
 	bwd90_params p;
 	p.dq = a->dq, p.dk = a->dk, p.dv = a->dv;
 	p.o = a->o, p.dout = a->dout, p.lse = a->lse;

@@ -498,6 +498,9 @@ int kpt::attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct
 				    "9.0 GPU with sm_90a code built");
 	const bool d128 = a->head_dim == 128;
 	const int bm = d128 ? fwd_dims<128>::BM : fwd_dims<64>::BM, bn = d128 ? fwd_dims<128>::BN : fwd_dims<64>::BN;
+	if (!sm90_plant_fits((a->seq + bn - 1) / bn, a->plant_pct))
+		return kpt_diag_set(d, KPT_E_INVAL, "attention forward: a %d%% plant of seq %d is too large", a->plant_pct,
+				    a->seq);
 	CUtensorMap mq, mk, mv;
 	if (!make_map(&mq, a->q, a, bm) || !make_map(&mk, a->k, a, bn) || !make_map(&mv, a->v, a, bn))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,

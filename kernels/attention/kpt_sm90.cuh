@@ -163,6 +163,13 @@ __device__ __forceinline__ uint64_t sm90_make_desc(uint32_t saddr, uint32_t lbo,
 }
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
+/* Whether sm90_plant_extra's int arithmetic holds n tiles at pct% (host:
+ * a launch refuses a plant that would overflow it). */
+inline bool sm90_plant_fits(long long n, int pct)
+{
+	return n * pct + 99 <= 2147483647LL;
+}
+
 /* The driver's cuTensorMapEncodeTiled through the runtime (no libcuda
  * link); NULL when the driver has none. Looked up once per process. */
 inline PFN_cuTensorMapEncodeTiled_v12000 tma_encode_fn(void)

@@ -2,11 +2,11 @@
  *
  * One iteration is one MoE layer forward (router, permute, expert FFN,
  * combine) through kpt_moe_forward with the entry's FFN pin (struct moe_wl):
- * AUTO by default; the `default` suite's entries are pinned to the
- * implementation their committed baselines (baselines/<gpu>/default/)
- * recorded, so that a new AUTO rule cannot change those kernels; SM90
- * entries ask for the wgmma FFN and take AUTO where it cannot run (not a
- * compute capability 9.0 GPU, or no sm_90a code built). Inputs: x uniform
+ * AUTO by default (the `default` suite's entries too: on an H100 or H200
+ * the wgmma grouped FFN, one launch per GEMM, which their baselines
+ * recorded; baselines/README.md); SM90 entries ask for the wgmma FFN and
+ * take AUTO where it cannot run (not a compute capability 9.0 GPU, or no
+ * sm_90a code built). Inputs: x uniform
  * in [-1, 1), router weights in +-4/sqrt(hidden) (distinct probabilities),
  * W1 in +-2/sqrt(hidden), W2 in +-2/sqrt(ffn). The check compares up to
  * CHECK_TOKENS tokens with the float64 reference of ref_moe.h (relative
@@ -24,15 +24,11 @@
 /* The FFN implementation an entry runs. */
 enum moe_pin {
 	PIN_AUTO = 0,
-	PIN_GROUPED, /* mma.sync grouped GEMM (what AUTO chose below 64 GFLOP when the baselines were recorded) */
-	PIN_CUBLAS,  /* per-expert cuBLAS (AUTO's choice above) */
-	PIN_SM90,    /* wgmma grouped GEMM where it runs, else AUTO */
+	PIN_SM90, /* wgmma grouped GEMM where it runs, else AUTO */
 };
 
 static const enum kpt_moe_ffn_impl pin_impl[] = {
 	[PIN_AUTO] = KPT_MOE_FFN_AUTO,
-	[PIN_GROUPED] = KPT_MOE_FFN_GROUPED,
-	[PIN_CUBLAS] = KPT_MOE_FFN_CUBLAS,
 	[PIN_SM90] = KPT_MOE_FFN_GROUPED_SM90,
 };
 
@@ -65,7 +61,7 @@ static void moe_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 
 /* KPT_MOE_FFN=grouped|cublas|sm90 in the environment: what the PIN_AUTO
  * entries ask for instead of AUTO (a benchmarking knob: the same workload
- * on each FFN path; pinned entries keep their pin). */
+ * on each FFN path; SM90 entries keep theirs). */
 static int auto_override(enum kpt_moe_ffn_impl *impl, struct kpt_diag *d)
 {
 	static const struct { const char *name; enum kpt_moe_ffn_impl impl; } names[] = {
@@ -226,12 +222,11 @@ done:
 
 /* moe.layer.e<E>.top<K>.h<H>[.f<F>].b<B>.s<S>: tokens = B * S; FFN FLOPs
  * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once.
- * PIN: enum moe_pin (PIN_AUTO for every entry outside `default`).
+ * PIN: enum moe_pin (PIN_AUTO, or PIN_SM90 for the wgmma FFN's own entries).
  * Plantable: AUTO and SM90 entries, whose plant is the wgmma FFN's
  * (kpt_moe_set_plant: PCT% more tiles in each GEMM); where the plan runs
  * another FFN (not a 9.0 GPU, a small AUTO layer, KPT_MOE_FFN=grouped|cublas)
- * setup refuses the plant (KPT_E_UNSUPPORTED). The pinned GROUPED and CUBLAS
- * entries of `default` have no plant. */
+ * setup refuses the plant (KPT_E_UNSUPPORTED). */
 #define MOE(E, K, H, F, B, S, FN, SUITES, PIN)                                                             \
 	{ "moe.layer.e" #E ".top" #K ".h" #H FN ".b" #B ".s" #S, "moe", SUITES,                              \
 	  4.0 * B * S * K * (double)H * F + 2.0 * B * S * (double)H * E,                                      \
@@ -239,9 +234,11 @@ done:
 	  &(const struct moe_wl){ { B * S, H, F, E, K }, PIN }, PIN == PIN_AUTO || PIN == PIN_SM90, moe_setup,    \
 	  moe_run, moe_poison, moe_check, moe_teardown }
 
-/* The `default` entries' pins are what AUTO ran when their baselines were
- * recorded (34 GFLOP of FFN work: GROUPED; 137 and 1650: CUBLAS). The two
- * issue-24 goal shapes have SM90 twins outside `default` (the same layer,
+/* The `default` entries are AUTO: 34, 137 and 1650 GFLOP of FFN work, the
+ * wgmma FFN on a 9.0 GPU (from KPT_MOE_AUTO_SM90_FLOPS), their baselines'
+ * kernels since 2026-11-26 (they were pinned to the mma.sync grouped GEMM
+ * and per-expert cuBLAS before, whose per-expert GEMMs spread between
+ * machines and made the gate's MoE keys AMBG). The two issue-24 goal shapes have SM90 twins outside `default` (the same layer,
  * the tokens split differently so the names differ): e8 h512 f2048 4096
  * tokens and e128 top-8 h2048 f768 32768 tokens. The SM90 check entries
  * route awkwardly: 1000 and 777 tokens (row counts no multiple of 128),
@@ -251,9 +248,9 @@ done:
  * or H200, 132 SMs). */
 static const struct kpt_workload moe_workloads[] = {
 	MOE(4, 1, 128, 512, 1, 64, "", "quick", PIN_AUTO),
-	MOE(8, 2, 512, 2048, 32, 128, "", "seed default", PIN_GROUPED),
-	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default", PIN_CUBLAS),
-	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench", PIN_CUBLAS),
+	MOE(8, 2, 512, 2048, 32, 128, "", "seed default", PIN_AUTO),
+	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default", PIN_AUTO),
+	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench", PIN_AUTO),
 	MOE(64, 6, 1024, 512, 8, 512, ".f512", "bench", PIN_AUTO),
 	MOE(8, 2, 512, 2048, 8, 512, ".f2048", "bench", PIN_SM90),
 	MOE(128, 8, 2048, 768, 8, 4096, ".f768", "bench", PIN_SM90),

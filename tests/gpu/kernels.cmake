@@ -6,6 +6,8 @@
 #   gpu.kernels_check        every kernel at awkward sizes vs its CPU reference
 #   gpu.kernels_check_suites the quick, default and seed suites' memory and FP8 checks
 #   gpu.kernels_run          timing runs, --cold, --plant makes real work
+#   gpu.kernels_paths        on a 9.0 GPU, the sm_90a kernels are what runs
+#                            (recorded with kptprof, per workload range)
 list(APPEND KPT_UNIT_CUSTOM test_kpt_ref)
 if(CMOCKA_FOUND)
   add_executable(test_kpt_ref ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_kpt_ref.c
@@ -23,7 +25,9 @@ if(TARGET kpt-workloads)
   add_test(NAME gpu.kernels_check COMMAND ${kpt_kw} --check --suite check)
   add_test(NAME gpu.kernels_check_suites COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/kernels_check_suites.sh)
   add_test(NAME gpu.kernels_run COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/kernels_run.sh)
+  add_test(NAME gpu.kernels_paths COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/kernels_paths.sh)
   set_tests_properties(gpu.kernels_run gpu.kernels_check_suites PROPERTIES ENVIRONMENT "KW=${kpt_kw}")
-  set_tests_properties(gpu.kernels_check gpu.kernels_check_suites gpu.kernels_run PROPERTIES
+  set_tests_properties(gpu.kernels_paths PROPERTIES ENVIRONMENT "KW=${kpt_kw};KPTPROF=$<TARGET_FILE:kptprof>")
+  set_tests_properties(gpu.kernels_check gpu.kernels_check_suites gpu.kernels_run gpu.kernels_paths PROPERTIES
     LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()

@@ -21,11 +21,13 @@ for s in ("quick", "default", "seed", "check"):
     assert any(s in w["suites"].split() for w in d["workloads"]), f"suite {s} empty"
 plant = [w["name"] for w in d["workloads"] if w["plantable"]]
 assert "memory.copy.4MiB" in plant and "memory.copy.512MiB" in plant, plant
-# MoE: the wgmma FFN's entries (SM90, AUTO) are plantable, the default
-# suite's pinned mma.sync / cuBLAS ones not; fp8: quantize and dequantize,
-# not the cuBLASLt GEMM
+# MoE: every entry (SM90 and AUTO, the default suite's too: the wgmma FFN's
+# plant where it runs) is plantable; attention: the default suite's d64
+# forward too (no longer pinned to mma.sync tiles); fp8: quantize and
+# dequantize, not the cuBLASLt GEMM
 assert "moe.layer.e8.top2.h512.f2048.b8.s512" in plant, plant
-assert "moe.layer.e8.top2.h512.b32.s128" not in plant and "moe.layer.e128.top8.h2048.f768.b32.s1024" not in plant
+assert "moe.layer.e8.top2.h512.b32.s128" in plant and "moe.layer.e128.top8.h2048.f768.b32.s1024" in plant
+assert "attention.fwd.bf16.d64.s2048" in plant, plant
 assert "fp8.quant.e4m3.bf16.per_token.8192x8192" in plant and "fp8.dequant.e4m3.bf16.per_token.8192x8192" in plant
 assert not any(n.startswith("fp8.gemm.") for n in plant), plant
 print(f"{len(names)} workloads, {len(plant)} plantable")
@@ -35,7 +37,7 @@ PY
 "$KW" --suite nosuch >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown suite must exit 2"
 "$KW" --iterations 0 memory.copy.4MiB >/dev/null 2>&1; [ $? -eq 2 ] || fail "--iterations 0 must exit 2"
 "$KW" --plant memory.transpose.f32.1024x1000=5 memory.transpose.f32.1024x1000 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plant on a fixed workload must exit 2"
-"$KW" --plant moe.layer.e8.top2.h512.b32.s128=5 moe.layer.e8.top2.h512.b32.s128 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plant on a pinned MoE layer must exit 2"
+"$KW" --plant fp8.gemm.e4m3xe4m3.4096x4096x4096=5 fp8.gemm.e4m3xe4m3.4096x4096x4096 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plant on the cuBLASLt GEMM must exit 2"
 "$KW" no.such.workload 2>&1 | grep -q "unknown workload 'no.such.workload'" || fail "unknown workload message"
 if [ -n "${KPTPROF:-}" ] && "$KPTPROF" help workloads >/dev/null 2>&1; then
 	KPTPROF_WORKLOADS=$KW "$KPTPROF" workloads | grep -q '^memory.copy.4MiB ' || fail "kptprof workloads (KPTPROF_WORKLOADS)"

@@ -17,11 +17,10 @@
 #     upsets the kernel's occupancy (a register or shared-memory change).
 # Each planted workload must also pass --check with the plant (output
 # unchanged). fp8 GEMM (cuBLASLt's), transpose, the mma.sync attention
-# kernel and the MoE layers pinned to the mma.sync grouped GEMM or cuBLAS have
-# no plant: kernels/README.md says why. The attention backward's plant (extra
+# forward and the MoE layers where AUTO runs the mma.sync grouped GEMM or
+# cuBLAS have no plant: kernels/README.md says why. The attention backward's plant (extra
 # key blocks on mma.sync; on 9.0 the sm_90a kernel's extra query-block steps)
-# and fp8 quantize's (rows of zeros past the data) run on any sm_80+ GPU. The attention forward plant is the wgmma kernel's (d128 and d64;
-# the default suite's d64 entry is pinned to mma.sync and not plantable), the
+# and fp8 quantize's (rows of zeros past the data) run on any sm_80+ GPU. The attention forward plant is the wgmma kernel's (d128 and d64), the
 # MoE plant the wgmma grouped FFN's (extra tiles; on the E128 layer, whose
 # blocks loop over ~48 and ~127 tiles each: small layers round the extra
 # tiles to whole rounds, kernels/README.md): run this on an H100/H200

@@ -11,10 +11,13 @@
 #      built: the default suite recorded three times with the default idle
 #      gap (record's --settle-us default): a1 and a2 unchanged, plant with
 #      copy.128MiB +5% and triad.f32.64M +2% of real extra work;
-#      NOGAP=1 adds n1, the same as a1 with --settle-us 0.
+#      NOGAP=1 adds n1, the same as a1 with --settle-us 0;
+#      PLANT2="NAME=PCT ..." adds plant2, the default suite with those
+#      plants (e.g. the MoE and d64 attention keys);
+#      SEED=1 adds s1, the seed suite (5 runs), a session for its baseline.
 #      RECS=0 skips step 2.
 #   3. EXTRA="cmd": run after the recordings (its output in extra.log).
-# Everything lands in $OUT/fresh.tar as g<N>/{a1,a2,plant}.kpt and
+# Everything lands in $OUT/fresh.tar as g<N>/{a1,a2,plant,...}.kpt and
 # machine.txt; bench/analyzer/fresh/eval.sh and kpt-pool-eval judge them.
 set -u -o pipefail
 SRC=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -71,6 +74,12 @@ per_gpu() {
 	rec a2 --suite default --runs 5
 	rec plant --runs 5 -- "$KW" --suite default --settle-us 3000 --plant memory.copy.128MiB=5 --plant memory.triad.f32.64M=2
 	[ "${NOGAP:-0}" = 1 ] && rec n1 --suite default --runs 5 --settle-us 0
+	if [ -n "${PLANT2:-}" ]; then
+		local pl=() x
+		for x in $PLANT2; do pl+=(--plant "$x"); done
+		rec plant2 --runs 5 -- "$KW" --suite default --settle-us 3000 "${pl[@]}"
+	fi
+	[ "${SEED:-0}" = 1 ] && rec s1 --suite seed --runs 5
 	return 0
 }
 if [ "${RECS:-1}" = 1 ]; then
