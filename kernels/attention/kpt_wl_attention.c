@@ -62,13 +62,19 @@ struct attn_cfg {
 	enum kpt_attn_dtype dt;
 	int batch, heads, seq, head_dim; /* seq: the cache length for decode */
 	int causal;
-	/* Far scores (check entries, bf16): q uniform in 64 / sqrt(d) +- 1 and
-	 * k in [-3, -1), so every score is about -128 (spread 3.5-5) and each
-	 * row's lse is below -100: exp(-lse) overflows float, which catches a
-	 * backward that lets a key past seq (K read as zeros, score 0) into P.
-	 * k's common part is small: dq = sum_j dS_ij k_j with sum_j dS_ij = 0,
-	 * so dS's rounding to bf16 errs by |k| where the answer is k's spread
-	 * (4x the usual error at kc = -2, 7x at -4). */
+	/* Far scores (check entries, bf16): column 0 of every q row is 784 and
+	 * of every k row -6 (the bf16 bytes 0x4444 and 0xc0c0, a strided
+	 * memset), the rest uniform in [-1, 1) as usual, so every score is
+	 * shifted by -4704 / sqrt(d) (-588 at d64, -416 at d128) with the usual
+	 * spread, and each row's lse is far below -88: exp(-lse) overflows
+	 * float, which catches a backward that lets a key past seq (K read as
+	 * zeros, score 0) into P. Why one column: a common part kc of every k
+	 * row cancels in dq = sum_j dS_ij k_j (sum_j dS_ij = 0) but dS's
+	 * rounding to bf16 does not, an error of kc where the answer is k's
+	 * spread; spread over all columns (uniform shifts) it doubled dq's
+	 * error, and a spread of scores wide enough to reach -88 with small
+	 * shifts made the softmax one-hot and dS = P (dP - Delta) cancel
+	 * against Delta from the bf16 O (H100, 2026-11-26: dq 0.053, dk 0.036). */
 	int far;
 };
 
@@ -210,11 +216,13 @@ static int attn_setup(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 		/* bf16 fill for both types: fp16 workloads read the same bits as
 		 * fp16 numbers, which for values in [-1, 1) are finite and non-zero
 		 * except with negligible probability. */
-		const float qc = a->far ? 64.f / sqrtf((float)a->head_dim) : 0.f, kc = a->far ? -2.f : 0.f;
-		if ((rc = kpt_wl_fill_bf16(st->q[i], st->nq, kpt_wl_subseed(c->seed, 4 * i), qc - 1.f, qc + 1.f,
-					   c->stream, d)) < 0 ||
-		    (rc = kpt_wl_fill_bf16(st->k[i], st->nkv, kpt_wl_subseed(c->seed, 4 * i + 1), kc - 1.f, kc + 1.f,
-					   c->stream, d)) < 0 ||
+		if ((rc = kpt_wl_fill_bf16(st->q[i], st->nq, kpt_wl_subseed(c->seed, 4 * i), -1.f, 1.f, c->stream, d)) < 0 ||
+		    (rc = kpt_wl_fill_bf16(st->k[i], st->nkv, kpt_wl_subseed(c->seed, 4 * i + 1), -1.f, 1.f, c->stream,
+					   d)) < 0 ||
+		    (a->far && ((rc = KPT_CUDA(d, cudaMemset2DAsync(st->q[i], 2 * a->head_dim, 0x44, 2,
+								     st->nq / a->head_dim, c->stream))) < 0 ||
+				(rc = KPT_CUDA(d, cudaMemset2DAsync(st->k[i], 2 * a->head_dim, 0xc0, 2,
+								     st->nkv / a->head_dim, c->stream))) < 0)) ||
 		    (rc = kpt_wl_fill_bf16(st->v[i], st->nkv, kpt_wl_subseed(c->seed, 4 * i + 2), -1.f, 1.f, c->stream,
 					   d)) < 0)
 			break;
@@ -609,22 +617,22 @@ static int attn_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 #define FWD(DT, DTN, D, S, C, CN, SUITES)                                                                 \
 	{ "attention.fwd." DTN ".d" #D ".s" #S CN, "attention", SUITES,                                      \
 	  4.0 * (16384 / S) * (2048 / D) * (double)S * S * D / (C ? 2 : 1), 4.0 * 16384 * 2048 * 2,          \
-	  &(const struct attn_cfg){ OP_FWD, DT, 16384 / S, 2048 / D, S, D, C }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, DT, 16384 / S, 2048 / D, S, D, C, 0 }, HOOKSF }
 /* Forward at an explicit shape (small and awkward sizes). */
 #define FWDX(DT, DTN, B, H, S, D, C, CN, SUITES)                                                          \
 	{ "attention.fwd." DTN ".d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                     \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 4.0 * B * H * S * D * 2,                           \
-	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C, 0 }, HOOKSF }
 /* e4m3 forward (Hopper only): as FWD and FWDX, bytes 1 per element of
  * q, k, v and 2 of o. */
 #define FWD8(D, S, C, CN, SUITES)                                                                          \
 	{ "attention.fwd.e4m3.d" #D ".s" #S CN, "attention", SUITES,                                         \
 	  4.0 * (16384 / S) * (2048 / D) * (double)S * S * D / (C ? 2 : 1), 5.0 * 16384 * 2048,              \
-	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, 16384 / S, 2048 / D, S, D, C }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, 16384 / S, 2048 / D, S, D, C, 0 }, HOOKSF }
 #define FWDX8(B, H, S, D, C, CN, SUITES)                                                                   \
 	{ "attention.fwd.e4m3.d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                         \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 5.0 * B * H * S * D,                               \
-	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, B, H, S, D, C }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, B, H, S, D, C, 0 }, HOOKSF }
 /* Backward and training step (forward + backward), bf16, batch * seq = 16k
  * tokens of hidden 2048 like FWD: FLOPs 2.5 and 3.5 x the forward's. */
 #define BWD_HOOKS(P) P, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
@@ -647,7 +655,7 @@ static int attn_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 #define DEC(B, H, L, D, SUITES)                                                                            \
 	{ "attention.decode.bf16.d" #D ".ctx" #L ".b" #B "h" #H, "attention", SUITES,                       \
 	  4.0 * B * H * (double)L * D, 2.0 * B * H * (double)L * D * 2 + 2.0 * B * H * D * 2,             \
-	  &(const struct attn_cfg){ OP_DECODE, KPT_ATTN_BF16, B, H, L, D, 0 }, HOOKS }
+	  &(const struct attn_cfg){ OP_DECODE, KPT_ATTN_BF16, B, H, L, D, 0, 0 }, HOOKS }
 
 static const struct kpt_workload attention_workloads[] = {
 	FWDX(KPT_ATTN_BF16, "bf16", 1, 4, 256, 64, 0, "", "quick"),
