@@ -16,16 +16,17 @@ eval=$build/kpt-history-pool-eval
 [ -x "$eval" ] || { echo "pool_eval.sh: no '$eval': cmake --build $build --target kpt-history-pool-eval" >&2; exit 2; }
 P=$src/bench/analyzer/pool-20261124
 AB=$src/bench/analyzer/ab-20261124
-# Sessions: the committed baseline sessions, the 2026-11-24 pool recordings
+# Sessions: the H100 baseline sessions committed until 2026-11-26 (now
+# tests/data/baselines-20261124), the 2026-11-24 pool recordings
 # (most are the same files as the baselines: taken once), the held-out
 # machine, and the A/A recordings of the same-machine A/B runs (other
 # sessions of baseline machines). Plants: plant.kpt of the pool machines.
 echo "== H100 (nvidia-h100-80gb-hbm3)"
-"$eval" --orders "$orders" --seed "$seed" "$src"/baselines/nvidia-h100-80gb-hbm3/default/*.kpt \
+"$eval" --orders "$orders" --seed "$seed" "$src"/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/*.kpt \
 	"$P"/h100-*/pool.kpt "$src"/tests/data/heldout_h100_pool.kpt "$AB"/h100-*/aa/*.kpt -- "$P"/h100-*/plant.kpt
 echo "== H100, the three machines with slow MoE GEMMs last (the issue's worst case)"
 "$eval" --orders "$orders" --seed "$seed" --last GPU-d307dc83 --last GPU-1a299506 --last GPU-92605176 \
-	"$src"/baselines/nvidia-h100-80gb-hbm3/default/*.kpt "$P"/h100-*/pool.kpt "$src"/tests/data/heldout_h100_pool.kpt \
+	"$src"/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/*.kpt "$P"/h100-*/pool.kpt "$src"/tests/data/heldout_h100_pool.kpt \
 	"$AB"/h100-*/aa/*.kpt
 echo "== H200 (nvidia-h200)"
 "$eval" --orders "$orders" --seed "$seed" "$src"/baselines/nvidia-h200/default/*.kpt \

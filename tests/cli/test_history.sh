@@ -8,7 +8,7 @@ CAND="$KPT_DATA/default_h100_candidate.kpt"
 # a main branch on a pool of runners: four sessions of unchanged code on four
 # H100s, then four recordings with memory.copy.128MiB +5% and
 # memory.triad.f32.64M +2% planted (real extra work) on four other H100s
-B="$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/default"
+B="$KPT_SRC/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default"
 P="$KPT_SRC/bench/analyzer/pool-20261124"
 HIST=("$B/20261124T005340Z-b9fe4863.kpt" "$B/20261124T005437Z-1407405e.kpt" "$B/20261124T005530Z-4de2c7e9.kpt"
       "$B/20261124T005623Z-bde96824.kpt" "$P/h100-05/plant.kpt" "$P/h100-06/plant.kpt" "$P/h100-07/plant.kpt"

@@ -13,7 +13,7 @@ K=$P/bin/kptprof
 [ -x "$K" ] || fail "no $K after cmake --install"
 for f in share/man/man1/kptprof.1 share/man/man1/kptprof-report.1 share/man/man1/kptprof-gate.1 \
 	share/man/man1/kptprof-history.1 share/bash-completion/completions/kptprof \
-	share/zsh/site-functions/_kptprof share/kptprof/baselines/nvidia-h100-80gb-hbm3/seed.kpt; do
+	share/zsh/site-functions/_kptprof share/kptprof/baselines/nvidia-h200/seed.kpt; do
 	[ -s "$P/$f" ] || fail "cmake --install did not install $f: $(ls -R "$P" | head -40)"
 done
 n=$(ls "$P/share/man/man1" | wc -l)

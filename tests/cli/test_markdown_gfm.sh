@@ -11,7 +11,7 @@ need_python
 command -v cmark-gfm >/dev/null || skip "cmark-gfm is not installed (apt-get install cmark-gfm)"
 cd "$KPT_SRC" || fail "cd $KPT_SRC"
 
-run "$KPTPROF" diff baselines/nvidia-h100-80gb-hbm3/default "$KPT_DATA/heldout_h100_plant.kpt" \
+run "$KPTPROF" diff tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default "$KPT_DATA/heldout_h100_plant.kpt" \
 	--markdown "$T/pr.md" --json "$T/pr.json"
 expect_rc 1 "diff of the planted recording"
 run "$KPTPROF" report "$KPT_DATA/heldout_h100_plant.kpt" --format md --top 0

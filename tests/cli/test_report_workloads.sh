@@ -3,7 +3,7 @@
 # achieved GB/s and TFLOP/s against the ceilings the recording carries; none
 # for a recording of another program (torch_small.kpt).
 . "$KPT_SRC/tests/cli/cli_lib.sh"
-B="$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/seed.kpt"
+B="$KPT_SRC/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/seed.kpt"
 [ -r "$B" ] || skip "the H100 seed baseline is missing"
 run "$KPTPROF" report "$B" --top 0
 expect_rc 0 "report of the seed baseline"

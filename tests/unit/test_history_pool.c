@@ -246,25 +246,26 @@ static void test_pick_rejects_a_repeated_session(void **state)
 static char tmpdir[256];
 static struct kpt_history_set *real; /* made once by real_set, freed by main */
 
-/* The committed H100 sessions of unchanged code (one per machine and boot)
+/* The H100 sessions of unchanged code (one per machine and boot; the
+ * committed baseline until 2026-11-26, kept in tests/data/baselines-20261124)
  * and four planted recordings of other H100s, in one store; *nsess of the
  * first are unchanged. */
 static struct kpt_history_set *real_set(uint32_t *nsess)
 {
 	static const char *const files[] = {
-		"baselines/nvidia-h100-80gb-hbm3/default/20261122T023544Z-b23a9b16.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T005340Z-b9fe4863.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T005437Z-1407405e.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T005530Z-4de2c7e9.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T005623Z-bde96824.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T005726Z-95bdbeb8.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T005847Z-c185cf12.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T010007Z-1a299506.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T010101Z-92605176.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T010621Z-d307dc83.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T012431Z-5299e6be.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T012609Z-adb8aa05.kpt",
-		"baselines/nvidia-h100-80gb-hbm3/default/20261124T012737Z-8c05f12d.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261122T023544Z-b23a9b16.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T005340Z-b9fe4863.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T005437Z-1407405e.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T005530Z-4de2c7e9.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T005623Z-bde96824.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T005726Z-95bdbeb8.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T005847Z-c185cf12.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T010007Z-1a299506.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T010101Z-92605176.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T010621Z-d307dc83.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T012431Z-5299e6be.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T012609Z-adb8aa05.kpt",
+		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T012737Z-8c05f12d.kpt",
 		"tests/data/heldout_h100_pool.kpt",
 		/* planted: memory.copy.128MiB +5%, memory.triad.f32.64M +2% */
 		"bench/analyzer/pool-20261124/h100-01/plant.kpt",
