@@ -49,6 +49,6 @@ if [ $gpu = 1 ]; then
 	exec "$BUILD/cli/kptprof" gate --suite default --runs 5
 fi
 base=${BASELINE:-baselines/nvidia-h100-80gb-hbm3/default}
-cand=${CANDIDATE:-tests/data/heldout_h100_pool.kpt}
+cand=${CANDIDATE:-tests/data/heldout_h100_s11.kpt}
 echo "(no GPU here: comparing the committed H100 recording $cand, from a machine the baseline's sessions did not come from, with the H100 baseline)" >&2
 exec "$BUILD/cli/kptprof" diff "$base" "$cand"

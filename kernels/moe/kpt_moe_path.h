@@ -37,8 +37,9 @@ enum kpt_moe_ffn_impl {
  * it cannot run, KPT_E_INVAL for an unknown req.
  * AUTO: GROUPED_SM90 on 9.0 (when usable) from KPT_MOE_AUTO_SM90_FLOPS on;
  * else CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS, else GROUPED. The `default`
- * suite's MoE workloads are pinned to the paths their committed baselines
- * recorded (kpt_wl_moe.c), so this choice does not move the gate's keys. */
+ * suite's MoE workloads take AUTO too (kpt_wl_moe.c): a change here moves
+ * the gate's keys, and the committed baselines must be recorded again
+ * (baselines/README.md). */
 int kpt_moe_ffn_path(int req, int cc_major, int cc_minor, int sm90_usable, double ffn_flops);
 
 #ifdef __cplusplus

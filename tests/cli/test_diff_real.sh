@@ -106,8 +106,20 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(n["what"
 	>/dev/null 2>"$T/err"
 rc=$?; [ $rc -eq 2 ] || fail "gate --suite seed of a default recording: exit $rc, want 2"
 grep -q "is a recording of suite 'default', not 'seed'" "$T/err" || fail "suite mismatch message: $(cat "$T/err")"
-"$KPTPROF" gate --suite default --from "$KPT_DATA/heldout_h100_pool.kpt" --baselines "$KPT_SRC/baselines" -q
+"$KPTPROF" gate --suite default --from "$KPT_DATA/heldout_h100_pool.kpt" --baselines "$KPT_SRC/tests/data/baselines-20261124" -q
 rc=$?; [ $rc -eq 0 ] || fail "gate --from the held-out recording: exit $rc"
+# The committed H100 baseline (7 fresh machines, 2026-11-26) and the eighth
+# machine of that day, held out: unchanged exit 0; copy +5% and triad +2%,
+# or the E128 MoE FFN and the d64 forward +5%: exactly those SLOW, exit 1.
+"$KPTPROF" gate --suite default --from "$KPT_DATA/heldout_h100_s11.kpt" --baselines "$KPT_SRC/baselines" -q
+rc=$?; [ $rc -eq 0 ] || fail "gate --from the 2026-11-26 held-out recording: exit $rc"
+for p in plant:copy_vec,triad_vec plant_moe:moe_ffn_sm90_kernel,moe_ffn_sm90_kernel,attn_fwd_sm90_d64_kernel; do
+	f=$KPT_DATA/heldout_h100_s11_${p%%:*}.kpt
+	"$KPTPROF" gate --suite default --from "$f" --baselines "$KPT_SRC/baselines" >"$T/p.out" 2>/dev/null
+	rc=$?; [ $rc -eq 1 ] || fail "gate --from $f: exit $rc, want 1"
+	got=$(grep -E ' SLOW$' "$T/p.out" | grep -oE 'copy_vec|triad_vec|moe_ffn_sm90_kernel|attn_fwd_sm90_d64_kernel' | paste -sd, -)
+	[ "$got" = "${p#*:}" ] || fail "$f: SLOW kernels '$got', want '${p#*:}'"
+done
 
 # kptprof ab's recordings (bench/analyzer/ab_call.sh, an H100): the A/A pair
 # under the paired rule and ab's 1% threshold: exit 0; the pair with

@@ -7,13 +7,13 @@
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_python
 SLUG=nvidia-h100-80gb-hbm3
-SESS="$KPT_SRC/baselines/$SLUG/default"
+SESS="$KPT_SRC/tests/data/baselines-20261124/$SLUG/default" # the baseline until 2026-11-26, whose code the recordings below ran
 PLANT="$KPT_DATA/heldout_h100_plant.kpt" # memory.copy.128MiB +5%, memory.triad.f32.64M +2%
 CAND="$KPT_DATA/default_h100_candidate.kpt"
 DB="$T/h.db"
 "$KPTPROF" history ls --db "$DB" 2>&1 | grep -q "built without SQLite" && skip "kptprof is built without SQLite"
 
-# fill URL: every session of the committed H100 baseline into the store
+# fill URL: every session of that H100 baseline into the store
 # URL, in file order, as commits c01, c02, ...; sets i to their number
 fill() {
 	i=0
@@ -54,7 +54,7 @@ expect_out "no regression"
 # every session, JSON verdicts against the whole folder
 run "$KPTPROF" gate --from "$PLANT" --suite default --db "$DB" --baseline-sessions 1000 --json "$T/db.json" --quiet
 expect_rc 1 "gate --db --baseline-sessions 1000"
-run "$KPTPROF" gate --from "$PLANT" --suite default --baselines "$KPT_SRC/baselines" --json "$T/f.json" --quiet
+run "$KPTPROF" gate --from "$PLANT" --suite default --baselines "$KPT_SRC/tests/data/baselines-20261124" --json "$T/f.json" --quiet
 expect_rc 1 "folder gate, every session"
 python3 - "$T/db.json" "$T/f.json" <<'PY' || fail "gate --db json verdicts differ from the folder's"
 import json, sys

@@ -48,12 +48,12 @@ run "$K" baseline path --gpu nvidia-h100-80gb-hbm3 --suite default
 expect_rc 0 "installed baseline path"
 case $(cat "$T/out") in "$P"/bin/../share/kptprof/baselines/* | "$P"/share/kptprof/baselines/*) ;;
 *) fail "the installed kptprof does not use its installed baselines: $(cat "$T/out")" ;; esac
-run "$K" gate --from "$KPT_DATA/heldout_h100_plant.kpt" --suite default -q --json "$T/g.json"
+run "$K" gate --from "$KPT_DATA/heldout_h100_s11_plant.kpt" --suite default -q --json "$T/g.json"
 expect_rc 1 "installed gate --from a planted slowdown"
 grep -q 'memory.copy.128MiB' "$T/g.json" || fail "installed gate: the planted key is not in the report"
 # ./baselines, when present, comes first
 mkdir -p baselines
-run "$K" gate --from "$KPT_DATA/heldout_h100_plant.kpt" --suite default -q
+run "$K" gate --from "$KPT_DATA/heldout_h100_s11_plant.kpt" --suite default -q
 expect_rc 2 "gate with an empty ./baselines"
 
 # the installed completion completes

@@ -2,7 +2,7 @@
  * request gets (kernels/moe/kpt_moe_path.c): a build for 80;86;89;90 must
  * keep today's paths where the Hopper instructions are missing; on 9.0 AUTO
  * takes the wgmma grouped FFN from KPT_MOE_AUTO_SM90_FLOPS of work on (the
- * gate's workloads are pinned in kpt_wl_moe.c, not through AUTO). */
+ * gate's `default` MoE workloads too: kpt_wl_moe.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
