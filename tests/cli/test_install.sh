@@ -16,6 +16,11 @@ for f in share/man/man1/kptprof.1 share/man/man1/kptprof-report.1 share/man/man1
 	share/zsh/site-functions/_kptprof share/kptprof/baselines/nvidia-h200/seed.kpt; do
 	[ -s "$P/$f" ] || fail "cmake --install did not install $f: $(ls -R "$P" | head -40)"
 done
+# the baselines' folders of sessions install too (default and seed of the H100)
+for s in default seed; do
+	ls "$P"/share/kptprof/baselines/nvidia-h100-80gb-hbm3/$s/*.kpt >/dev/null 2>&1 ||
+		fail "cmake --install did not install the H100 $s sessions"
+done
 n=$(ls "$P/share/man/man1" | wc -l)
 cmds=$("$K" help | sed -n 's/^  \([a-z]*\) .*/\1/p' | wc -l)
 [ "$n" = $((cmds + 1)) ] || fail "expected kptprof.1 and $cmds command pages, got $n: $(ls "$P/share/man/man1")"

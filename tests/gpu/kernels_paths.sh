@@ -24,8 +24,9 @@ moe.layer.e8.top2.h1024.b32.s128 moe_ffn_sm90_kernel
 moe.layer.e128.top8.h2048.f768.b32.s1024 moe_ffn_sm90_kernel"
 names=$(echo "$pairs" | awk '{ print $1 }')
 # shellcheck disable=SC2086
-"$KPTPROF" record -o "$work/p.kpt" -- "$KW" --iterations 2 --warmup 0 $names >"$work/rec.log" 2>&1 ||
-	{ tail -5 "$work/rec.log"; fail "record exit $?"; }
+"$KPTPROF" record -o "$work/p.kpt" -- "$KW" --iterations 2 --warmup 0 $names >"$work/rec.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { tail -5 "$work/rec.log"; fail "record exit $rc"; }
 "$KPTPROF" export "$work/p.kpt" --format csv -o "$work/p.csv" || fail "export exit $?"
 echo "$pairs" | python3 -c '
 import csv, sys
