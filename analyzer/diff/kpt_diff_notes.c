@@ -136,6 +136,43 @@ void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	if (!c->b->iterated || !c->n->iterated)
 		kpt_rule_note(c, "iterations", 0, kpt_rule_afmt(c, "%s has no '%s' ranges: each process counts as one iteration and the launches of one kernel are pooled",
 						  !c->b->iterated ? names[0] : names[1], KPT_DIFF_ITER_RANGE));
+	kpt_diff_swapped_note(c, df);
+}
+
+/* Workloads with kernels GONE from the base and others NEW: the code, the
+ * dispatch or a library's kernel choice changed since the base was
+ * recorded (e.g. a baseline two days behind the code). Their keys are not
+ * compared, only the workload's totals: say so once, naming the first. */
+void kpt_diff_swapped_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
+{
+	uint32_t n = 0;
+	const char *first = NULL;
+
+	for (size_t i = 0; i < df->nrows; i++) {
+		const struct kpt_diff_row *r = &df->rows[i];
+		int seen = 0, other = 0;
+
+		if (r->verdict != KPT_V_GONE || !r->workload[0])
+			continue;
+		for (size_t j = 0; j < df->nrows && !seen; j++) {
+			const struct kpt_diff_row *q = &df->rows[j];
+
+			if (strcmp(q->workload, r->workload) != 0)
+				continue;
+			if (j < i && q->verdict == KPT_V_GONE)
+				seen = 1; /* counted at its first GONE row */
+			else if (q->verdict == KPT_V_NEW)
+				other = 1;
+		}
+		if (seen || !other)
+			continue;
+		if (!first)
+			first = r->workload;
+		n++;
+	}
+	if (n)
+		kpt_rule_note(c, "kernels", 1, kpt_rule_afmt(c, "%u workload(s) ran other kernels than the base's ('%s'%s): their code, dispatch or a library's choice changed since the base was recorded; their NEW and GONE keys are not compared (a baseline holds the code it was recorded with: record it again)",
+							n, first, n > 1 ? ", ..." : ""));
 }
 
 /* NEW's measured ceilings against the mean of BASE's sessions. */

@@ -504,7 +504,35 @@ static void test_new_and_gone_keys(void **state)
 	assert_int_equal(find_row(df, "extra(float*)", 0)->verdict, KPT_V_NEW);
 	assert_true(isnan(find_row(df, "extra(float*)", 0)->base_ns));
 	assert_int_equal(df->result, KPT_DIFF_OK);
+	/* one workload lost a kernel and gained another: one note, severe,
+	 * naming it */
+	{
+		int notes = 0;
+
+		for (size_t i = 0; i < df->nnotes; i++)
+			if (strcmp(df->notes[i].what, "kernels") == 0) {
+				notes++;
+				assert_true(df->notes[i].severe);
+				assert_non_null(strstr(df->notes[i].text, "1 workload(s) ran other kernels"));
+				assert_non_null(strstr(df->notes[i].text, find_row(df, "softmax_kernel", 0)->workload));
+			}
+		assert_int_equal(notes, 1);
+	}
 	kpt_diff_destroy(df);
+	/* only GONE (a kernel no longer launched), or only NEW: no such note */
+	for (int side = 0; side < 2; side++) {
+		gen_defaults(&a);
+		b = a;
+		if (side)
+			b.extra_kernel = 1;
+		else
+			b.omit_softmax = 1;
+		df = diff2(*state, &a, &b, NULL);
+		assert_int_equal(df->counts[side ? KPT_V_NEW : KPT_V_GONE], 1);
+		for (size_t i = 0; i < df->nnotes; i++)
+			assert_string_not_equal(df->notes[i].what, "kernels");
+		kpt_diff_destroy(df);
+	}
 }
 
 static void test_config_change_falls_back_to_name_and_path(void **state)
