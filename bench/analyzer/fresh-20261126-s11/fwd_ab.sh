@@ -1,6 +1,8 @@
 # same machine: the attention forward of 8d32beb (the code of the 2026-11-24
 # baseline sessions) against today's, both built with nvcc alone for sm_90a,
-# interleaved rounds, no idle gap (as those sessions were recorded)
+# interleaved rounds, no idle gap (as those sessions were recorded).
+# Run from the repository root on the GPU machine with the old sources carried:
+#   git archive 8d32beb kernels lib | gzip > .carry/s11/old8d32beb.tgz
 set -u
 build() { # SRC OUT
 	local SRC=$1 OUT=$2 inc f
