@@ -142,32 +142,20 @@ void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 /* Workloads with kernels GONE from the base and others NEW: the code, the
  * dispatch or a library's kernel choice changed since the base was
  * recorded (e.g. a baseline two days behind the code). Their keys are not
- * compared, only the workload's totals: say so once, naming the first. */
+ * compared, only the workload's totals: say so once, naming the first.
+ * From the per-workload verdict counts of kpt_diff_make_totals. */
 void kpt_diff_swapped_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
 {
 	uint32_t n = 0;
 	const char *first = NULL;
 
-	for (size_t i = 0; i < df->nrows; i++) {
-		const struct kpt_diff_row *r = &df->rows[i];
-		int seen = 0, other = 0;
+	for (size_t i = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
 
-		if (r->verdict != KPT_V_GONE || !r->workload[0])
-			continue;
-		for (size_t j = 0; j < df->nrows && !seen; j++) {
-			const struct kpt_diff_row *q = &df->rows[j];
-
-			if (strcmp(q->workload, r->workload) != 0)
-				continue;
-			if (j < i && q->verdict == KPT_V_GONE)
-				seen = 1; /* counted at its first GONE row */
-			else if (q->verdict == KPT_V_NEW)
-				other = 1;
-		}
-		if (seen || !other)
+		if (t->kind != KPT_TOTAL_WORKLOAD || !t->name[0] || !t->verdicts[KPT_V_GONE] || !t->verdicts[KPT_V_NEW])
 			continue;
 		if (!first)
-			first = r->workload;
+			first = t->name;
 		n++;
 	}
 	if (n)
