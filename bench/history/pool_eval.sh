@@ -29,5 +29,5 @@ echo "== H100, the three machines with slow MoE GEMMs last (the issue's worst ca
 	"$src"/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/*.kpt "$P"/h100-*/pool.kpt "$src"/tests/data/heldout_h100_pool.kpt \
 	"$AB"/h100-*/aa/*.kpt
 echo "== H200 (nvidia-h200)"
-"$eval" --orders "$orders" --seed "$seed" "$src"/baselines/nvidia-h200/default/*.kpt \
+"$eval" --orders "$orders" --seed "$seed" "$src"/tests/data/baselines-20261124/nvidia-h200/default/*.kpt \
 	"$P"/h200-*/pool.kpt "$src"/tests/data/heldout_h200_pool.kpt "$AB"/h200-*/aa/*.kpt -- "$P"/h200-*/plant.kpt

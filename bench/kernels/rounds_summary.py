@@ -5,8 +5,9 @@ Reads DIR/kpt-<round>.json (kpt-workloads --json: name, median_s, bytes,
 flops) and DIR/torch-<round>.json (torch_equiv.py: {name: {median_s, bytes,
 flops}}), prints a Markdown table: per row the median over rounds of each
 round's median time, the 95% bootstrap interval of that median over rounds,
-GB/s (bytes read + written) or TFLOP/s, % of the H100's 3.35 TB/s for
-memory rows, and the torch equivalent's row the same way, with the
+GB/s (bytes read + written) or TFLOP/s, % of the HBM datasheet peak for
+memory rows (the H100 SXM's 3.35 TB/s; the H200's 4.8 TB/s when the run's
+DIR/../gpu.txt, which kernels_sota.sh writes, names an H200), and the torch equivalent's row the same way, with the
 per-round ratio torch time / kpt time (above 1: kpt faster).
 """
 import glob
@@ -17,6 +18,7 @@ import sys
 
 from round_stats import boot
 
+PEAKS = {"H200": 4.8e12}  # datasheet HBM peak by name; else the H100 SXM's
 PEAK = 3.35e12
 PAIRS = {
     "memory.copy.1GiB": "torch.copy_.1GiB",
@@ -37,8 +39,18 @@ def rate(row, t):
     return f"{gbps / 1e9:.0f} GB/s", f"{gbps / PEAK * 100:.1f}%"
 
 
+def peak_of(d):
+    try:
+        text = open(f"{d}/../gpu.txt").read()
+    except OSError:
+        return 3.35e12
+    return next((v for k, v in PEAKS.items() if k in text), 3.35e12)
+
+
 def main():
+    global PEAK
     d = sys.argv[1]
+    PEAK = peak_of(d)
     kpt, tor, info = {}, {}, {}
     for p in glob.glob(f"{d}/kpt-*.json"):
         r = int(re.search(r"kpt-(\d+)\.json$", p).group(1))
@@ -58,7 +70,7 @@ def main():
                     info[name] = dict(row, name=name)
         except (OSError, ValueError):
             pass
-    print("| workload | rounds | median us [95%] | rate | % of 3.35 TB/s | torch equivalent | torch median us [95%] | torch rate | torch / kpt time [95%] |")
+    print(f"| workload | rounds | median us [95%] | rate | % of {PEAK / 1e12:.2f} TB/s | torch equivalent | torch median us [95%] | torch rate | torch / kpt time [95%] |")
     print("| --- | --: | --- | --: | --: | --- | --- | --: | --- |")
     for name, tname in PAIRS.items():
         if name not in kpt:

@@ -56,7 +56,7 @@ fi
 # recording: exit 0; H100 against H200: exit 2; `gate --from` of a default
 # recording under --suite seed: exit 2.
 B=${KPT_SRC:?}/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default
-H200=$KPT_SRC/baselines/nvidia-h200/default
+H200=$KPT_SRC/tests/data/baselines-20261124/nvidia-h200/default
 [ -d "$B" ] && [ -d "$H200" ] || fail "committed baseline folders missing"
 for runs in all 0-4 5-7; do
 	sel=(); [ $runs = all ] || sel=(--new-runs $runs)

@@ -13,13 +13,15 @@ K=$P/bin/kptprof
 [ -x "$K" ] || fail "no $K after cmake --install"
 for f in share/man/man1/kptprof.1 share/man/man1/kptprof-report.1 share/man/man1/kptprof-gate.1 \
 	share/man/man1/kptprof-history.1 share/bash-completion/completions/kptprof \
-	share/zsh/site-functions/_kptprof share/kptprof/baselines/nvidia-h200/seed.kpt; do
+	share/zsh/site-functions/_kptprof; do
 	[ -s "$P/$f" ] || fail "cmake --install did not install $f: $(ls -R "$P" | head -40)"
 done
-# the baselines' folders of sessions install too (default and seed of the H100)
-for s in default seed; do
-	ls "$P"/share/kptprof/baselines/nvidia-h100-80gb-hbm3/$s/*.kpt >/dev/null 2>&1 ||
-		fail "cmake --install did not install the H100 $s sessions"
+# the baselines' folders of sessions install too (default and seed of each GPU model)
+for g in nvidia-h100-80gb-hbm3 nvidia-h200; do
+	for s in default seed; do
+		ls "$P"/share/kptprof/baselines/$g/$s/*.kpt >/dev/null 2>&1 ||
+			fail "cmake --install did not install the $g $s sessions"
+	done
 done
 n=$(ls "$P/share/man/man1" | wc -l)
 cmds=$("$K" help | sed -n 's/^  \([a-z]*\) .*/\1/p' | wc -l)

@@ -16,7 +16,7 @@ D=$KPT_DATA
 for by in kernel range rank; do
 	"$KPTPROF" report "$D/torch_small.kpt" --by $by --format json >"$T/report-$by.json" || fail "report --by $by failed"
 done
-"$KPTPROF" compare "$KPT_SRC/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/seed.kpt" "$KPT_SRC/baselines/nvidia-h200/seed.kpt" \
+"$KPTPROF" compare "$KPT_SRC/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/seed.kpt" "$KPT_SRC/tests/data/baselines-20261124/nvidia-h200/seed.kpt" \
 	--format json >"$T/compare.json" || fail "compare --format json failed"
 
 python3 - "$KPT_SRC/docs/schema" "$T" <<'PY' || fail "a JSON output does not match its schema"
