@@ -16,8 +16,8 @@ eval=$build/kpt-history-pool-eval
 [ -x "$eval" ] || { echo "pool_eval.sh: no '$eval': cmake --build $build --target kpt-history-pool-eval" >&2; exit 2; }
 P=$src/bench/analyzer/pool-20261124
 AB=$src/bench/analyzer/ab-20261124
-# Sessions: the H100 baseline sessions committed until 2026-11-26 (now
-# tests/data/baselines-20261124), the 2026-11-24 pool recordings
+# Sessions: the H100 and H200 baseline sessions committed until 2026-11-26
+# (now tests/data/baselines-20261124), the 2026-11-24 pool recordings
 # (most are the same files as the baselines: taken once), the held-out
 # machine, and the A/A recordings of the same-machine A/B runs (other
 # sessions of baseline machines). Plants: plant.kpt of the pool machines.

@@ -75,9 +75,18 @@
  * PCT asked (H100: +3.9% for 10% on the seed-shape layer, +4.8% at E128).
  * Whole extra tiles round to whole tile rounds per block: proportional
  * where each block loops over many tiles (E128: ~48 and ~127 a block),
- * coarse where it has few (the seed shape: 4-5). This kernel is in no
- * committed baseline (the default suite's MoE entries are pinned to the
- * mma.sync GEMM and cuBLAS).
+ * coarse where it has few (the seed shape: 4-5). Since 2026-11-26 the
+ * default suite's MoE entries run this kernel and the committed baselines
+ * hold its timings: a change here means recording them again
+ * (baselines/README.md).
+ *
+ * Measured limits (ncu, E128 top-8 h2048 f768 on an H100; bench/RESULTS.md,
+ * session 12): GEMM 2 is bound by L2 bandwidth (84.5% of it, tensor pipe
+ * 52.5%): each block loads its own A and B tiles, 48 KiB a K step. GEMM 1
+ * is latency-bound (L1TEX waits of the gather's row reads; spills). CUTLASS's
+ * grouped GEMM (torch._grouped_mm) runs the same tile in clusters of 2 with
+ * the B tile multicast by TMA, 1.3-1.7x faster per GEMM (its A is not
+ * gathered): the next step here.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
