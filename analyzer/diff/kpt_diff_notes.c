@@ -163,6 +163,24 @@ void kpt_diff_swapped_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
 							n, first, n > 1 ? ", ..." : ""));
 }
 
+/* A comparison across machines that leaves most keys AMBG cannot hear a
+ * slowdown of a few percent: its "no regression" means none was seen, not
+ * none there. Say so, with the way out (more sessions, or one machine).
+ * Not for a same-machine comparison (its noise is run-to-run only). */
+void kpt_diff_deaf_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
+{
+	const uint32_t ambg = df->counts[KPT_V_AMBG];
+	const uint32_t compared = df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST] + ambg + df->counts[KPT_V_SAME];
+
+	if (df->machine == KPT_MACHINE_SAME_BOOT || compared < 4 || 2 * ambg <= compared)
+		return;
+	kpt_rule_note(c, "power", 1, kpt_rule_afmt(c, "%u of %u compared keys are AMBG against %u session%s of other machines: "
+							"this comparison cannot tell a change of a few percent from machine noise "
+							"(no SLOW means none was seen, not none there); add sessions from other machines "
+							"('kptprof baseline update') or compare on one machine ('kptprof gate --against', 'kptprof ab')",
+						    ambg, compared, df->base_sessions, df->base_sessions == 1 ? "" : "s"));
+}
+
 /* NEW's measured ceilings against the mean of BASE's sessions. */
 void kpt_diff_ceilings(struct kpt_rule_ctx *c, struct kpt_diff *df)
 {

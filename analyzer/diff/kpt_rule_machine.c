@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_diff_steps.h"
 #include "kpt_rule.h"
 #include "kpt_stats.h"
 
@@ -609,6 +610,7 @@ static void machine_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	else
 		kpt_rule_note(c, "sessions", 0, kpt_rule_afmt(c, "base holds %u sessions: the noise has a measured between-machine part, "
 					      "after each family's machine effect", df->base_sessions));
+	kpt_diff_deaf_note(c, df);
 	for (size_t i = 0; i < df->nshifts; i++) {
 		const struct kpt_diff_shift *sh = &df->shifts[i];
 

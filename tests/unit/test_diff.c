@@ -1127,6 +1127,38 @@ static void test_one_session_uses_the_prior_and_says_so(void **state)
 	assert_true(kpt_diff_between_prior_pct(1e3) > kpt_diff_between_prior_pct(100e3));
 }
 
+/* Against other machines with most keys AMBG the report says the
+ * comparison cannot hear a few percent; with the between part negligible
+ * (keys SAME) it does not. */
+static void test_mostly_ambg_says_it_cannot_hear(void **state)
+{
+	struct gen a;
+	struct kpt_diff *df;
+	struct kpt_diff_opts o = { 0 };
+	int said = 0;
+	uint32_t compared;
+
+	gen_defaults(&a);
+	df = diff2(*state, &a, &a, &o); /* one session: the prior, 1-3.5% */
+	compared = df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST] + df->counts[KPT_V_AMBG] + df->counts[KPT_V_SAME];
+	assert_true(compared >= 4);
+	assert_true(2 * df->counts[KPT_V_AMBG] > compared);
+	for (size_t i = 0; i < df->nnotes; i++)
+		if (strcmp(df->notes[i].what, "power") == 0) {
+			said++;
+			assert_true(df->notes[i].severe);
+			assert_non_null(strstr(df->notes[i].text, "compared keys are AMBG"));
+			assert_non_null(strstr(df->notes[i].text, "gate --against"));
+		}
+	assert_int_equal(said, 1);
+	kpt_diff_destroy(df);
+	df = diff2(*state, &a, &a, NULL); /* between part negligible */
+	assert_true(2 * df->counts[KPT_V_AMBG] <= df->counts[KPT_V_SAME] + df->counts[KPT_V_AMBG]);
+	for (size_t i = 0; i < df->nnotes; i++)
+		assert_string_not_equal(df->notes[i].what, "power");
+	kpt_diff_destroy(df);
+}
+
 static void test_repeated_launches_aggregate_into_one_key(void **state)
 {
 	struct gen a, b;
@@ -1292,6 +1324,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_run_medians_match_the_sample_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sessions_measure_the_between_part, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_session_uses_the_prior_and_says_so, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mostly_ambg_says_it_cannot_hear, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_launches_aggregate_into_one_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paired_runs_see_through_run_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranks_are_keys_and_different_work_is_noted, setup, teardown),
