@@ -39,6 +39,30 @@ int kpt_diff_copy_env(struct kpt_rule_ctx *c, struct kpt_diff_env *dst, const st
 	       dst->suite && dst->host && dst->time && dst->commit ? 0 : KPT_E_NOMEM;
 }
 
+/* Workloads with kernels GONE from the base and others NEW: the code, the
+ * dispatch or a library's kernel choice changed since the base was
+ * recorded (e.g. a baseline two days behind the code). Their keys are not
+ * compared, only the workload's totals: say so once, naming the first.
+ * From the per-workload verdict counts of kpt_diff_make_totals. */
+static void swapped_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
+{
+	uint32_t n = 0;
+	const char *first = NULL;
+
+	for (size_t i = 0; i < df->ntotals; i++) {
+		const struct kpt_diff_total *t = &df->totals[i];
+
+		if (t->kind != KPT_TOTAL_WORKLOAD || !t->name[0] || !t->verdicts[KPT_V_GONE] || !t->verdicts[KPT_V_NEW])
+			continue;
+		if (!first)
+			first = t->name;
+		n++;
+	}
+	if (n)
+		kpt_rule_note(c, "kernels", 1, kpt_rule_afmt(c, "%u workload(s) ran other kernels than the base's ('%s'%s): their code, dispatch or a library's choice changed since the base was recorded; their NEW and GONE keys are not compared (a baseline holds the code it was recorded with: record it again)",
+							n, first, n > 1 ? ", ..." : ""));
+}
+
 void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 {
 	const struct kpt_diff_env *b = &df->base, *n = &df->new_;
@@ -136,49 +160,7 @@ void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	if (!c->b->iterated || !c->n->iterated)
 		kpt_rule_note(c, "iterations", 0, kpt_rule_afmt(c, "%s has no '%s' ranges: each process counts as one iteration and the launches of one kernel are pooled",
 						  !c->b->iterated ? names[0] : names[1], KPT_DIFF_ITER_RANGE));
-	kpt_diff_swapped_note(c, df);
-}
-
-/* Workloads with kernels GONE from the base and others NEW: the code, the
- * dispatch or a library's kernel choice changed since the base was
- * recorded (e.g. a baseline two days behind the code). Their keys are not
- * compared, only the workload's totals: say so once, naming the first.
- * From the per-workload verdict counts of kpt_diff_make_totals. */
-void kpt_diff_swapped_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
-{
-	uint32_t n = 0;
-	const char *first = NULL;
-
-	for (size_t i = 0; i < df->ntotals; i++) {
-		const struct kpt_diff_total *t = &df->totals[i];
-
-		if (t->kind != KPT_TOTAL_WORKLOAD || !t->name[0] || !t->verdicts[KPT_V_GONE] || !t->verdicts[KPT_V_NEW])
-			continue;
-		if (!first)
-			first = t->name;
-		n++;
-	}
-	if (n)
-		kpt_rule_note(c, "kernels", 1, kpt_rule_afmt(c, "%u workload(s) ran other kernels than the base's ('%s'%s): their code, dispatch or a library's choice changed since the base was recorded; their NEW and GONE keys are not compared (a baseline holds the code it was recorded with: record it again)",
-							n, first, n > 1 ? ", ..." : ""));
-}
-
-/* A comparison across machines that leaves most keys AMBG cannot hear a
- * slowdown of a few percent: its "no regression" means none was seen, not
- * none there. Say so, with the way out (more sessions, or one machine).
- * Not for a same-machine comparison (its noise is run-to-run only). */
-void kpt_diff_deaf_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
-{
-	const uint32_t ambg = df->counts[KPT_V_AMBG];
-	const uint32_t compared = df->counts[KPT_V_SLOW] + df->counts[KPT_V_FAST] + ambg + df->counts[KPT_V_SAME];
-
-	if (df->machine == KPT_MACHINE_SAME_BOOT || compared < 4 || 2 * ambg <= compared)
-		return;
-	kpt_rule_note(c, "power", 1, kpt_rule_afmt(c, "%u of %u compared keys are AMBG against %u session%s of other machines: "
-							"this comparison cannot tell a change of a few percent from machine noise "
-							"(no SLOW means none was seen, not none there); add sessions from other machines "
-							"('kptprof baseline update') or compare on one machine ('kptprof gate --against', 'kptprof ab')",
-						    ambg, compared, df->base_sessions, df->base_sessions == 1 ? "" : "s"));
+	swapped_note(c, df);
 }
 
 /* NEW's measured ceilings against the mean of BASE's sessions. */

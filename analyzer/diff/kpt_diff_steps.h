@@ -48,12 +48,6 @@ int kpt_diff_make_totals(struct kpt_rule_ctx *c, struct kpt_diff *df);
 int kpt_diff_copy_env(struct kpt_rule_ctx *c, struct kpt_diff_env *dst, const struct kpt_diff_side *s,
 		      uint32_t nslots);
 void kpt_diff_env_notes(struct kpt_rule_ctx *c, struct kpt_diff *df);
-/* The note on workloads whose kernels are NEW and GONE (called by
- * kpt_diff_env_notes). */
-void kpt_diff_swapped_note(struct kpt_rule_ctx *c, const struct kpt_diff *df);
-/* The note on a comparison across machines that leaves more than half of
- * the compared keys AMBG (called by the machine rule's notes). */
-void kpt_diff_deaf_note(struct kpt_rule_ctx *c, const struct kpt_diff *df);
 void kpt_diff_ceilings(struct kpt_rule_ctx *c, struct kpt_diff *df);
 void kpt_diff_ceiling_note(struct kpt_rule_ctx *c, struct kpt_diff *df);
 
