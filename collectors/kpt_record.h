@@ -102,6 +102,10 @@ struct kpt_record_result {
 		char text[1024];
 	} note[KPT_RECORD_NOTES];   /* one line each, in order (later ones dropped) */
 	int nnotes;
+	/* what was recorded, so callers need not probe the GPU or open the
+	 * recording again: the first GPU's slug and name, the suite (meta
+	 * "suite": the bundled suite's or the project's name; "" for a program) */
+	char slug[128], gpu[128], suite[128];
 };
 
 /* Runs the recording described by o; 0 with r filled (r->status may be
@@ -109,5 +113,25 @@ struct kpt_record_result {
  * negative kpt_err with d set and nothing written at o->out (KPT_E_NODEV:
  * no GPU). O(runs) processes; the merge streams kernels chunk by chunk. */
 int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r, struct kpt_diag *d);
+
+struct kpt_project;
+
+/* Records the workloads of project p (kpt_project.h): all of them when
+ * nnames is 0, else those named (KPT_E_NOTFOUND for a name p lacks).
+ * base gives what is not per workload (out, collector, counters, settle,
+ * skip_gpu_check; base->cmd, suite and workloads are ignored); runs is
+ * base->runs when > 0, else each workload's runs (else the project's).
+ * Run i of the recording is run i of every workload, in the project's
+ * order, each a fresh process started in the workload's cwd with its env,
+ * window and timeout (a run past its timeout is killed: KPT_E_INVAL-free,
+ * r->status 128 + SIGKILL, and a note); warm-up runs go before and are not
+ * kept. Each workload's kernels and ranges sit under its root_range, so
+ * two workloads never share a key. Meta: "suite" = p->name, "project" =
+ * p->path (not for the bundled suite), "workloads" = the names recorded,
+ * "step_ranges" = "WORKLOAD/RANGE,..." for those with a step_range.
+ * The bundled suite (p->builtin) records exactly as kpt_record_run with
+ * o.suite did. Same return contract as kpt_record_run. */
+int kpt_record_project(const struct kpt_project *p, const char *const *names, size_t nnames,
+		       const struct kpt_record_opts *base, struct kpt_record_result *r, struct kpt_diag *d);
 
 #endif
