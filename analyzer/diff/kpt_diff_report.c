@@ -88,6 +88,8 @@ static const char *fmt_config(char *buf, size_t cap, const struct kpt_diff_row *
 		snprintf(buf, cap, "(varies)");
 	else if (r->aggregated)
 		snprintf(buf, cap, "(%u launches/iter)", r->aggregated);
+	else if (!r->grid[0] && !r->block[0])
+		snprintf(buf, cap, "-");  /* not a launch: a step-time key */
 	else
 		snprintf(buf, cap, "(%u,%u,%u)x(%u,%u,%u)", r->grid[0], r->grid[1], r->grid[2],
 			 r->block[0], r->block[1], r->block[2]);

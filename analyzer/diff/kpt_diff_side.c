@@ -1081,6 +1081,84 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	return 0;
 }
 
+/* Step-time keys: a project's workload that times NVTX steps (meta
+ * "step_ranges", "WORKLOAD/RANGE,...", written by kpt_record_project)
+ * gets one key per listed range path whose samples are the wall times of
+ * that range's instances, so a workload's step is compared as a key of its
+ * own beside its kernels (name "step time (NVTX range)", path the range's
+ * path). Ranges left open (end 0) are not samples. O(ranges). */
+#define STEP_KEY_NAME "step time (NVTX range)"
+
+static int add_step_keys(struct loader *L)
+{
+	const char *list = kpt_file_meta_get(L->f, "step_ranges");
+	uint32_t name, *keys = NULL, *want = NULL;
+	size_t nwant = 0, cap = 0;
+	int rc = 0;
+
+	if (!list || !list[0] || !L->nranges)
+		return 0;
+	/* the wanted paths, interned in the side's strings */
+	for (const char *p = list; *p && rc == 0;) {
+		size_t n = strcspn(p, ",");
+		char *one = kpt_arena_strndup(&L->s->arena, p, n);
+
+		if (!one)
+			rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
+		else if (n && nwant == cap) {
+			uint32_t *t;
+
+			cap = cap ? cap * 2 : 8;
+			if (!(t = realloc(want, cap * sizeof *t)))
+				rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
+			else
+				want = t;
+		}
+		if (rc == 0 && n)
+			rc = side_intern(L->s, one, &want[nwant++], L->d);
+		p += n + (p[n] == ',');
+	}
+	if (rc == 0 && nwant && !(keys = malloc(nwant * sizeof *keys)))
+		rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
+	for (size_t w = 0; w < nwant; w++)
+		keys[w] = NO_ID;
+	if (rc == 0 && nwant)
+		rc = side_intern(L->s, STEP_KEY_NAME, &name, L->d);
+	for (size_t i = 0; rc == 0 && i < L->nranges; i++) {
+		const struct kpt_range *r = &L->ranges[i];
+		uint32_t ps = 0, proc;
+		size_t w;
+		struct pend p = { 0 };
+
+		if (!r->end_ns || r->end_ns < r->start_ns || (L->nprocs && r->process >= L->nprocs))
+			continue;
+		if (L->range_path[i] == NO_ID && (rc = resolve_range(L, (uint32_t)i)) < 0)
+			break;
+		if (L->range_path[i] == SKIP_PATH || L->range_path[i] == 0)
+			continue;
+		if ((rc = path_string(L, L->range_path[i], &ps)) < 0)
+			break;
+		L->path_str[L->range_path[i]] = ps;
+		for (w = 0; w < nwant && want[w] != ps; w++)
+			;
+		if (w == nwant)
+			continue;
+		if (keys[w] == NO_ID) {
+			struct site st = { .name = name, .mangled = name, .path = ps,
+					   .workload = L->path_workload[L->range_path[i]] };
+
+			if ((rc = new_key(L, &st, 0, &keys[w])) < 0)
+				break;
+		}
+		proc = L->nprocs ? r->process : 0;
+		p.ns = (float)(r->end_ns - r->start_ns);
+		rc = commit(L, keys[w], proc, &p);
+	}
+	free(keys);
+	free(want);
+	return rc;
+}
+
 static int fmt_version(struct kpt_arena *a, uint32_t v, const char **out)
 {
 	char buf[32];
@@ -1388,7 +1466,7 @@ static int side_load(struct loader *L)
 	for (size_t p = 0; rc >= 0 && p < (L->nprocs ? L->nprocs : 1); p++)
 		if (L->ib[p].n)
 			rc = flush_iter(L, (uint32_t)p);
-	if (rc < 0)
+	if (rc < 0 || (rc = add_step_keys(L)) < 0)
 		return rc;
 	if (!s->env.kernels)
 		return kpt_diag_set(d, KPT_E_INVAL, "'%s' holds no kernels", kpt_file_path(f));
