@@ -31,6 +31,9 @@ double kpt_geomean_f64(const double *v, size_t n);
 double kpt_t_pvalue(double t, double df);
 /* Quantile q (0 < q < 1) of Student's t with df degrees of freedom. */
 double kpt_t_quantile(double q, double df);
+/* Quantile q (0 < q < 1) of the chi-square distribution with df degrees of
+ * freedom (df > 0); NAN otherwise. Bisection on the incomplete gamma. */
+double kpt_chi2_quantile(double q, double df);
 /* Holm step-down adjustment of n p-values, in place (NAN entries are
  * skipped and do not count in n). O(n log n). Returns KPT_E_NOMEM or 0. */
 int kpt_holm(double *p, size_t n);

@@ -86,6 +86,67 @@ double kpt_t_quantile(double q, double df)
 	return q > 0.5 ? (lo + hi) / 2 : -(lo + hi) / 2;
 }
 
+/* P(a, x), the regularised lower incomplete gamma: its series below
+ * a + 1, else 1 - the continued fraction of Q (modified Lentz). */
+static double gamma_p(double a, double x)
+{
+	const double tiny = 1e-300;
+	double lf, b, c, dd, h;
+
+	if (x <= 0)
+		return 0;
+	lf = a * log(x) - x - lgamma(a);
+	if (x < a + 1) {
+		double sum = 1 / a, term = sum;
+
+		for (int n = 1; n < 1000; n++) {
+			term *= x / (a + n);
+			sum += term;
+			if (fabs(term) < fabs(sum) * 1e-16)
+				break;
+		}
+		return sum * exp(lf);
+	}
+	b = x + 1 - a;
+	c = 1 / tiny;
+	dd = 1 / b;
+	h = dd;
+	for (int i = 1; i < 1000; i++) {
+		double an = -i * (i - a), delta;
+
+		b += 2;
+		dd = an * dd + b;
+		dd = fabs(dd) < tiny ? tiny : dd;
+		c = b + an / c;
+		c = fabs(c) < tiny ? tiny : c;
+		dd = 1 / dd;
+		delta = dd * c;
+		h *= delta;
+		if (fabs(delta - 1) < 1e-15)
+			break;
+	}
+	return 1 - exp(lf) * h;
+}
+
+double kpt_chi2_quantile(double q, double df)
+{
+	double lo = 0, hi = df > 1 ? df : 1;
+
+	if (!(q > 0 && q < 1) || !(df > 0))
+		return NAN;
+	while (gamma_p(df / 2, hi / 2) < q && hi < 1e300)
+		hi *= 2;
+	for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (gamma_p(df / 2, mid / 2) < q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 struct pidx {
 	double p;
 	size_t i;

@@ -213,7 +213,7 @@ static double pctof(long a, long b)
 
 int main(int argc, char **argv)
 {
-	struct machine m[MAXM];
+	struct machine m[MAXM] = { 0 }; /* split, aa_a, aa_b: set only for some layouts */
 	int n = 0, base_runs = 5;
 	struct tally t3 = { 0 }, t5 = { 0 }, ab = { 0 }, t1 = { 0 }, ab10 = { 0 }, same = { 0 };
 	long real_n = 0, real_hit[2] = { 0, 0 }, real_other = 0, real_gates_other = 0;

@@ -115,6 +115,23 @@ static void test_selection_is_linear_on_sorted_and_constant_input(void **state)
 	free(v);
 }
 
+/* Reference values from tables (R's qchisq): the closed forms for 1 and 2
+ * df, the series and the continued fraction sides of the gamma. */
+static void test_chi2_quantile_matches_tables(void **state)
+{
+	static const struct { double q, df, x; } t[] = {
+		{ 0.05, 1, 0.00393214 }, { 0.05, 2, 0.1025866 }, { 0.05, 3, 0.3518463 },
+		{ 0.05, 6, 1.6353829 },  { 0.95, 3, 7.8147279 },  { 0.5, 10, 9.3418180 },
+		{ 0.975, 30, 46.979242 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		assert_true(fabs(kpt_chi2_quantile(t[i].q, t[i].df) - t[i].x) < 1e-5 * (1 + t[i].x));
+	assert_true(isnan(kpt_chi2_quantile(0, 3)));
+	assert_true(isnan(kpt_chi2_quantile(0.5, 0)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_empty_input_is_nan),
 		cmocka_unit_test(test_mean_sd_geomean),
 		cmocka_unit_test(test_selection_is_linear_on_sorted_and_constant_input),
+		cmocka_unit_test(test_chi2_quantile_matches_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
