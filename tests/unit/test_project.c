@@ -261,6 +261,22 @@ static void test_unreadable_and_oversized_files(void **state)
 	assert_int_equal(kpt_project_load(tmpdir, &p, &d), KPT_E_IO);
 }
 
+static void test_huge_objects_are_refused(void **state)
+{
+	size_t cap = 4200 * 16 + 256, len = 0;
+	char *text = malloc(cap);
+
+	(void)state;
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "{\n\"project\": \"p\",\n\"workloads\": [{\"name\": \"a\", "
+				"\"command\": [\"x\"], \"env\": {\n");
+	for (int i = 0; i < 4200; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%s\"V%d\": \"1\"", i ? ", " : "", i);
+	snprintf(text + len, cap - len, "}}]}\n");
+	expect_error(text, KPT_E_INVAL, 4, "workloads[0].env.V4096", "more than 4096 keys in one object");
+	free(text);
+}
+
 static void test_find_walks_up(void **state)
 {
 	char deep[PATH_MAX + 32], out[PATH_MAX], real[PATH_MAX], want[PATH_MAX + 32];
@@ -322,6 +338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_capture_combinations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranges_of_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_and_oversized_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_huge_objects_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find_walks_up, setup, teardown),
 		cmocka_unit_test(test_builtin_is_one_workload_running_the_suite),
 	};
