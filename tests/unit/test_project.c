@@ -129,7 +129,7 @@ static void expect_error(const char *text, int code, int line, const char *key, 
 {
 	struct kpt_project *p = (struct kpt_project *)1;
 	struct kpt_diag d;
-	char want[256];
+	char want[512];
 	const char *path = write_file("kptprof.json", text);
 
 	assert_int_equal(kpt_project_load(path, &p, &d), code);
@@ -274,6 +274,18 @@ static void test_huge_objects_are_refused(void **state)
 		len += (size_t)snprintf(text + len, cap - len, "%s\"V%d\": \"1\"", i ? ", " : "", i);
 	snprintf(text + len, cap - len, "}}]}\n");
 	expect_error(text, KPT_E_INVAL, 4, "workloads[0].env.V4096", "more than 4096 keys in one object");
+	/* nesting past the reader's bound is a syntax error, not a deep recursion */
+	len = (size_t)snprintf(text, cap, "{\"project\": \"p\",\n\"build\": ");
+	for (int i = 0; i < 200; i++)
+		text[len++] = '[';
+	text[len] = '\0';
+	{
+		char key[8 + 63 * 3] = "build";
+
+		for (int i = 0; i < 63; i++)
+			strcat(key, "[0]");
+		expect_error(text, KPT_E_FORMAT, 2, key, "bad JSON: nested deeper than 64");
+	}
 	free(text);
 }
 
