@@ -14,6 +14,7 @@
 #define PRIOR_DF 10.0   /* df of the built-in prior when it stands alone (one session) */
 #define PRIOR_SHRINK_DF 2.0 /* its weight as a shrinkage target, when a bucket has too few keys */
 #define SHRINK_DF 3.0   /* weight of the duration bucket's median, likewise */
+#define UCB_Q 0.05      /* lower chi-square quantile of a key's own upper bound on its between part */
 #define SHIFT_PRIOR_PCT 0.5 /* between-session SD of a family's median change, one session */
 
 /* One unit's pieces of the noise model, from pass 1 (all in log space). */
@@ -27,6 +28,7 @@ struct est {
 	uint32_t S, M, bucket, family;
 	uint32_t wl;                /* coarser group: the workload family alone ("moe (all)") */
 	double b_res;               /* between variance left after the group's machine effect */
+	int alone;                  /* its sessions say it does not follow its group's effect */
 	double centre;              /* ns: exp of the base's mean */
 	double *xs;                 /* [S] session means minus their mean */
 };
@@ -389,6 +391,15 @@ static int machine_model(struct kpt_rule_ctx *c, struct kpt_diff *df, struct est
 				e->b_res = ss / (S - 1) - e->w * e->minv;
 				if (e->b_res < 0)
 					e->b_res = 0;
+				/* Evidence before priors: a key whose sessions agree
+				 * better without the group's effect than with it (a
+				 * kernel the machines run alike, in a program whose
+				 * other kernels move) is left out of the effect: no
+				 * shift taken out of it, its own variance kept. */
+				if (e->b_raw < e->b_res) {
+					e->b_res = e->b_raw;
+					e->alone = 1;
+				}
 			}
 			/* A t whose kurtosis is the residuals' (df = 4 + 6 / excess):
 			 * on a few machines a few keys of a family are far off (the
@@ -443,6 +454,23 @@ static int machine_model(struct kpt_rule_ctx *c, struct kpt_diff *df, struct est
 			 * quiet key is quiet and a wild one is wild */
 			bdf = (e->S - 1) + tdf[i];
 			b = ((e->S - 1) * e->b_res + tdf[i] * target[i]) / bdf;
+			/* Evidence before priors: the group's target counts only
+			 * as far as the key's own sessions allow it, never above
+			 * the one-sided 95% upper bound of what they measured
+			 * (their session means' variance, run noise included, on
+			 * S - 1 df). A kernel whose machines agree to 0.04% is not
+			 * given its group's 1.3% because other kernels of the
+			 * program move (docs/decision-rule.md, "Evidence before
+			 * priors"). */
+			{
+				double s2 = e->b_res + e->w * e->minv;
+				double ucb = (e->S - 1) * s2 / kpt_chi2_quantile(UCB_Q, e->S - 1);
+
+				if (b > ucb) {
+					b = ucb;
+					bdf = e->S - 1;
+				}
+			}
 		} else {
 			b = prior * prior;
 			bdf = PRIOR_DF;
@@ -517,8 +545,8 @@ static int machine_model(struct kpt_rule_ctx *c, struct kpt_diff *df, struct est
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (E[i].tested) {
-			kn[i].shift = G[gid[i]].m_used;
-			kn[i].post = G[gid[i]].post;
+			kn[i].shift = E[i].alone ? 0 : G[gid[i]].m_used;
+			kn[i].post = E[i].alone ? 0 : G[gid[i]].post;
 		}
 	rc = 0;
 out:

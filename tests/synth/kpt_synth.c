@@ -14,11 +14,11 @@ static const char usage[] =
 	"usage: kpt-synth -o FILE [--runs M] [--iterations N] [--kernels-per-iter K]\n"
 	"                 [--names K] [--noise PCT] [--within PCT] [--slow SUBSTR:PCT]...\n"
 	"                 [--gpu NAME] [--suite NAME] [--command CMD] [--meta KEY=VALUE]...\n"
-	"                 [--seed S] [--total-kernels N]\n";
+	"                 [--seed S] [--total-kernels N] [--machine PCT:SEED] [--stable SUBSTR]\n";
 
 enum opt_id {
 	OPT_RUNS = 256, OPT_ITER, OPT_KPI, OPT_NAMES, OPT_NOISE, OPT_WITHIN, OPT_SLOW,
-	OPT_GPU, OPT_SUITE, OPT_COMMAND, OPT_META, OPT_SEED, OPT_TOTAL, OPT_HELP,
+	OPT_GPU, OPT_SUITE, OPT_COMMAND, OPT_META, OPT_SEED, OPT_TOTAL, OPT_HELP, OPT_MACHINE, OPT_STABLE,
 };
 
 static const struct option longopts[] = {
@@ -36,6 +36,8 @@ static const struct option longopts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "total-kernels", required_argument, NULL, OPT_TOTAL },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "machine", required_argument, NULL, OPT_MACHINE },
+	{ "stable", required_argument, NULL, OPT_STABLE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -127,6 +129,23 @@ int main(int argc, char **argv)
 			o.slow[o.nslow++].substr = optarg;
 			break;
 		}
+		case OPT_MACHINE: {
+			char *colon = strrchr(optarg, ':'), *end;
+
+			if (!colon || colon == optarg)
+				return fail("invalid --machine '%s' (PCT:SEED)", optarg);
+			*colon = '\0';
+			if (parse_pct(optarg, &o.machine_pct) || o.machine_pct < 0)
+				return fail("invalid percentage in --machine '%s'", optarg);
+			errno = 0;
+			o.machine_seed = strtoull(colon + 1, &end, 10);
+			if (errno || end == colon + 1 || *end)
+				return fail("invalid seed in --machine '%s'", colon + 1);
+			break;
+		}
+		case OPT_STABLE:
+			o.stable = optarg;
+			break;
 		case OPT_GPU:
 			if (!*optarg)
 				return fail("empty GPU name");

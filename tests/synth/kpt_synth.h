@@ -44,6 +44,13 @@ struct kpt_synth_opts {
 	int nslow;
 	struct kpt_meta_kv meta[KPT_SYNTH_MAX_META]; /* extra meta */
 	int nmeta;
+	/* --machine PCT:SEED: what one machine does to each kernel, a factor
+	 * exp(PCT/100 x N(0,1)) per launch site drawn from SEED alone (the
+	 * same SEED is the same machine); sites whose name holds --stable's
+	 * text get none (a kernel every machine runs alike). 0: off. */
+	double machine_pct;
+	uint64_t machine_seed;
+	const char *stable;
 };
 
 /* Fills o with the defaults above. */

@@ -186,6 +186,33 @@ void kpt_synth_destroy(struct kpt_synth *s)
 	free(s);
 }
 
+/* The machine's factor for site i (kpt_synth_opts.machine_pct): a normal
+ * draw from (machine_seed, i) by splitmix64 and Box-Muller, independent of
+ * the recording's own seed. */
+static double machine_factor(const struct kpt_synth_opts *o, uint32_t i, const char *mangled)
+{
+	uint64_t x = o->machine_seed * 0x9E3779B97F4A7C15ull + i + 1, u[2];
+	char *dem;
+	int stable = 0;
+
+	if (o->stable) {
+		dem = kpt_demangle(mangled);
+		stable = strstr(mangled, o->stable) || (dem && strstr(dem, o->stable));
+		free(dem);
+	}
+	if (stable)
+		return 1;
+	for (int k = 0; k < 2; k++) {
+		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		u[k] = z ^ (z >> 31);
+	}
+	return exp(o->machine_pct / 100 * sqrt(-2 * log(((u[0] >> 11) + 0.5) / 9007199254740992.0)) *
+		   cos(2 * M_PI * (u[1] >> 11) / 9007199254740992.0));
+}
+
 static double slow_factor(const struct kpt_synth_opts *o, const char *mangled)
 {
 	char *dem = kpt_demangle(mangled);
@@ -258,6 +285,8 @@ int kpt_synth_create(const struct kpt_synth_opts *o, struct kpt_synth **out,
 		st->base_ns = exp(log(2000.0) + uniform(s) * (log(3e6) - log(2000.0)));
 		st->slow = slow_factor(o, s->names[st->name_idx]);
 		st->group = i / 4;
+		if (o->machine_pct > 0)
+			st->slow *= machine_factor(o, i, s->names[st->name_idx]);
 	}
 	*out = s;
 	return 0;
