@@ -188,6 +188,13 @@ static int h_add(struct args *a)
 	kpt_progress_end();
 	if (rc < 0)
 		return kpt_cli_fail(&d);
+	/* a session with no key is no point of any history */
+	if (!run.npoints) {
+		kpt_diag_set(&d, KPT_E_INVAL, "'%s' holds no kernel key to store (0 keys)", a->pos);
+		kpt_diag_hint(&d, "a recording with steps (kpt:iter) keys only the kernels inside them");
+		kpt_history_run_release(&run);
+		return kpt_cli_fail(&d);
+	}
 	if (a->val[O_COMMIT])
 		run.session.commit = a->val[O_COMMIT];
 	if (a->val[O_BRANCH])
