@@ -202,6 +202,9 @@ const struct kpt_opt kpt_diff_opts[] = {
 	KPT_OPT_OPERAND("BASE... NEW", "baseline and new recording (required); several BASE files or a folder: sessions"),
 	KPT_OPT_FLAG(0, "allow-unmatched", struct kpt_diff_cli, allow_unmatched,
 		     "show the table even when fewer than half of either side's keys matched (default: refuse, exit 2)"),
+	KPT_OPT_FLAG(0, "same-machine", struct kpt_diff_cli, o.same_machine,
+		     "BASE and NEW ran on this one machine and boot: no between-machine noise (imported traces "
+		     "without a host name; default: by GPU UUID and boot id)"),
 	KPT_OPT_INCLUDE(kpt_diff_rule_opts),
 	KPT_OPT_INCLUDE(kpt_diff_report_opts),
 	KPT_OPT_END,
@@ -419,6 +422,9 @@ int cmd_diff(int argc, char **argv)
 
 	if (rc == KPT_OPT_GO && n < 2)
 		rc = kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
+	else if (rc == KPT_OPT_GO && dc.o.same_machine && (dc.o.machine || dc.o.paired))
+		rc = kpt_cli_usage_error(argv[0], "--same-machine and --%s contradict each other",
+					 dc.o.paired ? "paired" : "other-machine");
 	/* BASE... NEW: every file (or folder of session files) but the last is a
 	 * session of the baseline. */
 	else if (rc == KPT_OPT_GO)

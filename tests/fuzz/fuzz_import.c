@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	snprintf(out, sizeof out, "%s.kpt", in);
 	kpt_diag_clear(&d);
-	if (kpt_import(paths, 1, out, &st, &d) == 0) {
+	if (kpt_import(paths, 1, out, NULL, &st, &d) == 0) {
 		check_output(out, &st);
 	} else {
 		PROMISE(stat(out, &sb) != 0);
