@@ -2,8 +2,7 @@
  *
  * Formats (one file per format, lib/kpt_import_<format>.c, rows of one
  * table in kpt_import.c):
- *   kineto  torch.profiler / Kineto Chrome trace JSON (plain JSON; a .gz is
- *           refused: zlib is not a dependency of kptprof)
+ *   kineto  torch.profiler / Kineto Chrome trace JSON (plain, or gzip: .json.gz)
  *   nsys    Nsight Systems SQLite export (`nsys export --type sqlite`);
  *           needs a build with SQLite (KPT_HAVE_SQLITE), else
  *           KPT_E_UNSUPPORTED
@@ -25,7 +24,8 @@
 
 #include "kpt_err.h"
 
-/* Larger input files are refused (the trace is mapped, not read). */
+/* Larger input files are refused (the trace is mapped, not read), and so is
+ * more decompressed output of a gzip file. */
 #define KPT_IMPORT_MAX_BYTES ((uint64_t)16 << 30)
 
 /* How a recording's runs are cut (kpt_import_opts.runs). */
@@ -57,7 +57,8 @@ struct kpt_import_stats {
  * o may be NULL (the defaults). st (may be NULL) gets the counts. Errors, each one line naming the file:
  * KPT_E_NOTFOUND/KPT_E_IO (cannot open or map), KPT_E_FORMAT (not a known
  * format, bad JSON, a required field missing or of the wrong type, a bound
- * exceeded), KPT_E_UNSUPPORTED (compressed input; nsys without SQLite),
+ * exceeded, bad or truncated gzip data), KPT_E_UNSUPPORTED (gzip input in a
+ * build without zlib, a gzip-compressed SQLite export; nsys without SQLite),
  * KPT_E_INVAL (formats mixed), KPT_E_NOMEM; nothing is left at out. */
 int kpt_import(const char *const *paths, size_t n, const char *out, const struct kpt_import_opts *o,
 	       struct kpt_import_stats *st, struct kpt_diag *d);
