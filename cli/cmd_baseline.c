@@ -453,7 +453,7 @@ static int bl_verify(const char *path)
 	const struct kpt_kernel *rows;
 	const void *tab;
 	size_t n;
-	int rc;
+	int rc, empty = 0;
 
 	if ((rc = kpt_file_open(path, &f, &d)) == 0 && (rc = kpt_file_load_strings(f, &d)) == 0 &&
 	    (rc = kpt_file_meta(f, (const struct kpt_meta_kv **)&tab, &n, &d)) == 0 &&
@@ -470,13 +470,20 @@ static int bl_verify(const char *path)
 			;
 		if (rc == 0)
 			rc = kpt_diff_side_load(f, NULL, &side, &d);
+		/* a session with no key would make every later gate compare nothing */
+		if (rc == 0 && kpt_diff_side_keys(side) == 0) {
+			kpt_diag_set(&d, KPT_E_INVAL, "'%s' holds no kernel key to compare (0 keys): the baseline is unchanged", path);
+			rc = kpt_diag_hint(&d, "a recording with steps (kpt:iter) keys only the kernels inside them");
+			empty = 1;
+		}
 	}
 	kpt_diff_side_destroy(side);
 	kpt_kernel_cursor_destroy(cur);
 	kpt_file_close(f);
 	if (rc < 0) {
 		kpt_cli_fail(&d);
-		fprintf(stderr, "kptprof baseline: '%s' is not a usable recording: the baseline is unchanged\n", path);
+		if (!empty)
+			fprintf(stderr, "kptprof baseline: '%s' is not a usable recording: the baseline is unchanged\n", path);
 		return KPT_EXIT_ERROR;
 	}
 	return 0;

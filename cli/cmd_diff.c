@@ -200,6 +200,11 @@ const struct kpt_opt kpt_diff_report_opts[] = {
 /* `kptprof diff`'s table: every diff option. */
 const struct kpt_opt kpt_diff_opts[] = {
 	KPT_OPT_OPERAND("BASE... NEW", "baseline and new recording (required); several BASE files or a folder: sessions"),
+	KPT_OPT_FLAG(0, "allow-unmatched", struct kpt_diff_cli, allow_unmatched,
+		     "show the table even when fewer than half of either side's keys matched (default: refuse, exit 2)"),
+	KPT_OPT_FLAG(0, "same-machine", struct kpt_diff_cli, o.same_machine,
+		     "BASE and NEW ran on this one machine and boot: no between-machine noise (imported traces "
+		     "without a host name; default: by GPU UUID and boot id)"),
 	KPT_OPT_INCLUDE(kpt_diff_rule_opts),
 	KPT_OPT_INCLUDE(kpt_diff_report_opts),
 	KPT_OPT_END,
@@ -292,9 +297,10 @@ int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err)
 	return kpt_cli_fail(err);
 }
 
-/* A gate compares something: fewer than half of either side's keys
- * matched (a wrong path, a renamed range, another program) is an error. */
-static int check_matched(const struct kpt_diff *df, const char *new_, struct kpt_diag *d)
+/* A gate or a diff compares something: fewer than half of either side's
+ * keys matched (a wrong path, a renamed range, another program), or none at
+ * all, is an error, never "no regression". */
+static int check_matched(const struct kpt_diff *df, const char *new_, int gate, struct kpt_diag *d)
 {
 	uint32_t gone = df->counts[KPT_V_GONE], nw = df->counts[KPT_V_NEW];
 	uint32_t matched = (uint32_t)df->nrows - gone - nw;
@@ -302,9 +308,12 @@ static int check_matched(const struct kpt_diff *df, const char *new_, struct kpt
 	if (2 * (uint64_t)matched >= (uint64_t)matched + gone && 2 * (uint64_t)matched >= (uint64_t)matched + nw &&
 	    matched > 0)
 		return 0;
-	kpt_diag_set(d, KPT_E_MISMATCH, "'%s' matched %u of the baseline's %u keys and %u of its own %u: nothing to gate",
-		     new_, matched, matched + gone, matched, matched + nw);
-	return kpt_diag_hint(d, "check the recording's suite, ranges and the baseline path ('kptprof diff BASE NEW' shows what differs)");
+	kpt_diag_set(d, KPT_E_MISMATCH, "'%s' matched %u of the baseline's %u keys and %u of its own %u: nothing to %s",
+		     new_, matched, matched + gone, matched, matched + nw, gate ? "gate" : "compare");
+	return kpt_diag_hint(d, gate ? "check the recording's suite, ranges and the baseline path "
+				       "('kptprof diff --allow-unmatched BASE NEW' shows what differs)"
+				     : "check that both recordings ran the same program and ranges "
+				       "('--allow-unmatched' shows the NEW and GONE keys)");
 }
 
 /* A gate compares like with like: a recording made with another idle gap
@@ -328,7 +337,9 @@ static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 	struct kpt_report_opts ro = { 0 };
 	int rc, width;
 
-	if (dc->require_match && (check_matched(df, df->new_.path, &d) < 0 || check_settle(df, &d) < 0)) {
+	if (((dc->require_match || (dc->refuse_unmatched && !dc->allow_unmatched)) &&
+	     check_matched(df, df->new_.path, dc->require_match, &d) < 0) ||
+	    (dc->require_match && check_settle(df, &d) < 0)) {
 		kpt_diff_destroy(df);
 		return kpt_diff_cli_fail(dc, &d);
 	}
@@ -406,11 +417,14 @@ int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, st
 
 int cmd_diff(int argc, char **argv)
 {
-	struct kpt_diff_cli dc = { 0 };
+	struct kpt_diff_cli dc = { .refuse_unmatched = 1 };
 	int n, rc = kpt_opt_parse("diff", kpt_diff_opts, &dc, argc, argv, &n, NULL);
 
 	if (rc == KPT_OPT_GO && n < 2)
 		rc = kpt_cli_usage_error(argv[0], "expected two recordings: BASE NEW");
+	else if (rc == KPT_OPT_GO && dc.o.same_machine && (dc.o.machine || dc.o.paired))
+		rc = kpt_cli_usage_error(argv[0], "--same-machine and --%s contradict each other",
+					 dc.o.paired ? "paired" : "other-machine");
 	/* BASE... NEW: every file (or folder of session files) but the last is a
 	 * session of the baseline. */
 	else if (rc == KPT_OPT_GO)

@@ -15,8 +15,13 @@ struct kpt_diff_cli {
 	uint32_t *runs_buf[2];               /* owned: parsed --base-runs/--new-runs */
 	const char *plots;                   /* --plots DIR (diff, gate): gnuplot scripts + PNGs */
 	/* gate: fewer than half of the baseline's keys (or of the new
-	 * recording's) matched is an error, never a pass */
+	 * recording's) matched is an error, never a pass; and an idle gap
+	 * other than the baseline's is refused */
 	int require_match;
+	/* diff: the same matching rule (nothing to compare is an error) unless
+	 * --allow-unmatched */
+	int refuse_unmatched;
+	int allow_unmatched;                 /* diff --allow-unmatched */
 };
 
 /* The diff options as tables (kpt_cli.h), offsets into struct

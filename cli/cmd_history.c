@@ -105,7 +105,8 @@ const struct kpt_opt kpt_history_opts[] = {
 	KPT_OPT_U64(0, "min-seg", "N", HA, u_min_seg, 1, 1000, "fewest sessions on each side of a step (default 3)",
 		    .verbs = SERIES),
 	KPT_OPT_U64(0, "min-machines", "N", HA, u_min_machines, 1, 1000,
-		    "detect: fewest machines (GPUs) after a step that must carry it (default 3)", .verbs = B(S_DETECT)),
+		    "detect: fewest machines (GPUs) after a step that must carry it (default 3; a store of fewer "
+		    "machines, e.g. one runner: all of them)", .verbs = B(S_DETECT)),
 	KPT_OPT_END,
 };
 #undef SERIES
@@ -188,6 +189,13 @@ static int h_add(struct args *a)
 	kpt_progress_end();
 	if (rc < 0)
 		return kpt_cli_fail(&d);
+	/* a session with no key is no point of any history */
+	if (!run.npoints) {
+		kpt_diag_set(&d, KPT_E_INVAL, "'%s' holds no kernel key to store (0 keys)", a->pos);
+		kpt_diag_hint(&d, "a recording with steps (kpt:iter) keys only the kernels inside them");
+		kpt_history_run_release(&run);
+		return kpt_cli_fail(&d);
+	}
 	if (a->val[O_COMMIT])
 		run.session.commit = a->val[O_COMMIT];
 	if (a->val[O_BRANCH])
@@ -792,10 +800,21 @@ static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 		return kpt_cli_fail(&d);
 	if (r->j) {
 		kpt_json_kv_u64(r->j, "machines", res->machines);
+		/* which reading of the machines: one runner, or a pool */
+		kpt_json_kv_str(r->j, "mode", res->machines == 1 ? "one_runner" : "pool");
+		kpt_json_kv_u64(r->j, "min_machines_used", res->min_machines);
 		kpt_json_kv_u64(r->j, "unbacked", res->unbacked);
 		kpt_json_key(r->j, "change_points");
 		kpt_json_begin_array(r->j);
-	} else if (res->ncps) {
+	} else {
+		if (res->machines == 1)
+			printf("mode: one runner (1 machine): its session-to-session noise is the noise, a step needs no "
+			       "other machine\n");
+		else
+			printf("mode: a pool of %u machines: a step must be carried by %u of them%s\n", res->machines,
+			       res->min_machines, res->min_machines < r->a->min_machines ? " (all: fewer than --min-machines)" : "");
+	}
+	if (!r->j && res->ncps) {
 		printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s %8s  %s\n", "step", "confidence", "commit",
 		       "previous", "session", "before", "after", "noise", "machines", "series");
 	}
@@ -813,7 +832,7 @@ static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 		printf("no change points\n");
 	if (!r->j && res->unbacked)
 		printf("(%u change point%s of single series not carried by %u or more of the %u machines: not reported)\n",
-		       res->unbacked, res->unbacked == 1 ? "" : "s", r->a->min_machines, res->machines);
+		       res->unbacked, res->unbacked == 1 ? "" : "s", res->min_machines, res->machines);
 	r->regressions += res->regressions;
 	r->total += (uint32_t)res->ncps;
 	r->unbacked += res->unbacked;

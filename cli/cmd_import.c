@@ -25,13 +25,24 @@ static int is_input(const char *out, char **paths, int n)
 
 struct import_args {
 	const char *out;
+	int runs;                   /* enum kpt_import_runs */
+};
+
+static const char *const run_modes[] = {
+	[KPT_IMPORT_RUNS_AUTO] = "auto",
+	[KPT_IMPORT_RUNS_FILES] = "files",
+	[KPT_IMPORT_RUNS_STEPS] = "steps",
+	NULL,
 };
 
 const struct kpt_opt kpt_import_opts[] = {
-	KPT_OPT_OPERAND("TRACE...", "torch.profiler/Kineto Chrome trace JSON (plain, not .gz) or Nsight Systems SQLite "
-			"export; several: one run each (required)"),
+	KPT_OPT_OPERAND("TRACE...", "torch.profiler/Kineto Chrome trace JSON (.json or .json.gz) or Nsight Systems "
+			"SQLite export (required)"),
 	KPT_OPT_STRING('o', "output", "FILE", struct import_args, out,
 		       "the recording to write; must not be a TRACE (required)"),
+	KPT_OPT_CHOICE(0, "runs", "auto|files|steps", struct import_args, runs, run_modes,
+		       "what a run is: each file, or each step (ProfilerStep#N) of a Kineto trace "
+		       "(default auto: the steps of one file, else the files)"),
 	KPT_OPT_END,
 };
 
@@ -58,13 +69,14 @@ int cmd_import(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	kpt_diag_clear(&d);
-	rc = kpt_import((const char *const *)paths, (size_t)npaths, out, &st, &d);
+	rc = kpt_import((const char *const *)paths, (size_t)npaths, out,
+			&(struct kpt_import_opts){ .runs = (enum kpt_import_runs)a.runs }, &st, &d);
 	if (rc < 0)
 		return kpt_cli_fail(&d);
 	fprintf(stderr,
 		"kptprof: imported %u %s file%s into '%s': %u run%s, %" PRIu64 " kernels, %" PRIu64 " memops, %" PRIu64
 		" ranges (%" PRIu64 " steps as kpt:iter), %u GPU%s\n",
-		st.files, st.format, st.files == 1 ? "" : "s", out, st.files, st.files == 1 ? "" : "s", st.kernels,
+		st.files, st.format, st.files == 1 ? "" : "s", out, st.runs, st.runs == 1 ? "" : "s", st.kernels,
 		st.memops, st.ranges, st.iterations, st.devices, st.devices == 1 ? "" : "s");
 	fprintf(stderr,
 		"kptprof: kernels in a range of their launching thread %" PRIu64 ", only in a step %" PRIu64

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef KPT_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 static int sniff_kineto(const unsigned char *h, size_t n)
 {
@@ -32,8 +35,8 @@ static int sniff_nsys(const unsigned char *h, size_t n)
 static const struct kpt_importer importers[] = {
 	{ .name = "kineto", .what = "torch.profiler/Kineto Chrome trace", .sniff = sniff_kineto,
 	  .import = kpt_import_kineto,
-	  .lacks = "NVML environment samples; separate runs (one run per imported file); "
-		   "mangled kernel names (demangled names are stored); static and dynamic shared memory "
+	  .lacks = "NVML environment samples; separate processes for runs (a run is one imported file, or one "
+		   "step of a single trace); mangled kernel names (demangled names are stored); static and dynamic shared memory "
 		   "apart (their sum is stored as static); process start and exit" },
 	{ .name = "nsys", .what = "Nsight Systems SQLite export", .sniff = sniff_nsys,
 	  .import = kpt_import_nsys,
@@ -71,6 +74,89 @@ int kpt_import_grow(void *p, size_t *cap, size_t need, size_t size)
 	*pp = np;
 	*cap = nc;
 	return 0;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+int kpt_import_note_facts(struct kpt_import_ctx *c, const struct kpt_import_facts *f, struct kpt_diag *d)
+{
+	struct kpt_import_facts *k = &c->facts;
+	const char **dst[] = { &k->host, &k->gpu_name, &k->gpu_uuid, &k->pci_bus_id };
+	const char *src[] = { f->host, f->gpu_name, f->gpu_uuid, f->pci_bus_id };
+
+	if (c->facts_seen) {
+		for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
+			if (!same_str(*dst[i], src[i]))
+				c->facts_differ = 1;
+		if (k->driver_version != f->driver_version || k->runtime_version != f->runtime_version ||
+		    k->cupti_version != f->cupti_version)
+			c->facts_differ = 1;
+		return 0;
+	}
+	c->facts_seen = 1;
+	k->driver_version = f->driver_version;
+	k->runtime_version = f->runtime_version;
+	k->cupti_version = f->cupti_version;
+	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
+		if (src[i] && !(*dst[i] = strdup(src[i])))
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
+	return 0;
+}
+
+static void facts_release(struct kpt_import_facts *k)
+{
+	free((void *)k->host);
+	free((void *)k->gpu_name);
+	free((void *)k->gpu_uuid);
+	free((void *)k->pci_bus_id);
+	memset(k, 0, sizeof *k);
+}
+
+/* The machine facts as meta; import.machine (what diff compares) only when
+ * every file said the same and a host or GPU UUID is among them: a GPU
+ * name and driver alone are shared by every machine of a cluster. */
+static int write_facts(struct kpt_import_ctx *c, struct kpt_diag *d)
+{
+	const struct kpt_import_facts *k = &c->facts;
+	char num[3][16], *id = NULL;
+	size_t il = 0;
+	FILE *f;
+	int rc = 0;
+
+	if (!c->facts_seen)
+		return 0;
+	snprintf(num[0], sizeof num[0], "%u", k->driver_version);
+	snprintf(num[1], sizeof num[1], "%u", k->runtime_version);
+	snprintf(num[2], sizeof num[2], "%u", k->cupti_version);
+	if (k->host && rc >= 0)
+		rc = kpt_writer_meta(c->w, "host", k->host, d);
+	if (k->gpu_uuid && rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.gpu_uuid", k->gpu_uuid, d);
+	if (k->pci_bus_id && rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.pci_bus_id", k->pci_bus_id, d);
+	if (k->driver_version && rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.cuda_driver_version", num[0], d);
+	if (k->runtime_version && rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.cuda_runtime_version", num[1], d);
+	if (k->cupti_version && rc >= 0)
+		rc = kpt_writer_meta(c->w, "import.cupti_version", num[2], d);
+	if (rc < 0 || c->facts_differ || (!k->host && !k->gpu_uuid))
+		return rc;
+	if (!(f = open_memstream(&id, &il)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	fprintf(f, "host=%s gpu=%s uuid=%s pci=%s driver=%u cuda=%u", k->host ? k->host : "",
+		k->gpu_name ? k->gpu_name : "", k->gpu_uuid ? k->gpu_uuid : "", k->pci_bus_id ? k->pci_bus_id : "",
+		k->driver_version, k->runtime_version);
+	if (fclose(f) != 0) {
+		free(id);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	rc = kpt_writer_meta(c->w, "import.machine", id, d);
+	free(id);
+	return rc;
 }
 
 const char *kpt_import_range_name(const char *name, int *is_step)
@@ -336,6 +422,102 @@ static uint32_t link_one(struct kpt_import_ctx *c, const struct kpt_import_links
 	return KPT_NONE;
 }
 
+/* ---- steps as runs ------------------------------------------------------ */
+
+struct step_cut {
+	int64_t start, end;
+	uint32_t process;
+};
+
+static int cut_cmp(const void *pa, const void *pb)
+{
+	const struct step_cut *a = pa, *b = pb;
+
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* The process of the step open at ts: the last step started at or before
+ * it, else the first. */
+static uint32_t step_process(const struct step_cut *s, size_t n, int64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].start <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return s[lo ? lo - 1 : 0].process;
+}
+
+int kpt_import_write_processes(struct kpt_import_ctx *c, struct kpt_import_rows *r,
+			       const struct kpt_process *proto, struct kpt_diag *d)
+{
+	struct step_cut *s = NULL;
+	size_t n = 0;
+	struct kpt_process p = *proto;
+	int rc = 0;
+
+	for (size_t i = 0; c->steps_as_runs && i < r->ns; i++)
+		n += r->spans[i].is_step && r->spans[i].process == proto->index;
+	p.run = c->run;
+	c->next_run = c->run + 1;
+	if (n < 2 || (uint64_t)c->run + n > UINT32_MAX - 1)
+		return kpt_writer_process(c->w, &p, d);
+	if (!(s = malloc(n * sizeof *s)))
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
+	n = 0;
+	for (size_t i = 0; i < r->ns; i++)
+		if (r->spans[i].is_step && r->spans[i].process == proto->index)
+			s[n++] = (struct step_cut){ r->spans[i].start, r->spans[i].end, 0 };
+	qsort(s, n, sizeof *s, cut_cmp);
+	for (size_t i = 0; i < n; i++)
+		s[i].process = i ? c->next_process++ : proto->index;
+	/* kernels by their launch: the launches sorted by correlation first */
+	if (r->nl > 1)
+		qsort(r->launches, r->nl, sizeof *r->launches, launch_cmp);
+	for (size_t i = 0; i < r->nk + r->nm; i++) {
+		uint32_t *proc = i < r->nk ? &r->k[i].process : &r->m[i - r->nk].process;
+		uint32_t corr = i < r->nk ? r->k[i].correlation : r->m[i - r->nk].correlation;
+		int64_t ts = (int64_t)(i < r->nk ? r->k[i].start_ns : r->m[i - r->nk].start_ns);
+		size_t lo = 0, hi = r->nl;
+
+		if (*proc != proto->index)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct kpt_import_launch *m = &r->launches[mid];
+
+			if (m->process < proto->index || (m->process == proto->index && m->correlation < corr))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < r->nl && r->launches[lo].process == proto->index && r->launches[lo].correlation == corr)
+			ts = r->launches[lo].ts;
+		*proc = step_process(s, n, ts);
+	}
+	for (size_t i = 0; i < r->nl; i++)
+		if (r->launches[i].process == proto->index)
+			r->launches[i].process = step_process(s, n, r->launches[i].ts);
+	for (size_t i = 0; i < r->ns; i++)
+		if (r->spans[i].process == proto->index)
+			r->spans[i].process = step_process(s, n, r->spans[i].start);
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		p.index = s[i].process;
+		p.run = c->run + (uint32_t)i;
+		p.start_ns = i ? (uint64_t)s[i].start : proto->start_ns;
+		p.end_ns = i + 1 < n ? (uint64_t)s[i + 1].start : proto->end_ns;
+		rc = kpt_writer_process(c->w, &p, d);
+	}
+	c->next_run = c->run + (uint32_t)n;
+	free(s);
+	return rc;
+}
+
 static void *add_row(struct kpt_import_ctx *c, void *arr, size_t *n, size_t *cap, size_t size,
 		     struct kpt_diag *d)
 {
@@ -455,6 +637,139 @@ static int map_file(const char *path, const unsigned char **data, size_t *len, s
 	return 0;
 }
 
+static int is_gzip(const unsigned char *h, size_t n)
+{
+	return n >= 2 && h[0] == 0x1f && h[1] == 0x8b;
+}
+
+#ifdef KPT_HAVE_ZLIB
+int kpt_import_gunzip(const char *path, const unsigned char *gz, size_t gzlen, uint64_t max,
+		      const unsigned char **data, size_t *len, struct kpt_diag *d)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmpl[4096];
+	unsigned char *buf = NULL;
+	const size_t chunk = (size_t)1 << 20;
+	uint64_t total = 0;
+	z_stream z;
+	int fd, zrc = Z_OK, rc = 0;
+	void *p;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if ((size_t)snprintf(tmpl, sizeof tmpl, "%s/kptprof-gunzip.XXXXXX", dir) >= sizeof tmpl)
+		return kpt_diag_set(d, KPT_E_IO, "cannot import '%s': TMPDIR is too long", path);
+	if ((fd = mkstemp(tmpl)) < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot import '%s': cannot make a temporary file in '%s': %s", path, dir,
+				    strerror(errno));
+	unlink(tmpl);
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	memset(&z, 0, sizeof z);
+	if (!(buf = malloc(chunk)) || inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(buf);
+		close(fd);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", path);
+	}
+	while (rc == 0) {
+		if (!z.avail_in && gzlen) {
+			size_t take = gzlen < (size_t)UINT32_MAX ? gzlen : (size_t)UINT32_MAX;
+
+			z.next_in = (unsigned char *)gz;
+			z.avail_in = (uInt)take;
+			gz += take;
+			gzlen -= take;
+		}
+		z.next_out = buf;
+		z.avail_out = (uInt)chunk;
+		zrc = inflate(&z, Z_NO_FLUSH);
+		if (zrc != Z_OK && zrc != Z_STREAM_END && !(zrc == Z_BUF_ERROR && z.avail_in)) {
+			rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': bad gzip data after %llu bytes of output%s%s",
+					  path, (unsigned long long)total, z.msg ? ": " : "", z.msg ? z.msg : "");
+			break;
+		}
+		if (chunk - z.avail_out) {
+			size_t n = chunk - z.avail_out, off = 0;
+
+			if (total + n > max) {
+				rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': more than %llu MiB once decompressed",
+						  path, (unsigned long long)(max >> 20));
+				break;
+			}
+			while (off < n) {
+				ssize_t w = write(fd, buf + off, n - off);
+
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					rc = kpt_diag_set(d, KPT_E_IO, "cannot import '%s': cannot write its decompressed copy in '%s': %s",
+							  path, dir, w < 0 ? strerror(errno) : "short write");
+					break;
+				}
+				off += (size_t)w;
+			}
+			total += n;
+		}
+		if (zrc == Z_STREAM_END) {
+			if (!z.avail_in && !gzlen)
+				break;
+			/* another member, or trailing zeros (some writers pad) */
+			if (!is_gzip(z.next_in, z.avail_in))
+				break;
+			if (inflateReset(&z) != Z_OK)
+				rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", path);
+		} else if (!z.avail_in && !gzlen && z.avail_out) {
+			rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': the gzip data is truncated", path);
+		}
+	}
+	inflateEnd(&z);
+	free(buf);
+	if (rc == 0 && total == 0)
+		rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': the file is empty once decompressed", path);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	p = mmap(NULL, (size_t)total, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return kpt_diag_set(d, KPT_E_IO, "cannot import '%s': cannot map its decompressed copy: %s", path,
+				    strerror(errno));
+	*data = p;
+	*len = (size_t)total;
+	return 0;
+}
+#else
+int kpt_import_gunzip(const char *path, const unsigned char *gz, size_t gzlen, uint64_t max,
+		      const unsigned char **data, size_t *len, struct kpt_diag *d)
+{
+	(void)gz, (void)gzlen, (void)max, (void)data, (void)len;
+	kpt_diag_set(d, KPT_E_UNSUPPORTED, "cannot import '%s': a gzip-compressed file, and this kptprof was built without zlib",
+		     path);
+	return kpt_diag_hint(d, "decompress it first (gunzip -k), or build kptprof with zlib1g-dev installed");
+}
+#endif
+
+/* A gzip file (torch.profiler's tensorboard_trace_handler writes .json.gz)
+ * is replaced by its decompressed bytes, mapped (*data, *len: the old
+ * mapping is unmapped): 1; other files are left as they are: 0. */
+static int maybe_gunzip(const char *path, const unsigned char **data, size_t *len, struct kpt_diag *d)
+{
+	const unsigned char *out;
+	size_t n;
+	int rc;
+
+	if (!is_gzip(*data, *len))
+		return 0;
+	if ((rc = kpt_import_gunzip(path, *data, *len, KPT_IMPORT_MAX_BYTES, &out, &n, d)) < 0)
+		return rc;
+	munmap((void *)*data, *len);
+	*data = out;
+	*len = n;
+	if (!is_gzip(out, n))
+		return 1;
+	return kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': compressed twice", path);
+}
+
 static const struct kpt_importer *find_importer(const char *path, const unsigned char *h, size_t n,
 						struct kpt_diag *d)
 {
@@ -463,15 +778,9 @@ static const struct kpt_importer *find_importer(const char *path, const unsigned
 	for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++)
 		if (importers[i].sniff(h, head))
 			return &importers[i];
-	if (n >= 2 && h[0] == 0x1f && h[1] == 0x8b) {
-		kpt_diag_set(d, KPT_E_UNSUPPORTED, "cannot import '%s': a gzip-compressed file", path);
-		kpt_diag_hint(d, "decompress it first (gunzip -k); kptprof reads plain JSON traces");
-	} else {
-		kpt_diag_set(d, KPT_E_FORMAT,
-			     "cannot import '%s': neither a Chrome trace (JSON) nor an Nsight Systems SQLite export",
-			     path);
-		kpt_diag_hint(d, "an .nsys-rep needs 'nsys export --type sqlite' first");
-	}
+	kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': neither a Chrome trace (JSON) nor an Nsight Systems SQLite export",
+		     path);
+	kpt_diag_hint(d, "an .nsys-rep needs 'nsys export --type sqlite' first");
 	return NULL;
 }
 
@@ -502,7 +811,7 @@ static int write_meta(struct kpt_import_ctx *c, const struct kpt_importer *imp,
 		free(files);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
-	snprintf(num, sizeof num, "%zu", n);
+	snprintf(num, sizeof num, "%u", c->next_run);
 	rc = kpt_writer_meta(c->w, "imported_from", imp->name, d);
 	if (rc >= 0)
 		rc = kpt_writer_meta(c->w, "import.files", files, d);
@@ -510,6 +819,8 @@ static int write_meta(struct kpt_import_ctx *c, const struct kpt_importer *imp,
 		rc = kpt_writer_meta(c->w, "import.lacks", lacks, d);
 	if (rc >= 0)
 		rc = kpt_writer_meta(c->w, "runs", num, d);
+	if (rc >= 0)
+		rc = write_facts(c, d);
 	/* an epoch-looking clock (after 2001) gives the time of the trace */
 	if (rc >= 0 && c->first_ns != UINT64_MAX && c->first_ns > UINT64_C(1000000000000000000)) {
 		time_t t = (time_t)(c->first_ns / 1000000000u);
@@ -523,15 +834,18 @@ static int write_meta(struct kpt_import_ctx *c, const struct kpt_importer *imp,
 	return rc;
 }
 
-int kpt_import(const char *const *paths, size_t n, const char *out, struct kpt_import_stats *st,
-	       struct kpt_diag *d)
+int kpt_import(const char *const *paths, size_t n, const char *out, const struct kpt_import_opts *o,
+	       struct kpt_import_stats *st, struct kpt_diag *d)
 {
+	const enum kpt_import_runs runs = o ? o->runs : KPT_IMPORT_RUNS_AUTO;
+
 	struct kpt_import_ctx c;
 	const struct kpt_importer *first = NULL;
 	int rc = 0;
 
 	memset(&c, 0, sizeof c);
 	c.first_ns = UINT64_MAX;
+	c.steps_as_runs = runs == KPT_IMPORT_RUNS_STEPS || (runs == KPT_IMPORT_RUNS_AUTO && n == 1);
 	if (n == 0)
 		return kpt_diag_set(d, KPT_E_INVAL, "nothing to import");
 	if (n > UINT32_MAX - 1)
@@ -540,24 +854,40 @@ int kpt_import(const char *const *paths, size_t n, const char *out, struct kpt_i
 		return rc;
 	for (size_t i = 0; i < n && rc >= 0; i++) {
 		const struct kpt_importer *imp;
+		int gz;
 
 		c.path = paths[i];
-		c.run = (uint32_t)i;
+		c.run = c.next_run;
+		if (c.run >= UINT32_MAX - 1) {
+			rc = kpt_diag_set(d, KPT_E_INVAL, "cannot import '%s': too many runs", paths[i]);
+			break;
+		}
 		if ((rc = map_file(paths[i], &c.data, &c.len, d)) < 0)
 			break;
+		if ((gz = maybe_gunzip(paths[i], &c.data, &c.len, d)) < 0) {
+			munmap((void *)c.data, c.len);
+			rc = gz;
+			break;
+		}
 		imp = find_importer(paths[i], c.data, c.len, d);
 		if (!imp)
 			rc = d ? d->code : KPT_E_FORMAT;
+		else if (gz && imp->import != kpt_import_kineto) /* the nsys reader opens the path */
+			rc = kpt_diag_set(d, KPT_E_UNSUPPORTED, "cannot import '%s': a gzip-compressed %s: decompress it first",
+					  paths[i], imp->what);
 		else if (first && imp != first)
 			rc = kpt_diag_set(d, KPT_E_INVAL, "cannot import '%s' with '%s': a %s and a %s in one recording",
 					  paths[0], paths[i], first->what, imp->what);
 		else
 			rc = imp->import(&c, d);
+		if (c.next_run <= c.run) /* an importer that did not cut runs: one */
+			c.next_run = c.run + 1;
 		first = imp;
 		munmap((void *)c.data, c.len);
 		c.data = NULL;
 	}
 	c.st.files = (uint32_t)n;
+	c.st.runs = c.next_run;
 	c.st.format = first ? first->name : NULL;
 	if (rc >= 0 && c.st.kernels == 0 && c.st.memops == 0) {
 		rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': no kernel, memcpy or memset in it%s", paths[0],
@@ -572,6 +902,7 @@ int kpt_import(const char *const *paths, size_t n, const char *out, struct kpt_i
 	for (size_t i = 0; i < c.ndevs; i++)
 		free((void *)c.devs[i].name);
 	free(c.devs);
+	facts_release(&c.facts);
 	if (st)
 		*st = c.st;
 	return rc;

@@ -27,19 +27,37 @@ struct kpt_import_dev {
 	uint32_t index;
 };
 
+/* What a trace says about the machine it was made on (NULL / 0: it does
+ * not say). Kineto writes the GPU's name and the CUDA driver, runtime and
+ * CUPTI versions; a host name, GPU UUID or PCI bus only when a wrapper
+ * added them. */
+struct kpt_import_facts {
+	const char *host;           /* top-level "hostname" */
+	const char *gpu_name;       /* the first GPU's */
+	const char *gpu_uuid;       /* deviceProperties[].uuid */
+	const char *pci_bus_id;     /* "0000:18:00.0" from pciDomainID, pciBusID, pciDeviceID */
+	uint32_t driver_version, runtime_version, cupti_version;
+};
+
 /* One import: the writer and the numbering all files share. */
 struct kpt_import_ctx {
 	struct kpt_writer *w;
 	const char *path;           /* the file being imported, for messages */
 	const unsigned char *data;  /* its bytes (mapped), len bytes */
 	size_t len;
-	uint32_t run;               /* its run number: its position in the list */
+	uint32_t run;               /* its first run number */
+	uint32_t next_run;          /* the next file's first run: run + the runs this file gave */
+	int steps_as_runs;          /* kpt_import_write_processes cuts runs by step */
 	uint32_t next_process;      /* next process index of the recording */
 	uint32_t next_range;        /* next range id of the recording */
 	struct kpt_import_dev *devs;
 	size_t ndevs, capdevs;
 	unsigned lacks;             /* enum kpt_import_lack bits, all files */
 	uint64_t first_ns;          /* earliest timestamp seen, UINT64_MAX none */
+	/* the machine facts of the first file (owned strings); facts_differ:
+	 * a later file said otherwise (then no meta import.machine) */
+	struct kpt_import_facts facts;
+	int facts_seen, facts_differ;
 	struct kpt_import_stats st;
 };
 
@@ -55,6 +73,16 @@ struct kpt_importer {
 };
 
 int kpt_import_kineto(struct kpt_import_ctx *c, struct kpt_diag *d);
+
+/* Inflates the gzip file gz[0..gzlen) of path (several members: one after
+ * the other, as gunzip does) into an unlinked temporary file in $TMPDIR
+ * (else /tmp) and maps it read-only into *data, *len (the caller munmap()s
+ * it): memory stays the page cache's, as for a plain trace. More than max
+ * bytes of output (a gzip bomb) is refused (KPT_E_FORMAT) once max bytes
+ * are written; bad or truncated data: KPT_E_FORMAT; no temporary file:
+ * KPT_E_IO; a build without zlib: KPT_E_UNSUPPORTED. */
+int kpt_import_gunzip(const char *path, const unsigned char *gz, size_t gzlen, uint64_t max,
+		      const unsigned char **data, size_t *len, struct kpt_diag *d);
 int kpt_import_nsys(struct kpt_import_ctx *c, struct kpt_diag *d);
 
 /* Grows *p (elements of size bytes, capacity *cap) to hold need elements:
@@ -66,6 +94,14 @@ int kpt_import_grow(void *p, size_t *cap, size_t need, size_t size);
  * dev->index and dev->slug are filled here; name NULL means unknown. */
 int kpt_import_device(struct kpt_import_ctx *c, struct kpt_device *dev, uint32_t *index,
 		      struct kpt_diag *d);
+
+/* Notes one file's machine facts (kpt_import_facts): the first file's are
+ * kept (copied) for the meta (host, import.gpu_uuid, import.pci_bus_id,
+ * import.cuda_driver_version, import.cuda_runtime_version,
+ * import.cupti_version and import.machine, the identity that diff
+ * compares: only when a host name or GPU UUID is known), later files' are
+ * compared with them. 0, or KPT_E_NOMEM. */
+int kpt_import_note_facts(struct kpt_import_ctx *c, const struct kpt_import_facts *f, struct kpt_diag *d);
 
 /* The name a range gets: "kpt:iter" for a step (torch.profiler's
  * "ProfilerStep#N"), else name itself. *is_step says which. */
@@ -117,6 +153,18 @@ struct kpt_import_span *kpt_import_add_span(struct kpt_import_ctx *c, struct kpt
 					    struct kpt_diag *d);
 int kpt_import_add_launch(struct kpt_import_ctx *c, struct kpt_import_rows *r,
 			  const struct kpt_import_launch *l, struct kpt_diag *d);
+
+/* Writes the process rows of one file's rows: proto (index, pid, rank,
+ * start, end filled; run ignored) as run c->run, or, with c->steps_as_runs
+ * and 2 or more steps (kpt:iter spans) of proto's process, one process per
+ * step (the first keeps proto's index, the others take c->next_process)
+ * of runs c->run, c->run + 1, ...: spans and launches go to the step open
+ * at their start (before the first step: the first; between steps: the
+ * one before), kernels and memops to the step of their launch (no launch:
+ * of their start). Sets c->next_run. Call before kpt_import_rows_write,
+ * with absolute times. O((rows + spans) log steps). */
+int kpt_import_write_processes(struct kpt_import_ctx *c, struct kpt_import_rows *r,
+			       const struct kpt_process *proto, struct kpt_diag *d);
 
 /* Writes the spans as ranges (sorted, nested per thread: the parent is the
  * enclosing push/pop span of the same thread; ids from c->next_range),

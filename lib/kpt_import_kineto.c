@@ -60,8 +60,11 @@ struct kin {
 	struct kpt_import_ctx *c;
 	uint64_t nevent;            /* events seen, for messages */
 	struct kpt_import_rows rows; /* device: CUDA ordinal until resolved; times relative */
-	struct kpt_device *props;   /* deviceProperties; names owned here */
-	size_t nprops, capprops;
+	struct kpt_device *props;   /* deviceProperties; name, uuid owned here */
+	char **pci;                 /* [nprops] PCI bus id of each, NULL unknown; owned */
+	size_t nprops, capprops, cappci;
+	char *host;                 /* top-level "hostname", owned; NULL none */
+	uint32_t versions[3];       /* cuda_driver_version, cuda_runtime_version, cupti_version */
 	int64_t base;               /* baseTimeNanoseconds, 0 absent */
 	uint32_t rank;
 	int64_t pid;                /* host pid from the CPU events, -1 none */
@@ -251,6 +254,80 @@ static int event(struct kin *k, const struct kpt_jv *ev, struct kpt_diag *d)
 	return host_event(k, kind, name, ts, dur, ev, d);
 }
 
+/* What identifies one GPU, when the trace holds it (Kineto's own
+ * deviceProperties do not; cudaDeviceProp's names are used): "uuid" and
+ * pciDomainID/pciBusID/pciDeviceID as "0000:18:00.0". */
+static int device_ids(struct kin *k, const struct kpt_jv *e, struct kpt_device *p, char **pci, struct kpt_diag *d)
+{
+	const char *uuid = kpt_jv_str(kpt_jv_get(e, "uuid"));
+	uint64_t dom = 0, bus, dev = 0;
+
+	if (uuid && uuid[0] && strlen(uuid) < 128 && !(p->uuid = strdup(uuid)))
+		return oom(k, d);
+	if (kpt_jv_u64(kpt_jv_get(e, "pciBusID"), &bus) == 0 && bus <= 0xff) {
+		char buf[32];
+
+		kpt_jv_u64(kpt_jv_get(e, "pciDomainID"), &dom);
+		kpt_jv_u64(kpt_jv_get(e, "pciDeviceID"), &dev);
+		snprintf(buf, sizeof buf, "%04x:%02x:%02x.0", (unsigned)(dom & 0xffff), (unsigned)bus,
+			 (unsigned)(dev & 0x1f));
+		if (!(*pci = strdup(buf)))
+			return oom(k, d);
+	}
+	return 0;
+}
+
+/* Top-level members that say which machine made the trace (Kineto's
+ * version logger writes the three versions; "hostname" only a wrapper). */
+static const char *const version_keys[] = { "cuda_driver_version", "cuda_runtime_version", "cupti_version" };
+
+static int machine_member(struct kin *k, const char *key, const struct kpt_jv *v, struct kpt_diag *d)
+{
+	const char *s = kpt_jv_str(v);
+
+	if (strcmp(key, "hostname") == 0) {
+		if (s && s[0] && strlen(s) < 256 && !k->host && !(k->host = strdup(s)))
+			return oom(k, d);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof version_keys / sizeof version_keys[0]; i++)
+		if (strcmp(key, version_keys[i]) == 0)
+			k->versions[i] = kpt_jv_u32_or(v, s ? (uint32_t)strtoul(s, NULL, 10) : 0);
+	return 0;
+}
+
+static int is_machine_member(const char *key)
+{
+	for (size_t i = 0; i < sizeof version_keys / sizeof version_keys[0]; i++)
+		if (strcmp(key, version_keys[i]) == 0)
+			return 1;
+	return strcmp(key, "hostname") == 0;
+}
+
+/* The facts of the GPU the first kernel ran on (else the first listed). */
+static int note_facts(struct kin *k, struct kpt_diag *d)
+{
+	struct kpt_import_facts f = { .host = k->host, .driver_version = k->versions[0],
+				      .runtime_version = k->versions[1], .cupti_version = k->versions[2] };
+	size_t p = 0;
+
+	if (k->rows.nk)
+		for (p = 0; p < k->nprops && k->props[p].cuda_ordinal != k->rows.k[0].device; p++)
+			;
+	if (p < k->nprops) {
+		f.gpu_name = k->props[p].name;
+		f.gpu_uuid = k->props[p].uuid;
+		f.pci_bus_id = k->pci[p];
+		k->props[p].driver_version = k->versions[0];
+		k->props[p].runtime_version = k->versions[1];
+	}
+	for (size_t i = 0; i < k->nprops; i++) { /* every GPU of the trace: one driver */
+		k->props[i].driver_version = k->versions[0];
+		k->props[i].runtime_version = k->versions[1];
+	}
+	return kpt_import_note_facts(k->c, &f, d);
+}
+
 static int device_props(struct kin *k, const struct kpt_jv *arr, struct kpt_diag *d)
 {
 	if (arr->type != KPT_JV_ARRAY)
@@ -260,6 +337,7 @@ static int device_props(struct kin *k, const struct kpt_jv *arr, struct kpt_diag
 		struct kpt_device *p;
 		const char *name = kpt_jv_str(kpt_jv_get(e, "name"));
 		uint64_t id;
+		int rc;
 
 		if (kpt_jv_u64(kpt_jv_get(e, "id"), &id) < 0 || id >= KPT_NONE || !name)
 			return kpt_diag_set(d, KPT_E_FORMAT,
@@ -273,6 +351,11 @@ static int device_props(struct kin *k, const struct kpt_jv *arr, struct kpt_diag
 			return oom(k, d);
 		k->nprops++;
 		p->cuda_ordinal = (uint32_t)id;
+		if (kpt_import_grow(&k->pci, &k->cappci, k->nprops, sizeof *k->pci) < 0)
+			return oom(k, d);
+		k->pci[k->nprops - 1] = NULL;
+		if ((rc = device_ids(k, e, p, &k->pci[k->nprops - 1], d)) < 0)
+			return rc;
 		p->sm_count = kpt_jv_u32_or(kpt_jv_get(e, "numSms"), 0);
 		p->cc_major = kpt_jv_u32_or(kpt_jv_get(e, "computeMajor"), 0);
 		p->cc_minor = kpt_jv_u32_or(kpt_jv_get(e, "computeMinor"), 0);
@@ -341,6 +424,9 @@ static int read_trace(struct kin *k, struct kpt_jr *r, struct kpt_diag *d)
 						  "cannot import '%s': 'baseTimeNanoseconds' is not an integer of 0 to 2^62",
 						  k->c->path);
 			if (rc < 0)
+				break;
+		} else if (is_machine_member(key)) {
+			if ((rc = kpt_jr_parse(r, &a, &v, d)) < 0 || (rc = machine_member(k, key, v, d)) < 0)
 				break;
 		} else if ((rc = kpt_jr_parse(r, NULL, NULL, d)) < 0) {
 			break;
@@ -428,7 +514,7 @@ static int write_rows(struct kin *k, struct kpt_diag *d)
 				    c->path);
 	if (lo != INT64_MAX && (uint64_t)lo < c->first_ns)
 		c->first_ns = (uint64_t)lo;
-	if ((rc = resolve_devices(k, d)) < 0)
+	if ((rc = note_facts(k, d)) < 0 || (rc = resolve_devices(k, d)) < 0)
 		return rc;
 	if (k->pid < 0)
 		c->lacks |= KPT_LACK_HOST_PID;
@@ -440,7 +526,7 @@ static int write_rows(struct kin *k, struct kpt_diag *d)
 		.start_ns = lo == INT64_MAX ? 0 : (uint64_t)lo, .end_ns = lo == INT64_MAX ? 0 : (uint64_t)hi,
 		.command = KPT_NONE,
 	};
-	if ((rc = kpt_writer_process(c->w, &p, d)) < 0)
+	if ((rc = kpt_import_write_processes(c, r, &p, d)) < 0)
 		return rc;
 	return kpt_import_rows_write(c, r, d);
 }
@@ -470,8 +556,14 @@ int kpt_import_kineto(struct kpt_import_ctx *c, struct kpt_diag *d)
 	if (rc >= 0)
 		rc = write_rows(&k, d);
 	kpt_import_rows_release(&k.rows);
-	for (size_t i = 0; i < k.nprops; i++)
+	for (size_t i = 0; i < k.nprops; i++) {
 		free((void *)k.props[i].name);
+		free((void *)k.props[i].uuid);
+		if (i < k.cappci) /* else growing pci failed at i */
+			free(k.pci[i]);
+	}
 	free(k.props);
+	free(k.pci);
+	free(k.host);
 	return rc;
 }

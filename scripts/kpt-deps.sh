@@ -20,7 +20,8 @@ KPT_DEPS_TEST="libcmocka-dev python3"
 # Optional: "package|what is lost without it" (one line each).
 KPT_DEPS_BUILD_OPTIONAL="libsqlite3-dev|'kptprof history' and 'gate --db' have no SQLite store
 libpq-dev|'kptprof history' and 'gate --db' have no PostgreSQL store
-libpng-dev|'kptprof view' draws no timeline PNG"
+libpng-dev|'kptprof view' draws no timeline PNG
+zlib1g-dev|'kptprof import' refuses .json.gz traces (gunzip them first)"
 KPT_DEPS_TEST_OPTIONAL="libjansson-dev|the export tests do not parse their JSON
 gnuplot-nox|no plots ('view', 'diff --plots', 'history plot'); their tests skip
 chromium|the viewer's browser test skips
@@ -44,6 +45,7 @@ kpt_have() {
 	groff-base) command -v groff >/dev/null ;;
 	libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
 	libpng-dev) pkg-config --exists libpng 2>/dev/null ;;
+	zlib1g-dev) pkg-config --exists zlib 2>/dev/null ;;
 	libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;
 	libjansson-dev) pkg-config --exists jansson 2>/dev/null ;;
 	libsqlite3-dev) pkg-config --exists 'sqlite3 >= 3.35' 2>/dev/null ;;

@@ -131,6 +131,10 @@ struct kpt_diff_opts {
 	 * UUID and boot id of the sessions; KPT_MACHINE_OTHER treats every
 	 * session as another machine (the evaluation, --machine other). */
 	int machine;
+	/* NEW and every base session are one machine and boot, whatever their
+	 * facts say (diff --same-machine: imported traces without a host or GPU
+	 * UUID); ignored with paired or machine = KPT_MACHINE_OTHER. */
+	int same_machine;
 	/* Run subsets (process.run numbers) to use from each side; NULL: all
 	 * runs. Used by the evaluation to draw gates from one pool. */
 	const uint32_t *base_runs;

@@ -322,5 +322,7 @@ static int cmp_rows(const void *pa, const void *pb)
 
 void kpt_diff_sort_rows(struct kpt_diff *df)
 {
-	qsort(df->rows, df->nrows, sizeof *df->rows, cmp_rows);
+	/* rows is NULL when there are none: qsort wants a valid pointer even for 0 */
+	if (df->nrows > 1)
+		qsort(df->rows, df->nrows, sizeof *df->rows, cmp_rows);
 }

@@ -1217,6 +1217,27 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 		ss->uuid = kpt_arena_strndup(a, uuid, strlen(uuid));
 		ss->host = e->host;
 		ss->boot = meta_dup(L, "boot_id");
+		/* An imported trace has no boot id (and a Kineto trace no GPU
+		 * UUID): the machine facts it held (host, GPU UUID or PCI bus,
+		 * driver and CUDA versions, meta import.machine, lib/kpt_import.c)
+		 * stand for GPU and boot, so two traces of one machine compare
+		 * as one machine (docs/import.md, "One machine"). */
+		{
+			const char *m = kpt_file_meta_get(L->f, "import.machine");
+
+			if (m && m[0] && ss->uuid && ss->boot && !ss->boot[0]) {
+				size_t ml = strlen(m);
+				char *id = kpt_arena_alloc(a, ml + 8);
+
+				if (!id)
+					return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading '%s'", p);
+				memcpy(id, "import:", 7);
+				memcpy(id + 7, m, ml + 1);
+				ss->boot = id;
+				if (!ss->uuid[0])
+					ss->uuid = id;
+			}
+		}
 		ss->time = e->time;
 		ss->runs = s->nruns;
 		ss->settle_us = kpt_file_settle_us(L->f); /* -1 (not a number): never compared */

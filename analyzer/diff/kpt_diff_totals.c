@@ -94,7 +94,8 @@ int kpt_diff_make_totals(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	}
 	if (rc == 0) {
 		df->ntotals = nacc;
-		qsort(df->totals, nacc, sizeof *df->totals, cmp_totals);
+		if (nacc > 1) /* totals is NULL when there are none */
+			qsort(df->totals, nacc, sizeof *df->totals, cmp_totals);
 	}
 	free(acc);
 	return rc;

@@ -74,7 +74,8 @@ int kpt_rule_cmp_dbl(const void *a, const void *b)
 /* Median of v[0..n), reordering v. */
 double kpt_rule_median(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, kpt_rule_cmp_dbl);
+	if (n > 1) /* v may be NULL when n is 0 */
+		qsort(v, n, sizeof *v, kpt_rule_cmp_dbl);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

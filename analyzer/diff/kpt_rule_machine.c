@@ -570,12 +570,17 @@ static int machine_prepare(struct kpt_rule_ctx *c, struct kpt_diff *df)
 
 	c->machine = KPT_MACHINE_OTHER;
 	df->machine_sessions = 0;
-	if (c->o.machine == KPT_MACHINE_OTHER || c->o.paired || !nw || !nw->uuid || !nw->uuid[0] ||
-	    !c->b->nsessions || !c->b->run_session || !(keep = calloc(nb, 1)))
+	if (c->o.machine == KPT_MACHINE_OTHER || c->o.paired || !nw || !c->b->nsessions || !c->b->run_session ||
+	    (!c->o.same_machine && (!nw->uuid || !nw->uuid[0])) || !(keep = calloc(nb, 1)))
 		goto out;
 	for (uint32_t q = 0; q < c->b->nsessions; q++) {
 		const struct kpt_diff_session *s = &c->b->sessions[q];
 
+		if (c->o.same_machine) { /* the user says so (diff --same-machine) */
+			keep[q] = 2;
+			boot++;
+			continue;
+		}
 		if (!s->uuid || strcmp(s->uuid, nw->uuid) != 0)
 			continue;
 		/* the same boot id, or runs of one recording (diff X X --base-runs
@@ -640,8 +645,14 @@ static void deaf_note(struct kpt_rule_ctx *c, const struct kpt_diff *df)
  * machines' measured ceilings: one line each, beside the verdicts. */
 static void machine_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 {
+	const struct kpt_diff_session *nw = c->n->nsessions ? &c->n->sessions[0] : NULL;
+
 	if (df->machine == KPT_MACHINE_SAME_BOOT)
-		kpt_rule_note(c, "sessions", 0, kpt_rule_afmt(c, "same GPU (UUID) and boot as %u of the base's %u session%s: compared with %s alone, no between-machine part",
+		kpt_rule_note(c, "sessions", 0, kpt_rule_afmt(c, "%s as %u of the base's %u session%s: compared with %s alone, no between-machine part",
+					      c->o.same_machine ? "one machine (--same-machine)"
+					      : nw && nw->boot && strncmp(nw->boot, "import:", 7) == 0
+						      ? "same machine (the host and GPU the imported traces name)"
+						      : "same GPU (UUID) and boot",
 					      df->machine_sessions, df->base_sessions, df->base_sessions == 1 ? "" : "s",
 					      df->machine_sessions == 1 ? "it" : "them"));
 	else if (df->machine_sessions)

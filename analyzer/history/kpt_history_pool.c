@@ -421,7 +421,10 @@ static void agreement(struct pool *p, const struct kpt_pool_series *x, const str
 static int detect_all(struct pool *p, struct kpt_diag *d)
 {
 	size_t cap = 0;
+	/* a pool smaller than the minimum (one runner) needs every machine */
+	const uint32_t need = p->o->min_machines < p->r->machines ? p->o->min_machines : p->r->machines;
 
+	p->r->min_machines = need;
 	kpt_progress_expect(p->r->nseries);
 	for (size_t si = 0; si < p->r->nseries; si++) {
 		const struct kpt_pool_series *x = &p->r->series[si];
@@ -437,7 +440,7 @@ static int detect_all(struct pool *p, struct kpt_diag *d)
 			uint32_t after, carry;
 
 			agreement(p, x, cps, ncp, c, &after, &carry);
-			if (p->o->min_machines && (carry < p->o->min_machines || 2 * carry <= after)) {
+			if (need && (carry < need || 2 * carry <= after)) {
 				p->r->unbacked++;
 				continue;
 			}

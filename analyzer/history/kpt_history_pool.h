@@ -19,7 +19,10 @@
  *     session with neither is a machine of its own): a change point is kept
  *     only when at least min_machines machines after it (up to the next
  *     change point) moved beyond half the step in its direction, and they
- *     are most of the machines there.
+ *     are most of the machines there. A store with fewer machines than
+ *     min_machines (one runner: one machine) needs all of them: its
+ *     session-to-session noise is then the noise, and nothing else can
+ *     carry a step.
  * No store access, no printing. */
 #ifndef KPT_HISTORY_POOL_H
 #define KPT_HISTORY_POOL_H
@@ -74,6 +77,8 @@ struct kpt_pool_result {
 	struct kpt_pool_cp *cps;    /* kept change points, by series then position */
 	size_t ncps;
 	uint32_t machines;          /* distinct machines among the set's sessions */
+	uint32_t min_machines;      /* the machine test applied: opts.min_machines, or machines when
+				       fewer (1: one runner); 0: none */
 	uint32_t unbacked;          /* change points dropped: too few machines carry them */
 	uint32_t regressions;
 };

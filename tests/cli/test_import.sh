@@ -6,8 +6,9 @@
 need_python
 D=$KPT_SRC/tests/data/import
 
-# ---- Kineto: every field lands where docs/import.md says
-run "$KPTPROF" import "$D/kineto_small.json" -o "$T/k.kpt"
+# ---- Kineto: every field lands where docs/import.md says (--runs files: the
+# file is one run, one process)
+run "$KPTPROF" import "$D/kineto_small.json" --runs files -o "$T/k.kpt"
 expect_rc 0 "import kineto_small.json"
 expect_err "1 run, 6 kernels, 2 memops, 4 ranges (2 steps as kpt:iter), 1 GPU"
 expect_err "launching thread 2, only in a step 2, launch not in the trace 1"
@@ -54,6 +55,47 @@ expect_out "lacks     NVML environment samples"
 expect_out "L2 ?, driver ? (CUDA ?)"     # unknown, not 0 B
 run "$KPTPROF" report "$T/k.kpt" --by range
 expect_out "forward"
+
+# ---- .json.gz (torch.profiler's tensorboard_trace_handler): read directly,
+# the same recording as the plain file; without zlib in the build, refused
+gzip -c "$D/kineto_small.json" >"$T/k.json.gz"
+run "$KPTPROF" import "$T/k.json.gz" --runs files -o "$T/kgz.kpt"
+if grep -q "built without zlib" "$T/err"; then
+	expect_error "import .json.gz without zlib" "gunzip"
+else
+	expect_rc 0 "import kineto_small.json.gz"
+	expect_err "1 run, 6 kernels, 2 memops, 4 ranges (2 steps as kpt:iter), 1 GPU"
+	"$KPTPROF" export "$T/kgz.kpt" --format json -o "$T/kgz.json" || fail "export of the .gz import failed"
+	python3 - "$T/k.json" "$T/kgz.json" <<'PY' || fail "the .json.gz import differs from the plain one"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for x in (a, b):
+    x["meta"].pop("import.files")
+assert a == b
+PY
+fi
+
+# ---- one trace: its steps are the runs (a process each, of the file's pid)
+run "$KPTPROF" import "$D/kineto_small.json" -o "$T/ks.kpt"
+expect_rc 0 "import kineto_small.json, steps as runs"
+expect_err "2 runs, 6 kernels, 2 memops, 4 ranges (2 steps as kpt:iter), 1 GPU"
+expect_err "launching thread 2, only in a step 2, launch not in the trace 1"
+"$KPTPROF" export "$T/ks.kpt" --format json -o "$T/ks.json" || fail "export of the steps import failed"
+python3 - "$T/ks.json" <<'PY' || fail "steps of kineto_small.json are not its runs"
+import json, sys
+r = json.load(open(sys.argv[1]))
+base = 1764000000000000000
+p = sorted(r["processes"], key=lambda x: x["run"])
+assert [(x["run"], x["pid"], x["rank"]) for x in p] == [(0, 4242, 1), (1, 4242, 1)], p
+assert p[1]["start_ns"] == base + 1000000, p                      # step 2 starts at 1000 us
+proc_run = {x["index"]: x["run"] for x in p}
+k = {x["correlation"]: x for x in r["kernels"]}
+# launched in step 1 (on thread 100 and on autograd's 200), in step 2, and after it
+assert [proc_run[k[c]["process"]] for c in (11, 13, 21, 23, 31)] == [0, 0, 1, 1, 1], k
+rng = {x["id"]: x for x in r["ranges"]}
+assert proc_run[rng[k[23]["range"]]["process"]] == 1, k[23]          # its step is in its run
+assert r["meta"]["runs"] == "2", r["meta"]
+PY
 
 # ---- several files: one run each; a diff of two such recordings works
 sed 's/"dur": 100.125/"dur": 101.000/; s/"dur": 110.125/"dur": 103.000/' "$D/kineto_small.json" >"$T/k2.json"
@@ -176,7 +218,7 @@ bad "no GPU work" '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::
 bad "neither format" 'hello' "neither a Chrome trace"
 printf '\037\213\010\000' >"$T/t.json.gz"
 run "$KPTPROF" import "$T/t.json.gz" -o "$T/gz.kpt"
-expect_error "gzip" "gzip-compressed"
+expect_error "a gzip header alone" "gzip"
 : >"$T/empty.json"
 run "$KPTPROF" import "$T/empty.json" -o "$T/x.kpt"
 expect_error "empty file" "the file is empty"
