@@ -390,6 +390,19 @@ const char *kpt_cli_baselines_dir(void)
 	return "baselines";
 }
 
+int kpt_cli_project(const char *given, struct kpt_project **out, struct kpt_diag *d)
+{
+	char path[PATH_MAX];
+
+	*out = NULL;
+	if (!given) {
+		if (kpt_project_find(".", path, sizeof path) < 0)
+			return 0;
+		given = path;
+	}
+	return kpt_project_load(given, out, d);
+}
+
 const char *kpt_cli_list_verb(const char *verb, const char *canonical)
 {
 	return strcmp(verb, "ls") == 0 || strcmp(verb, "list") == 0 ? canonical : verb;

@@ -199,6 +199,8 @@ int kpt_baseline_open(const char *slug, const char *suite, const struct kpt_base
 	snprintf(b->suite, sizeof b->suite, "%s", suite);
 	b->where = *w;
 	b->desc.kind = b->ops->name;
+	b->desc.slug = b->slug;
+	b->desc.suite = b->suite;
 	if ((rc = b->ops->open(b, d)) < 0) {
 		kpt_baseline_close(b);
 		return rc;

@@ -63,6 +63,7 @@ void kpt_baseline_close(struct kpt_baseline *b); /* accepts NULL */
 /* What the "vs baseline ..." line says. Strings are b's. */
 struct kpt_baseline_desc {
 	const char *kind;           /* "folder", "history" */
+	const char *slug, *suite;   /* as opened */
 	const char *where;          /* the folder (or the one file), or the store (password hidden) */
 	const char *backend;        /* history: "sqlite" or "postgresql"; folder: NULL */
 	const char *branch;         /* history only */
