@@ -16,9 +16,12 @@
 #include "kpt_baseline.h"
 #include "kpt_cli.h"
 #include "kpt_format.h"
+#include "kpt_project.h"
 
 struct bl_args {
 	const char *dir, *suite, *gpu, *from;
+	const char *project;        /* --project FILE */
+	struct kpt_project *proj;   /* the project that applies, NULL none */
 	uint64_t keep;              /* 0: not given (16) */
 	char **pos;                 /* the operands: FILE of show and update */
 	int npos;
@@ -41,8 +44,12 @@ const struct kpt_opt kpt_baseline_opts[] = {
 	KPT_OPT_STRING(0, "baselines", "DIR", BA, dir,
 		       "folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed "
 		       "share/kptprof/baselines)"),
+	KPT_OPT_STRING(0, "project", "FILE", BA, project,
+		       "the project of FILE (kptprof.json): its baselines folder, its name the suite of show and path, "
+		       "update of its recordings into its folder (default: kptprof.json of the working folder or one above "
+		       "it; --baselines overrides)"),
 	KPT_OPT_STRING(0, "suite", "S", BA, suite,
-		       "suite (default: default for show and path, FILE's recorded suite for update)",
+		       "suite (default: the project's name, else default, for show and path; FILE's recorded suite for update)",
 		       .verbs = V(V_SHOW) | V(V_UPDATE) | V(V_PATH)),
 	KPT_OPT_STRING(0, "gpu", "NAME", BA, gpu,
 		       "GPU of show and path: a slug or a device name (required: this or --from, but for show FILE)",
@@ -119,7 +126,7 @@ static int bl_slug(const struct bl_args *a, char *buf, size_t cap)
 static int bl_open(const struct bl_args *a, struct kpt_baseline **b, char *missing, size_t cap)
 {
 	struct kpt_baseline_where w = { .dir = a->dir };
-	const char *suite = a->suite ? a->suite : "default";
+	const char *suite = a->suite ? a->suite : a->proj ? a->proj->name : "default";
 	char slug[256];
 	struct kpt_diag d = { 0 };
 	int rc = bl_slug(a, slug, sizeof slug);
@@ -155,6 +162,15 @@ static int bl_update(struct bl_args *a)
 		return kpt_cli_usage_error("baseline", "update needs the recording: kptprof baseline update FILE");
 	if (a->suite && kpt_cli_check_component("suite", a->suite, "--suite", &d) < 0)
 		return kpt_cli_fail(&d);
+	if (!a->dir) {
+		/* a recording of the project goes to its folder, any other to the default */
+		char slug[256], suite[256];
+
+		if (kpt_cli_file_series(a->pos[0], slug, sizeof slug, suite, sizeof suite, &d) < 0)
+			return kpt_cli_fail(&d);
+		a->dir = a->proj && strcmp(a->suite ? a->suite : suite, a->proj->name) == 0 ? a->proj->baselines :
+			 kpt_cli_baselines_dir();
+	}
 	if (kpt_baseline_add(a->dir, a->pos[0], &o, &r, &d) < 0)
 		return kpt_cli_fail(&d);
 	fprintf(stderr, "kptprof baseline: '%s' holds %zu session%s\n", kpt_cli_term(r.folder), r.sessions,
@@ -243,7 +259,8 @@ static int bl_run(int verb, struct bl_args *a)
 
 int cmd_baseline(int argc, char **argv)
 {
-	struct bl_args a = { .dir = kpt_cli_baselines_dir() };
+	struct bl_args a = { 0 };
+	struct kpt_diag d = { 0 };
 	int verb, rc;
 
 	if (argc < 2 || kpt_cli_is_help(argv[1]))
@@ -257,5 +274,13 @@ int cmd_baseline(int argc, char **argv)
 	a.pos = argv + 2;
 	if (a.npos > verb_npos[verb])
 		return kpt_cli_usage_error("baseline", "too many arguments: '%s'", a.pos[verb_npos[verb]]);
-	return kpt_cli_stdout_done(bl_run(verb, &a));
+	/* the project that applies: --project FILE, else kptprof.json from here up */
+	if (kpt_cli_project(a.project, &a.proj, &d) < 0)
+		return kpt_cli_fail(&d);
+	/* update picks its folder by the recording's suite (bl_update) */
+	if (!a.dir && verb != V_UPDATE)
+		a.dir = a.proj ? a.proj->baselines : kpt_cli_baselines_dir();
+	rc = kpt_cli_stdout_done(bl_run(verb, &a));
+	kpt_project_destroy(a.proj);
+	return rc;
 }
