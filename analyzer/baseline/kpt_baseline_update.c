@@ -463,6 +463,28 @@ static void find_duplicate(const struct upd *u, int src, char *out, size_t cap)
 	kpt_baseline_paths_free(names, n);
 }
 
+/* mkdir -p dir (by path: the folder the user named). */
+static int make_root(const char *dir, struct kpt_diag *d)
+{
+	char p[4096];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof p)
+		return kpt_diag_set(d, KPT_E_INVAL, "baselines folder name too long: '%.64s...'", dir);
+	memcpy(p, dir, len + 1);
+	for (char *s = p + 1; ; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			return kpt_diag_set(d, KPT_E_IO, "cannot make '%s': %s", p, strerror(errno));
+		if (!(*s = c))
+			return 0;
+	}
+}
+
 int kpt_baseline_add(const char *dir, const char *rec, const struct kpt_baseline_add_opts *o,
 		     struct kpt_baseline_add_result *r, struct kpt_diag *d)
 {
@@ -494,11 +516,10 @@ int kpt_baseline_add(const char *dir, const char *rec, const struct kpt_baseline
 	u.shown = r->folder;
 	if ((src = open(rec, O_RDONLY | O_CLOEXEC)) < 0)
 		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", rec, strerror(errno));
-	/* the baselines folder itself is the user's: a link there is theirs */
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot make '%s': %s", dir, strerror(errno));
+	/* the baselines folder itself is the user's (a link there is theirs),
+	 * made with its parents (a project's "perf/baselines") */
+	if ((rc = make_root(dir, d)) < 0)
 		goto out;
-	}
 	if ((u.root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		rc = kpt_diag_set(d, KPT_E_IO, "cannot open '%s': %s", dir, strerror(errno));
 		goto out;
