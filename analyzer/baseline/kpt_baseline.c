@@ -187,11 +187,14 @@ int kpt_baseline_open(const char *slug, const char *suite, const struct kpt_base
 	int rc;
 
 	*out = NULL;
-	if ((rc = kpt_baseline_check_name("GPU slug", slug, "the recording", d)) < 0 ||
-	    (rc = kpt_baseline_check_name("suite", suite, "the suite", d)) < 0)
-		return rc;
 	if (!w->db && !w->dir)
 		return kpt_diag_set(d, KPT_E_INVAL, "no baselines folder or history store given");
+	/* a folder's names become path components; the store takes any */
+	if (!w->db && ((rc = kpt_baseline_check_name("GPU slug", slug, "the recording", d)) < 0 ||
+		       (rc = kpt_baseline_check_name("suite", suite, "the suite", d)) < 0))
+		return rc;
+	if (strlen(slug) > KPT_BASELINE_NAME_MAX || strlen(suite) > KPT_BASELINE_NAME_MAX)
+		return kpt_diag_set(d, KPT_E_INVAL, "GPU slug or suite longer than %d bytes", KPT_BASELINE_NAME_MAX);
 	if (!(b = calloc(1, sizeof *b)))
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	b->ops = w->db ? &kpt_baseline_history_ops : &kpt_baseline_folder_ops;
@@ -231,6 +234,11 @@ const char *const *kpt_baseline_files(const struct kpt_baseline *b, size_t *n)
 const struct kpt_diff_side *kpt_baseline_side(const struct kpt_baseline *b)
 {
 	return b->side;
+}
+
+struct kpt_history *kpt_baseline_store(const struct kpt_baseline *b)
+{
+	return b->h;
 }
 
 long kpt_baseline_settle_us(struct kpt_baseline *b)

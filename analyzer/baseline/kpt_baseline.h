@@ -50,8 +50,8 @@ struct kpt_baseline_where {
 
 struct kpt_baseline;
 
-/* Opens the baseline of (slug, suite) at w. slug and suite must be path
- * components (kpt_baseline_check_name). KPT_E_NOTFOUND when there is none
+/* Opens the baseline of (slug, suite) at w. For a folder, slug and suite
+ * must be path components (kpt_baseline_check_name). KPT_E_NOTFOUND when there is none
  * ("no baseline for GPU 'S' and suite 'U' (looked for ...)"; the caller
  * adds the hint saying how to make one for its case); a folder holding no
  * session is KPT_E_NOTFOUND too. Cost: one listing of the folder, or one
@@ -82,6 +82,10 @@ const char *const *kpt_baseline_files(const struct kpt_baseline *b, size_t *n);
 
 /* The history kind's diff side (kpt_diff_cli_run_side); NULL for a folder. */
 const struct kpt_diff_side *kpt_baseline_side(const struct kpt_baseline *b);
+/* The history kind's open store (read-only; b's: view reads the keys'
+ * history from it too, no second connection); NULL for a folder. */
+struct kpt_history;
+struct kpt_history *kpt_baseline_store(const struct kpt_baseline *b);
 
 /* The idle gap (meta "settle_us") the newest session was recorded with:
  * 0 for a session without the key (recorded before the gap existed), -1
