@@ -333,6 +333,7 @@ struct gate_plan {
 	const char *suite;
 	struct kpt_project *project;  /* NULL: the bundled suite */
 	const char *project_given;    /* --project FILE, NULL: found from the cwd */
+	int dir_given;                /* --baselines */
 	struct kpt_baseline_where where;
 };
 
@@ -341,18 +342,21 @@ struct gate_plan {
 static int open_baseline(const struct gate_plan *g, const char *slug, struct kpt_baseline **b, struct kpt_diag *d)
 {
 	int rc = kpt_baseline_open(slug, g->suite, &g->where, b, d);
+	char how[PATH_MAX + 64], upd[PATH_MAX + 32] = "";
 
 	if (rc != KPT_E_NOTFOUND || g->where.db)
 		return rc;
+	/* update finds the project's folder itself from the project's tree */
 	if (g->project)
-		kpt_diag_hint(d, "make one on this GPU with 'kptprof record --project %s --runs 5 -o rec.kpt' and "
-			      "'kptprof baseline update rec.kpt%s%s' (into '%s'), better on several machines, then commit it",
-			      g->project->path, g->project_given ? " --project " : "", g->project_given ? g->project_given : "",
-			      g->where.dir);
+		snprintf(how, sizeof how, "kptprof record --project %s", g->project->path);
 	else
-		kpt_diag_hint(d, "make one with 'kptprof record --suite %s --runs 5 -o rec.kpt' and 'kptprof baseline "
-			      "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
-			      g->suite, g->where.dir);
+		snprintf(how, sizeof how, "kptprof record --suite %s", g->suite);
+	if (!g->project || g->dir_given)
+		snprintf(upd, sizeof upd, " --baselines %s", g->where.dir);
+	else if (g->project_given)
+		snprintf(upd, sizeof upd, " --project %s", g->project_given);
+	kpt_diag_hint(d, "make one with '%s --runs 5 -o rec.kpt' and 'kptprof baseline update rec.kpt%s' on this GPU, "
+		      "better on several machines, then commit it", how, upd);
 	return rc;
 }
 
@@ -428,10 +432,7 @@ static int gate_record(const struct gate_plan *g, long runs, long settle, const 
 	o.settle_us = settle;
 	o.out = out;
 	o.suite = g->suite;
-	/* TODO(merge): kpt_record_project (branch project) records the project;
-	 * until it links here a project gate that must record is refused */
-	rc = g->project ? kpt_diag_set(d, KPT_E_UNSUPPORTED, "recording project '%s' needs kpt_record_project, not in "
-				       "this build", g->suite) : kpt_record_run(&o, r, d);
+	rc = g->project ? kpt_record_project(g->project, NULL, 0, &o, r, d) : kpt_record_run(&o, r, d);
 	if (rc < 0)
 		return rc;
 	for (int i = 0; i < r->nnotes; i++)
@@ -531,18 +532,22 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 	long settle;
 	int rc = 0, made_tmp = 0;
 
-	/* a project applies: --project FILE, else kptprof.json from the cwd up
-	 * unless --suite names a bundled suite */
-	if ((a->project || !a->suite) && kpt_cli_project(a->project, &g.project, &d) < 0)
+	/* a project applies: --project FILE, else kptprof.json from the cwd
+	 * up unless --suite names another suite (a bundled one) */
+	if (kpt_cli_project(a->project, &g.project, &d) < 0)
 		return kpt_diff_cli_fail(dc, &d);
-	if (g.project) {
-		if (a->suite && strcmp(a->suite, g.project->name) != 0) {
+	if (g.project && a->suite && strcmp(a->suite, g.project->name) != 0) {
+		if (a->project) {
 			rc = kpt_cli_usage_error(cmd, "--suite '%s' is not the project's name '%s' (its recordings' suite)",
 						 kpt_cli_term(a->suite), kpt_cli_term(g.project->name));
 			goto out;
 		}
-		g.suite = g.project->name;
+		kpt_project_destroy(g.project);
+		g.project = NULL;
 	}
+	if (g.project)
+		g.suite = g.project->name;
+	g.dir_given = a->dir != NULL;
 	/* --baselines or --db, else the project's store or folder, else the default folder */
 	g.where.db = a->db ? a->db : g.project && !a->dir ? g.project->db : NULL;
 	g.where.dir = a->dir ? a->dir : g.project ? g.project->baselines : default_baselines();
