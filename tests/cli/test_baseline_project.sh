@@ -74,6 +74,14 @@ run "$KPTPROF" gate --from "$T/quick.kpt" --suite quick -q
 expect_rc 0 "gate --from --suite quick in a project"
 expect_err "vs baseline $T/bundled/$SLUG/quick (1 session)"
 
+# history add takes the suite from the recording: the project's name
+run "$KPTPROF" history add "$T/rec.kpt" --db "$T/h.db"
+if [ "$RC" = 0 ]; then
+	expect_out "suite mylib"
+else
+	expect_err "built without" # a build without SQLite
+fi
+
 # --project FILE from elsewhere, and a project file that does not load
 cd "$T" || fail "cd"
 run "$KPTPROF" baseline path --gpu "$SLUG" --project "$P/kptprof.json"
