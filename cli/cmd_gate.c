@@ -475,7 +475,7 @@ static const struct kpt_opt gate_own_opts[] = {
 		    "with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)"),
 	KPT_OPT_STRING(0, "branch", "B", GA, branch, "with --db: the sessions' branch (default main)"),
 	KPT_OPT_U64(0, "runs", "M", GA, runs, 2, 1000,
-		    "runs to record, 2 to 1000; --against: pairs, 10 unless given (default 5; a project: its own)"),
+		    "runs to record, 2 to 1000; --against: pairs, 10 unless given; a project: its own (default 5)"),
 	KPT_OPT_STRING('o', "output", "FILE", GA, keep,
 		       "keep the recording in FILE (default: a temporary file, removed)"),
 	KPT_OPT_STRING(0, "from", "FILE", GA, from,
