@@ -1,7 +1,8 @@
-/* cmd_gate.c - kptprof gate: record a suite on this GPU (or take --from FILE),
- * find this GPU model's baseline (a folder of sessions, or with --db the
- * last sessions of the history store), diff, write the reports, exit as
- * diff does. */
+/* cmd_gate.c - kptprof gate: record a suite, or a project's workloads
+ * (kptprof.json), on this GPU (or take --from FILE), open this GPU model's
+ * baseline (analyzer/baseline: a folder of sessions, or with --db the last
+ * sessions of the history store), diff, write the reports, exit as diff
+ * does. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -347,10 +348,7 @@ static int open_baseline(const struct gate_plan *g, const char *slug, struct kpt
 	if (rc != KPT_E_NOTFOUND || g->where.db)
 		return rc;
 	/* update finds the project's folder itself from the project's tree */
-	if (g->project)
-		snprintf(how, sizeof how, "kptprof record --project %s", g->project->path);
-	else
-		snprintf(how, sizeof how, "kptprof record --suite %s", g->suite);
+	kpt_cli_record_how(g->suite, g->project ? g->project->path : NULL, how, sizeof how);
 	if (!g->project || g->dir_given)
 		snprintf(upd, sizeof upd, " --baselines %s", g->where.dir);
 	else if (g->project_given)
