@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kpt_cli.h"
+#include "kpt_baseline.h"
 #include "kpt_format.h"
 #include "kpt_outfile.h"
 #include "kpt_progress.h"
@@ -255,19 +256,10 @@ int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, si
 
 _Static_assert(KPT_CLI_COMPONENT_MAX == KPT_COMPONENT_MAX, "one rule: kpt_project_name_ok");
 
+/* the message is the baseline library's, which takes these names too */
 int kpt_cli_check_component(const char *what, const char *value, const char *src, struct kpt_diag *d)
 {
-	size_t k = 0;
-	char shown[48];
-
-	if (kpt_project_name_ok(value))
-		return 0;
-	for (const char *p = value; *p && k + 4 < sizeof shown; p++)
-		shown[k++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
-	snprintf(shown + k, sizeof shown - k, "%s", value[k] ? "..." : "");
-	kpt_diag_set(d, KPT_E_INVAL, "'%s' names %s '%s': not a safe folder name", src, what, shown);
-	return kpt_diag_hint(d, "a %s is 1 to %d characters of a-z, 0-9, '.', '_' and '-', not starting with '.' "
-			     "and without '..'", what, KPT_CLI_COMPONENT_MAX);
+	return kpt_baseline_check_name(what, value, src, d);
 }
 
 int kpt_cli_stdout_done(int rc)
@@ -396,6 +388,19 @@ const char *kpt_cli_baselines_dir(void)
 	    stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
 		return buf;
 	return "baselines";
+}
+
+int kpt_cli_project(const char *given, struct kpt_project **out, struct kpt_diag *d)
+{
+	char path[PATH_MAX];
+
+	*out = NULL;
+	if (!given) {
+		if (kpt_project_find(".", path, sizeof path) < 0)
+			return 0;
+		given = path;
+	}
+	return kpt_project_load(given, out, d);
 }
 
 const char *kpt_cli_list_verb(const char *verb, const char *canonical)

@@ -1,7 +1,8 @@
-/* cmd_gate.c - kptprof gate: record a suite on this GPU (or take --from FILE),
- * find this GPU model's baseline (a folder of sessions, or with --db the
- * last sessions of the history store), diff, write the reports, exit as
- * diff does. */
+/* cmd_gate.c - kptprof gate: record a suite, or a project's workloads
+ * (kptprof.json), on this GPU (or take --from FILE), open this GPU model's
+ * baseline (analyzer/baseline: a folder of sessions, or with --db the last
+ * sessions of the history store), diff, write the reports, exit as diff
+ * does. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +16,11 @@
 #include <unistd.h>
 
 #include "cmd_diff.h"
+#include "kpt_baseline.h"
 #include "kpt_cli.h"
 #include "kpt_format.h"
 #include "kpt_history.h"
+#include "kpt_project.h"
 #include "kpt_record.h"
 
 /* Where baselines live when --baselines is not given. */
@@ -62,88 +65,6 @@ static int run_child(const char *file, char *const argv[])
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
-/* `kptprof record --suite S --runs M --settle-us U -o OUT`, in this process (kpt_cli_record). */
-static int run_record(const char *suite, const char *runs, long settle_us, const char *out)
-{
-	struct kpt_record_opts o;
-
-	kpt_cli_record_defaults(&o);
-	o.suite = suite;
-	o.runs = strtol(runs, NULL, 10);
-	o.settle_us = settle_us;
-	o.out = out;
-	return kpt_cli_record(&o);
-}
-
-/* The idle gap (meta "settle_us") the baseline at path was recorded with:
- * its newest session's (file names start with the time), 0 for a session
- * without the key (recorded before the gap existed), -1 when no session
- * can be read (the diff then names the problem). */
-static long baseline_settle(const char *path)
-{
-	char newest[PATH_MAX] = "", file[PATH_MAX];
-	struct stat sb;
-	long v;
-
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		DIR *dir = opendir(path);
-		struct dirent *e;
-
-		while (dir && (e = readdir(dir))) {
-			size_t n = strlen(e->d_name);
-
-			if (n > 4 && strcmp(e->d_name + n - 4, ".kpt") == 0 && e->d_name[0] != '.' &&
-			    strcmp(e->d_name, newest) > 0 && n < sizeof newest)
-				memcpy(newest, e->d_name, n + 1);
-		}
-		if (dir)
-			closedir(dir);
-		if (!newest[0] || (size_t)snprintf(file, sizeof file, "%s/%s", path, newest) >= sizeof file)
-			return -1;
-	} else {
-		snprintf(file, sizeof file, "%s", path);
-	}
-	v = kpt_cli_file_settle(file);
-	return v < 0 ? -1 : v;
-}
-
-/* The GPU slug of the first GPU that recording here would use. */
-static int this_gpu_slug(char *out, size_t cap, struct kpt_diag *d)
-{
-	struct kpt_gpu_list l;
-	int rc = kpt_gpu_probe(&l, d);
-
-	if (rc < 0)
-		return rc;
-	snprintf(out, cap, "%s", l.gpu[0].slug);
-	return kpt_cli_check_component("GPU slug", out, "this GPU", d);
-}
-
-/* The baseline of suite for slug under dir: the folder of sessions, else
- * the one-file layout; into out. 0 when it exists, else -1 (out: the file
- * layout's path). */
-static int baseline_path(const char *dir, const char *slug, const char *suite, char *out, size_t cap)
-{
-	struct stat sb;
-
-	snprintf(out, cap, "%s/%s/%s", dir, slug, suite);
-	if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
-		snprintf(out, cap, "%s/%s/%s.kpt", dir, slug, suite);
-	return stat(out, &sb) == 0 ? 0 : -1;
-}
-
-/* No baseline for slug and suite under dir: the error and how to make one. */
-static int no_baseline(const char *dir, const char *slug, const char *suite, const char *base, struct kpt_diag *d)
-{
-	char how[PATH_MAX + 64];
-
-	kpt_diag_set(d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s/%s/%s/' and '%s')",
-		     slug, suite, dir, slug, suite, base);
-	return kpt_diag_hint(d, "make one with '%s --runs 5 -o rec.kpt' and 'kptprof baseline "
-			     "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
-			     kpt_cli_record_how(suite, NULL, how, sizeof how), dir);
 }
 
 static int run_tool(char *const argv[])
@@ -404,29 +325,36 @@ out:
 	return rc;
 }
 
-/* The GPU slug of the recording at path; when it names a suite (meta
- * "suite"), that must be `suite` (gating a seed recording against the
- * default baseline would be all NEW and GONE). */
-static int file_slug(const char *path, const char *suite, int suite_given, char *buf, size_t cap,
-		     struct kpt_diag *d)
-{
-	char s[256];
-	int rc = kpt_cli_file_series(path, buf, cap, s, sizeof s, d);
+/* ---- against a committed baseline: a folder of sessions, or the history
+ * store's newest sessions (analyzer/baseline/kpt_baseline.h) ---- */
 
-	/* the slug becomes a folder name under --baselines */
-	if (rc == 0)
-		rc = kpt_cli_check_component("GPU slug", buf, path, d);
-	if (rc == 0 && !s[0] && !suite_given) {
-		/* a program's recording gated against the default suite would
-		 * match nothing and pass for ever */
-		kpt_diag_set(d, KPT_E_INVAL, "'%s' is not a recording of a suite: nothing to gate it against by default", path);
-		return kpt_diag_hint(d, "name its baseline: 'kptprof gate --from %s --suite NAME' with a baseline of that "
-				     "name, or 'kptprof diff BASELINE %s'", path, path);
-	}
-	if (rc == 0 && s[0] && strcmp(s, suite) != 0) {
-		kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, suite);
-		rc = kpt_diag_hint(d, "gate it with --suite %s", s);
-	}
+/* What gate records and gates against: the bundled suite, or a project's
+ * workloads (its name is the suite; its folder, or its store, the baseline). */
+struct gate_plan {
+	const char *suite;
+	struct kpt_project *project;  /* NULL: the bundled suite */
+	const char *project_given;    /* --project FILE, NULL: found from the cwd */
+	int dir_given;                /* --baselines */
+	struct kpt_baseline_where where;
+};
+
+/* Opens the baseline of the plan for slug; none: the error says how to
+ * make one for this case (the store's own message for --db). */
+static int open_baseline(const struct gate_plan *g, const char *slug, struct kpt_baseline **b, struct kpt_diag *d)
+{
+	int rc = kpt_baseline_open(slug, g->suite, &g->where, b, d);
+	char how[PATH_MAX + 64], upd[PATH_MAX + 32] = "";
+
+	if (rc != KPT_E_NOTFOUND || g->where.db)
+		return rc;
+	/* update finds the project's folder itself from the project's tree */
+	kpt_cli_record_how(g->suite, g->project ? g->project->path : NULL, how, sizeof how);
+	if (!g->project || g->dir_given)
+		snprintf(upd, sizeof upd, " --baselines %s", g->where.dir);
+	else if (g->project_given)
+		snprintf(upd, sizeof upd, " --project %s", g->project_given);
+	kpt_diag_hint(d, "make one with '%s --runs 5 -o rec.kpt' and 'kptprof baseline update rec.kpt%s' on this GPU, "
+		      "better on several machines, then commit it", how, upd);
 	return rc;
 }
 
@@ -437,36 +365,78 @@ static const char *short_commit(const char *c, char buf[13])
 	return buf;
 }
 
-/* The gate against the history store at url: the last n sessions of this
- * suite, GPU model and branch, through the same diff as a folder. */
-static int gate_db(const char *url, const char *suite, const char *slug, const char *branch, uint32_t n,
-		   const char *rec, struct kpt_diff_cli *dc)
+/* Says what rec is gated against, then diffs: the session files listed at
+ * open (each a file: no second listing), or the store's side. */
+static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, struct kpt_diff_cli *dc)
 {
-	struct kpt_history_open_opts oo = { .read_only = 1 };
-	struct kpt_history *h = NULL;
-	struct kpt_history_set *set = NULL;
-	struct kpt_diff_side *side = NULL;
-	struct kpt_diag d = { 0 };
-	char c0[13], c1[13];
+	struct kpt_baseline_desc ds;
+	const char *const *files;
+	size_t n;
+
+	kpt_baseline_describe(b, &ds);
+	if (kpt_baseline_side(b)) {
+		char c0[13], c1[13];
+
+		fprintf(stderr, "kptprof gate: %s vs baseline from history store '%s' (%s): branch '%s', the last %zu "
+			"session%s of suite '%s' on %s, commits %s..%s (added %s..%s), %llu runs\n", kpt_cli_term(rec),
+			kpt_cli_term(ds.where), ds.backend, kpt_cli_term(ds.branch), ds.sessions, ds.sessions == 1 ? "" : "s",
+			kpt_cli_term(ds.suite), kpt_cli_term(ds.slug), kpt_cli_term(short_commit(ds.first_commit, c0)),
+			kpt_cli_term(short_commit(ds.last_commit, c1)), kpt_cli_term(ds.first_added),
+			kpt_cli_term(ds.last_added), (unsigned long long)ds.runs);
+		return kpt_diff_cli_run_side(kpt_baseline_side(b), rec, dc);
+	}
+	fprintf(stderr, "kptprof gate: %s vs baseline %s (%zu session%s)\n", kpt_cli_term(rec), kpt_cli_term(ds.where),
+		ds.sessions, ds.sessions == 1 ? "" : "s");
+	files = kpt_baseline_files(b, &n);
+	return kpt_diff_cli_run(cmd, files, n, rec, dc);
+}
+
+/* --from FILE: its GPU slug (one read of its header); the suite it names
+ * must be the plan's (gating a seed recording against the default
+ * baseline would be all NEW and GONE). */
+static int from_slug(const char *path, const struct gate_plan *g, int suite_given, char *slug, size_t cap,
+		     struct kpt_diag *d)
+{
+	char s[256];
+	int rc = kpt_cli_file_series(path, slug, cap, s, sizeof s, d);
+
+	/* the slug becomes a folder name under --baselines */
+	if (rc == 0)
+		rc = kpt_cli_check_component("GPU slug", slug, path, d);
+	if (rc == 0 && !s[0] && !suite_given && !g->project) {
+		/* a program's recording gated against the default suite would
+		 * match nothing and pass for ever */
+		kpt_diag_set(d, KPT_E_INVAL, "'%s' is not a recording of a suite: nothing to gate it against by default", path);
+		return kpt_diag_hint(d, "name its baseline: 'kptprof gate --from %s --suite NAME' with a baseline of that "
+				     "name, or 'kptprof diff BASELINE %s'", path, path);
+	}
+	if (rc == 0 && s[0] && strcmp(s, g->suite) != 0) {
+		kpt_diag_set(d, KPT_E_INVAL, "'%s' is a recording of suite '%s', not '%s'", path, s, g->suite);
+		rc = kpt_diag_hint(d, "gate it with --suite %s", s);
+	}
+	return rc;
+}
+
+/* Records the plan once through the recorder, its notes on stderr; r says
+ * which GPU and suite it recorded. */
+static int gate_record(const struct gate_plan *g, long runs, long settle, const char *out,
+		       struct kpt_record_result *r, struct kpt_diag *d)
+{
+	struct kpt_record_opts o;
 	int rc;
 
-	if (kpt_history_open(url, &oo, &h, &d) < 0 ||
-	    kpt_history_gate_side(h, suite, slug, branch, n, &set, &side, &d) < 0) {
-		kpt_history_close(h);
-		return kpt_diff_cli_fail(dc, &d);
-	}
-	fprintf(stderr, "kptprof gate: %s vs baseline from history store '%s' (%s): branch '%s', the last %zu "
-		"session%s of suite '%s' on %s, commits %s..%s (added %s..%s)\n", kpt_cli_term(rec),
-		kpt_cli_term(kpt_history_where(h)), kpt_history_backend(h), kpt_cli_term(branch), set->nsessions,
-		set->nsessions == 1 ? "" : "s", kpt_cli_term(suite), kpt_cli_term(slug),
-		kpt_cli_term(short_commit(set->sessions[0].commit, c0)),
-		kpt_cli_term(short_commit(set->sessions[set->nsessions - 1].commit, c1)),
-		kpt_cli_term(set->sessions[0].added), kpt_cli_term(set->sessions[set->nsessions - 1].added));
-	rc = kpt_diff_cli_run_side(side, rec, dc);
-	kpt_diff_side_destroy(side);
-	kpt_history_set_destroy(set);
-	kpt_history_close(h);
-	return rc;
+	kpt_cli_record_defaults(&o);
+	o.runs = runs;
+	o.settle_us = settle;
+	o.out = out;
+	o.suite = g->suite;
+	rc = g->project ? kpt_record_project(g->project, NULL, 0, &o, r, d) : kpt_record_run(&o, r, d);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < r->nnotes; i++)
+		fprintf(stderr, "%s%s\n", r->note[i].kind == KPT_NOTE_HINT ? "hint: " :
+			r->note[i].kind == KPT_NOTE_WARNING ? "kptprof: warning: " : "kptprof: ", r->note[i].text);
+	return 0;
 }
 
 /* gate --against's idle gap before each timed iteration, us: 1 ms took
@@ -478,6 +448,7 @@ static int gate_db(const char *url, const char *suite, const char *slug, const c
 
 struct gate_args {
 	const char *suite, *dir, *from, *keep, *db, *branch, *against; /* NULL: not given */
+	const char *project;                                            /* --project FILE, NULL: found or none */
 	uint64_t runs, nsess;                                           /* 0: not given */
 	uint64_t settle_us;                                             /* idle gap; NOT_GIVEN: default */
 	struct kpt_diff_cli dc;
@@ -490,6 +461,9 @@ static const struct kpt_opt gate_own_opts[] = {
 	{ .kind = KPT_OPTK_STRING, .name = "suite", .arg = "NAME", .off = offsetof(GA, suite),
 	  .help = "suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default; "
 		  "--from a recording of no suite needs it)" },
+	KPT_OPT_STRING(0, "project", "FILE", GA, project,
+		       "gate the project of FILE (kptprof.json): its workloads, suite = its name, its baselines "
+		       "folder or db (default: kptprof.json of the working folder or one above it, unless --suite)"),
 	KPT_OPT_STRING(0, "baselines", "DIR", GA, dir,
 		       "folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed "
 		       "share/kptprof/baselines)"),
@@ -499,7 +473,7 @@ static const struct kpt_opt gate_own_opts[] = {
 		    "with --db: the last N sessions of the suite and GPU model, 2 to 1000 (default 10)"),
 	KPT_OPT_STRING(0, "branch", "B", GA, branch, "with --db: the sessions' branch (default main)"),
 	KPT_OPT_U64(0, "runs", "M", GA, runs, 2, 1000,
-		    "runs to record, 2 to 1000; --against: pairs, 10 unless given (default 5)"),
+		    "runs to record, 2 to 1000; --against: pairs, 10 unless given; a project: its own (default 5)"),
 	KPT_OPT_STRING('o', "output", "FILE", GA, keep,
 		       "keep the recording in FILE (default: a temporary file, removed)"),
 	KPT_OPT_STRING(0, "from", "FILE", GA, from,
@@ -542,15 +516,146 @@ static int diff_words(int argc, char **argv, char **pass)
 	return n;
 }
 
+/* gate without --against: the plan (a project, or the bundled suite), its
+ * baseline opened once, the suite recorded once (or --from FILE), one diff. */
+static int gate_committed(const char *cmd, struct gate_args *a, long runs)
+{
+	struct gate_plan g = { .suite = a->suite ? a->suite : "default", .project_given = a->project };
+	struct kpt_diff_cli *dc = &a->dc;
+	struct kpt_baseline *b = NULL;
+	struct kpt_record_result r;
+	struct kpt_gpu_list l;
+	struct kpt_diag d = { 0 };
+	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256];
+	long settle;
+	int rc = 0, made_tmp = 0, skip_probe = getenv("KPTPROF_SKIP_GPU_CHECK") != NULL;
+
+	/* a project applies: --project FILE, else kptprof.json from the cwd
+	 * up unless --suite names another suite (a bundled one) */
+	if (kpt_cli_project(a->project, &g.project, &d) < 0)
+		return kpt_diff_cli_fail(dc, &d);
+	if (g.project && a->suite && strcmp(a->suite, g.project->name) != 0) {
+		if (a->project) {
+			rc = kpt_cli_usage_error(cmd, "--suite '%s' is not the project's name '%s' (its recordings' suite)",
+						 kpt_cli_term(a->suite), kpt_cli_term(g.project->name));
+			goto out;
+		}
+		kpt_project_destroy(g.project);
+		g.project = NULL;
+	}
+	if (g.project)
+		g.suite = g.project->name;
+	g.dir_given = a->dir != NULL;
+	/* --baselines or --db, else the project's store or folder, else the default folder */
+	g.where.db = a->db ? a->db : g.project && !a->dir ? g.project->db : NULL;
+	g.where.dir = a->dir ? a->dir : g.project ? g.project->baselines : default_baselines();
+	g.where.branch = a->branch;
+	g.where.nsessions = (uint32_t)a->nsess;
+	if (!dc->suite)
+		dc->suite = g.suite;
+	dc->require_match = 1;
+	if (a->from) {
+		if (from_slug(a->from, &g, a->suite != NULL, slug, sizeof slug, &d) < 0 ||
+		    open_baseline(&g, slug, &b, &d) < 0)
+			goto fail;
+		rc = gate_diff(cmd, b, a->from, dc);
+		goto out;
+	}
+	/* the one probe: whether this machine records, and the GPU whose
+	 * baseline to record like (the recorder's result says the rest);
+	 * KPTPROF_SKIP_GPU_CHECK (tests with a stand-in collector): none, the
+	 * baseline is found after recording */
+	kpt_diag_clear(&d);
+	slug[0] = '\0';
+	if (!skip_probe && (kpt_collector_find(NULL)->probe(&l, &d) < 0 || l.n < 1)) {
+		fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n"
+				"hint: 'kptprof gate --from FILE' gates a recording made elsewhere\n");
+		rc = KPT_EXIT_SKIP;
+		goto out;
+	}
+	if (!skip_probe) {
+		snprintf(slug, sizeof slug, "%s", l.gpu[0].slug);
+		if (kpt_cli_check_component("GPU slug", slug, "this GPU", &d) < 0 || open_baseline(&g, slug, &b, &d) < 0)
+			goto fail;
+	}
+	/* Record as the baseline was recorded: an idle gap before each timed
+	 * iteration changes what compute-bound kernels measure (the power
+	 * state), so both sides need the same. A project's programs have no
+	 * such gap unless asked. */
+	settle = a->settle_us != NOT_GIVEN ? (long)a->settle_us : g.project ? -1 : KPT_SUITE_SETTLE_US;
+	if (a->settle_us == NOT_GIVEN && !g.project && b && kpt_baseline_settle_us(b) >= 0)
+		settle = kpt_baseline_settle_us(b);
+	if (a->keep) {
+		snprintf(rec, sizeof rec, "%s", a->keep);
+	} else {
+		if (!mkdtemp(tmpl)) {
+			kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
+			goto fail;
+		}
+		made_tmp = 1;
+		snprintf(rec, sizeof rec, "%s/%s.kpt", tmpl, g.suite);
+	}
+	/* a project's own runs unless --runs */
+	if (g.project && !a->runs)
+		runs = 0;
+	if (g.project && runs)
+		fprintf(stderr, "kptprof gate: recording project '%s' (%zu workload%s), %ld runs -> %s\n",
+			kpt_cli_term(g.suite), g.project->nwl, g.project->nwl == 1 ? "" : "s", runs, kpt_cli_term(rec));
+	else if (g.project)
+		fprintf(stderr, "kptprof gate: recording project '%s' (%zu workload%s), its runs -> %s\n",
+			kpt_cli_term(g.suite), g.project->nwl, g.project->nwl == 1 ? "" : "s", kpt_cli_term(rec));
+	else
+		fprintf(stderr, "kptprof gate: recording suite '%s', %ld runs, %ld us idle before each timed iteration "
+				"-> %s\n", kpt_cli_term(g.suite), runs, settle, kpt_cli_term(rec));
+	if ((rc = gate_record(&g, runs, settle, rec, &r, &d)) == KPT_E_NODEV) {
+		kpt_cli_fail(&d);
+		fprintf(stderr, "kptprof gate: the recorder found no usable GPU (skipped)\n");
+		rc = KPT_EXIT_SKIP;
+		goto out;
+	}
+	if (rc < 0)
+		goto fail;
+	if (r.status != 0) {
+		kpt_diag_set(&d, KPT_E_UNSUPPORTED, "recording %s '%s' failed (exit status %d)",
+			     g.project ? "project" : "suite", g.suite, r.status);
+		goto fail;
+	}
+	/* what was recorded, from the recorder: no second probe, no reopening */
+	if (r.suite[0] && strcmp(r.suite, g.suite) != 0) {
+		kpt_diag_set(&d, KPT_E_MISMATCH, "'%s' was recorded as suite '%s', not '%s'", rec, r.suite, g.suite);
+		goto fail;
+	}
+	if (!r.slug[0] && !slug[0] && kpt_cli_file_series(rec, r.slug, sizeof r.slug, NULL, 0, &d) < 0)
+		goto fail; /* a stand-in collector's: the recorder probed no GPU */
+	if (r.slug[0] && strcmp(r.slug, slug) != 0) {
+		kpt_baseline_close(b);
+		b = NULL;
+		snprintf(slug, sizeof slug, "%s", r.slug);
+		if (kpt_cli_check_component("GPU slug", slug, rec, &d) < 0 || open_baseline(&g, slug, &b, &d) < 0)
+			goto fail;
+	}
+	rc = gate_diff(cmd, b, rec, dc);
+	goto out;
+fail:
+	rc = kpt_diff_cli_fail(dc, &d);
+out:
+	if (made_tmp) {
+		unlink(rec);
+		rmdir(tmpl);
+	}
+	kpt_baseline_close(b);
+	kpt_project_destroy(g.project);
+	return rc;
+}
+
 int cmd_gate(int argc, char **argv)
 {
 	struct gate_args a = { .settle_us = NOT_GIVEN };
 	struct kpt_diff_cli *dc = &a.dc;
 	const char *suite, *dir, *from, *keep, *db, *branch, *against;
-	char tmpl[] = "/tmp/kptprof-gate.XXXXXX", rec[PATH_MAX], slug[256], base[PATH_MAX], runs[24];
+	char runs[24];
 	struct kpt_diag d = { 0 };
-	int rc, made_tmp = 0, suite_given, npass = 0, n;
-	uint64_t nb;
+	int rc, npass = 0, n;
 	char **pass = calloc((size_t)argc + 1, sizeof *pass);
 
 	if (!pass) {
@@ -565,11 +670,9 @@ int cmd_gate(int argc, char **argv)
 	}
 	/* no operands: argv is as given */
 	npass = diff_words(argc, argv, pass);
-	suite_given = a.suite != NULL;
 	suite = a.suite ? a.suite : "default";
 	dir = a.dir, from = a.from, keep = a.keep, db = a.db, branch = a.branch, against = a.against;
 	snprintf(runs, sizeof runs, "%llu", (unsigned long long)(a.runs ? a.runs : against ? 10 : 5));
-	nb = a.nsess ? a.nsess : KPT_HISTORY_GATE_SESSIONS;
 	if (kpt_cli_check_component("suite", suite, "--suite", &d) < 0) {
 		rc = kpt_cli_usage_error(argv[0], "bad suite name '%s': expected 1 to %d of a-z, 0-9, '.', '_', '-', "
 					 "no leading '.', no '..'", kpt_cli_term(suite), KPT_CLI_COMPONENT_MAX);
@@ -614,92 +717,8 @@ int cmd_gate(int argc, char **argv)
 				  keep, dir, pass, npass, dc);
 		goto out;
 	}
-	if (!dc->suite)
-		dc->suite = suite;
-	dc->require_match = 1;
-	if (from) {
-		snprintf(rec, sizeof rec, "%s", from);
-	} else {
-		if (!have_gpu_driver()) {
-			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n"
-					"hint: 'kptprof gate --from FILE' gates a recording made elsewhere\n");
-			rc = KPT_EXIT_SKIP;
-			goto out;
-		}
-		if (keep) {
-			snprintf(rec, sizeof rec, "%s", keep);
-		} else {
-			if (!mkdtemp(tmpl)) {
-				kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
-				rc = kpt_cli_fail(&d);
-				goto out;
-			}
-			made_tmp = 1;
-			snprintf(rec, sizeof rec, "%s/%s.kpt", tmpl, suite);
-		}
-		{
-			/* Record as the baseline was recorded: an idle gap before
-			 * each timed iteration changes what compute-bound kernels
-			 * measure (the power state), so both sides need the same. */
-			long settle = a.settle_us == NOT_GIVEN ? KPT_SUITE_SETTLE_US : (long)a.settle_us;
-
-			if (!db) {
-				if (this_gpu_slug(slug, sizeof slug, &d) < 0) {
-					rc = kpt_diff_cli_fail(dc, &d);
-					goto out;
-				}
-				if (baseline_path(dir, slug, suite, base, sizeof base) < 0) {
-					no_baseline(dir, slug, suite, base, &d);
-					rc = kpt_diff_cli_fail(dc, &d);
-					goto out;
-				}
-				if (a.settle_us == NOT_GIVEN) {
-					long bs = baseline_settle(base);
-
-					if (bs >= 0)
-						settle = bs;
-				}
-			}
-			fprintf(stderr, "kptprof gate: recording suite '%s', %s runs, %ld us idle before each timed "
-					"iteration -> %s\n", kpt_cli_term(suite), runs, settle, kpt_cli_term(rec));
-			rc = run_record(suite, runs, settle, rec);
-		}
-		if (rc == KPT_EXIT_SKIP) {
-			fprintf(stderr, "kptprof gate: 'kptprof record' found no usable GPU (skipped)\n");
-			goto out;
-		}
-		if (rc != 0) {
-			kpt_diag_set(&d, KPT_E_UNSUPPORTED, "recording suite '%s' failed (kptprof record exit status %d)",
-				     suite, rc);
-			rc = kpt_diff_cli_fail(dc, &d);
-			goto out;
-		}
-	}
-	if (file_slug(rec, suite, suite_given, slug, sizeof slug, &d) < 0) {
-		rc = kpt_diff_cli_fail(dc, &d);
-		goto out;
-	}
-	if (db) {
-		rc = gate_db(db, suite, slug, branch ? branch : "main", (uint32_t)nb, rec, dc);
-		goto out;
-	}
-	/* A folder of sessions (baseline update keeps one), else one file. */
-	if (baseline_path(dir, slug, suite, base, sizeof base) < 0) {
-		no_baseline(dir, slug, suite, base, &d);
-		rc = kpt_diff_cli_fail(dc, &d);
-		goto out;
-	}
-	fprintf(stderr, "kptprof gate: %s vs baseline %s\n", kpt_cli_term(rec), kpt_cli_term(base));
-	{
-		const char *bases[1] = { base };
-
-		rc = kpt_diff_cli_run(argv[0], bases, 1, rec, dc);
-	}
+	rc = gate_committed(argv[0], &a, strtol(runs, NULL, 10));
 out:
-	if (made_tmp) {
-		unlink(rec);
-		rmdir(tmpl);
-	}
 	kpt_diff_cli_release(dc);
 	free(pass);
 	return rc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd_diff.h"
+#include "kpt_baseline.h"
 #include "kpt_cli.h"
 #include "kpt_history.h"
 #include "kpt_view.h"
@@ -80,8 +81,7 @@ int cmd_view(int argc, char **argv)
 	struct kpt_view_result res;
 	struct kpt_diag d;
 	struct kpt_history *h = NULL;
-	struct kpt_history_set *set = NULL;
-	struct kpt_diff_side *side = NULL;
+	struct kpt_baseline *b = NULL;
 	int rc;
 
 	memset(&a, 0, sizeof a);
@@ -96,23 +96,27 @@ int cmd_view(int argc, char **argv)
 	a.o.history_branch = a.branch ? a.branch : "main";
 	a.o.history_suite = a.suite;
 	kpt_diag_clear(&d);
-	if (a.db) {
-		struct kpt_history_open_opts oo = { .read_only = 1 };
+	if (a.db && !a.o.baseline) {
+		/* the store's baseline, as gate --db takes it (analyzer/baseline),
+		 * and the keys' history from the same connection */
+		struct kpt_baseline_where w = { .db = a.db, .branch = a.o.history_branch, .nsessions = (uint32_t)a.nsess };
 		char slug[256], suite[256];
 
+		if ((rc = kpt_cli_file_series(a.path, slug, sizeof slug, suite, sizeof suite, &d)) == 0 &&
+		    (rc = kpt_baseline_open(slug, a.suite ? a.suite : suite, &w, &b, &d)) == 0) {
+			a.o.base_side = kpt_baseline_side(b);
+			a.o.history = kpt_baseline_store(b);
+		}
+	} else if (a.db) {
+		struct kpt_history_open_opts oo = { .read_only = 1 };
+
 		rc = kpt_history_open(a.db, &oo, &h, &d);
-		if (rc == 0 && !a.o.baseline &&
-		    (rc = kpt_cli_file_series(a.path, slug, sizeof slug, suite, sizeof suite, &d)) == 0 &&
-		    (rc = kpt_history_gate_side(h, a.suite ? a.suite : suite, slug, a.o.history_branch, a.nsess ? (uint32_t)a.nsess : KPT_HISTORY_GATE_SESSIONS,
-						&set, &side, &d)) == 0)
-			a.o.base_side = side;
 		a.o.history = h;
 	}
 	if (rc == 0)
 		rc = kpt_view_write(a.path, &a.o, a.out, &res, &d);
 	kpt_diff_cli_release(&a.dc);
-	kpt_diff_side_destroy(side);
-	kpt_history_set_destroy(set);
+	kpt_baseline_close(b);
 	kpt_history_close(h);
 	if (rc < 0)
 		return kpt_cli_fail(&d);

@@ -276,6 +276,11 @@ const char *kpt_cli_list_verb(const char *verb, const char *canonical);
 int kpt_cli_find_collector(char *out, size_t cap);
 int kpt_cli_find_runner(char *out, size_t cap);
 const char *kpt_cli_baselines_dir(void);
+/* The project file that applies (lib/kpt_project.h): given (--project
+ * FILE), else kptprof.json in the working folder or one above it. 0 with
+ * *out NULL when none applies; a file that does not load is an error. */
+struct kpt_project;
+int kpt_cli_project(const char *given, struct kpt_project **out, struct kpt_diag *d);
 
 /* Subcommands. */
 int cmd_help(int argc, char **argv);

@@ -24,8 +24,9 @@ declare -A may=(
 	[lib]="lib"
 	[analyzer/diff]="analyzer/diff lib"
 	[analyzer/history]="analyzer/history analyzer/diff lib"
-	[viewer]="viewer analyzer/diff analyzer/history lib"
-	[cli]="cli viewer analyzer/diff analyzer/history collectors lib"
+	[analyzer/baseline]="analyzer/baseline analyzer/history analyzer/diff lib"
+	[viewer]="viewer analyzer/baseline analyzer/diff analyzer/history lib"
+	[cli]="cli viewer analyzer/baseline analyzer/diff analyzer/history collectors lib"
 	[collectors]="collectors lib"
 	[kernels]="kernels lib"
 )

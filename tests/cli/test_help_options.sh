@@ -121,7 +121,7 @@ expect_error "history add without FILE" "'history add' needs a FILE"
 	fail "completion of 'history ': $(complete_words kptprof history '')"
 [ "$(complete_words kptprof baseline '')" = "list show update path" ] ||
 	fail "completion of 'baseline ': $(complete_words kptprof baseline '')"
-[ "$(complete_words kptprof baseline update --)" = "--baselines --suite --keep --help" ] ||
+[ "$(complete_words kptprof baseline update --)" = "--baselines --project --suite --keep --help" ] ||
 	fail "completion of 'baseline update --': $(complete_words kptprof baseline update --)"
 [ "$(complete_words kptprof history list --la)" = "--last" ] ||
 	fail "completion of 'history list --la': $(complete_words kptprof history list --la)"

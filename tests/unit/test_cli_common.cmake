@@ -8,8 +8,9 @@ if(CMOCKA_FOUND)
                  ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c
                  ${PROJECT_SOURCE_DIR}/collectors/kpt_window.c)
   target_include_directories(test_cli_common PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/collectors)
+  # cli_common.c names path components by analyzer/baseline's rule and message
   target_compile_definitions(test_cli_common PRIVATE KPT_VERSION="${PROJECT_VERSION}")
-  target_link_libraries(test_cli_common PRIVATE kpt PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+  target_link_libraries(test_cli_common PRIVATE kptanalyzer kpt PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
   add_test(NAME unit.test_cli_common COMMAND test_cli_common)
   set_tests_properties(unit.test_cli_common PROPERTIES LABELS unit TIMEOUT 60)
 endif()
