@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,11 +273,15 @@ int kpt_cli_check_component(const char *what, const char *value, const char *src
 
 int kpt_cli_stdout_done(int rc)
 {
-	int bad = fflush(stdout) != 0 || ferror(stdout);
+	static int said; /* main checks again after a command that did: one line */
+	int bad;
 
+	errno = 0;
+	bad = fflush(stdout) != 0 || ferror(stdout);
 	if (!bad)
 		return rc;
-	fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
+	if (!said++)
+		fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
 	return KPT_EXIT_ERROR;
 }
 
@@ -314,6 +319,26 @@ static void say_large(const char *what, uint64_t at)
 		kpt_cli_term(what), kpt_cli_fmt_bytes((double)at, sz, sizeof sz));
 }
 
+/* A fatal signal: the temporaries of every output go (kpt_outfile.h), then
+ * the signal does what it would have done. */
+static void remove_temps_and_die(int sig)
+{
+	kpt_out_remove_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void remove_temps_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = remove_temps_and_die }, old;
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) /* nohup stays */
+			sigaction(sigs[i], &sa, NULL);
+}
+
 void kpt_cli_watch_outputs(const char *cmd)
 {
 	const char *env = getenv("KPTPROF_TEST_NOTICE_BYTES");
@@ -322,6 +347,7 @@ void kpt_cli_watch_outputs(const char *cmd)
 
 	notice_cmd = cmd;
 	kpt_out_set_notice(say_large, at);
+	remove_temps_on_signals();
 	fflush(stdout);
 	/* glibc's stdout is a variable (documented: it may be assigned); every
 	 * printf of every command now goes through the watched stream */
@@ -332,6 +358,30 @@ void kpt_cli_watch_outputs(const char *cmd)
 	} else if (w) {
 		fclose(w);
 	}
+}
+
+int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout)
+{
+	struct kpt_diag d = { 0 };
+
+	for (size_t i = 0; i < nin; i++)
+		if (in[i] && kpt_out_input(in[i]) < 0) {
+			fprintf(stderr, "kptprof %s: out of memory\n", cmd);
+			return KPT_EXIT_ERROR;
+		}
+	for (size_t i = 0; i < nout; i++)
+		if (out[i] && kpt_out_check(out[i], &d) < 0) {
+			fprintf(stderr, "kptprof %s: ", cmd);
+			kpt_text_write(stderr, KPT_TEXT_TERM, d.msg);
+			fputc('\n', stderr);
+			if (d.hint[0]) {
+				fputs("hint: ", stderr);
+				kpt_text_write(stderr, KPT_TEXT_TERM, d.hint);
+				fputc('\n', stderr);
+			}
+			return KPT_EXIT_ERROR;
+		}
+	return 0;
 }
 
 int kpt_cli_same_file(const char *in, const char *out)

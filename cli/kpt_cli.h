@@ -192,6 +192,14 @@ void kpt_cli_watch_outputs(const char *cmd);
 /* True when out names the file in (same device and inode, whatever the
  * path or link): writing there would replace an input. "-" is stdout. */
 int kpt_cli_same_file(const char *in, const char *out);
+/* The outputs of cmd, checked before it prints or runs anything: registers
+ * its inputs (files, folders of sessions, a store's file: kpt_out_input)
+ * and refuses an output that is one of them, a symbolic link, a block
+ * device or a folder, or whose folder is missing (kpt_out_check,
+ * lib/kpt_outfile.h). NULL entries are skipped. 0, or KPT_EXIT_ERROR
+ * after one line (and a hint) on stderr. Every later open of an output
+ * checks the inputs again. */
+int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
 /* s (a name or value from a recording or store) cleaned for a terminal
