@@ -227,7 +227,8 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 			return kpt_cli_usage_error("record", "bad output pattern '%s' (escapes: %%p %%r %%%%)", a->out);
 		a->out = a->out_buf;
 	}
-	return KPT_OPT_GO;
+	/* a link, a block device or an input as -o: refused before the run */
+	return kpt_cli_outputs("record", NULL, 0, &a->out, 1) ? KPT_EXIT_ERROR : KPT_OPT_GO;
 }
 
 /* One line: what the counters cover and what they cost. */

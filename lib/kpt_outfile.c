@@ -240,7 +240,7 @@ static int classify(const char *path, int *dupfd, struct kpt_diag *d)
 		return OUT_REPLACE;
 	if (S_ISCHR(lst.st_mode) || S_ISFIFO(lst.st_mode))
 		return OUT_IN_PLACE;
-	return refuse(d, path, S_ISDIR(lst.st_mode) ? "it is a folder" :
+	return refuse(d, path, S_ISDIR(lst.st_mode) ? "it is a directory" :
 			       S_ISBLK(lst.st_mode) ? "it is a block device" : "it is not a regular file");
 }
 
