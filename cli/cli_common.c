@@ -208,18 +208,43 @@ int kpt_cli_term_width(int fd)
 	return cols ? atoi(cols) : 0;
 }
 
-void kpt_cli_progress_start(const char *cmd)
+/* The whole number in environment variable name (a test's knob): 0 when
+ * unset or empty, 1 with *v, or KPT_EXIT_ERROR after one line when it holds
+ * anything but decimal digits (garbage is a mistake, never read as 0). */
+static int env_number(const char *cmd, const char *name, uint64_t *v)
+{
+	const char *s = getenv(name);
+	char *e;
+
+	if (!s || !s[0])
+		return 0;
+	errno = 0;
+	*v = strtoull(s, &e, 10);
+	if (s[strspn(s, "0123456789")] == '\0' && !*e && !errno)
+		return 1;
+	fprintf(stderr, "kptprof %s: bad %s '", cmd, name);
+	kpt_text_write(stderr, KPT_TEXT_TERM, s);
+	fputs("': want a whole number\n", stderr);
+	return KPT_EXIT_ERROR;
+}
+
+int kpt_cli_progress_start(const char *cmd)
 {
 	static char prog[64];
-	const char *no = getenv("KPTPROF_NO_PROGRESS"), *after = getenv("KPTPROF_PROGRESS_TEST_AFTER_MS");
+	const char *no = getenv("KPTPROF_NO_PROGRESS");
 	struct kpt_progress_opts o = { .prog = prog, .out = stderr, .tty = isatty(2), .after_ms = -1 };
+	uint64_t after;
+	int rc = env_number(cmd, "KPTPROF_PROGRESS_TEST_AFTER_MS", &after);
 
+	if (rc < 0 || rc > 1)
+		return KPT_EXIT_ERROR;
 	if (no && no[0] && strcmp(no, "0") != 0)
-		return;
-	if (after && after[0])
-		o.after_ms = strtoll(after, NULL, 10);
+		return 0;
+	if (rc == 1)
+		o.after_ms = after > INT64_MAX ? INT64_MAX : (int64_t)after;
 	snprintf(prog, sizeof prog, "kptprof %s", cmd);
 	kpt_progress_setup(&o);
+	return 0;
 }
 
 long kpt_cli_file_settle(const char *path)
@@ -339,11 +364,14 @@ static void remove_temps_on_signals(void)
 			sigaction(sigs[i], &sa, NULL);
 }
 
-void kpt_cli_watch_outputs(const char *cmd)
+int kpt_cli_watch_outputs(const char *cmd)
 {
-	const char *env = getenv("KPTPROF_TEST_NOTICE_BYTES");
-	uint64_t at = env && env[0] ? strtoull(env, NULL, 10) : KPT_CLI_NOTICE_BYTES;
+	uint64_t at = KPT_CLI_NOTICE_BYTES;
+	int rc = env_number(cmd, "KPTPROF_TEST_NOTICE_BYTES", &at);
 	FILE *w;
+
+	if (rc == KPT_EXIT_ERROR)
+		return rc;
 
 	notice_cmd = cmd;
 	kpt_out_set_notice(say_large, at);
@@ -358,6 +386,7 @@ void kpt_cli_watch_outputs(const char *cmd)
 	} else if (w) {
 		fclose(w);
 	}
+	return 0;
 }
 
 int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout)

@@ -125,7 +125,7 @@ const struct kpt_opt kpt_record_opts[] = {
 		"record only steps A..B (from 0) of the --capture-range nvtx range, else kpt:iter (default: all)"),
 	WIN_OPT("every", "K", 2, "record one step in K: steps 0, K, 2K, ... (default: all)"),
 	WIN_OPT("delay", "S", 3, "record only from S seconds after CUDA starts in each process (default 0)"),
-	WIN_OPT("duration", "S", 4, "record for S seconds from --delay (default: to the end)"),
+	WIN_OPT("duration", "S", 4, "record for S seconds from --delay, S > 0 (default: to the end)"),
 	KPT_OPT_STRING(0, "suite", "NAME", struct record_args, suite,
 		       "run a built-in suite; 'kptprof workloads' lists them (exactly one of --suite, --workload, --)"),
 	KPT_OPT_CALL(0, "workload", "NAME...", struct record_args, workloads, opt_workload,

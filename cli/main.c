@@ -84,8 +84,8 @@ int main(int argc, char **argv)
 	cmd = kpt_cmd_find(argv[1]);
 	if (!cmd)
 		return kpt_cli_unknown_command(argv[1]);
-	kpt_cli_watch_outputs(cmd->name);
-	kpt_cli_progress_start(cmd->name);
+	if (kpt_cli_watch_outputs(cmd->name) != 0 || kpt_cli_progress_start(cmd->name) != 0)
+		return KPT_EXIT_ERROR;
 	rc = cmd->fn(argc - 1, argv + 1);
 	kpt_progress_stop();
 	return kpt_cli_stdout_done(rc);

@@ -148,4 +148,21 @@ if [ -c /dev/full ]; then
 		expect_err "cannot write to standard output"
 	done
 fi
+# ---- record's window options and the test variables: strict ----
+# (refused while parsing, before any GPU or collector is looked for)
+for bad in "--duration 0" "--duration 0.0000000001" "--duration 0x10" "--delay 0x1p3" "--delay inf" \
+	"--duration nan" "--delay 1e3" "--delay -1"; do
+	# shellcheck disable=SC2086
+	run "$KPTPROF" record $bad -- true
+	expect_error "record $bad" "bad ${bad%% *} '${bad#* }'"
+done
+for opt in --steps --every --duration -o; do
+	run "$KPTPROF" record $opt -- true
+	expect_error "record $opt -- CMD" "option '$opt' needs a value"
+done
+for v in KPTPROF_TEST_NOTICE_BYTES=12x KPTPROF_TEST_NOTICE_BYTES=-1 KPTPROF_PROGRESS_TEST_AFTER_MS=0x10 \
+	KPTPROF_PROGRESS_TEST_AFTER_MS=" 5"; do
+	run env "$v" "$KPTPROF" version
+	expect_error "$v" "bad ${v%%=*}"
+done
 exit 0
