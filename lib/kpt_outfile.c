@@ -224,8 +224,10 @@ static int classify(const char *path, int *dupfd, struct kpt_diag *d)
 	}
 	have = stat(path, &st) == 0;
 	if (is_input(path, have ? &st : NULL)) {
-		refuse(d, path, "it is an input of this command");
-		return kpt_diag_hint(d, "choose another output path");
+		int rc = refuse(d, path, "it is an input of this command");
+
+		kpt_diag_hint(d, "choose another output path");
+		return rc; /* d may be NULL: kpt_diag_hint then says 0 */
 	}
 	if (S_ISLNK(lst.st_mode)) {
 		for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
@@ -233,8 +235,10 @@ static int classify(const char *path, int *dupfd, struct kpt_diag *d)
 				*dupfd = fd;
 				return OUT_DUP;
 			}
-		refuse(d, path, "it is a symbolic link");
-		return kpt_diag_hint(d, "name the file it points to, or '-' for standard output");
+		int rc = refuse(d, path, "it is a symbolic link");
+
+		kpt_diag_hint(d, "name the file it points to, or '-' for standard output");
+		return rc;
 	}
 	if (S_ISREG(lst.st_mode))
 		return OUT_REPLACE;
