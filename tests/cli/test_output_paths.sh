@@ -104,6 +104,10 @@ expect_error "export -o its input through a hard link" "it is an input of this c
 cmp -s "$BL/s1.kpt" "$T/s1.orig" || fail "a baseline session was overwritten"
 cmp -s "$T/new.kpt" "$T/new.orig" || fail "the recording was overwritten"
 
+# an output whose folder is missing: said before the table is printed
+run "$KPTPROF" diff "$A" "$B" --json "$T/no/such/r.json"
+expect_error "diff --json into a missing folder" "cannot write '$T/no/such/r.json'"
+
 # ---- a killed command leaves no temporary ----
 # import opens its output before it reads its traces: a trace that is a
 # FIFO nobody writes holds it there, with the temporary made
