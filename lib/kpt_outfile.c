@@ -281,9 +281,12 @@ static struct {
 	volatile int dfd;
 	const char *volatile name;
 } temps[OUT_TEMPS];
+static volatile pid_t temps_pid; /* whose they are: not a forked child's */
 
 void kpt_out_remove_temps(void)
 {
+	if (getpid() != temps_pid)
+		return;
 	for (int i = 0; i < OUT_TEMPS; i++) {
 		const char *n = temps[i].name;
 
@@ -294,6 +297,7 @@ void kpt_out_remove_temps(void)
 
 static int temp_register(int dfd, const char *name)
 {
+	temps_pid = getpid();
 	for (int i = 0; i < OUT_TEMPS; i++)
 		if (!temps[i].name) {
 			temps[i].dfd = dfd;
