@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -215,6 +214,8 @@ static int classify(const char *path, int *dupfd, struct kpt_diag *d)
 	}
 	if (!path[0])
 		return kpt_diag_set(d, KPT_E_INVAL, "cannot write '': an empty path");
+	if (path[strlen(path) - 1] == '/')
+		return refuse(d, path, "it names a directory");
 	if (lstat(path, &lst) != 0) {
 		if (errno != ENOENT)
 			return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));

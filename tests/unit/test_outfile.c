@@ -266,6 +266,8 @@ static void test_an_input_is_refused_by_any_spelling(void **state)
 	assert_int_equal(kpt_out_input(odd), 0);
 	assert_int_equal(kpt_out_check(odd, NULL), KPT_E_INVAL);
 	assert_int_equal(kpt_out_check(sub, &d), KPT_E_INVAL); /* and a folder is no output file */
+	snprintf(odd, sizeof odd, "%s/new/", dir);
+	assert_int_equal(kpt_out_check(odd, NULL), KPT_E_INVAL);
 }
 
 static void test_a_name_in_a_folder_replaces_a_planted_link(void **state)
