@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,18 +210,43 @@ int kpt_cli_term_width(int fd)
 	return cols ? atoi(cols) : 0;
 }
 
-void kpt_cli_progress_start(const char *cmd)
+/* The whole number in environment variable name (a test's knob): 0 when
+ * unset or empty, 1 with *v, or KPT_EXIT_ERROR after one line when it holds
+ * anything but decimal digits (garbage is a mistake, never read as 0). */
+static int env_number(const char *cmd, const char *name, uint64_t *v)
+{
+	const char *s = getenv(name);
+	char *e;
+
+	if (!s || !s[0])
+		return 0;
+	errno = 0;
+	*v = strtoull(s, &e, 10);
+	if (s[strspn(s, "0123456789")] == '\0' && !*e && !errno)
+		return 1;
+	fprintf(stderr, "kptprof %s: bad %s '", cmd, name);
+	kpt_text_write(stderr, KPT_TEXT_TERM, s);
+	fputs("': want a whole number\n", stderr);
+	return KPT_EXIT_ERROR;
+}
+
+int kpt_cli_progress_start(const char *cmd)
 {
 	static char prog[64];
-	const char *no = getenv("KPTPROF_NO_PROGRESS"), *after = getenv("KPTPROF_PROGRESS_TEST_AFTER_MS");
+	const char *no = getenv("KPTPROF_NO_PROGRESS");
 	struct kpt_progress_opts o = { .prog = prog, .out = stderr, .tty = isatty(2), .after_ms = -1 };
+	uint64_t after;
+	int rc = env_number(cmd, "KPTPROF_PROGRESS_TEST_AFTER_MS", &after);
 
+	if (rc < 0 || rc > 1)
+		return KPT_EXIT_ERROR;
 	if (no && no[0] && strcmp(no, "0") != 0)
-		return;
-	if (after && after[0])
-		o.after_ms = strtoll(after, NULL, 10);
+		return 0;
+	if (rc == 1)
+		o.after_ms = after > INT64_MAX ? INT64_MAX : (int64_t)after;
 	snprintf(prog, sizeof prog, "kptprof %s", cmd);
 	kpt_progress_setup(&o);
+	return 0;
 }
 
 long kpt_cli_file_settle(const char *path)
@@ -264,11 +290,15 @@ int kpt_cli_check_component(const char *what, const char *value, const char *src
 
 int kpt_cli_stdout_done(int rc)
 {
-	int bad = fflush(stdout) != 0 || ferror(stdout);
+	static int said; /* main checks again after a command that did: one line */
+	int bad;
 
+	errno = 0;
+	bad = fflush(stdout) != 0 || ferror(stdout);
 	if (!bad)
 		return rc;
-	fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
+	if (!said++)
+		fprintf(stderr, "kptprof: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
 	return KPT_EXIT_ERROR;
 }
 
@@ -306,14 +336,38 @@ static void say_large(const char *what, uint64_t at)
 		kpt_cli_term(what), kpt_cli_fmt_bytes((double)at, sz, sizeof sz));
 }
 
-void kpt_cli_watch_outputs(const char *cmd)
+/* A fatal signal: the temporaries of every output go (kpt_outfile.h), then
+ * the signal does what it would have done. */
+static void remove_temps_and_die(int sig)
 {
-	const char *env = getenv("KPTPROF_TEST_NOTICE_BYTES");
-	uint64_t at = env && env[0] ? strtoull(env, NULL, 10) : KPT_CLI_NOTICE_BYTES;
+	kpt_out_remove_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void remove_temps_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = remove_temps_and_die }, old;
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) /* nohup stays */
+			sigaction(sigs[i], &sa, NULL);
+}
+
+int kpt_cli_watch_outputs(const char *cmd)
+{
+	uint64_t at = KPT_CLI_NOTICE_BYTES;
+	int rc = env_number(cmd, "KPTPROF_TEST_NOTICE_BYTES", &at);
 	FILE *w;
+
+	if (rc == KPT_EXIT_ERROR)
+		return rc;
 
 	notice_cmd = cmd;
 	kpt_out_set_notice(say_large, at);
+	remove_temps_on_signals();
 	fflush(stdout);
 	/* glibc's stdout is a variable (documented: it may be assigned); every
 	 * printf of every command now goes through the watched stream */
@@ -324,6 +378,31 @@ void kpt_cli_watch_outputs(const char *cmd)
 	} else if (w) {
 		fclose(w);
 	}
+	return 0;
+}
+
+int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout)
+{
+	struct kpt_diag d = { 0 };
+
+	for (size_t i = 0; i < nin; i++)
+		if (in[i] && kpt_out_input(in[i]) < 0) {
+			fprintf(stderr, "kptprof %s: out of memory\n", cmd);
+			return KPT_EXIT_ERROR;
+		}
+	for (size_t i = 0; i < nout; i++)
+		if (out[i] && kpt_out_check(out[i], &d) < 0) {
+			fprintf(stderr, "kptprof %s: ", cmd);
+			kpt_text_write(stderr, KPT_TEXT_TERM, d.msg);
+			fputc('\n', stderr);
+			if (d.hint[0]) {
+				fputs("hint: ", stderr);
+				kpt_text_write(stderr, KPT_TEXT_TERM, d.hint);
+				fputc('\n', stderr);
+			}
+			return KPT_EXIT_ERROR;
+		}
+	return 0;
 }
 
 int kpt_cli_same_file(const char *in, const char *out)

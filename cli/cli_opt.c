@@ -281,8 +281,8 @@ static int opt_one(const struct opt_ctx *c, const struct kpt_opt *opts, void *ar
 		v = eq + 1;
 	} else if (f.hit->flags & KPT_OPTF_OPTVAL) {
 		v = NULL;
-	} else if (*i + 1 < argc) {
-		v = argv[++*i];
+	} else if (*i + 1 < argc && strcmp(argv[*i + 1], "--") != 0) {
+		v = argv[++*i]; /* "--" ends the options, never a value ('--opt=--' gives one) */
 	} else {
 		return kpt_cli_usage_error(c->cmd, "option '%s' needs a value", a);
 	}

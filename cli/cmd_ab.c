@@ -48,7 +48,7 @@ static int record_one(char **cmd, int ncmd, const char *out, const char *log)
 		return -1;
 	memcpy(argv, cmd, (size_t)ncmd * sizeof *argv);
 	fflush(NULL);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644); /* never through a planted link */
 	s1 = fcntl(1, F_DUPFD_CLOEXEC, 3);
 	s2 = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	if (fd >= 0 && s1 >= 0 && s2 >= 0) {

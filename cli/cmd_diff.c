@@ -377,17 +377,15 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 	struct kpt_diag d = { 0 };
 	int rc;
 
-	/* a report written over an input would destroy it (and the error
-	 * report of --json too): refused before anything is written */
-	for (size_t i = 0; i <= nbase; i++) {
-		const char *in = i < nbase ? bases[i] : new_;
+	/* a report written over an input (a session of a baseline folder
+	 * too) would destroy it, the error report of --json too: refused
+	 * before anything is printed or written */
+	{
 		const char *const outs[] = { dc->junit, dc->markdown, dc->json };
-		static const char *const opt[] = { "--junit", "--markdown", "--json" };
 
-		for (size_t k = 0; k < 3; k++)
-			if (outs[k] && kpt_cli_same_file(in, outs[k]))
-				return kpt_cli_usage_error(cmd, "'%s' is the input recording '%s': choose another %s",
-							   outs[k], in, opt[k]);
+		if ((rc = kpt_cli_outputs(cmd, bases, nbase, NULL, 0)) != 0 ||
+		    (rc = kpt_cli_outputs(cmd, &new_, 1, outs, 3)) != 0)
+			return rc;
 	}
 	if (dc->quiet)
 		kpt_progress_stop();

@@ -44,8 +44,8 @@ int cmd_export(int argc, char **argv)
 	kpt_diag_clear(&d);
 	if (kpt_export_format_parse(format, &fmt, &d) < 0)
 		return kpt_cli_usage_error("export", "bad value '%s' for --format: expected chrome|csv|json", format);
-	if (kpt_cli_same_file(path, out))
-		return kpt_cli_usage_error("export", "'%s' is the input recording: choose another -o", out);
+	if ((rc = kpt_cli_outputs("export", &path, 1, &out, 1)) != 0)
+		return rc;
 	rc = kpt_file_open(path, &f, &d);
 	kpt_progress_begin("export", 0, "kernels");
 	if (rc >= 0 && strcmp(out, "-") == 0) {

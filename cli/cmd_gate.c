@@ -707,6 +707,16 @@ int cmd_gate(int argc, char **argv)
 	}
 	if (!dir)
 		dir = default_baselines();
+	{
+		/* the reports and --keep never over an input: --from, the
+		 * store, a session of the baselines (checked before recording;
+		 * with --against, --keep is ab's folder) */
+		const char *const ins[] = { from, db, dir },
+				  *const outs[] = { dc->json, dc->junit, dc->markdown, against ? NULL : keep };
+
+		if ((rc = kpt_cli_outputs(argv[0], ins, 3, outs, 4)) != 0)
+			goto out;
+	}
 	if (against) {
 		if (!have_gpu_driver()) {
 			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n");

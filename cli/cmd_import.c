@@ -10,19 +10,6 @@
 #include "kpt_cli.h"
 #include "kpt_import.h"
 
-/* True when out names one of the inputs (same device and inode). */
-static int is_input(const char *out, char **paths, int n)
-{
-	struct stat o, s;
-
-	if (stat(out, &o) != 0)
-		return 0;
-	for (int i = 0; i < n; i++)
-		if (stat(paths[i], &s) == 0 && s.st_dev == o.st_dev && s.st_ino == o.st_ino)
-			return 1;
-	return 0;
-}
-
 struct import_args {
 	const char *out;
 	int runs;                   /* enum kpt_import_runs */
@@ -62,8 +49,8 @@ int cmd_import(int argc, char **argv)
 		rc = kpt_cli_usage_error("import", "missing TRACE (a torch.profiler JSON trace or an nsys SQLite export)");
 	else if (!out)
 		rc = kpt_cli_usage_error("import", "missing -o FILE (the recording to write)");
-	else if (is_input(out, paths, npaths))
-		rc = kpt_cli_usage_error("import", "'%s' is an input trace: choose another -o", out);
+	else if (kpt_cli_outputs("import", (const char *const *)paths, (size_t)npaths, &out, 1) != 0)
+		rc = KPT_EXIT_ERROR;
 	else
 		rc = -1;
 	if (rc >= 0)

@@ -130,7 +130,7 @@ const struct kpt_opt kpt_record_opts[] = {
 		"record only steps A..B (from 0) of the --capture-range nvtx range, else kpt:iter (default: all)"),
 	WIN_OPT("every", "K", 2, "record one step in K: steps 0, K, 2K, ... (default: all)"),
 	WIN_OPT("delay", "S", 3, "record only from S seconds after CUDA starts in each process (default 0)"),
-	WIN_OPT("duration", "S", 4, "record for S seconds from --delay (default: to the end)"),
+	WIN_OPT("duration", "S", 4, "record for S seconds from --delay, S > 0 (default: to the end)"),
 	KPT_OPT_STRING(0, "project", "FILE", struct record_args, project,
 		       "record the workloads of this project file, docs/projects.md (default: kptprof.json here or in "
 		       "a parent folder, when neither --suite nor -- is given)"),
@@ -239,7 +239,8 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 			return kpt_cli_usage_error("record", "bad output pattern '%s' (escapes: %%p %%r %%%%)", a->out);
 		a->out = a->out_buf;
 	}
-	return KPT_OPT_GO;
+	/* a link, a block device or an input as -o: refused before the run */
+	return kpt_cli_outputs("record", NULL, 0, &a->out, 1) ? KPT_EXIT_ERROR : KPT_OPT_GO;
 }
 
 /* One line: what the counters cover and what they cost. */

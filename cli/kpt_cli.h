@@ -188,10 +188,18 @@ int kpt_cli_stdout_done(int rc);
  * a kpt_out_watch stream over descriptor 1 (line buffered on a terminal,
  * as before). Called once, by main, before the command runs. */
 #define KPT_CLI_NOTICE_BYTES (UINT64_C(1) << 30)
-void kpt_cli_watch_outputs(const char *cmd);
+int kpt_cli_watch_outputs(const char *cmd); /* 0, or KPT_EXIT_ERROR: a bad $KPTPROF_TEST_NOTICE_BYTES (said) */
 /* True when out names the file in (same device and inode, whatever the
  * path or link): writing there would replace an input. "-" is stdout. */
 int kpt_cli_same_file(const char *in, const char *out);
+/* The outputs of cmd, checked before it prints or runs anything: registers
+ * its inputs (files, folders of sessions, a store's file: kpt_out_input)
+ * and refuses an output that is one of them, a symbolic link, a block
+ * device or a folder, or whose folder is missing (kpt_out_check,
+ * lib/kpt_outfile.h). NULL entries are skipped. 0, or KPT_EXIT_ERROR
+ * after one line (and a hint) on stderr. Every later open of an output
+ * checks the inputs again. */
+int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
 /* s (a name or value from a recording or store) cleaned for a terminal
@@ -229,7 +237,7 @@ int kpt_cli_term_width(int fd);
  * only: $KPTPROF_PROGRESS_TEST_AFTER_MS replaces the 2 s of quiet. main()
  * calls it before every command and kpt_progress_stop() after; a command's
  * --quiet calls kpt_progress_stop(). */
-void kpt_cli_progress_start(const char *cmd);
+int kpt_cli_progress_start(const char *cmd); /* 0, or KPT_EXIT_ERROR: a bad test variable (said) */
 
 /* The option tables of the commands that have one (cmd_<name>.c). */
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],

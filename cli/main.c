@@ -78,16 +78,16 @@ int main(int argc, char **argv)
 	}
 	if (kpt_cli_is_help(argv[1])) {
 		kpt_cli_help_list();
-		return KPT_EXIT_OK;
+		return kpt_cli_stdout_done(KPT_EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0)
-		return cmd_version(1, argv + 1);
+		return kpt_cli_stdout_done(cmd_version(1, argv + 1));
 	cmd = kpt_cmd_find(argv[1]);
 	if (!cmd)
 		return kpt_cli_unknown_command(argv[1]);
-	kpt_cli_watch_outputs(cmd->name);
-	kpt_cli_progress_start(cmd->name);
+	if (kpt_cli_watch_outputs(cmd->name) != 0 || kpt_cli_progress_start(cmd->name) != 0)
+		return KPT_EXIT_ERROR;
 	rc = cmd->fn(argc - 1, argv + 1);
 	kpt_progress_stop();
-	return rc;
+	return kpt_cli_stdout_done(rc);
 }

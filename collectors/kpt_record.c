@@ -23,6 +23,7 @@
 #include "kpt_format.h"
 #include "kpt_inject.h"
 #include "kpt_project.h"
+#include "kpt_outfile.h"
 #include "kpt_record.h"
 #include "kpt_window.h"
 
@@ -635,9 +636,10 @@ static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *
 			o->copy_gbps = o->bf16_tflops = 0;
 			return;
 		}
-		if (path[0] && (f = fopen(path, "w"))) {
+		/* whole or not at all, never through a link (kpt_outfile.h) */
+		if (path[0] && kpt_out_create(path, &f, NULL) == 0) {
 			fputs(line, f);
-			fclose(f);
+			kpt_out_publish(f, path, 0, NULL);
 		}
 	}
 	snprintf(o->uuid, sizeof o->uuid, "%s", gpu->uuid);

@@ -25,16 +25,29 @@ static int parse_u64(const char *s, const char *end, uint64_t *out)
 	return 0;
 }
 
-static int parse_seconds(const char *opt, const char *s, uint64_t *ns, struct kpt_diag *d)
+/* Seconds as decimal digits with at most one '.' ("2", "0.5", ".25"):
+ * strtod alone would take hex ("0x10"), "inf", "nan", signs and exponents.
+ * positive: a duration, more than 0 (0 ns would be no window at all, and
+ * read as "to the end"). */
+static int parse_seconds(const char *opt, const char *s, int positive, uint64_t *ns, struct kpt_diag *d)
 {
+	size_t digits = strspn(s, "0123456789"), frac = 0;
 	char *e;
 	double v;
 
+	if (s[digits] == '.')
+		frac = strspn(s + digits + 1, "0123456789");
 	errno = 0;
-	v = strtod(s, &e);
-	if (!*s || *e || errno || !isfinite(v) || v < 0 || v > 1e7)
-		return kpt_diag_set(d, KPT_E_INVAL, "bad %s '%s': want seconds, 0 to 10000000", opt, s);
+	v = digits + frac ? strtod(s, &e) : 0;
+	if (!digits && !frac)
+		e = (char *)s;
+	if (!*s || *e || e != s + digits + (s[digits] == '.') + frac || errno || !isfinite(v) || v > 1e7)
+		return kpt_diag_set(d, KPT_E_INVAL, "bad %s '%s': want seconds in decimal, %s to 10000000", opt, s,
+				    positive ? "more than 0" : "0");
 	*ns = (uint64_t)llround(v * 1e9);
+	if (positive && *ns == 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "bad %s '%s': want seconds, more than 0 (without %s the window "
+				    "lasts to the end)", opt, s, opt);
 	return 0;
 }
 
@@ -106,9 +119,9 @@ int kpt_window_parse(const char *capture, const char *steps, const char *every, 
 		spec->trigger = KPT_WINDOW_NVTX;
 	}
 	spec->preroll = steps || every;
-	if (delay && (rc = parse_seconds("--delay", delay, &spec->delay_ns, d)) < 0)
+	if (delay && (rc = parse_seconds("--delay", delay, 0, &spec->delay_ns, d)) < 0)
 		return rc;
-	if (duration && (rc = parse_seconds("--duration", duration, &spec->duration_ns, d)) < 0)
+	if (duration && (rc = parse_seconds("--duration", duration, 1, &spec->duration_ns, d)) < 0)
 		return rc;
 	spec->timed = delay || duration;
 	return 0;

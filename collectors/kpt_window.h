@@ -18,8 +18,9 @@
  *   (steps 0, K, 2K, ...). Their range is the trigger's NAME, else kpt:iter
  *   (kpt-workloads' per-iteration range).
  * - `--delay S` / `--duration S`: on only from S seconds after the process
- *   started, for S seconds (duration 0: to the end). Alone they are the
- *   window; with a trigger both must hold.
+ *   started, for S seconds (S decimal digits, a duration more than 0; no
+ *   --duration: to the end). Alone they are the window; with a trigger
+ *   both must hold.
  * - no option at all: always on (the whole process).
  * - pre-roll: with --steps or --every the next window is known one step
  *   ahead, so the collector traces from the opening of the step before a

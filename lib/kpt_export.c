@@ -1105,38 +1105,14 @@ int kpt_export(struct kpt_file *f, enum kpt_export_format fmt, FILE *out, struct
 	return exporters[fmt](f, out, d);
 }
 
-/* A path that exists and is not a regular file (a FIFO, /dev/null, a
- * terminal) is written in place: a rename would replace the device node with
- * a regular file, and a FIFO reader would never see the data. */
-static int export_in_place(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
-			   struct kpt_diag *d)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc;
-	FILE *out = fd < 0 ? NULL : kpt_out_watch(fd, path, 1, 65536);
-
-	if (!out) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	rc = kpt_export(f, fmt, out, d);
-	if (rc >= 0 && fflush(out) != 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	if (fclose(out) != 0 && rc >= 0)
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	return rc < 0 ? rc : 0;
-}
-
 int kpt_export_to_path(struct kpt_file *f, enum kpt_export_format fmt, const char *path,
 		       struct kpt_diag *d)
 {
 	FILE *out;
-	struct stat st;
 	int rc;
 
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return export_in_place(f, fmt, path, d);
+	/* a device or FIFO is written in place, a regular file replaced
+	 * whole (kpt_outfile.h) */
 	if ((rc = kpt_out_create(path, &out, d)) < 0)
 		return rc;
 	if ((rc = kpt_export(f, fmt, out, d)) < 0) {

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include "kpt_format.h"
 #include "kpt_format_int.h"
+#include "kpt_outfile.h"
 #include "kpt_strtab.h"
 
 /* Bulk record kinds, buffered one chunk each. */
@@ -35,8 +35,9 @@ struct bulk {
 };
 
 struct kpt_writer {
-	char *path, *tmp;
-	int fd;
+	char *path;
+	struct kpt_out out;         /* kpt_outfile.h: the temporary, or a memory file for a stream */
+	int fd;                     /* out.fd */
 	int committed;
 	struct kpt_diag fail;       /* first fatal error, repeated by later calls */
 	uint64_t off;               /* where the next section goes */
@@ -115,7 +116,6 @@ int kpt_writer_create(const char *path, const struct kpt_writer_opts *opts,
 		      struct kpt_writer **out, struct kpt_diag *d)
 {
 	struct kpt_writer *w;
-	size_t len = strlen(path);
 	static const uint8_t zero[sizeof(struct kpt_disk_header)];
 	int level = opts && opts->zstd_level ? opts->zstd_level : 3;
 
@@ -125,24 +125,24 @@ int kpt_writer_create(const char *path, const struct kpt_writer_opts *opts,
 		return kpt_diag_set(d, KPT_E_NOMEM, "cannot write '%s': out of memory", path);
 	w->fd = -1;
 	kpt_strtab_init(&w->strs);
+	w->out = (struct kpt_out){ .fd = -1, .dirfd = -1, .target = -1, .slot = -1 };
 	w->path = strdup(path);
-	w->tmp = malloc(len + 16);
 	w->cctx = ZSTD_createCCtx();
-	if (!w->path || !w->tmp || !w->cctx) {
+	if (!w->path || !w->cctx) {
 		kpt_writer_destroy(w);
 		return kpt_diag_set(d, KPT_E_NOMEM, "cannot write '%s': out of memory", path);
 	}
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
-	snprintf(w->tmp, len + 16, "%s.tmp-XXXXXX", path);
-	w->fd = mkstemp(w->tmp);
-	if (w->fd < 0) {
-		int e = errno;
+	/* a regular file appears only complete (temporary + rename); a
+	 * device or FIFO is written in place at commit (kpt_outfile.h) */
+	if (kpt_out_open(path, KPT_OUT_SEEKABLE, &w->out, d) < 0) {
+		int rc = d ? d->code : KPT_E_IO;
 
-		w->tmp[0] = '\0';
 		kpt_writer_destroy(w);
-		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(e));
+		return rc;
 	}
+	w->fd = w->out.fd;
 	if (pwrite(w->fd, zero, sizeof zero, 0) != (ssize_t)sizeof zero) {
 		int e = errno;
 
@@ -166,10 +166,7 @@ void kpt_writer_destroy(struct kpt_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	if (!w->committed && w->tmp && w->tmp[0])
-		unlink(w->tmp);
+	kpt_out_abandon(&w->out); /* committed: already closed */
 	for (size_t i = 0; i < w->nmeta; i++) {
 		free((char *)w->meta[i].key);
 		free((char *)w->meta[i].value);
@@ -191,7 +188,6 @@ void kpt_writer_destroy(struct kpt_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	kpt_strtab_release(&w->strs);
 	free(w->path);
-	free(w->tmp);
 	free(w);
 }
 
@@ -622,21 +618,6 @@ static int check_refs(struct kpt_writer *w, struct kpt_diag *d)
 	return 0;
 }
 
-static void sync_dir(const char *path)
-{
-	char *copy = strdup(path);
-	int fd;
-
-	if (!copy)
-		return;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(copy);
-}
-
 int kpt_writer_commit(struct kpt_writer *w, struct kpt_diag *d)
 {
 	struct kpt_disk_header h;
@@ -679,15 +660,13 @@ int kpt_writer_commit(struct kpt_writer *w, struct kpt_diag *d)
 	h.file_size = w->off + toc_bytes;
 	if ((rc = write_all(w, &h, sizeof h, 0, d)))
 		return rc;
-	if (fchmod(w->fd, 0644) || fsync(w->fd) || close(w->fd)) {
-		w->fd = -1;
-		return wfail(w, d, KPT_E_IO, "cannot write '%s': %s", w->path, strerror(errno));
-	}
 	w->fd = -1;
-	if (rename(w->tmp, w->path))
-		return wfail(w, d, KPT_E_IO, "cannot write '%s': rename: %s", w->path, strerror(errno));
+	if ((rc = kpt_out_close(&w->out, 1, &w->fail)) < 0) {
+		if (d)
+			*d = w->fail;
+		return rc;
+	}
 	w->committed = 1;
-	sync_dir(w->path);
 	return 0;
 }
 

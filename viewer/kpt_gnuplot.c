@@ -37,6 +37,39 @@ void kpt_gp_field(FILE *out, const char *s)
 	kpt_text_write(out, KPT_TEXT_GNUPLOT_FIELD, s);
 }
 
+/* s with every '%' doubled, malloc'd; NULL when out of memory. */
+static char *double_percent(const char *s)
+{
+	size_t n = 0;
+	char *r, *q;
+
+	for (const char *c = s ? s : ""; *c; c++)
+		n += *c == '%' ? 2 : 1;
+	if (!(q = r = malloc(n + 1)))
+		return NULL;
+	for (const char *c = s ? s : ""; *c; c++)
+		if ((*q++ = *c) == '%')
+			*q++ = '%';
+	*q = '\0';
+	return r;
+}
+
+void kpt_gp_tic_quote(FILE *out, const char *s)
+{
+	char *t = double_percent(s);
+
+	kpt_gp_quote(out, t ? t : "?");
+	free(t);
+}
+
+void kpt_gp_tic_field(FILE *out, const char *s)
+{
+	char *t = double_percent(s);
+
+	kpt_gp_field(out, t ? t : "?");
+	free(t);
+}
+
 /* "dir/stem.ext", or "stem.ext" when dir is NULL; malloc'd. */
 static char *join(const char *dir, const char *stem, const char *ext)
 {
@@ -51,24 +84,24 @@ static char *join(const char *dir, const char *stem, const char *ext)
 int kpt_gp_open(const char *dir, const char *stem, const char *what, int w, int h,
 		FILE **out, struct kpt_diag *d)
 {
-	char *path = join(dir, stem, ".gp"), *png = join(NULL, stem, ".png");
+	char *name = join(NULL, stem, ".gp"), *png = join(NULL, stem, ".png");
 	FILE *fp;
 	int rc;
 
 	*out = NULL;
-	if (!path || !png) {
-		free(path);
+	if (!name || !png) {
+		free(name);
 		free(png);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
-	/* a temporary renamed into place by kpt_gp_close: never through a
-	 * link planted in the plot folder */
-	if ((rc = kpt_out_create(path, &fp, d)) < 0) {
-		free(path);
+	/* a temporary in the folder's descriptor, renamed into place by
+	 * kpt_gp_close: never through a link planted in the plot folder */
+	if ((rc = kpt_out_create_at(dir ? dir : ".", name, &fp, d)) < 0) {
+		free(name);
 		free(png);
 		return rc;
 	}
-	free(path);
+	free(name);
 	fprintf(fp, "# %s\n# Written by kptprof. Re-render in this folder with: gnuplot %s.gp\n"
 		    "# The data are inline ($name << EOD ... EOD): edit them or the style freely.\n",
 		what, stem);

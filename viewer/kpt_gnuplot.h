@@ -26,6 +26,12 @@ void kpt_gp_quote(FILE *out, const char *s);
  * KPT_TEXT_GNUPLOT_FIELD. */
 void kpt_gp_field(FILE *out, const char *s);
 
+/* The same for a tic label (set xtics ("label" x), a data field read by
+ * xtic()/ytic()): gnuplot takes a tic label as a format string, so '%' is
+ * doubled (a kernel named "a%s" is a label, not a conversion). */
+void kpt_gp_tic_quote(FILE *out, const char *s);
+void kpt_gp_tic_field(FILE *out, const char *s);
+
 /* Opens DIR/STEM.gp for writing and writes the header: a comment naming
  * what the plot shows and how to re-render it, the terminal (pngcairo,
  * w x h, noenhanced so names are literal) and the output STEM.png.

@@ -208,8 +208,8 @@ static int change_legend(const struct kpt_diff *df, const size_t *idx, size_t n,
 
 	if (!path)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	snprintf(path, len, "%s/%s-keys.tsv", dir, stem);
-	if ((rc = kpt_out_create(path, &fp, d)) < 0) { /* never through a planted link (kpt_outfile.h) */
+	snprintf(path, len, "%s-keys.tsv", stem);
+	if ((rc = kpt_out_create_at(dir, path, &fp, d)) < 0) { /* never through a planted link (kpt_outfile.h) */
 		free(path);
 		return rc;
 	}
@@ -287,7 +287,7 @@ int kpt_plot_diff_change(const struct kpt_diff *df, const char *dir, const char 
 		fputc(' ', fp);
 		kpt_gp_field(fp, r->path && *r->path ? r->path : "-");
 		fputc(' ', fp);
-		kpt_gp_field(fp, tick);
+		kpt_gp_tic_field(fp, tick);
 		fputc('\n', fp);
 		present[r->verdict] = 1;
 		lo = fmin(lo, fmin(cl, -kt));
@@ -402,7 +402,7 @@ int kpt_plot_diff_runs(const struct kpt_diff *df, const char *dir, const char *s
 	fprintf(fp, "set xrange [-0.6:%zu.6]\nset xtics (", n - 1);
 	for (size_t k = 0; k < n; k++) {
 		fprintf(fp, "%s", k ? ", " : "");
-		kpt_gp_quote(fp, lab[k]);
+		kpt_gp_tic_quote(fp, lab[k]);
 		fprintf(fp, " %zu", k);
 	}
 	fprintf(fp, ") rotate by 30 right font ',8'\nset bmargin 10\nset lmargin 26\nset grid ytics lc rgb '#dddddd'\n"
@@ -443,7 +443,7 @@ int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, kpt_plo
 		kpt_kernel_family(r->name, fam, sizeof fam);
 		fprintf(fp, "%zu %.6g %llu %llu 0x%06x ", i, r->time_pct, (unsigned long long)r->total_ns,
 			(unsigned long long)r->instances, (color ? color(ctx, fam) : kpt_family_color(fam)) & 0xffffff);
-		kpt_gp_field(fp, label);
+		kpt_gp_tic_field(fp, label);
 		fputc('\n', fp);
 	}
 	if (rows > n) {
@@ -452,7 +452,7 @@ int kpt_plot_top_kernels(const struct kpt_summary *s, const char *title, kpt_plo
 		snprintf(label, sizeof label, "other (%zu kernels)", s->n - n);
 		fprintf(fp, "%zu %.6g %.0f %llu 0x%06x ", n, other_pct, other_ns,
 			(unsigned long long)other_inst, 0xb0b0b0);
-		kpt_gp_field(fp, label);
+		kpt_gp_tic_field(fp, label);
 		fputc('\n', fp);
 	}
 	fprintf(fp, "EOD\nset title ");
@@ -566,7 +566,7 @@ int kpt_plot_compare(const char *workload, const char *unit, const struct kpt_co
 			continue;
 		fprintf(fp, "%zu %.6g 0x%06x ", kept++, bars[i].value,
 			kpt_family_color(bars[i].gpu ? bars[i].gpu : "?") & 0xffffff);
-		kpt_gp_field(fp, bars[i].gpu ? bars[i].gpu : "?");
+		kpt_gp_tic_field(fp, bars[i].gpu ? bars[i].gpu : "?");
 		fputc('\n', fp);
 	}
 	fprintf(fp, "EOD\n");

@@ -85,6 +85,32 @@ static void test_rejects_bad_options(void **state)
 	assert_refused(NULL, NULL, NULL, "nan", NULL, "bad --delay");
 }
 
+/* Seconds are decimal digits: strtod's hex, infinity, signs and exponents
+ * are refused, and a duration of 0 (it would read as "to the end"). */
+static void test_seconds_are_decimal_and_a_duration_positive(void **state)
+{
+	struct kpt_window_spec s;
+
+	(void)state;
+	assert_refused(NULL, NULL, NULL, NULL, "0", "bad --duration '0'");
+	assert_refused(NULL, NULL, NULL, NULL, "0.0000000001", "more than 0");
+	assert_refused(NULL, NULL, NULL, NULL, "0x10", "bad --duration '0x10'");
+	assert_refused(NULL, NULL, NULL, "0x1p3", NULL, "bad --delay");
+	assert_refused(NULL, NULL, NULL, NULL, "inf", "bad --duration");
+	assert_refused(NULL, NULL, NULL, NULL, "1e3", "bad --duration");
+	assert_refused(NULL, NULL, NULL, "+1", NULL, "bad --delay");
+	assert_refused(NULL, NULL, NULL, " 1", NULL, "bad --delay");
+	assert_refused(NULL, NULL, NULL, ".", NULL, "bad --delay");
+	assert_refused(NULL, NULL, NULL, "", NULL, "bad --delay");
+	assert_refused(NULL, NULL, NULL, "1.2.3", NULL, "bad --delay");
+	s = spec_of(NULL, NULL, NULL, "0", ".25");
+	assert_int_equal(s.delay_ns, 0);
+	assert_int_equal(s.duration_ns, 250000000);
+	s = spec_of(NULL, NULL, NULL, "2.", "10");
+	assert_int_equal(s.delay_ns, UINT64_C(2000000000));
+	assert_int_equal(s.duration_ns, UINT64_C(10000000000));
+}
+
 /* --steps A-B over kpt:iter (no trigger): steps count from 0, outermost
  * openings only, A..B inclusive. */
 static void test_steps_pick_a_to_b_of_kpt_iter(void **state)
@@ -403,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_no_option_is_the_whole_process),
 		cmocka_unit_test(test_parses_nvtx_name_and_domain),
 		cmocka_unit_test(test_rejects_bad_options),
+		cmocka_unit_test(test_seconds_are_decimal_and_a_duration_positive),
 		cmocka_unit_test(test_steps_pick_a_to_b_of_kpt_iter),
 		cmocka_unit_test(test_every_k_picks_one_step_in_k),
 		cmocka_unit_test(test_nvtx_trigger_matches_its_domain_only),
