@@ -212,6 +212,7 @@ struct launch {
 	const char *kinds;
 	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
 	const char *const *win;     /* window option values (kpt_record_opts.win), NULL each: inherited */
+	const char *child_log;      /* kpt_record_opts.child_log */
 };
 
 /* Runs argv once as run `run`. Returns the wait status decoded as an exit
@@ -239,6 +240,14 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 		close(pfd[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (l->child_log) {
+			int fd = open(l->child_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+			if (fd >= 0) {
+				dup2(fd, STDOUT_FILENO);
+				dup2(fd, STDERR_FILENO);
+			}
+		}
 		for (size_t i = 0; l->coll->inject_env[i]; i++)
 			setenv(l->coll->inject_env[i], l->inject, 1);
 		setenv(KPT_ENV_OUTPUT, out, 1);
@@ -978,7 +987,7 @@ int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r,
 	}
 	exits[0] = '\0';
 	l = (struct launch){ .coll = coll, .inject = inject, .tmp = tmp, .api = o->api, .prefix = 'r',
-			     .kinds = o->kinds, .win = o->win };
+			     .kinds = o->kinds, .win = o->win, .child_log = o->child_log };
 	/* A program gets kernels only unless asked (--kinds, or an inherited
 	 * KPT_ACTIVITY_KINDS), and NVML samples every 100 ms instead of 10
 	 * (unless KPT_SAMPLE_MS is set): on a launch-bound PyTorch step on an
