@@ -13,6 +13,7 @@
 #include "kpt_format.h"
 #include "kpt_outfile.h"
 #include "kpt_progress.h"
+#include "kpt_project.h"
 #include "kpt_record.h"
 #include "kpt_text.h"
 
@@ -252,15 +253,14 @@ int kpt_cli_file_series(const char *path, char *slug, size_t cs, char *suite, si
 	return rc;
 }
 
+_Static_assert(KPT_CLI_COMPONENT_MAX == KPT_COMPONENT_MAX, "one rule: kpt_project_name_ok");
+
 int kpt_cli_check_component(const char *what, const char *value, const char *src, struct kpt_diag *d)
 {
-	size_t len = strlen(value), k = 0;
-	int ok = len >= 1 && len <= KPT_CLI_COMPONENT_MAX && value[0] != '.' && !strstr(value, "..");
+	size_t k = 0;
 	char shown[48];
 
-	for (const char *p = value; *p && ok; p++)
-		ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
-	if (ok)
+	if (kpt_project_name_ok(value))
 		return 0;
 	for (const char *p = value; *p && k + 4 < sizeof shown; p++)
 		shown[k++] = *p >= 0x20 && *p < 0x7f ? *p : '?';

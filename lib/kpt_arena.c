@@ -1,6 +1,7 @@
 /* kpt_arena.c - bump allocator (see kpt_arena.h). */
 #include "kpt_arena.h"
 
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,4 +95,31 @@ char *kpt_arena_strndup(struct kpt_arena *a, const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
+}
+
+char *kpt_arena_vprintf(struct kpt_arena *a, const char *fmt, va_list ap)
+{
+	va_list again;
+	int n;
+	char *s;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n < 0 || !(s = kpt_arena_alloc(a, (size_t)n + 1)))
+		s = NULL;
+	else
+		vsnprintf(s, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return s;
+}
+
+char *kpt_arena_printf(struct kpt_arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = kpt_arena_vprintf(a, fmt, ap);
+	va_end(ap);
+	return s;
 }

@@ -7,6 +7,7 @@
 #ifndef KPT_ARENA_H
 #define KPT_ARENA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct kpt_arena_block;
@@ -29,5 +30,8 @@ void *kpt_arena_alloc(struct kpt_arena *a, size_t n);
 void *kpt_arena_calloc(struct kpt_arena *a, size_t count, size_t size);
 /* Copy of s[0..n) with a terminating NUL; NULL when out of memory. */
 char *kpt_arena_strndup(struct kpt_arena *a, const char *s, size_t n);
+/* printf into the arena; NULL when out of memory or fmt is bad. */
+char *kpt_arena_printf(struct kpt_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *kpt_arena_vprintf(struct kpt_arena *a, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #endif

@@ -46,6 +46,8 @@
 
 #define KPT_PROJECT_FILE "kptprof.json"
 #define KPT_PROJECT_MAX_WORKLOADS 256
+/* The longest name kpt_project_name_ok() takes (bytes). */
+#define KPT_COMPONENT_MAX 128
 
 /* One workload. Strings live in the project's arena; arrays are
  * NULL-terminated. */
@@ -53,7 +55,8 @@ struct kpt_project_workload {
 	const char *name;           /* a path component: [a-z0-9._-], kpt_cli_check_component's rule */
 	char **argv;                /* the command, >= 1 word */
 	char **env;                 /* "NAME=VALUE" added to the environment, NULL: none */
-	const char *cwd;            /* absolute: the project folder joined with "cwd" */
+	const char *cwd;            /* absolute: the project folder joined with "cwd" (default: the
+				     * project folder); NULL (the bundled suite): kptprof's own */
 	double timeout_s;           /* per run; 0: none */
 	/* what to time, as record's window options (kpt_window.h) take them;
 	 * NULL each when not given (whole program) */
@@ -101,6 +104,12 @@ int kpt_project_builtin(const char *runner, const char *suite, const char *basel
 
 /* The workload called name, NULL when none. */
 const struct kpt_project_workload *kpt_project_workload(const struct kpt_project *p, const char *name);
+
+/* Whether s is safe as one path component of a folder kptprof makes
+ * (a workload, project, suite or GPU slug name): 1 to KPT_COMPONENT_MAX
+ * bytes of [a-z0-9._-], not starting with '.' and without "..". 1 or 0.
+ * (cli's kpt_cli_check_component wraps it with a message.) */
+int kpt_project_name_ok(const char *s);
 
 /* Accepts NULL and half-built projects. */
 void kpt_project_destroy(struct kpt_project *p);

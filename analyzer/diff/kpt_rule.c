@@ -86,16 +86,10 @@ const char *kpt_rule_adup(struct kpt_rule_ctx *c, const char *s)
 const char *kpt_rule_afmt(struct kpt_rule_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 	char *s;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !(s = kpt_arena_alloc(c->a, (size_t)n + 1)))
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	s = kpt_arena_vprintf(c->a, fmt, ap);
 	va_end(ap);
 	return s;
 }
