@@ -207,6 +207,17 @@ static char *first_line(char *s)
 	return s;
 }
 
+/* The first line of src into dst[0..cap); -1 when it does not fit. */
+static int copy_line(char *dst, size_t cap, char *src)
+{
+	size_t n = strlen(first_line(src));
+
+	if (n >= cap)
+		return -1;
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
 /* ---- the other revision ----------------------------------------------------------------------- */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -237,16 +248,15 @@ int kpt_ab_checkout(const char *dir, const char *ref, const char *tmpdir, struct
 		st = git(dir, top, out, sizeof out, d);
 		if (st < 0)
 			return d->code;
-		if (st != 0 || !first_line(out)[0])
+		if (st != 0 || !first_line(out)[0] || copy_line(co->top, sizeof co->top, out) < 0)
 			return kpt_diag_set(d, KPT_E_NOTFOUND, "'%s' is not in a git repository: cannot check out '%s'",
 					    dir, ref);
-		snprintf(co->top, sizeof co->top, "%s", out);
 	}
 	{
 		const char *pre[] = { "rev-parse", "--show-prefix", NULL };
 
-		if (git(dir, pre, out, sizeof out, d) == 0)
-			snprintf(co->prefix, sizeof co->prefix, "%s", first_line(out));
+		if (git(dir, pre, out, sizeof out, d) != 0 || copy_line(co->prefix, sizeof co->prefix, out) < 0)
+			co->prefix[0] = '\0';
 	}
 	/* a ref is no option: "-x" would be read as one */
 	if (!ref[0] || ref[0] == '-' || strlen(ref) + 10 > sizeof spec)
@@ -258,12 +268,11 @@ int kpt_ab_checkout(const char *dir, const char *ref, const char *tmpdir, struct
 		st = git(co->top, rp, out, sizeof out, d);
 		if (st < 0)
 			return d->code;
-		if (st != 0 || strlen(first_line(out)) < 40) {
+		if (st != 0 || strlen(first_line(out)) < 40 || copy_line(co->commit, sizeof co->commit, out) < 0) {
 			kpt_diag_set(d, KPT_E_NOTFOUND, "no commit '%s' in '%s'", ref, co->top);
 			return kpt_diag_hint(d, "give a branch, tag or commit of this repository ('git fetch' it first "
 					     "when it is only on a remote)");
 		}
-		snprintf(co->commit, sizeof co->commit, "%s", out);
 	}
 	if (!tmpdir || !tmpdir[0])
 		tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
@@ -274,7 +283,8 @@ int kpt_ab_checkout(const char *dir, const char *ref, const char *tmpdir, struct
 		co->tmp[0] = '\0';
 		return kpt_diag_set(d, KPT_E_IO, "cannot make a temporary folder in '%s': %s", tmpdir, strerror(e));
 	}
-	snprintf(co->path, sizeof co->path, "%s/src", co->tmp);
+	memcpy(co->path, co->tmp, sizeof co->tmp - 8);
+	strcat(co->path, "/src");
 	{
 		const char *add[] = { "worktree", "add", "--quiet", "--detach", co->path, co->commit, NULL };
 
