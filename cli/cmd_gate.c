@@ -111,11 +111,13 @@ static int baseline_path(const char *dir, const char *slug, const char *suite, c
 /* No baseline for slug and suite under dir: the error and how to make one. */
 static int no_baseline(const char *dir, const char *slug, const char *suite, const char *base, struct kpt_diag *d)
 {
+	char how[PATH_MAX + 64];
+
 	kpt_diag_set(d, KPT_E_NOTFOUND, "no baseline for GPU '%s' and suite '%s' (looked for '%s/%s/%s/' and '%s')",
 		     slug, suite, dir, slug, suite, base);
-	return kpt_diag_hint(d, "make one with 'kptprof record --suite %s --runs 5 -o rec.kpt' and 'kptprof baseline "
+	return kpt_diag_hint(d, "make one with '%s --runs 5 -o rec.kpt' and 'kptprof baseline "
 			     "update rec.kpt --baselines %s' on this GPU, better on several machines, then commit it",
-			     suite, dir);
+			     kpt_cli_record_how(suite, NULL, how, sizeof how), dir);
 }
 
 /* One pair of gate --against done: the progress line. */

@@ -4,12 +4,15 @@
  * `ab` call through kpt_cli_record() too.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kpt_cli.h"
@@ -17,6 +20,7 @@
 #include "kpt_demangle.h"
 #include "kpt_format.h"
 #include "kpt_inject.h"
+#include "kpt_project.h"
 #include "kpt_record.h"
 #include "kpt_window.h"
 
@@ -24,8 +28,9 @@
 #define NOT_GIVEN UINT64_MAX
 
 struct record_args {
-	const char *out;
-	uint64_t runs, iterations, warmup; /* NOT_GIVEN: iterations, warmup not given */
+	const char *out;            /* NULL: not given (kptprof.kpt, or PROJECT.kpt) */
+	const char *project;        /* --project FILE */
+	uint64_t runs, iterations, warmup; /* NOT_GIVEN: not given */
 	uint64_t settle_us;         /* NOT_GIVEN: KPT_SUITE_SETTLE_US for suites and workloads */
 	int api, cold;
 	const char *suite;
@@ -126,10 +131,15 @@ const struct kpt_opt kpt_record_opts[] = {
 	WIN_OPT("every", "K", 2, "record one step in K: steps 0, K, 2K, ... (default: all)"),
 	WIN_OPT("delay", "S", 3, "record only from S seconds after CUDA starts in each process (default 0)"),
 	WIN_OPT("duration", "S", 4, "record for S seconds from --delay (default: to the end)"),
+	KPT_OPT_STRING(0, "project", "FILE", struct record_args, project,
+		       "record the workloads of this project file, docs/projects.md (default: kptprof.json here or in "
+		       "a parent folder, when neither --suite nor -- is given)"),
 	KPT_OPT_STRING(0, "suite", "NAME", struct record_args, suite,
-		       "run a built-in suite; 'kptprof workloads' lists them (exactly one of --suite, --workload, --)"),
+		       "run a built-in suite; 'kptprof workloads' lists them (exactly one of --suite, --workload, --; "
+		       "none: all of the project's workloads)"),
 	KPT_OPT_CALL(0, "workload", "NAME...", struct record_args, workloads, opt_workload,
-		     "run built-in workloads: the names up to the next option; repeatable (exactly one of the three)"),
+		     "run workloads of the project, else built-in ones: the names up to the next option; repeatable "
+		     "(exactly one of the three)"),
 	KPT_OPT_OPERAND("-- CMD [ARGS...]", "run this program, any CUDA program (exactly one of the three)"),
 	KPT_OPT_END,
 };
@@ -196,9 +206,7 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 	struct kpt_diag d;
 
 	memset(a, 0, sizeof *a);
-	a->out = "kptprof.kpt";
-	a->runs = 1;
-	a->iterations = a->warmup = a->settle_us = NOT_GIVEN;
+	a->runs = a->iterations = a->warmup = a->settle_us = NOT_GIVEN;
 	*cmd = NULL;
 	if (!v)
 		return rc;
@@ -210,16 +218,20 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 	free(v);
 	if (rc != KPT_OPT_GO)
 		return rc;
-	if (!!*cmd + !!a->suite + (a->nworkloads > 0) != 1)
+	/* none of the three: the project's workloads (cmd_record) */
+	if (!!*cmd + !!a->suite + (a->nworkloads > 0) > 1)
 		return kpt_cli_usage_error("record", "give exactly one of '--suite NAME', '--workload NAME...' "
 					   "or '-- CMD [ARGS...]'");
+	if (a->project && (*cmd || a->suite))
+		return kpt_cli_usage_error("record", "'--project' records the project's workloads: not with '%s'",
+					   *cmd ? "--" : "--suite");
 	if (*cmd && (a->iterations != NOT_GIVEN || a->warmup != NOT_GIVEN || a->cold || a->settle_us != NOT_GIVEN))
 		return kpt_cli_usage_error("record", "'--iterations', '--warmup', '--cold' and '--settle-us' apply to "
 					   "'--suite' and '--workload' only");
 	kpt_diag_clear(&d);
 	if (kpt_window_parse(a->win[0], a->win[1], a->win[2], a->win[3], a->win[4], &a->window, &d) < 0)
 		return kpt_cli_usage_error("record", "%s", d.msg);
-	if (strchr(a->out, '%')) {
+	if (a->out && strchr(a->out, '%')) {
 		/* as KPT_OUTPUT: %p this kptprof's pid, %r its rank (when a launcher
 		 * starts one kptprof per rank), %% a '%' */
 		if (kpt_inject_expand(a->out, (unsigned)getpid(), kpt_inject_rank(), a->out_buf,
@@ -367,6 +379,23 @@ void kpt_cli_record_defaults(struct kpt_record_opts *o)
 	o->no_calibrate = getenv("KPTPROF_NO_CALIBRATE") != NULL;
 }
 
+/* Prints what record prints after recording o->out: the notes, the
+ * summary, the counters. Returns the target's exit status. */
+static int record_print(const struct kpt_record_opts *o, const struct kpt_record_result *r)
+{
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	for (int i = 0; i < r->nnotes; i++)
+		fprintf(stderr, "%s%s\n", r->note[i].kind == KPT_NOTE_HINT ? "hint: " :
+			r->note[i].kind == KPT_NOTE_WARNING ? "kptprof: warning: " : "kptprof: ", r->note[i].text);
+	if (summary(o->out, &d) < 0)
+		kpt_cli_fail(&d);
+	if (o->counters_metrics)
+		counters_summary(o->out, r->counter_passes, &d);
+	return r->status;
+}
+
 int kpt_cli_record(const struct kpt_record_opts *o)
 {
 	struct kpt_record_result r;
@@ -375,33 +404,155 @@ int kpt_cli_record(const struct kpt_record_opts *o)
 	kpt_diag_clear(&d);
 	if (kpt_record_run(o, &r, &d) < 0)
 		return kpt_cli_fail(&d);
-	for (int i = 0; i < r.nnotes; i++)
-		fprintf(stderr, "%s%s\n", r.note[i].kind == KPT_NOTE_HINT ? "hint: " :
-			r.note[i].kind == KPT_NOTE_WARNING ? "kptprof: warning: " : "kptprof: ", r.note[i].text);
-	if (summary(o->out, &d) < 0)
-		kpt_cli_fail(&d);
-	if (o->counters_metrics)
-		counters_summary(o->out, r.counter_passes, &d);
-	return r.status;
+	return record_print(o, &r);
+}
+
+int kpt_cli_record_project(const struct kpt_project *p, const char *const *names, size_t nnames,
+			   const struct kpt_record_opts *o)
+{
+	struct kpt_record_result r;
+	struct kpt_diag d;
+
+	kpt_diag_clear(&d);
+	if (kpt_record_project(p, names, nnames, o, &r, &d) < 0)
+		return kpt_cli_fail(&d);
+	return record_print(o, &r);
+}
+
+const char *kpt_cli_record_how(const char *suite, const char *project_file, char *buf, size_t cap)
+{
+	char found[PATH_MAX];
+	struct kpt_project *p = NULL;
+
+	if (!project_file && kpt_project_find(".", found, sizeof found) == 0)
+		project_file = found;
+	if (project_file && kpt_project_load(project_file, &p, NULL) == 0 && strcmp(p->name, suite) == 0)
+		snprintf(buf, cap, "kptprof record --project %s", project_file);
+	else
+		snprintf(buf, cap, "kptprof record --suite %s", suite);
+	kpt_project_destroy(p);
+	return buf;
+}
+
+/* Whether the runner knows every name as a built-in workload: `runner
+ * --list --tsv NAME...` exits 0 (its output and errors discarded). */
+static int builtin_workloads(const char *runner, const char *const *names, int n)
+{
+	const char *argv[KPT_MAX_WORKLOADS + 4];
+	posix_spawn_file_actions_t fa;
+	extern char **environ;
+	int k = 0, status = 1, ok;
+	pid_t pid;
+
+	if (!runner)
+		return 0;
+	argv[k++] = runner;
+	argv[k++] = "--list";
+	argv[k++] = "--tsv";
+	for (int i = 0; i < n; i++)
+		argv[k++] = names[i];
+	argv[k] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	ok = posix_spawn(&pid, runner, &fa, NULL, (char *const *)argv, environ) == 0;
+	posix_spawn_file_actions_destroy(&fa);
+	while (ok && waitpid(pid, &status, 0) < 0)
+		;
+	return ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The project record applies to, into *p (NULL: none): --project's file,
+ * else kptprof.json here or above when neither --suite nor -- is given.
+ * Returns KPT_OPT_GO, or the exit status of an error. */
+static int pick_project(const struct record_args *a, char **cmd, struct kpt_project **p)
+{
+	char found[PATH_MAX];
+	const char *file = a->project;
+	struct kpt_diag d;
+
+	*p = NULL;
+	if (!file && !cmd && !a->suite && kpt_project_find(".", found, sizeof found) == 0)
+		file = found;
+	if (!file)
+		return KPT_OPT_GO;
+	kpt_diag_clear(&d);
+	if (kpt_project_load(file, p, &d) < 0)
+		return kpt_cli_fail(&d);
+	return KPT_OPT_GO;
+}
+
+/* --workload names with a project: all of them its own (1), none of them
+ * (0: built-in ones), or the error's exit status when one is neither. */
+static int project_names(const struct kpt_project *p, const struct record_args *a, const char *runner)
+{
+	int mine = 0;
+	const char *stranger = NULL;
+
+	for (int i = 0; i < a->nworkloads; i++)
+		if (kpt_project_workload(p, a->workloads[i]))
+			mine++;
+		else if (!stranger)
+			stranger = a->workloads[i];
+	if (mine == a->nworkloads)
+		return 1;
+	if (mine == 0 && builtin_workloads(runner, a->workloads, a->nworkloads))
+		return 0;
+	fprintf(stderr, "kptprof record: no workload '%s' in project '%s' ('%s') nor built in; its workloads:",
+		kpt_cli_term(stranger), kpt_cli_term(p->name), kpt_cli_term(p->path));
+	for (size_t i = 0; i < p->nwl; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", p->wl[i].name);
+	fprintf(stderr, "\nhint: 'kptprof workloads' lists the built-in ones\n");
+	return KPT_EXIT_ERROR;
+}
+
+/* Records p's workloads (names: NULL all) with what a asks; the output
+ * defaults to PROJECT.kpt. */
+static int record_project(const struct kpt_project *p, const struct record_args *a, struct kpt_record_opts *o,
+			  const char *const *names, size_t nnames)
+{
+	char out[KPT_COMPONENT_MAX + 8];
+
+	if (!p->builtin) {
+		if (a->iterations != NOT_GIVEN || a->warmup != NOT_GIVEN || a->cold || a->settle_us != NOT_GIVEN)
+			return kpt_cli_usage_error("record", "'--iterations', '--warmup', '--cold' and '--settle-us' "
+						   "apply to built-in suites and workloads, not to project '%s'",
+						   kpt_cli_term(p->name));
+		if (kpt_window_is_set(&a->window))
+			return kpt_cli_usage_error("record", "project '%s' sets each workload's window in its file "
+						   "(\"capture\", docs/projects.md)", kpt_cli_term(p->name));
+		if (!a->out) {
+			snprintf(out, sizeof out, "%s.kpt", p->name);
+			o->out = out;
+		}
+	}
+	o->runs = a->runs == NOT_GIVEN ? 0 : (long)a->runs;
+	return kpt_cli_record_project(p, names, nnames, o);
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a;
 	struct kpt_record_opts o;
+	struct kpt_project *p = NULL;
 	char window[2 * KPT_WINDOW_NAME_MAX + 128], **cmd;
 	char *metrics = NULL;
+	struct kpt_diag d;
 	int rc;
 
-	if ((rc = parse(argc, argv, &a, &cmd)) != KPT_OPT_GO) {
+	if ((rc = parse(argc, argv, &a, &cmd)) != KPT_OPT_GO || (rc = pick_project(&a, cmd, &p)) != KPT_OPT_GO) {
 		kpt_metric_list_release(&a.metrics);
 		return rc;
 	}
+	if (!p && !cmd && !a.suite && a.nworkloads == 0) {
+		kpt_metric_list_release(&a.metrics);
+		return kpt_cli_usage_error("record", "give exactly one of '--suite NAME', '--workload NAME...', "
+					   "'-- CMD [ARGS...]' or '--project FILE' (no " KPT_PROJECT_FILE " here or in a parent folder)");
+	}
 	kpt_cli_record_defaults(&o);
-	o.out = a.out;
-	o.runs = (long)a.runs;
+	o.out = a.out ? a.out : "kptprof.kpt";
+	o.runs = a.runs == NOT_GIVEN ? 1 : (long)a.runs;
 	o.cmd = cmd;
-	o.suite = a.suite;
 	o.workloads = a.workloads;
 	o.nworkloads = a.nworkloads;
 	o.iterations = a.iterations == NOT_GIVEN ? -1 : (long)a.iterations;
@@ -419,13 +570,26 @@ int cmd_record(int argc, char **argv)
 	if (a.counters) {
 		if (!(metrics = kpt_metric_list_join(&a.metrics))) {
 			kpt_metric_list_release(&a.metrics);
+			kpt_project_destroy(p);
 			fprintf(stderr, "kptprof: out of memory\n");
 			return KPT_EXIT_ERROR;
 		}
 		o.counters_set = a.counters[0] ? a.counters : KPT_COUNTER_SET_DEFAULT;
 		o.counters_metrics = metrics;
 	}
-	rc = kpt_cli_record(&o);
+	kpt_diag_clear(&d);
+	if (a.suite) {
+		/* the bundled suite is a project of one workload: one path */
+		rc = kpt_project_builtin(o.runner, a.suite, NULL, &p, &d) < 0 ? kpt_cli_fail(&d)
+			: record_project(p, &a, &o, NULL, 0);
+	} else if (p && a.nworkloads == 0) {
+		rc = record_project(p, &a, &o, NULL, 0);
+	} else if (p && (rc = project_names(p, &a, o.runner)) == 1) {
+		rc = record_project(p, &a, &o, a.workloads, (size_t)a.nworkloads);
+	} else if (!p || rc == 0) {
+		rc = kpt_cli_record(&o);
+	}
+	kpt_project_destroy(p);
 	free(metrics);
 	kpt_metric_list_release(&a.metrics);
 	return rc;

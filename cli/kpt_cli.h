@@ -247,6 +247,16 @@ void kpt_record_help_tail(void);
 struct kpt_record_opts;
 void kpt_cli_record_defaults(struct kpt_record_opts *o);
 int kpt_cli_record(const struct kpt_record_opts *o);
+/* kpt_cli_record_project: as kpt_cli_record for the workloads names of
+ * project p (all when nnames is 0; kpt_record_project). kpt_cli_record_how:
+ * the command that records suite, for hints: "kptprof record --project
+ * FILE" when suite is the project of project_file (NULL: the kptprof.json
+ * that applies in the current folder), else "kptprof record --suite S";
+ * into buf, returned. */
+struct kpt_project;
+int kpt_cli_record_project(const struct kpt_project *p, const char *const *names, size_t nnames,
+			   const struct kpt_record_opts *o);
+const char *kpt_cli_record_how(const char *suite, const char *project_file, char *buf, size_t cap);
 
 /* ---- environment and installed files ----
  * kpt_cli_getenv: $name when set and not empty, else $old (NULL: none) with

@@ -11,7 +11,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  .usage = "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               [--api] [--kinds LIST] [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]\n"
 	  "               [--steps A-B | --every K] [--delay S] [--duration S]\n"
-	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])",
+	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n"
+	  "       kptprof record [-o FILE] [--runs M] [--project FILE] [--workload NAME...]",
 	  .opts = kpt_record_opts, .help_tail = kpt_record_help_tail },
 	{ .name = "import", .fn = cmd_import, .summary = "convert a torch.profiler trace or an Nsight Systems export to a .kpt file",
 	  .usage = "kptprof import TRACE... -o FILE", .opts = kpt_import_opts },

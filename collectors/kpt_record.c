@@ -22,6 +22,7 @@
 
 #include "kpt_format.h"
 #include "kpt_inject.h"
+#include "kpt_project.h"
 #include "kpt_record.h"
 #include "kpt_window.h"
 
@@ -163,6 +164,9 @@ static int make_tmpdir(const char *out, char *tmp, size_t cap, struct kpt_diag *
 	snprintf(tmp, cap, "%s/.kptprof-record-XXXXXX", dir);
 	if (!mkdtemp(tmp))
 		return kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", out, strerror(errno));
+	/* absolute: a project's workloads start in folders of their own */
+	if (realpath(tmp, copy) && strlen(copy) < cap)
+		memcpy(tmp, copy, strlen(copy) + 1);
 	return 0;
 }
 
@@ -213,20 +217,67 @@ struct launch {
 	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
 	const char *const *win;     /* window option values (kpt_record_opts.win), NULL each: inherited */
 	const char *child_log;      /* kpt_record_opts.child_log */
+	/* a project's workload (kpt_project.h): tag goes into the file names
+	 * after the run ("-w003": its index), env is added, the target starts
+	 * in cwd and is killed with its process group past timeout_s; "", NULL,
+	 * NULL and 0 for a plain recording */
+	const char *tag;
+	char *const *env;
+	const char *cwd;
+	double timeout_s;
 };
+
+/* Waits for pid; past timeout_s (> 0) kills its process group and sets
+ * *killed. Returns waitpid's status. */
+static int wait_child(pid_t pid, double timeout_s, int *killed)
+{
+	struct timespec now, end, nap = { 0, 10 * 1000 * 1000 };
+	int status = 0;
+	pid_t got;
+
+	*killed = 0;
+	if (timeout_s <= 0) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		return status;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)timeout_s;
+	end.tv_nsec += (long)((timeout_s - (double)(time_t)timeout_s) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got == pid || (got < 0 && errno != EINTR))
+			return status;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			*killed = 1;
+			return status;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
 
 /* Runs argv once as run `run`. Returns the wait status decoded as an exit
  * status (128 + signal for a killed target), or -1 with d set when the
- * command could not be started. */
-static int run_once(const struct launch *l, char **argv, long run, struct kpt_diag *d)
+ * command could not be started; *killed (may be NULL): past its timeout. */
+static int run_once(const struct launch *l, char **argv, long run, int *killed, struct kpt_diag *d)
 {
-	char out[PATH_MAX + 64], st[PATH_MAX + 64];
-	int pfd[2], err = 0, status = 0;
+	char out[PATH_MAX + 96], st[PATH_MAX + 96];
+	const char *tag = l->tag ? l->tag : "";
+	int pfd[2], err = 0, status = 0, timed_out = 0;
 	ssize_t n;
 	pid_t pid;
 
-	snprintf(out, sizeof out, "%s/%c%05ld-p%%p.kpt", l->tmp, l->prefix, run);
-	snprintf(st, sizeof st, "%s/%c%05ld-p%%p.status", l->tmp, l->prefix, run);
+	snprintf(out, sizeof out, "%s/%c%05ld%s-p%%p.kpt", l->tmp, l->prefix, run, tag);
+	snprintf(st, sizeof st, "%s/%c%05ld%s-p%%p.status", l->tmp, l->prefix, run, tag);
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return kpt_diag_set(d, KPT_E_IO, "cannot create a pipe: %s", strerror(errno)), -1;
 	fflush(NULL);
@@ -247,6 +298,16 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 				dup2(fd, STDOUT_FILENO);
 				dup2(fd, STDERR_FILENO);
 			}
+		}
+		if (l->timeout_s > 0)
+			setpgid(0, 0); /* a timeout kills the program and its children */
+		for (size_t i = 0; l->env && l->env[i]; i++) {
+			const char *eq = strchr(l->env[i], '=');
+			char *name = eq ? strndup(l->env[i], (size_t)(eq - l->env[i])) : NULL;
+
+			if (name)
+				setenv(name, eq + 1, 1);
+			free(name);
 		}
 		for (size_t i = 0; l->coll->inject_env[i]; i++)
 			setenv(l->coll->inject_env[i], l->inject, 1);
@@ -286,21 +347,25 @@ static int run_once(const struct launch *l, char **argv, long run, struct kpt_di
 			unsetenv(KPT_ENV_COUNTERS);
 			unsetenv(KPT_ENV_COUNTERS_LOCK);
 		}
-		execvp(argv[0], argv);
+		if (!l->cwd || chdir(l->cwd) == 0)
+			execvp(argv[0], argv);
 		err = errno;
 		if (write(pfd[1], &err, sizeof err) < 0)
 			_exit(127);
 		_exit(127);
 	}
 	close(pfd[1]);
+	if (l->timeout_s > 0)
+		setpgid(pid, pid); /* either side may get there first */
 	g_child = pid;
 	do
 		n = read(pfd[0], &err, sizeof err);
 	while (n < 0 && errno == EINTR);
 	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	status = wait_child(pid, l->timeout_s, &timed_out);
 	g_child = 0;
+	if (killed)
+		*killed = timed_out;
 	if (n == (ssize_t)sizeof err) {
 		kpt_diag_set(d, err == ENOENT ? KPT_E_NOTFOUND : KPT_E_IO, "cannot run '%s': %s",
 			     argv[0], strerror(err));
@@ -411,7 +476,7 @@ static int counters_pass(const struct kpt_record_opts *o, struct kpt_record_resu
 	l.prefix = 'c';
 	l.counters = o->counters_metrics;
 	l.kinds = NULL;
-	s = run_once(&l, cmd, 0, d);
+	s = run_once(&l, cmd, 0, NULL, d);
 	if (s < 0)
 		return -1;
 	if (!(dir = opendir(l.tmp)))
@@ -621,6 +686,7 @@ static int ceilings_devices(const struct ceil *o, struct kpt_writer *w, const ch
 struct proc_file {
 	char name[300];
 	long run;
+	long wl;                    /* a project's workload index ("-w003"), -1 none */
 };
 
 static int by_name(const void *a, const void *b)
@@ -684,6 +750,11 @@ static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag
 		}
 		snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
 		v[n].run = strtol(e->d_name + 1, NULL, 10);
+		{
+			const char *w = strstr(e->d_name, "-w");
+
+			v[n].wl = w && w[2] >= '0' && w[2] <= '9' ? strtol(w + 2, NULL, 10) : -1;
+		}
 		n++;
 	}
 	closedir(dir);
@@ -774,12 +845,21 @@ static long runner_cmd_settle(char *const *cmd)
 	return v;
 }
 
+/* What a project's recording adds to the merge: each workload's root
+ * range (by proc_file.wl) and its meta keys (NULL each: not written). */
+struct proj_merge {
+	const char *const *root;
+	size_t nwl;
+	const char *project, *workloads, *step_ranges, *window;
+};
+
 /* Writes the run file at o->out: every per-process file, then meta.
  * exits: the target's exit status per run, "0,0,3" (meta "exit_status");
- * runner: the workload runner when it was the command, else NULL. */
+ * runner: the workload runner when it was the command, else NULL;
+ * pm: a project's roots and meta, NULL for one program or suite. */
 static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res, const struct ceil *ceil,
 		 const char *tmp, const struct proc_file *files, int n, const char *command, const char *exits,
-		 const char *runner, struct kpt_diag *d)
+		 const char *runner, const struct proj_merge *pm, struct kpt_diag *d)
 {
 	struct kpt_writer *w = NULL;
 	struct kpt_meta_merge *mm = NULL;
@@ -796,10 +876,14 @@ static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res,
 	for (int i = 0; i < n; i++) {
 		struct kpt_file *f = NULL;
 
+		struct kpt_copy_opts co = { .run = (uint32_t)files[i].run };
+
+		if (pm && files[i].wl >= 0 && (size_t)files[i].wl < pm->nwl)
+			co.root_range = pm->root[files[i].wl];
 		snprintf(buf, sizeof buf, "%s/%s", tmp, files[i].name);
 		rc = kpt_file_open(buf, &f, d);
 		if (rc >= 0)
-			rc = kpt_file_copy_into(f, w, (uint32_t)files[i].run, 0, d);
+			rc = kpt_file_copy_into_opts(f, w, &co, d);
 		/* the collector's own keys (NVTX, window, counters), combined */
 		if (rc >= 0)
 			rc = kpt_meta_merge_add(mm, f, d);
@@ -833,6 +917,16 @@ static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res,
 		kpt_writer_meta(w, "window", o->window, d);
 	if (o->suite)
 		kpt_writer_meta(w, "suite", o->suite, d);
+	if (pm) {
+		const struct { const char *key, *value; } keys[] = {
+			{ "project", pm->project }, { "workloads", pm->workloads },
+			{ "step_ranges", pm->step_ranges }, { "window", pm->window },
+		};
+
+		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+			if (keys[i].value && keys[i].value[0])
+				kpt_writer_meta(w, keys[i].key, keys[i].value, d);
+	}
 	if (o->counters_metrics) {
 		kpt_writer_meta(w, "counters.set", o->counters_set, d);
 		kpt_writer_meta(w, "counters.metrics", o->counters_metrics, d);
@@ -931,26 +1025,145 @@ static char **runner_argv(const struct kpt_record_opts *o, const char *runner)
 
 /* ---- the recorder ------------------------------------------------------------------------ */
 
-int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r, struct kpt_diag *d)
-{
-	const struct kpt_collector *coll = o->collector ? o->collector : &kpt_collectors[0];
+/* What every recording sets up and takes down: the collector's library,
+ * the temporary folder, the GPU probe, the forwarded signals, the exit
+ * status of each run. */
+struct session {
+	const struct kpt_collector *coll;
 	struct kpt_gpu_list gpus;
-	struct kpt_diag perr, local;
-	struct launch l;
+	char inject[PATH_MAX], tmp[PATH_MAX];
+	struct sigaction old_int, old_term;
+	int tmp_made, signals;
+	char *exits;                /* "0,0,3": meta "exit_status" */
+	size_t nexits;
+};
+
+/* Accepts a half-opened session. */
+static void session_close(struct session *s)
+{
+	if (s->signals) {
+		sigaction(SIGINT, &s->old_int, NULL);
+		sigaction(SIGTERM, &s->old_term, NULL);
+	}
+	if (s->tmp_made)
+		remove_tmpdir(s->tmp);
+	free(s->exits);
+	s->exits = NULL;
+	s->signals = s->tmp_made = 0;
+}
+
+/* Opens s for a recording of runs runs at o->out and says in r which GPU
+ * records. On failure s is closed and nothing is left behind. */
+static int session_open(struct session *s, const struct kpt_record_opts *o, long runs, struct kpt_record_result *r,
+			struct kpt_diag *d)
+{
+	struct sigaction sa;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	s->coll = o->collector ? o->collector : &kpt_collectors[0];
+	if (kpt_collector_library(s->coll, s->inject, sizeof s->inject) < 0) {
+		kpt_diag_set(d, KPT_E_NOTFOUND, "cannot find the collector '%s' beside kptprof", s->coll->library);
+		return kpt_diag_hint(d, "%s", s->coll->hint);
+	}
+	if ((rc = make_tmpdir(o->out, s->tmp, sizeof s->tmp, d)) < 0)
+		return rc;
+	s->tmp_made = 1;
+	if (!o->skip_gpu_check && (rc = s->coll->probe(&s->gpus, d)) < 0) {
+		session_close(s);
+		return rc;
+	}
+	if (s->gpus.n > 0) {
+		snprintf(r->gpu, sizeof r->gpu, "%.127s", s->gpus.gpu[0].name);
+		kpt_slug(s->gpus.gpu[0].name, r->slug, (int)sizeof r->slug);
+	}
+	if (!(s->exits = malloc((size_t)runs * 12 + 1))) {
+		session_close(s);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	s->exits[0] = '\0';
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+	s->signals = 1;
+	return 0;
+}
+
+static void session_exit(struct session *s, long run, int status)
+{
+	s->nexits += (size_t)sprintf(s->exits + s->nexits, "%s%d", run ? "," : "", status);
+}
+
+/* After the runs (and the counters pass): ceilings, then every
+ * per-process file of the temporary folder merged into o->out. what: the
+ * target, for "nothing recorded"; the rest as merge() takes them. */
+static int session_merge(struct session *s, const struct kpt_record_opts *o, struct kpt_record_result *r,
+			 const char *what, const char *command, const char *runner, const struct proj_merge *pm,
+			 struct kpt_diag *d)
+{
 	struct ceil ceil = { "", 0, 0 };
 	struct proc_file *files = NULL;
-	char inject[PATH_MAX], tmp[PATH_MAX];
-	char **cmd, **owned = NULL, *command = NULL, *exits = NULL;
-	size_t nexits = 0;
-	struct sigaction sa, old_int, old_term;
-	int rc = 0, n;
+	struct kpt_diag perr;
+	int n, rc;
+
+	kpt_diag_clear(&perr);
+	/* After the timing runs, so that calibration heat cannot touch them. */
+	if (!o->skip_gpu_check && !o->no_calibrate && o->runner && s->gpus.n > 0)
+		ceilings(&ceil, r, o->runner, &s->gpus.gpu[0]);
+	n = list_files(s->tmp, &files, &perr);
+	if (n < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot read the temporary folder '%s'", s->tmp);
+	if (n == 0) {
+		if (perr.code)
+			*d = perr;
+		else
+			kpt_diag_set(d, KPT_E_NOTFOUND, "nothing recorded: '%s' used no CUDA (exit status %d)", what,
+				     r->status);
+		free(files);
+		return d->code;
+	}
+	if (perr.code) {
+		note(r, KPT_NOTE_WARNING, "a process could not record: %s", perr.msg);
+		if (perr.hint[0])
+			note(r, KPT_NOTE_HINT, "%s", perr.hint);
+	}
+	r->files = n;
+	rc = merge(o, r, &ceil, s->tmp, files, n, command, s->exits, runner, pm, d);
+	free(files);
+	return rc;
+}
+
+/* A program gets kernels only unless asked (--kinds, or an inherited
+ * KPT_ACTIVITY_KINDS), and NVML samples every 100 ms instead of 10
+ * (unless KPT_SAMPLE_MS is set): on a launch-bound PyTorch step on an
+ * H100 the other kinds and the 10 ms sampler each cost points on top
+ * of CUPTI's own kernel tracing (bench/RESULTS.md, "Collector"). The
+ * built-in suites keep all four kinds and 10 ms: their runner's time
+ * is the GPU's, and their runs are short. */
+static void program_defaults(struct launch *l)
+{
+	if (!l->kinds && !getenv(KPT_ENV_ACTIVITY_KINDS))
+		l->kinds = "kernel";
+	if (!getenv(KPT_ENV_SAMPLE_MS))
+		l->sample_ms = "100";
+}
+
+int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r, struct kpt_diag *d)
+{
+	struct session s;
+	struct kpt_diag local;
+	struct launch l;
+	char **cmd, **owned = NULL, *command = NULL;
+	int rc = 0;
 
 	if (!d)
 		d = &local;
 	kpt_diag_clear(d);
 	memset(r, 0, sizeof *r);
-	memset(&gpus, 0, sizeof gpus);
-	kpt_diag_clear(&perr);
+	if (o->suite)
+		snprintf(r->suite, sizeof r->suite, "%s", o->suite);
 	if (o->cmd) {
 		cmd = o->cmd;
 		if (!command_exists(cmd[0]))
@@ -963,91 +1176,267 @@ int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r,
 		if (!(cmd = owned = runner_argv(o, o->runner)))
 			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
 	}
-	if (kpt_collector_library(coll, inject, sizeof inject) < 0) {
-		free(owned);
-		kpt_diag_set(d, KPT_E_NOTFOUND, "cannot find the collector '%s' beside kptprof", coll->library);
-		return kpt_diag_hint(d, "%s", coll->hint);
-	}
-	if ((rc = make_tmpdir(o->out, tmp, sizeof tmp, d)) < 0) {
+	if ((rc = session_open(&s, o, o->runs, r, d)) < 0) {
 		free(owned);
 		return rc;
 	}
-	if (!o->skip_gpu_check && (rc = coll->probe(&gpus, d)) < 0) {
-		remove_tmpdir(tmp);
-		free(owned);
-		return rc;
-	}
-	/* The fail path restores these: read them before any goto. */
-	sigaction(SIGINT, NULL, &old_int);
-	sigaction(SIGTERM, NULL, &old_term);
 	command = join_argv(cmd);
-	if (!(exits = malloc((size_t)o->runs * 12 + 1))) {
-		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-		goto out;
-	}
-	exits[0] = '\0';
-	l = (struct launch){ .coll = coll, .inject = inject, .tmp = tmp, .api = o->api, .prefix = 'r',
+	l = (struct launch){ .coll = s.coll, .inject = s.inject, .tmp = s.tmp, .api = o->api, .prefix = 'r',
 			     .kinds = o->kinds, .win = o->win, .child_log = o->child_log };
-	/* A program gets kernels only unless asked (--kinds, or an inherited
-	 * KPT_ACTIVITY_KINDS), and NVML samples every 100 ms instead of 10
-	 * (unless KPT_SAMPLE_MS is set): on a launch-bound PyTorch step on an
-	 * H100 the other kinds and the 10 ms sampler each cost points on top
-	 * of CUPTI's own kernel tracing (bench/RESULTS.md, "Collector"). The
-	 * built-in suites keep all four kinds and 10 ms: their runner's time
-	 * is the GPU's, and their runs are short. */
-	if (!l.kinds && o->cmd && !getenv(KPT_ENV_ACTIVITY_KINDS))
-		l.kinds = "kernel";
-	if (o->cmd && !getenv(KPT_ENV_SAMPLE_MS))
-		l.sample_ms = "100";
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = forward_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	if (o->cmd)
+		program_defaults(&l);
 	for (long run = 0; run < o->runs; run++) {
-		int s = run_once(&l, cmd, run, d);
+		int st = run_once(&l, cmd, run, NULL, d);
 
-		if (s < 0) {
+		if (st < 0) {
 			rc = d->code ? d->code : KPT_E_IO;
 			goto out;
 		}
-		if (s != 0 && r->status == 0)
-			r->status = s;
-		nexits += (size_t)sprintf(exits + nexits, "%s%d", run ? "," : "", s);
+		if (st != 0 && r->status == 0)
+			r->status = st;
+		session_exit(&s, run, st);
 	}
 	if (o->counters_metrics && (rc = counters_pass(o, r, &l, cmd, d)) < 0)
 		goto out;
-	/* After the timing runs, so that calibration heat cannot touch them. */
-	if (!o->skip_gpu_check && !o->no_calibrate && o->runner && gpus.n > 0)
-		ceilings(&ceil, r, o->runner, &gpus.gpu[0]);
-	n = list_files(tmp, &files, &perr);
-	if (n < 0) {
-		rc = kpt_diag_set(d, KPT_E_IO, "cannot read the temporary folder '%s'", tmp);
-		goto out;
-	}
-	if (n == 0) {
-		if (perr.code)
-			*d = perr;
-		else
-			kpt_diag_set(d, KPT_E_NOTFOUND, "nothing recorded: '%s' used no CUDA (exit status %d)",
-				     cmd[0], r->status);
-		rc = d->code;
-		goto out;
-	}
-	if (perr.code) {
-		note(r, KPT_NOTE_WARNING, "a process could not record: %s", perr.msg);
-		if (perr.hint[0])
-			note(r, KPT_NOTE_HINT, "%s", perr.hint);
-	}
-	r->files = n;
-	rc = merge(o, r, &ceil, tmp, files, n, command ? command : cmd[0], exits, o->cmd ? NULL : o->runner, d);
+	rc = session_merge(&s, o, r, cmd[0], command ? command : cmd[0], o->cmd ? NULL : o->runner, NULL, d);
 out:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	remove_tmpdir(tmp);
-	free(files);
+	session_close(&s);
 	free(owned);
 	free(command);
-	free(exits);
+	return rc < 0 ? (d->code ? (int)d->code : rc) : 0;
+}
+
+/* ---- a project's workloads ---------------------------------------------------------------- */
+
+/* The bundled suite: exactly kpt_record_run with o.suite. */
+static int record_builtin(const struct kpt_project *p, const char *const *names, size_t nnames,
+			  const struct kpt_record_opts *base, struct kpt_record_result *r, struct kpt_diag *d)
+{
+	struct kpt_record_opts o = *base;
+
+	for (size_t i = 0; i < nnames; i++)
+		if (strcmp(names[i], p->wl[0].name) != 0)
+			return kpt_diag_set(d, KPT_E_NOTFOUND, "no workload '%s' in suite '%s'", names[i], p->name);
+	o.cmd = NULL;
+	o.suite = p->wl[0].name;
+	o.workloads = NULL;
+	o.nworkloads = 0;
+	o.runs = base->runs > 0 ? base->runs : p->runs;
+	return kpt_record_run(&o, r, d);
+}
+
+/* One workload to record: its place in the project, its launch, runs. */
+struct proj_wl {
+	const struct kpt_project_workload *w;
+	size_t index;
+	long runs;
+	const char *win[5];
+	char tag[32];
+	struct launch l;
+};
+
+/* Appends ", "-less text to a growing string; -1 out of memory. */
+static int str_add(char **buf, size_t *len, const char *sep, const char *a, const char *b)
+{
+	size_t need = strlen(sep) + strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
+	char *nb = realloc(*buf, *len + need);
+
+	if (!nb)
+		return -1;
+	*buf = nb;
+	*len += (size_t)sprintf(nb + *len, "%s%s%s%s", *len ? sep : "", a, b ? "/" : "", b ? b : "");
+	return 0;
+}
+
+/* The workloads of p to record (names, or all), in p's order, checked:
+ * window and command. 0, or a diag. */
+static int project_pick(const struct kpt_project *p, const char *const *names, size_t nnames, long runs,
+			struct proj_wl *out, size_t *nout, struct kpt_diag *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nwl; i++) {
+		const struct kpt_project_workload *w = &p->wl[i];
+		struct proj_wl *pw = &out[n];
+		struct kpt_window_spec spec;
+		char path[PATH_MAX * 2];
+		int want = nnames == 0;
+
+		for (size_t k = 0; k < nnames && !want; k++)
+			want = strcmp(names[k], w->name) == 0;
+		if (!want)
+			continue;
+		memset(pw, 0, sizeof *pw);
+		pw->w = w;
+		pw->index = i;
+		pw->runs = runs > 0 ? runs : w->runs > 0 ? w->runs : p->runs;
+		pw->win[0] = w->capture_range;
+		pw->win[1] = w->steps;
+		pw->win[2] = w->every;
+		if (kpt_window_parse(pw->win[0], pw->win[1], pw->win[2], NULL, NULL, &spec, d) < 0) {
+			char msg[sizeof d->msg];
+
+			snprintf(msg, sizeof msg, "%s", d->msg);
+			return kpt_diag_set(d, KPT_E_INVAL, "workload '%s': %s", w->name, msg);
+		}
+		snprintf(path, sizeof path, "%s/%s", w->cwd ? w->cwd : ".", w->argv[0]);
+		if (!command_exists(w->argv[0][0] != '/' && strchr(w->argv[0], '/') ? path : w->argv[0]))
+			return kpt_diag_set(d, KPT_E_NOTFOUND, "workload '%s': command not found: '%s'", w->name,
+					    w->argv[0]);
+		snprintf(pw->tag, sizeof pw->tag, "-w%03zu", i);
+		n++;
+	}
+	for (size_t k = 0; k < nnames; k++)
+		if (!kpt_project_workload(p, names[k])) {
+			char *list = NULL;
+			size_t len = 0;
+
+			for (size_t i = 0; i < p->nwl; i++)
+				if (str_add(&list, &len, ", ", p->wl[i].name, NULL) < 0)
+					break;
+			kpt_diag_set(d, KPT_E_NOTFOUND, "no workload '%s' in project '%s'", names[k], p->name);
+			kpt_diag_hint(d, "its workloads: %s", list ? list : "");
+			free(list);
+			return d->code;
+		}
+	*nout = n;
+	return 0;
+}
+
+/* The meta strings of a project's recording, malloc'd into pm (free with
+ * proj_meta_free); command: the workloads' commands, "; "-separated. */
+static int proj_meta(const struct kpt_project *p, const struct proj_wl *pw, size_t n, struct proj_merge *pm,
+		     char **command)
+{
+	char *names = NULL, *steps = NULL, *win = NULL, *cmd = NULL;
+	size_t ln = 0, ls = 0, lw = 0, lc = 0;
+	int bad = 0;
+
+	for (size_t i = 0; i < n && !bad; i++) {
+		struct kpt_window_spec spec;
+		char desc[2 * KPT_WINDOW_NAME_MAX + 128];
+		char *argv = join_argv(pw[i].w->argv);
+
+		bad |= !argv || str_add(&names, &ln, ",", pw[i].w->name, NULL) < 0 ||
+		       str_add(&cmd, &lc, "; ", argv, NULL) < 0;
+		free(argv);
+		if (pw[i].w->step_range)
+			bad |= str_add(&steps, &ls, ",", pw[i].w->name, pw[i].w->step_range) < 0;
+		if (kpt_window_parse(pw[i].win[0], pw[i].win[1], pw[i].win[2], NULL, NULL, &spec, NULL) == 0 &&
+		    kpt_window_is_set(&spec)) {
+			kpt_window_describe(&spec, desc, sizeof desc);
+			bad |= str_add(&win, &lw, "; ", pw[i].w->name, NULL) < 0 || str_add(&win, &lw, ": ", desc, NULL) < 0;
+		}
+	}
+	pm->project = p->path;
+	pm->workloads = names;
+	pm->step_ranges = steps;
+	pm->window = win;
+	*command = cmd;
+	return bad ? -1 : 0;
+}
+
+static void proj_meta_free(struct proj_merge *pm, char *command)
+{
+	free((char *)pm->workloads);
+	free((char *)pm->step_ranges);
+	free((char *)pm->window);
+	free(command);
+}
+
+int kpt_record_project(const struct kpt_project *p, const char *const *names, size_t nnames,
+		       const struct kpt_record_opts *base, struct kpt_record_result *r, struct kpt_diag *d)
+{
+	struct kpt_record_opts o = *base;
+	struct proj_merge pm = { 0 };
+	struct proj_wl *pw = NULL;
+	const char **roots = NULL;
+	struct kpt_diag local;
+	struct session s;
+	char *command = NULL;
+	size_t n = 0;
+	long runs = 0;
+	int rc;
+
+	if (!d)
+		d = &local;
+	kpt_diag_clear(d);
+	memset(r, 0, sizeof *r);
+	if (p->builtin)
+		return record_builtin(p, names, nnames, base, r, d);
+	if (!(pw = calloc(p->nwl, sizeof *pw)) || !(roots = calloc(p->nwl, sizeof *roots))) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto done;
+	}
+	if ((rc = project_pick(p, names, nnames, base->runs, pw, &n, d)) < 0)
+		goto done;
+	for (size_t i = 0; i < p->nwl; i++)
+		roots[i] = p->wl[i].root_range;
+	for (size_t i = 0; i < n; i++)
+		runs = pw[i].runs > runs ? pw[i].runs : runs;
+	if (proj_meta(p, pw, n, &pm, &command) < 0) {
+		rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		goto done;
+	}
+	pm.root = roots;
+	pm.nwl = p->nwl;
+	/* the recording's own options: the runner's are not a project's */
+	o.cmd = NULL;
+	o.suite = p->name;
+	o.workloads = NULL;
+	o.nworkloads = 0;
+	o.iterations = o.warmup = o.settle_us = -1;
+	o.cold = 0;
+	o.window = NULL;
+	o.runs = runs;
+	memset(o.win, 0, sizeof o.win);
+	if ((rc = session_open(&s, &o, runs, r, d)) < 0)
+		goto done;
+	snprintf(r->suite, sizeof r->suite, "%s", p->name);
+	for (size_t i = 0; i < n; i++) {
+		struct launch *l = &pw[i].l;
+
+		*l = (struct launch){ .coll = s.coll, .inject = s.inject, .tmp = s.tmp, .api = o.api, .prefix = 'w',
+				      .kinds = o.kinds, .win = pw[i].win, .tag = pw[i].tag, .env = pw[i].w->env,
+				      .cwd = pw[i].w->cwd, .timeout_s = pw[i].w->timeout_s, .child_log = o.child_log };
+		program_defaults(l);
+	}
+	/* run -1 is warm-up ('w' files, never merged); then run i of each */
+	for (long run = -1; run < runs && rc == 0; run++) {
+		int first = 0;
+
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			long reps = run < 0 ? pw[i].w->warmup : run < pw[i].runs;
+
+			pw[i].l.prefix = run < 0 ? 'w' : 'r';
+			for (long k = 0; k < reps && rc == 0; k++) {
+				int killed = 0, st = run_once(&pw[i].l, pw[i].w->argv, run < 0 ? k : run, &killed, d);
+
+				if (st < 0) {
+					rc = d->code ? d->code : KPT_E_IO;
+					break;
+				}
+				if (killed)
+					note(r, KPT_NOTE_WARNING, "workload '%s' %s %ld: killed after its timeout of %g s",
+					     pw[i].w->name, run < 0 ? "warm-up run" : "run", run < 0 ? k : run,
+					     pw[i].w->timeout_s);
+				if (st != 0 && r->status == 0)
+					r->status = st;
+				if (st != 0 && first == 0)
+					first = st;
+			}
+		}
+		if (run >= 0)
+			session_exit(&s, run, first);
+	}
+	for (size_t i = 0; i < n && rc == 0 && o.counters_metrics; i++)
+		rc = counters_pass(&o, r, &pw[i].l, pw[i].w->argv, d);
+	if (rc == 0)
+		rc = session_merge(&s, &o, r, p->name, command ? command : p->name, NULL, &pm, d);
+	session_close(&s);
+done:
+	proj_meta_free(&pm, command);
+	free(roots);
+	free(pw);
 	return rc < 0 ? (d->code ? (int)d->code : rc) : 0;
 }

@@ -170,6 +170,18 @@ void kpt_kernel_cursor_destroy(struct kpt_kernel_cursor *c);
  * process when run != KPT_NONE. Meta of src is copied only when copy_meta. */
 int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
 		       int copy_meta, struct kpt_diag *d);
+/* As kpt_file_copy_into, and with root_range: every process of src gets
+ * one top-level NVTX range of that name (push/pop, spanning the process's
+ * collector lifetime) over all of its ranges, kernels and memops (those
+ * with no innermost range get the root itself), so that the kernels of
+ * several programs merged into one recording keep apart keys. */
+struct kpt_copy_opts {
+	uint32_t run;               /* as kpt_file_copy_into's */
+	int copy_meta;
+	const char *root_range;     /* NULL: none */
+};
+int kpt_file_copy_into_opts(struct kpt_file *src, struct kpt_writer *w, const struct kpt_copy_opts *o,
+			    struct kpt_diag *d);
 
 /* The collector's meta of several files merged into one recording's
  * (`kptprof record` merging its per-process files, `ab` its runs): keys

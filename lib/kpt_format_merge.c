@@ -17,6 +17,10 @@ struct remap {
 	uint32_t ndev;
 	uint32_t proc_base;         /* src process i -> proc_base + i */
 	uint32_t range_base;        /* src range id r -> range_base + r */
+	/* with a root range: process i's root is root_base + i, and what had
+	 * no range (or no parent) has its process's root */
+	int rooted;
+	uint32_t root_base, nproc;
 };
 
 static uint32_t map_str(const struct remap *m, uint32_t id)
@@ -29,9 +33,41 @@ static uint32_t map_dev(const struct remap *m, uint32_t i)
 	return i == KPT_NONE || i >= m->ndev ? KPT_NONE : m->dev[i];
 }
 
-static uint32_t map_range(const struct remap *m, uint32_t id)
+/* id of src process proc's range r (an innermost range or a parent). */
+static uint32_t map_range(const struct remap *m, uint32_t id, uint32_t proc)
 {
-	return id == KPT_NONE ? KPT_NONE : m->range_base + id;
+	if (id != KPT_NONE)
+		return m->range_base + id;
+	return m->rooted && proc < m->nproc ? m->root_base + proc : KPT_NONE;
+}
+
+/* One top-level range per process of src, named root, spanning the
+ * process's life, ids root_base.. (before src's own ranges). */
+static int write_roots(struct kpt_file *src, struct kpt_writer *w, struct remap *m, const char *root,
+		       struct kpt_diag *d)
+{
+	const struct kpt_process *p;
+	size_t n;
+	uint32_t name;
+	int rc;
+
+	if ((rc = kpt_file_processes(src, &p, &n, d)) || (rc = kpt_writer_intern_cstr(w, root, &name, d)))
+		return rc;
+	m->rooted = 1;
+	m->root_base = m->range_base;
+	m->nproc = (uint32_t)n;
+	m->range_base += (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		struct kpt_range r = {
+			.id = m->root_base + (uint32_t)i, .parent = KPT_NONE, .name = name, .domain = KPT_NONE,
+			.kind = KPT_RANGE_PUSHPOP, .process = m->proc_base + (uint32_t)i,
+			.start_ns = p[i].start_ns, .end_ns = p[i].end_ns,
+		};
+
+		if ((rc = kpt_writer_ranges(w, &r, 1, d)))
+			return rc;
+	}
+	return 0;
 }
 
 static int copy_strings(struct kpt_file *src, struct kpt_writer *w, struct remap *m,
@@ -159,10 +195,10 @@ static int copy_bulk(struct kpt_file *src, struct kpt_writer *w, const struct re
 	int rc;
 
 	COPY_TABLE(kpt_file_memops, kpt_writer_memops, struct kpt_memop,
-		   (r->device = map_dev(m, r->device), r->process += m->proc_base,
-		    r->range = map_range(m, r->range)));
+		   (r->device = map_dev(m, r->device), r->range = map_range(m, r->range, r->process),
+		    r->process += m->proc_base));
 	COPY_TABLE(kpt_file_ranges, kpt_writer_ranges, struct kpt_range,
-		   (r->id = map_range(m, r->id), r->parent = map_range(m, r->parent),
+		   (r->id = r->id == KPT_NONE ? KPT_NONE : m->range_base + r->id, r->parent = map_range(m, r->parent, r->process),
 		    r->name = map_str(m, r->name), r->domain = map_str(m, r->domain),
 		    r->process += m->proc_base));
 	COPY_TABLE(kpt_file_events, kpt_writer_events, struct kpt_event,
@@ -188,7 +224,7 @@ static int copy_bulk(struct kpt_file *src, struct kpt_writer *w, const struct re
 			kb[i].name = map_str(m, k[i].name);
 			kb[i].device = map_dev(m, k[i].device);
 			kb[i].process += m->proc_base;
-			kb[i].range = map_range(m, k[i].range);
+			kb[i].range = map_range(m, k[i].range, k[i].process);
 		}
 		if ((rc = kpt_writer_kernels(w, kb, n, d)))
 			break;
@@ -201,6 +237,14 @@ static int copy_bulk(struct kpt_file *src, struct kpt_writer *w, const struct re
 int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
 		       int copy_meta, struct kpt_diag *d)
 {
+	const struct kpt_copy_opts o = { .run = run, .copy_meta = copy_meta };
+
+	return kpt_file_copy_into_opts(src, w, &o, d);
+}
+
+int kpt_file_copy_into_opts(struct kpt_file *src, struct kpt_writer *w, const struct kpt_copy_opts *o,
+			    struct kpt_diag *d)
+{
 	struct remap m = {
 		.proc_base = kpt_writer_nprocesses_(w),
 		.range_base = kpt_writer_next_range_(w),
@@ -208,7 +252,8 @@ int kpt_file_copy_into(struct kpt_file *src, struct kpt_writer *w, uint32_t run,
 	int rc;
 
 	if (!(rc = copy_strings(src, w, &m, d)) && !(rc = copy_devices(src, w, &m, d)) &&
-	    !(rc = copy_small(src, w, &m, run, copy_meta, d)))
+	    !(rc = copy_small(src, w, &m, o->run, o->copy_meta, d)) &&
+	    !(rc = o->root_range ? write_roots(src, w, &m, o->root_range, d) : 0))
 		rc = copy_bulk(src, w, &m, d);
 	free(m.str);
 	free(m.dev);

@@ -5,7 +5,8 @@ if(CMOCKA_FOUND)
   list(APPEND KPT_UNIT_CUSTOM test_cli_common)
   add_executable(test_cli_common ${CMAKE_CURRENT_LIST_DIR}/test_cli_common.c
                  ${PROJECT_SOURCE_DIR}/cli/cli_common.c ${PROJECT_SOURCE_DIR}/cli/cli_opt.c
-                 ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c)
+                 ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c
+                 ${PROJECT_SOURCE_DIR}/collectors/kpt_window.c)
   target_include_directories(test_cli_common PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/collectors)
   target_compile_definitions(test_cli_common PRIVATE KPT_VERSION="${PROJECT_VERSION}")
   target_link_libraries(test_cli_common PRIVATE kpt PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
