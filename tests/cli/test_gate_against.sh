@@ -84,7 +84,8 @@ done
 grep "SLOW" "$T/out" | grep -q "train/" || fail "no SLOW row names workload train: $(grep SLOW "$T/out")"
 grep -q "train/" "$T/pr.md" || fail "Markdown names no workload"
 grep -q "train/" "$T/pr.xml" || fail "JUnit names no workload"
-grep -q '"range": *"train/' "$T/pr.json" || fail "JSON names no workload range"
+tr -d '\n' <"$T/pr.json" | grep -q '"path": *"train/[^"]*", *"workload": *"train"[^}]*"verdict": *"SLOW"' ||
+	fail "JSON names no SLOW key of workload train by path and workload"
 
 # a ref that does not exist: one line, exit 2, nothing left behind
 run "$KPTPROF" gate --against no-such-branch --runs 2
@@ -111,7 +112,7 @@ rm -rf "$(dirname "$log")"
 
 # --project names the file (here the same one, from another folder)
 cd "$T" || fail "cd"
-run "$KPTPROF" gate --against main --runs 2 --project "$R/kptprof.json"
+run "$KPTPROF" gate --against main --runs 3 --project "$R/kptprof.json"
 expect_rc 1 "gate --against --project"
 run "$KPTPROF" gate --project "$R/kptprof.json"
 expect_error "--project without --against" "--against"
