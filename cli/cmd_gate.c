@@ -130,7 +130,7 @@ static void against_pair(void *ctx, const struct kpt_ab_pair *p)
 
 /* This checkout's side of gate --against: the project file (--project,
  * else the kptprof.json that applies here), else the bundled suite of this
- * build. Into *out. */
+ * build (kpt-workloads beside kptprof, or $KPTPROF_WORKLOADS). Into *out. */
 static int against_this(const char *project, const char *suite, const char *dir, struct kpt_project **out,
 			struct kpt_diag *d)
 {
@@ -140,9 +140,12 @@ static int against_this(const char *project, const char *suite, const char *dir,
 		return kpt_project_load(project, out, d);
 	if (getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)
 		return kpt_project_load(file, out, d);
-	if (kpt_ab_own_runner(runner, sizeof runner) < 0)
-		return kpt_diag_set(d, KPT_E_NOTFOUND, "cannot find this build's workload runner 'kpt-workloads' beside "
-				    "kptprof (and no %s here)", KPT_PROJECT_FILE);
+	if (kpt_cli_find_runner(runner, sizeof runner) < 0) {
+		kpt_diag_set(d, KPT_E_NOTFOUND, "no %s here and no workload runner 'kpt-workloads' beside kptprof: "
+			     "nothing to run", KPT_PROJECT_FILE);
+		return kpt_diag_hint(d, "write a %s (docs/projects.md), or build the kernels (a CUDA toolkit is "
+				     "needed) or set KPTPROF_WORKLOADS", KPT_PROJECT_FILE);
+	}
 	return kpt_project_builtin(runner, suite, dir, out, d);
 }
 
@@ -207,19 +210,24 @@ static int against_base(const char *against, const struct kpt_project *b, const 
 /* After gate --against: this checkout's side b.kpt against the committed
  * baseline of its GPU, a check for shifts both revisions share (one
  * line). A project without a baseline for this GPU: one info line. */
-static void against_committed(const struct kpt_project *b, const char *dir, const char *out, const char *slug,
+static void against_committed(const struct kpt_project *b, const char *dir, const char *out, const char *rslug,
 			      struct kpt_diff_cli *dc)
 {
-	char bpath[2 * PATH_MAX], bfile[PATH_MAX + 16];
+	char bpath[2 * PATH_MAX], bfile[PATH_MAX + 16], slug[256];
 	const char *bdir = b->builtin ? dir : b->baselines;
 	struct kpt_diff *df = NULL;
 	const char *bases[1] = { bpath };
 	struct kpt_diag d = { 0 };
 	struct stat sb;
 
-	if (!slug[0] || !bdir)
-		return;
 	snprintf(bfile, sizeof bfile, "%s/b.kpt", out);
+	snprintf(slug, sizeof slug, "%s", rslug);
+	/* the recorder names the GPU it probed; without a probe
+	 * (KPTPROF_SKIP_GPU_CHECK) the recording does */
+	if (!slug[0] && kpt_cli_file_series(bfile, slug, sizeof slug, NULL, 0, &d) < 0)
+		return;
+	if (!slug[0] || !bdir || kpt_cli_check_component("GPU slug", slug, bfile, &d) < 0)
+		return;
 	snprintf(bpath, sizeof bpath, "%s/%s/%s", bdir, slug, b->name);
 	if (stat(bpath, &sb) != 0) {
 		if (b->builtin)
@@ -293,9 +301,9 @@ static int gate_against(const char *against, const char *project, const char *su
 	ao.dir = out;
 	ao.base = &ro;
 	ao.progress = against_pair;
-	fprintf(stderr, "kptprof gate: '%s' (A: %s) against this checkout (B), %llu pairs interleaved on this machine%s "
+	fprintf(stderr, "kptprof gate: '%s' (A: %s) against this checkout (B), %llu pairs interleaved on this machine "
 		"(log: %s/ab.log)\n", kpt_cli_term(pb->name), kpt_cli_term(label), (unsigned long long)pairs,
-		ao.settle_us > 0 ? ", an idle gap before each timed iteration" : "", kpt_cli_term(out));
+		kpt_cli_term(out));
 	rc = kpt_ab_run(&ao, &res, &d);
 	kpt_ab_cli_notes("gate", &res.notes);
 	if (rc == KPT_E_NODEV) {

@@ -398,17 +398,6 @@ static int self_dir(int up, char *out, size_t cap)
 	return 0;
 }
 
-int kpt_ab_own_runner(char *out, size_t cap)
-{
-	char dir[PATH_MAX];
-
-	if (self_dir(0, dir, sizeof dir) == 0 && kpt_ab_build_runner(dir, out, cap) == 0) /* BUILD/cli */
-		return 0;
-	if (self_dir(1, dir, sizeof dir) == 0 && kpt_ab_build_runner(dir, out, cap) == 0) /* BUILD */
-		return 0;
-	return -1;
-}
-
 int kpt_ab_runner_knows(const char *runner, const char *opt)
 {
 	char buf[16384];
@@ -609,6 +598,9 @@ int kpt_ab_run(const struct kpt_ab_opts *o, struct kpt_ab_result *r, struct kpt_
 			ro.runs = 1;
 			ro.settle_us = settle;
 			ro.child_log = r->log;
+			/* the bundled suite's runner is the side's own build's */
+			if (side[s]->builtin && side[s]->nwl && side[s]->wl[0].argv)
+				ro.runner = side[s]->wl[0].argv[0];
 			rc = record(side[s], names, (size_t)n, &ro, &rr, d);
 			pair.wall_s[s] = now_s() - t0;
 			r->wall_s[s] += pair.wall_s[s];

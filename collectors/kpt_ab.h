@@ -77,9 +77,6 @@ int kpt_ab_build_suite(const char *src, const char *bld, int log_fd, const char 
  * puts it (cli/), at the folder's top or in bin/ (an install). 0, or -1. */
 int kpt_ab_build_runner(const char *dir, char *out, size_t cap);
 
-/* This kptprof's own build's runner (BUILD/cli/kptprof -> BUILD/cli/kpt-workloads). 0, or -1. */
-int kpt_ab_own_runner(char *out, size_t cap);
-
 /* 1 when `runner --help` names opt (a build from before the option
  * refuses it), else 0. */
 int kpt_ab_runner_knows(const char *runner, const char *opt);

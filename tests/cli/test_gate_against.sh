@@ -87,6 +87,16 @@ grep -q "train/" "$T/pr.xml" || fail "JUnit names no workload"
 tr -d '\n' <"$T/pr.json" | grep -q '"path": *"train/[^"]*", *"workload": *"train"[^}]*"verdict": *"SLOW"' ||
 	fail "JSON names no SLOW key of workload train by path and workload"
 
+# afterwards this revision against the project's committed baseline of
+# this GPU (its "baselines" folder): none yet, one info line; then one
+expect_err "project 'demo' has no baseline for nvidia-h100-80gb-hbm3: shared shifts not checked"
+mkdir -p "$R/baselines/nvidia-h100-80gb-hbm3/demo"
+cp "$T/keep/a.kpt" "$R/baselines/nvidia-h100-80gb-hbm3/demo/2026-11-28-main.kpt"
+run "$KPTPROF" gate --against main --runs 3
+expect_rc 1 "gate --against with a committed baseline"
+expect_err "this revision against the committed baseline $R/baselines/nvidia-h100-80gb-hbm3/demo: 2 SLOW"
+rm -rf "$R/baselines"
+
 # a ref that does not exist: one line, exit 2, nothing left behind
 run "$KPTPROF" gate --against no-such-branch --runs 2
 expect_error "gate --against a missing ref" "no-such-branch"
