@@ -103,8 +103,9 @@ struct kpt_ab_opts {
 	long pairs;                 /* >= 1; pair i runs A then B when i is even, B then A when odd */
 	long settle_us;             /* the runner's idle gap (bundled suite), -1 none */
 	const char *dir;            /* existing folder: a.kpt, b.kpt, ab.log (parts removed) */
-	/* what is not per side (collector, skip_gpu_check, no_calibrate,
-	 * runner); runs, out, settle_us and child_log are set per call */
+	/* what is not per side (collector, skip_gpu_check, no_calibrate);
+	 * runs, out, settle_us and child_log are set per call, and runner
+	 * for a bundled-suite side (its workload's argv[0]) */
 	const struct kpt_record_opts *base;
 	void (*progress)(void *ctx, const struct kpt_ab_pair *pair); /* after each pair, NULL none */
 	void *ctx;
