@@ -68,14 +68,25 @@ struct child_io {
 	int timed_out;              /* out: 1 when it was killed for the timeout */
 };
 
+static volatile sig_atomic_t g_child;
+
+static void forward_signal(int sig)
+{
+	if (g_child > 0)
+		kill((pid_t)g_child, sig);
+}
+
 /* Runs argv (PATH lookup) in cwd (NULL: here). Returns the exit status
  * (128 + signal when killed), or -1 with d set when it could not start.
- * stdin is inherited; kptprof's own stdout and stderr are never touched. */
+ * stdin is inherited; kptprof's own stdout and stderr are never touched.
+ * SIGINT and SIGTERM go to the child while it runs (a build stopped by ^C
+ * returns here, and the caller still removes its worktree). */
 static int spawn(char *const argv[], const char *cwd, struct child_io *io, struct kpt_diag *d)
 {
 	int efd[2], pfd[2] = { -1, -1 }, err = 0, st = 0, done = 0;
 	size_t got = 0;
 	double deadline = io->timeout_s > 0 ? now_s() + io->timeout_s : 0;
+	struct sigaction sa, old_int, old_term;
 	ssize_t n;
 	pid_t pid;
 
@@ -128,6 +139,12 @@ static int spawn(char *const argv[], const char *cwd, struct child_io *io, struc
 	close(efd[1]);
 	if (pfd[1] >= 0)
 		close(pfd[1]);
+	g_child = pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	do
 		n = read(efd[0], &err, sizeof err);
 	while (n < 0 && errno == EINTR);
@@ -172,6 +189,9 @@ static int spawn(char *const argv[], const char *cwd, struct child_io *io, struc
 			io->timed_out = 1;
 		}
 	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	g_child = 0;
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	if (n == (ssize_t)sizeof err) {

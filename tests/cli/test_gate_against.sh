@@ -120,6 +120,21 @@ grep -q oops "$log" || fail "the build log '$log' lacks the build's output"
 rm -rf "$(dirname "$log")"
 [ "$(worktrees)" = 1 ] || fail "worktree left after a failed build"
 
+# a gate stopped (SIGTERM) during the build: the build is stopped, exit 2,
+# the worktree removed all the same
+git -C "$R" checkout -q -b slow main && printf '#!/bin/sh\necho started\nexec sleep 30\n' >"$R/build.sh" &&
+	git -C "$R" commit -qam slow && git -C "$R" checkout -q pr || fail "git: a slow build"
+"$KPTPROF" gate --against slow --runs 2 -o "$T/stopped" </dev/null >"$T/out" 2>"$T/err" &
+pid=$!
+for _ in $(seq 100); do grep -qs started "$T/stopped/build.log" && break; sleep 0.1; done
+grep -qs started "$T/stopped/build.log" || fail "the slow build did not start: $(cat "$T/err")"
+kill -TERM "$pid"
+wait "$pid"
+RC=$?
+expect_rc 2 "gate --against stopped during the build"
+expect_err "the build command './build.sh' failed (exit status 143)"
+[ "$(worktrees)" = 1 ] || fail "worktree left after a stopped build"
+
 # --project names the file (here the same one, from another folder)
 cd "$T" || fail "cd"
 run "$KPTPROF" gate --against main --runs 3 --project "$R/kptprof.json"
