@@ -129,16 +129,16 @@ static void against_pair(void *ctx, const struct kpt_ab_pair *p)
 }
 
 /* This checkout's side of gate --against: the project file (--project,
- * else the kptprof.json that applies here), else the bundled suite of this
+ * else, without --suite, the kptprof.json that applies here), else the bundled suite of this
  * build (kpt-workloads beside kptprof, or $KPTPROF_WORKLOADS). Into *out. */
-static int against_this(const char *project, const char *suite, const char *dir, struct kpt_project **out,
-			struct kpt_diag *d)
+static int against_this(const char *project, const char *suite, int suite_given, const char *dir,
+			struct kpt_project **out, struct kpt_diag *d)
 {
 	char file[PATH_MAX], here[PATH_MAX], runner[PATH_MAX];
 
 	if (project)
 		return kpt_project_load(project, out, d);
-	if (getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)
+	if (!suite_given && getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)
 		return kpt_project_load(file, out, d);
 	if (kpt_cli_find_runner(runner, sizeof runner) < 0) {
 		kpt_diag_set(d, KPT_E_NOTFOUND, "no %s here and no workload runner 'kpt-workloads' beside kptprof: "
@@ -252,7 +252,7 @@ static void against_committed(const struct kpt_project *b, const char *dir, cons
  * checkout, interleaved on this machine by kpt_ab_run, paired verdicts
  * (diff's exit status), then this side against the committed baseline as
  * a check for shifts both share (one line). */
-static int gate_against(const char *against, const char *project, const char *suite, uint64_t pairs,
+static int gate_against(const char *against, const char *project, const char *suite, int suite_given, uint64_t pairs,
 			uint64_t settle_us, const char *keep, const char *dir, struct kpt_diff_cli *dc)
 {
 	struct kpt_project *pa = NULL, *pb = NULL;
@@ -264,7 +264,7 @@ static int gate_against(const char *against, const char *project, const char *su
 	char tmp[] = "/tmp/kptprof-against.XXXXXX", out[PATH_MAX], log[PATH_MAX + 16], label[512];
 	int rc, made = 0, logfd = -1;
 
-	if ((rc = against_this(project, suite, dir, &pb, &d)) < 0)
+	if ((rc = against_this(project, suite, suite_given, dir, &pb, &d)) < 0)
 		goto fail;
 	if (keep && mkdir(keep, 0755) != 0 && errno != EEXIST) {
 		rc = kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", keep, strerror(errno));
@@ -406,7 +406,7 @@ static int gate_db(const char *url, const char *suite, const char *slug, const c
 
 struct gate_args {
 	const char *suite, *dir, *from, *keep, *db, *branch, *against; /* NULL: not given */
-	const char *project;                                            /* --project FILE, NULL: not given */
+	const char *project;                                            /* --project FILE, NULL: found or none */
 	uint64_t runs, nsess;                                           /* 0: not given */
 	uint64_t settle_us;                                             /* idle gap; NOT_GIVEN: default */
 	struct kpt_diff_cli dc;
@@ -419,6 +419,9 @@ static const struct kpt_opt gate_own_opts[] = {
 	{ .kind = KPT_OPTK_STRING, .name = "suite", .arg = "NAME", .off = offsetof(GA, suite),
 	  .help = "suite to record; baseline: DIR/<gpu-slug>/NAME/ (sessions), else NAME.kpt (default default; "
 		  "--from a recording of no suite needs it)" },
+	KPT_OPT_STRING(0, "project", "FILE", GA, project,
+		       "gate the project of FILE (kptprof.json): its workloads, suite = its name, its baselines "
+		       "folder or db (default: kptprof.json of the working folder or one above it, unless --suite)"),
 	KPT_OPT_STRING(0, "baselines", "DIR", GA, dir,
 		       "folder of the baselines (default $KPTPROF_BASELINES, else ./baselines, else the installed "
 		       "share/kptprof/baselines)"),
@@ -438,9 +441,6 @@ static const struct kpt_opt gate_own_opts[] = {
 		       "command (the bundled suite: CMake; or a build folder of it): every workload of both "
 		       "revisions interleaved here, paired verdicts, then this revision against the committed "
 		       "baseline (one line) (default: off)"),
-	KPT_OPT_STRING(0, "project", "FILE", GA, project,
-		       "with --against: the project file (default: the kptprof.json of this folder or a parent, "
-		       "else the bundled suite)"),
 	KPT_OPT_U64(0, "settle-us", "U", GA, settle_us, 0, 1000000,
 		    "the GPU idles U microseconds before each timed iteration of the suite, so each starts from "
 		    "the same power state; 0: off (default: as the baseline was recorded; --against: 3000)"),
@@ -504,10 +504,6 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "--settle-us is how to record: not with --from (nothing is recorded)");
 		goto out;
 	}
-	if (a.project && !against) {
-		rc = kpt_cli_usage_error(argv[0], "--project names the workloads --against runs: give --against too");
-		goto out;
-	}
 	if (against && (from || db)) {
 		rc = kpt_cli_usage_error(argv[0], "--against runs both builds here: not with %s", from ? "--from" : "--db");
 		goto out;
@@ -520,7 +516,7 @@ int cmd_gate(int argc, char **argv)
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, a.project, suite, a.runs ? a.runs : 10,
+		rc = gate_against(against, a.project, suite, suite_given, a.runs ? a.runs : 10,
 				  a.settle_us == NOT_GIVEN ? KPT_AGAINST_SETTLE_US : a.settle_us, keep, dir, dc);
 		goto out;
 	}

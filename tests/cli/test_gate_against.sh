@@ -139,6 +139,8 @@ expect_err "the build command './build.sh' failed (exit status 143)"
 cd "$T" || fail "cd"
 run "$KPTPROF" gate --against main --runs 3 --project "$R/kptprof.json"
 expect_rc 1 "gate --against --project"
-run "$KPTPROF" gate --project "$R/kptprof.json"
-expect_error "--project without --against" "--against"
+# --suite without --project: the bundled suite, not the kptprof.json here
+cd "$R" || fail "cd"
+run env KPTPROF_WORKLOADS="$T/no-runner" "$KPTPROF" gate --against main --runs 2 --suite default
+expect_error "gate --against --suite in a project" "no workload runner 'kpt-workloads'"
 echo ok
