@@ -190,12 +190,12 @@ static void remove_tmpdir(const char *tmp)
 
 /* ---- running ------------------------------------------------------------------------------ */
 
-static volatile sig_atomic_t g_child;
+static volatile sig_atomic_t g_child, g_group; /* g_group: the child leads its own process group */
 
 static void forward_signal(int sig)
 {
 	if (g_child > 0)
-		kill((pid_t)g_child, sig);
+		kill(g_group ? -(pid_t)g_child : (pid_t)g_child, sig);
 }
 
 /* The capture-window settings, in the order of kpt_record_opts.win (the
@@ -357,6 +357,7 @@ static int run_once(const struct launch *l, char **argv, long run, int *killed, 
 	close(pfd[1]);
 	if (l->timeout_s > 0)
 		setpgid(pid, pid); /* either side may get there first */
+	g_group = l->timeout_s > 0;
 	g_child = pid;
 	do
 		n = read(pfd[0], &err, sizeof err);

@@ -25,6 +25,7 @@
 #define PROJECT_MAX_BYTES ((size_t)1 << 20)
 #define RUNS_MAX 1000
 #define WARMUP_MAX 100
+#define PROJECT_MAX_MEMBERS 4096
 
 int kpt_project_name_ok(const char *s)
 {
@@ -131,6 +132,10 @@ static int read_children(struct loader *L, struct pnode *n)
 			return 0;
 		cut = obj ? append(L->path, sizeof L->path, "%s%.64s", L->path[0] ? "." : "", key)
 			  : append(L->path, sizeof L->path, "[%zu]", n->n);
+		/* the duplicate check is O(members^2): no real file comes near */
+		if (n->n == PROJECT_MAX_MEMBERS)
+			return fail(L, KPT_E_INVAL, line_at(L, L->r.p), L->path, "more than %d %s", PROJECT_MAX_MEMBERS,
+				    obj ? "keys in one object" : "elements in one array");
 		for (struct pnode *s = n->child; obj && s; s = s->next)
 			if (strcmp(s->key, key) == 0)
 				return fail(L, KPT_E_INVAL, line_at(L, L->r.p), L->path, "duplicate key");

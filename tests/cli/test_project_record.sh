@@ -95,6 +95,12 @@ expect_rc 137 "record (all workloads)"
 grep -q '"workloads": *"alpha,beta,hang"' "$T/all.json" || fail "all three recorded: $(grep workloads "$T/all.json")"
 grep -q '"runs": *"2"' "$T/all.json" || fail "the project's runs: $(grep '"runs"' "$T/all.json")"
 
+# gate's hint for a missing baseline of a project's suite names the project file
+run "$KPTPROF" gate --from "$P/demo.kpt" --suite demo --baselines "$T/nob"
+expect_rc 2 "gate without a baseline"
+expect_err "make one with 'kptprof record --project "
+expect_err "/proj/kptprof.json --runs 5 -o rec.kpt'"
+
 # names: neither the project's nor built in -> one line listing its workloads
 run "$KPTPROF" record --workload nope -o "$T/n.kpt"
 expect_error "unknown workload" "no workload 'nope' in project 'demo'"
@@ -108,6 +114,32 @@ run "$KPTPROF" record --iterations 3
 expect_error "runner options with a project" "apply to built-in suites and workloads"
 run "$KPTPROF" record --steps 1-2
 expect_error "window options with a project" "\"capture\""
+
+# --suite goes through the project path as the bundled suite: the runner's
+# command, suite meta, no project keys and no root range (here a stand-in
+# runner: --list --tsv names one workload, a run writes the recording)
+cat >"$T/kpt-workloads" <<'SH'
+#!/bin/bash
+if [ "$1" = --list ]; then printf 'w.one\tfam\t100\t200\n'; exit 0; fi
+echo "runner $*" >>"$FAKE_DIR/log"
+cp "$FAKE_DIR/p.kpt" "${KPT_OUTPUT//%p/$$}"
+SH
+chmod +x "$T/kpt-workloads"
+: >"$T/log"
+run env KPTPROF_WORKLOADS="$T/kpt-workloads" "$KPTPROF" record --suite quick --runs 2 -o "$T/q.kpt"
+expect_rc 0 "record --suite quick"
+[ "$(grep -c '^runner --settle-us 3000 --suite quick$' "$T/log")" = 2 ] || fail "the runner's runs: $(cat "$T/log")"
+run "$KPTPROF" report "$T/q.kpt" --by range --format json
+python3 - "$T/out" <<'PY' || fail "the suite's recording: $(head -c 1500 "$T/out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+meta = j["meta"]
+assert meta["suite"] == "quick" and meta["settle_us"] == "3000" and meta["runs"] == "2", meta
+assert meta["command"].endswith("kpt-workloads --settle-us 3000 --suite quick"), meta
+assert meta["workload.w.one.flops"] == "100", meta
+assert not {"project", "workloads", "step_ranges"} & set(meta), meta
+assert "" in {r["path"] for r in j["ranges"]}, j["ranges"]   # no root range
+PY
 
 # bad project files: exit 2, one line FILE:LINE: KEY: problem, nothing run
 cd "$T" || fail "cd"

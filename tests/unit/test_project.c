@@ -129,7 +129,7 @@ static void expect_error(const char *text, int code, int line, const char *key, 
 {
 	struct kpt_project *p = (struct kpt_project *)1;
 	struct kpt_diag d;
-	char want[256];
+	char want[512];
 	const char *path = write_file("kptprof.json", text);
 
 	assert_int_equal(kpt_project_load(path, &p, &d), code);
@@ -261,6 +261,34 @@ static void test_unreadable_and_oversized_files(void **state)
 	assert_int_equal(kpt_project_load(tmpdir, &p, &d), KPT_E_IO);
 }
 
+static void test_huge_objects_are_refused(void **state)
+{
+	size_t cap = 4200 * 16 + 256, len = 0;
+	char *text = malloc(cap);
+
+	(void)state;
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "{\n\"project\": \"p\",\n\"workloads\": [{\"name\": \"a\", "
+				"\"command\": [\"x\"], \"env\": {\n");
+	for (int i = 0; i < 4200; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%s\"V%d\": \"1\"", i ? ", " : "", i);
+	snprintf(text + len, cap - len, "}}]}\n");
+	expect_error(text, KPT_E_INVAL, 4, "workloads[0].env.V4096", "more than 4096 keys in one object");
+	/* nesting past the reader's bound is a syntax error, not a deep recursion */
+	len = (size_t)snprintf(text, cap, "{\"project\": \"p\",\n\"build\": ");
+	for (int i = 0; i < 200; i++)
+		text[len++] = '[';
+	text[len] = '\0';
+	{
+		char key[8 + 63 * 3] = "build";
+
+		for (int i = 0; i < 63; i++)
+			strcat(key, "[0]");
+		expect_error(text, KPT_E_FORMAT, 2, key, "bad JSON: nested deeper than 64");
+	}
+	free(text);
+}
+
 static void test_find_walks_up(void **state)
 {
 	char deep[PATH_MAX + 32], out[PATH_MAX], real[PATH_MAX], want[PATH_MAX + 32];
@@ -322,6 +350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_capture_combinations, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranges_of_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_and_oversized_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_huge_objects_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_find_walks_up, setup, teardown),
 		cmocka_unit_test(test_builtin_is_one_workload_running_the_suite),
 	};
