@@ -62,11 +62,15 @@ grep -q '"result": *"ok"' "$T/same.json" || fail "unchanged: JSON result: $(head
 [ "$(worktrees)" = 1 ] || fail "worktree left after the gate: $(git -C "$R" worktree list)"
 
 # the pull request slows one workload's gemm kernels: exit 1, SLOW, named
+# and adds a workload main lacks (one note; not compared)
 echo 10 >"$R/bench/slow.txt"
+sed -i 's|^  \]$|    ,{ "name": "extra", "command": ["./bench/work.sh", "11"] }\n  ]|' "$R/kptprof.json"
 git -C "$R" commit -qam "slower gemm" || fail "git commit pr"
 run "$KPTPROF" gate --against main --runs 3 -o "$T/keep" --markdown "$T/pr.md" --junit "$T/pr.xml" \
 	--json "$T/pr.json"
 expect_rc 1 "gate --against a slower revision"
+expect_err "kptprof gate: workload 'extra' is only in B (this revision): not compared"
+! grep -q "extra/" "$T/out" || fail "workload extra was compared"
 grep -q "SLOW" "$T/out" || fail "no SLOW row: $(head -c 600 "$T/out")"
 [ -s "$T/keep/a.kpt" ] && [ -s "$T/keep/b.kpt" ] || fail "-o lacks a.kpt and b.kpt: $(ls "$T/keep")"
 [ -e "$T/keep/ab.log" ] || fail "-o lacks ab.log"
@@ -96,6 +100,11 @@ run "$KPTPROF" gate --against main --runs 3
 expect_rc 1 "gate --against with a committed baseline"
 expect_err "this revision against the committed baseline $R/baselines/nvidia-h100-80gb-hbm3/demo: 2 SLOW"
 rm -rf "$R/baselines"
+
+# a project outside any git repository: one line, exit 2
+mkdir "$T/nogit" && cp "$R/kptprof.json" "$T/nogit/" && mkdir "$T/nogit/bench" || fail "nogit"
+run env GIT_CEILING_DIRECTORIES="$T" "$KPTPROF" gate --against main --runs 2 --project "$T/nogit/kptprof.json"
+expect_error "gate --against outside a git repository" "is not in a git repository: cannot check out 'main'"
 
 # a ref that does not exist: one line, exit 2, nothing left behind
 run "$KPTPROF" gate --against no-such-branch --runs 2
