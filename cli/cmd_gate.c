@@ -261,7 +261,8 @@ static int gate_against(const char *against, const char *project, const char *su
 	struct kpt_ab_result res = { 0 };
 	struct kpt_record_opts ro;
 	struct kpt_diag d = { 0 };
-	char tmp[] = "/tmp/kptprof-against.XXXXXX", out[PATH_MAX], log[PATH_MAX + 16], label[512];
+	char tmp[PATH_MAX], out[PATH_MAX], log[PATH_MAX + 16], label[512];
+	const char *tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
 	int rc, made = 0, logfd = -1;
 
 	if ((rc = against_this(project, suite, suite_given, dir, &pb, &d)) < 0)
@@ -270,6 +271,7 @@ static int gate_against(const char *against, const char *project, const char *su
 		rc = kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", keep, strerror(errno));
 		goto fail;
 	}
+	snprintf(tmp, sizeof tmp, "%s/kptprof-against.XXXXXX", tmpdir);
 	if (!keep && !mkdtemp(tmp)) {
 		rc = kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
 		goto fail;
@@ -321,7 +323,9 @@ static int gate_against(const char *against, const char *project, const char *su
 	goto out;
 fail:
 	rc = kpt_diff_cli_fail(dc, &d);
-	made = 0; /* keep the logs the message names */
+	/* keep the folder when the message names a log in it */
+	if (made && strstr(d.msg, out))
+		made = 0;
 out:
 	if (logfd >= 0)
 		close(logfd);

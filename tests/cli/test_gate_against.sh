@@ -49,7 +49,8 @@ JSON
 git -C "$R" add -A && git -C "$R" commit -qm main || fail "git commit main"
 git -C "$R" checkout -q -b pr
 
-# the checkouts go under $TMPDIR: empty again after every gate
+# the checkouts and temporary folders go under $TMPDIR: empty again after
+# every gate (a failed one keeps only a folder whose log its message names)
 mkdir "$T/tmp" && export TMPDIR=$T/tmp
 worktrees() { [ -z "$(ls -A "$T/tmp")" ] || echo "left in TMPDIR: $(ls "$T/tmp")"; git -C "$R" worktree list | wc -l; }
 
@@ -105,6 +106,7 @@ rm -rf "$R/baselines"
 mkdir "$T/nogit" && cp "$R/kptprof.json" "$T/nogit/" && mkdir "$T/nogit/bench" || fail "nogit"
 run env GIT_CEILING_DIRECTORIES="$T" "$KPTPROF" gate --against main --runs 2 --project "$T/nogit/kptprof.json"
 expect_error "gate --against outside a git repository" "is not in a git repository: cannot check out 'main'"
+[ "$(worktrees)" = 1 ] || fail "left behind outside a git repository"
 
 # a ref that does not exist: one line, exit 2, nothing left behind
 run "$KPTPROF" gate --against no-such-branch --runs 2
@@ -152,4 +154,5 @@ expect_rc 1 "gate --against --project"
 cd "$R" || fail "cd"
 run env KPTPROF_WORKLOADS="$T/no-runner" "$KPTPROF" gate --against main --runs 2 --suite default
 expect_error "gate --against --suite in a project" "no workload runner 'kpt-workloads'"
+[ "$(worktrees)" = 1 ] || fail "left behind by --suite without a runner"
 echo ok
