@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_ab.h"
 #include "cmd_diff.h"
 #include "kpt_baseline.h"
 #include "kpt_cli.h"
@@ -39,289 +40,220 @@ static int have_gpu_driver(void)
 	return kpt_collector_find(NULL)->probe(&l, &d) == 0;
 }
 
-/* Runs argv as a child: the program `file`, or argv[0] looked up in PATH
- * when file is NULL (its stdout then goes to stderr: tools' chatter);
- * returns its exit status, -1 when it could not be started. */
-static int run_child(const char *file, char *const argv[])
+/* One pair of gate --against done: the progress line. */
+static void against_pair(void *ctx, const struct kpt_ab_pair *p)
 {
-	pid_t pid;
-	int st;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (file) {
-			execv(file, argv);
-		} else {
-			dup2(STDERR_FILENO, STDOUT_FILENO);
-			execvp(argv[0], argv);
-		}
-		fprintf(stderr, "kptprof gate: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	(void)ctx;
+	fprintf(stderr, "kptprof gate: pair %ld/%ld (%s first): A %.1f s, B %.1f s\n", p->i + 1, p->pairs,
+		p->b_first ? "B" : "A", p->wall_s[0], p->wall_s[1]);
 }
 
-static int run_tool(char *const argv[])
+/* This checkout's side of gate --against: the project file (--project,
+ * else, without --suite, the kptprof.json that applies here), else the bundled suite of this
+ * build (kpt-workloads beside kptprof, or $KPTPROF_WORKLOADS). Into *out. */
+static int against_this(const char *project, const char *suite, int suite_given, const char *dir,
+			struct kpt_project **out, struct kpt_diag *d)
 {
-	return run_child(NULL, argv);
+	char file[PATH_MAX], here[PATH_MAX], runner[PATH_MAX];
+
+	if (project)
+		return kpt_project_load(project, out, d);
+	if (!suite_given && getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)
+		return kpt_project_load(file, out, d);
+	if (kpt_cli_find_runner(runner, sizeof runner) < 0) {
+		kpt_diag_set(d, KPT_E_NOTFOUND, "no %s here and no workload runner 'kpt-workloads' beside kptprof: "
+			     "nothing to run", KPT_PROJECT_FILE);
+		return kpt_diag_hint(d, "write a %s (docs/projects.md), or build the kernels (a CUDA toolkit is "
+				     "needed) or set KPTPROF_WORKLOADS", KPT_PROJECT_FILE);
+	}
+	return kpt_project_builtin(runner, suite, dir, out, d);
 }
 
-/* 1 when the workload runner's --help names opt (a base build from before
- * the option exists would refuse it), else 0. */
-static int runner_knows(const char *runner, const char *opt)
+static void checked_out(const char *against, const struct kpt_ab_checkout *co)
 {
-	char buf[16384];
-	size_t got = 0;
-	int fds[2], st, found;
-	pid_t pid;
-
-	if (pipe(fds) != 0)
-		return 0;
-	fflush(NULL);
-	if ((pid = fork()) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return 0;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(fds[1], STDOUT_FILENO);
-		if (null >= 0)
-			dup2(null, STDERR_FILENO);
-		close(fds[0]);
-		execl(runner, runner, "--help", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	for (;;) {
-		ssize_t n = read(fds[0], buf + got, sizeof buf - 1 - got);
-
-		if (n > 0 && got + (size_t)n < sizeof buf - 1)
-			got += (size_t)n;
-		else if (n > 0)
-			got = sizeof buf - 1;
-		else if (n < 0 && errno == EINTR)
-			continue;
-		else
-			break;
-	}
-	close(fds[0]);
-	buf[got] = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	found = strstr(buf, opt) != NULL;
-	return found;
+	fprintf(stderr, "kptprof gate: '%s' is commit %.12s, checked out in %s\n", kpt_cli_term(against), co->commit,
+		kpt_cli_term(co->path));
 }
 
-/* The workload runner of a build folder: kpt-workloads where the build
- * puts it (cli/), or at the folder's top (an install's bin/). */
-static int build_runner(const char *dir, char *out, size_t cap)
+/* The base side of gate --against: a build folder of the bundled suite
+ * (no checkout), else REF checked out into co and built, its own project
+ * file (or the bundled suite) read from there. Build output to log. */
+static int against_base(const char *against, const struct kpt_project *b, const char *suite, const char *dir,
+			struct kpt_ab_checkout *co, int logfd, const char *log, struct kpt_project **out,
+			struct kpt_diag *d)
 {
-	static const char *const rel[] = { "cli/kpt-workloads", "kpt-workloads", "bin/kpt-workloads",
-					   "kernels/runner/kpt-workloads" };
-
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-		int n = snprintf(out, cap, "%s/%s", dir, rel[i]);
-
-		if (n > 0 && (size_t)n < cap && access(out, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-/* This kptprof's own build: the folder above the binary (BUILD/cli/kptprof). */
-static int own_build(char *out, size_t cap)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	if (!(slash = strrchr(self, '/')))
-		return -1;
-	*slash = 0;         /* BUILD/cli */
-	if (build_runner(self, out, cap) == 0)
-		return 0;
-	if (!(slash = strrchr(self, '/')))
-		return -1;
-	*slash = 0;         /* BUILD */
-	return build_runner(self, out, cap);
-}
-
-/* Builds the workload runner of git ref `ref` in a worktree under tmp:
- * `git worktree add --detach`, then CMake for this build's CUDA
- * architectures. The runner's path goes to out. */
-static int build_ref(const char *ref, const char *tmp, char *out, size_t cap, struct kpt_diag *d)
-{
-	char src[PATH_MAX], bld[PATH_MAX], arch[160] = "-DCMAKE_CUDA_ARCHITECTURES=native", jobs[32];
-	char self[PATH_MAX], cache[PATH_MAX + 32], line[512];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	FILE *f;
+	char runner[PATH_MAX], here[PATH_MAX], real[PATH_MAX], file[2 * PATH_MAX + 8], bld[PATH_MAX + 8];
+	struct stat sb;
+	size_t n;
 	int rc;
 
-	snprintf(src, sizeof src, "%s/src", tmp);
-	snprintf(bld, sizeof bld, "%s/build", tmp);
-	/* this build's architectures: BUILD/CMakeCache.txt above BUILD/cli/kptprof */
-	if (n > 0) {
-		char *sl;
-
-		self[n] = 0;
-		if ((sl = strrchr(self, '/')))
-			*sl = 0;
-		if ((sl = strrchr(self, '/')))
-			*sl = 0;
-		snprintf(cache, sizeof cache, "%s/CMakeCache.txt", self);
-		if ((f = fopen(cache, "r"))) {
-			while (fgets(line, sizeof line, f))
-				if (strncmp(line, "CMAKE_CUDA_ARCHITECTURES:", 25) == 0) {
-					char *v = strchr(line, '=');
-
-					line[strcspn(line, "\n")] = 0;
-					if (v && v[1])
-						snprintf(arch, sizeof arch, "-DCMAKE_CUDA_ARCHITECTURES=%s", v + 1);
-				}
-			fclose(f);
+	if (b->builtin && stat(against, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (kpt_ab_build_runner(against, runner, sizeof runner) < 0) {
+			kpt_diag_set(d, KPT_E_NOTFOUND, "'%s' is a folder without a built kpt-workloads", against);
+			return kpt_diag_hint(d, "give a build folder of the base commit (cmake --build BUILD --target "
+					     "kpt-workloads) or a git ref");
 		}
+		return kpt_project_builtin(runner, suite, dir, out, d);
 	}
-	snprintf(jobs, sizeof jobs, "-j%ld", sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 2);
-	fprintf(stderr, "kptprof gate: building '%s' in %s (%s)\n", ref, tmp, arch + 2);
-	{
-		char *git[] = { "git", "worktree", "add", "--quiet", "--detach", src, (char *)ref, NULL };
-		char *cfg[] = { "cmake", "-S", src, "-B", bld, "-DCMAKE_BUILD_TYPE=Release", arch, NULL };
-		char *mk[] = { "cmake", "--build", bld, jobs, "--target", "kpt-workloads", NULL };
-
-		if ((rc = run_tool(git)) != 0)
-			return kpt_diag_set(d, KPT_E_NOTFOUND, "cannot check out '%s' (git worktree add: exit %d)", ref, rc);
-		if ((rc = run_tool(cfg)) != 0 || (rc = run_tool(mk)) != 0)
-			return kpt_diag_set(d, KPT_E_UNSUPPORTED, "cannot build '%s' (cmake: exit %d)", ref, rc);
+	if (!b->builtin && (!realpath(b->path, real) || !realpath(b->root, here)))
+		return kpt_diag_set(d, KPT_E_IO, "cannot resolve '%s': %s", b->path, strerror(errno));
+	if (b->builtin && !getcwd(here, sizeof here))
+		return kpt_diag_set(d, KPT_E_IO, "cannot read the current folder: %s", strerror(errno));
+	if ((rc = kpt_ab_checkout(here, against, NULL, co, d)) < 0)
+		return rc;
+	if (b->builtin) {
+		checked_out(against, co);
+		snprintf(bld, sizeof bld, "%s/build", co->tmp);
+		fprintf(stderr, "kptprof gate: building its kpt-workloads (log: %s)\n", kpt_cli_term(log));
+		if ((rc = kpt_ab_build_suite(co->path, bld, logfd, log, runner, sizeof runner, d)) < 0)
+			return rc;
+		return kpt_project_builtin(runner, suite, dir, out, d);
 	}
-	if (build_runner(bld, out, cap) < 0)
-		return kpt_diag_set(d, KPT_E_NOTFOUND, "building '%s' made no kpt-workloads", ref);
-	return 0;
+	/* the same file in the other revision: its path below the top */
+	n = strlen(co->top);
+	if (strncmp(real, co->top, n) != 0 || real[n] != '/')
+		return kpt_diag_set(d, KPT_E_INVAL, "'%s' is not inside the git repository '%s'", real, co->top);
+	snprintf(file, sizeof file, "%s%s", co->path, real + n);
+	if (stat(file, &sb) != 0) {
+		kpt_diag_set(d, KPT_E_NOTFOUND, "'%s' has no '%s': nothing to compare against", against, real + n + 1);
+		return kpt_diag_hint(d, "compare against a revision that has the project file (it came later)");
+	}
+	if ((rc = kpt_project_load(file, out, d)) < 0)
+		return rc;
+	checked_out(against, co);
+	if (!(*out)->build)
+		return 0;
+	fprintf(stderr, "kptprof gate: building it (log: %s)\n", kpt_cli_term(log));
+	return kpt_ab_build(*out, co->path, logfd, log, 0, d);
 }
 
-/* gate --against: the suite of the build (or git ref) `against` and of this
- * build, interleaved on this machine by `kptprof ab` (paired verdicts, its
- * exit status), then the candidate's side against the committed baseline,
- * as a check for shifts both builds share (one line). */
-static int gate_against(const char *against, const char *suite, const char *runs, uint64_t settle_us,
-			const char *keep, const char *dir, char **pass, int npass, struct kpt_diff_cli *dc)
+/* After gate --against: this checkout's side b.kpt against the committed
+ * baseline of its GPU, a check for shifts both revisions share (one
+ * line). A project without a baseline for this GPU: one info line. */
+static void against_committed(const struct kpt_project *b, const char *dir, const char *out, const char *rslug,
+			      struct kpt_diff_cli *dc)
 {
-	char settle[24];
-	char base_r[PATH_MAX], cand_r[PATH_MAX], tmp[] = "/tmp/kptprof-against.XXXXXX", out[PATH_MAX];
-	char slug[256], bpath[PATH_MAX + 600], bfile[PATH_MAX + 16];
+	char bpath[2 * PATH_MAX], bfile[PATH_MAX + 16], slug[256];
+	const char *bdir = b->builtin ? dir : b->baselines;
+	struct kpt_diff *df = NULL;
+	const char *bases[1] = { bpath };
 	struct kpt_diag d = { 0 };
 	struct stat sb;
-	char **argv = NULL;
-	int k = 0, rc;
 
-	if (!mkdtemp(tmp)) {
-		kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
-		return kpt_cli_fail(&d);
+	snprintf(bfile, sizeof bfile, "%s/b.kpt", out);
+	snprintf(slug, sizeof slug, "%s", rslug);
+	/* the recorder names the GPU it probed; without a probe
+	 * (KPTPROF_SKIP_GPU_CHECK) the recording does */
+	if (!slug[0] && kpt_cli_file_series(bfile, slug, sizeof slug, NULL, 0, &d) < 0)
+		return;
+	if (!slug[0] || !bdir || kpt_cli_check_component("GPU slug", slug, bfile, &d) < 0)
+		return;
+	snprintf(bpath, sizeof bpath, "%s/%s/%s", bdir, slug, b->name);
+	if (stat(bpath, &sb) != 0) {
+		if (b->builtin)
+			fprintf(stderr, "kptprof gate: no committed baseline '%s' to check shared shifts against\n",
+				kpt_cli_term(bpath));
+		else
+			fprintf(stderr, "kptprof gate: project '%s' has no baseline for %s: shared shifts not checked\n",
+				kpt_cli_term(b->name), kpt_cli_term(slug));
+		return;
 	}
-	if (own_build(cand_r, sizeof cand_r) < 0) {
-		kpt_diag_set(&d, KPT_E_NOTFOUND, "cannot find this build's workload runner 'kpt-workloads' beside kptprof");
-		rc = kpt_cli_fail(&d);
-		goto out;
+	if (kpt_diff_paths_multi(bases, 1, bfile, &dc->o, &df, &d) == 0) {
+		fprintf(stderr, "kptprof gate: this revision against the committed baseline %s: %u SLOW, %u AMBG of %zu keys%s\n",
+			kpt_cli_term(bpath), df->counts[KPT_V_SLOW], df->counts[KPT_V_AMBG], df->nrows,
+			df->counts[KPT_V_SLOW] ? " (slower than other machines' sessions too: did the base branch regress? "
+						  "'kptprof diff' on the recordings in -o shows which)" : "");
+		kpt_diff_destroy(df);
 	}
-	if (stat(against, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		if (build_runner(against, base_r, sizeof base_r) < 0) {
-			kpt_diag_set(&d, KPT_E_NOTFOUND, "'%s' is a folder without a built kpt-workloads", against);
-			kpt_diag_hint(&d, "give a build folder of the base commit (cmake --build BUILD --target kpt-workloads) or a git ref");
-			rc = kpt_cli_fail(&d);
-			goto out;
-		}
-	} else if (build_ref(against, tmp, base_r, sizeof base_r, &d) < 0) {
-		rc = kpt_cli_fail(&d);
-		goto out;
+}
+
+/* gate --against: the workloads of REF (checked out and built in a git
+ * worktree; for the bundled suite also a build folder) and of this
+ * checkout, interleaved on this machine by kpt_ab_run, paired verdicts
+ * (diff's exit status), then this side against the committed baseline as
+ * a check for shifts both share (one line). */
+static int gate_against(const char *against, const char *project, const char *suite, int suite_given, uint64_t pairs,
+			uint64_t settle_us, const char *keep, const char *dir, struct kpt_diff_cli *dc)
+{
+	struct kpt_project *pa = NULL, *pb = NULL;
+	struct kpt_ab_checkout co = { 0 };
+	struct kpt_ab_opts ao = { 0 };
+	struct kpt_ab_result res = { 0 };
+	struct kpt_record_opts ro;
+	struct kpt_diag d = { 0 };
+	char tmp[PATH_MAX], out[PATH_MAX], log[PATH_MAX + 16], label[512];
+	const char *tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+	int rc, made = 0, logfd = -1;
+
+	if ((rc = against_this(project, suite, suite_given, dir, &pb, &d)) < 0)
+		goto fail;
+	if (keep && mkdir(keep, 0755) != 0 && errno != EEXIST) {
+		rc = kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", keep, strerror(errno));
+		goto fail;
 	}
+	snprintf(tmp, sizeof tmp, "%s/kptprof-against.XXXXXX", tmpdir);
+	if (!keep && !mkdtemp(tmp)) {
+		rc = kpt_diag_set(&d, KPT_E_IO, "cannot make a temporary folder: %s", strerror(errno));
+		goto fail;
+	}
+	made = !keep;
 	snprintf(out, sizeof out, "%s", keep ? keep : tmp);
-	if (!(argv = calloc((size_t)npass + 16, sizeof *argv))) {
-		rc = KPT_EXIT_ERROR;
-		goto out;
+	snprintf(log, sizeof log, "%s/build.log", out);
+	if ((logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		rc = kpt_diag_set(&d, KPT_E_IO, "cannot write '%s': %s", log, strerror(errno));
+		goto fail;
 	}
-	argv[k++] = "ab";
-	argv[k++] = "--runs";
-	argv[k++] = (char *)runs;
-	argv[k++] = "-o";
-	argv[k++] = out;
-	for (int i = 0; i < npass; i++)
-		argv[k++] = pass[i];
+	if ((rc = against_base(against, pb, suite, dir, &co, logfd, log, &pa, &d)) < 0)
+		goto fail;
+	kpt_cli_record_defaults(&ro);
+	snprintf(label, sizeof label, "%s%s%.12s%s", against, co.commit[0] ? " (" : "", co.commit,
+		 co.commit[0] ? ")" : "");
+	ao.a = pa;
+	ao.b = pb;
+	ao.label[0] = label;
+	ao.label[1] = pb->builtin ? "this build" : NULL;
+	ao.pairs = (long)pairs;
 	/* --settle-us: compute-bound kernels under the power cap vary by
 	 * several percent from process to process with the state the power
 	 * controller is in; an idle gap before each timed iteration takes
-	 * that out (docs/decision-rule.md, "Same-machine A/B"). Both sides
-	 * or neither: a base build from before the option has no such gap. */
-	snprintf(settle, sizeof settle, "%llu", (unsigned long long)settle_us);
-	if (settle_us && !(runner_knows(base_r, "--settle-us") && runner_knows(cand_r, "--settle-us"))) {
-		fprintf(stderr, "kptprof gate: the base build's kpt-workloads has no --settle-us: both builds run "
-				"without an idle gap (compute-bound kernels are noisier)\n");
-		settle_us = 0;
-	}
-	argv[k++] = "--";
-	argv[k++] = base_r;
-	argv[k++] = "--suite";
-	argv[k++] = (char *)suite;
-	if (settle_us) {
-		argv[k++] = "--settle-us";
-		argv[k++] = settle;
-	}
-	argv[k++] = ":::";
-	argv[k++] = cand_r;
-	argv[k++] = "--suite";
-	argv[k++] = (char *)suite;
-	if (settle_us) {
-		argv[k++] = "--settle-us";
-		argv[k++] = settle;
-	}
-	fprintf(stderr, "kptprof gate: '%s' (base: %s) against this build (%s), interleaved on this GPU%s%s%s\n",
-		suite, base_r, cand_r, settle_us ? ", " : "", settle_us ? settle : "",
-		settle_us ? " us idle before each timed iteration" : "");
-	rc = cmd_ab(k, argv);
-	if (rc != KPT_EXIT_OK && rc != KPT_EXIT_REGRESSION)
+	 * that out (docs/decision-rule.md, "Same-machine A/B"). The bundled
+	 * suite's runner takes it; kpt_ab_run drops it for both sides when
+	 * the base's runner is from before the option. */
+	ao.settle_us = pb->builtin && settle_us ? (long)settle_us : -1;
+	ao.dir = out;
+	ao.base = &ro;
+	ao.progress = against_pair;
+	fprintf(stderr, "kptprof gate: '%s' (A: %s) against this checkout (B), %llu pairs interleaved on this machine "
+		"(log: %s/ab.log)\n", kpt_cli_term(pb->name), kpt_cli_term(label), (unsigned long long)pairs,
+		kpt_cli_term(out));
+	rc = kpt_ab_run(&ao, &res, &d);
+	kpt_ab_cli_notes("gate", &res.notes);
+	if (rc == KPT_E_NODEV) {
+		fprintf(stderr, "kptprof gate: no usable GPU (skipped)\n");
+		rc = KPT_EXIT_SKIP;
 		goto out;
-	/* the committed baseline: shifts both builds share (one line) */
-	snprintf(bfile, sizeof bfile, "%s/b.kpt", out);
-	if (kpt_cli_file_series(bfile, slug, sizeof slug, NULL, 0, &d) == 0) {
-		struct kpt_diff *df = NULL;
-		const char *bases[1];
-
-		snprintf(bpath, sizeof bpath, "%s/%s/%s", dir, slug, suite);
-		bases[0] = bpath;
-		if (stat(bpath, &sb) != 0) {
-			fprintf(stderr, "kptprof gate: no committed baseline '%s' to check shared shifts against\n", bpath);
-		} else if (kpt_diff_paths_multi(bases, 1, bfile, &dc->o, &df, &d) == 0) {
-			fprintf(stderr, "kptprof gate: this build against the committed baseline %s: %u SLOW, %u AMBG of %zu keys%s\n",
-				bpath, df->counts[KPT_V_SLOW], df->counts[KPT_V_AMBG], df->nrows,
-				df->counts[KPT_V_SLOW] ? " (slower than other machines' sessions too: did the base branch regress? "
-							  "'kptprof diff' on the recordings in -o shows which)" : "");
-			kpt_diff_destroy(df);
-		}
 	}
+	if (rc < 0)
+		goto fail;
+	if (keep)
+		fprintf(stderr, "kptprof gate: recordings in %s/a.kpt and %s/b.kpt\n", kpt_cli_term(out), kpt_cli_term(out));
+	rc = kpt_ab_cli_diff("gate", out, dc);
+	if (rc == KPT_EXIT_OK || rc == KPT_EXIT_REGRESSION)
+		against_committed(pb, dir, out, res.slug, dc);
+	goto out;
+fail:
+	rc = kpt_diff_cli_fail(dc, &d);
+	/* keep the folder when the message names a log in it */
+	if (made && strstr(d.msg, out))
+		made = 0;
 out:
-	free(argv);
-	if (!keep) {
-		char *rm[] = { "rm", "-rf", tmp, NULL };
-
-		if (strstr(against, "/") == NULL && stat(tmp, &sb) == 0) {
-			char src[PATH_MAX + 8];
-			char *wt[] = { "git", "worktree", "remove", "--force", src, NULL };
-
-			snprintf(src, sizeof src, "%s/src", tmp);
-			if (stat(src, &sb) == 0)
-				run_tool(wt);
-		}
-		run_tool(rm);
-	}
+	if (logfd >= 0)
+		close(logfd);
+	kpt_ab_checkout_remove(&co);
+	if (made)
+		kpt_ab_cli_remove(out, (long)pairs);
+	kpt_project_destroy(pa);
+	kpt_project_destroy(pb);
 	return rc;
 }
 
@@ -479,8 +411,9 @@ static const struct kpt_opt gate_own_opts[] = {
 	KPT_OPT_STRING(0, "from", "FILE", GA, from,
 		       "gate this recording instead of recording (default: record; no GPU: exit 77)"),
 	KPT_OPT_STRING(0, "against", "BUILD|REF", GA, against,
-		       "A/B against a base build folder or git ref (built in a worktree): both builds' suite "
-		       "interleaved here by 'kptprof ab', paired verdicts, then this build against the committed "
+		       "A/B against git ref REF, checked out in a worktree and built with the project's build "
+		       "command (the bundled suite: CMake; or a build folder of it): every workload of both "
+		       "revisions interleaved here, paired verdicts, then this revision against the committed "
 		       "baseline (one line) (default: off)"),
 	KPT_OPT_U64(0, "settle-us", "U", GA, settle_us, 0, 1000000,
 		    "the GPU idles U microseconds before each timed iteration of the suite, so each starts from "
@@ -495,26 +428,6 @@ const struct kpt_opt kpt_gate_opts[] = {
 	KPT_OPT_END,
 };
 #undef GA
-
-/* The diff options among argv[1..argc) (already parsed: no error here),
- * for `ab` under --against: into pass, their count returned. */
-static int diff_words(int argc, char **argv, char **pass)
-{
-	struct gate_args scratch = { 0 };
-	int n = 0;
-
-	for (int i = 1; i < argc; i++) {
-		int i0 = i;
-
-		if (kpt_opt_one("gate", kpt_diff_opts, &scratch.dc, argc, argv, &i) == 1)
-			while (i0 <= i)
-				pass[n++] = argv[i0++];
-		else
-			kpt_opt_one("gate", gate_own_opts, &scratch, argc, argv, &i); /* past its value */
-	}
-	kpt_diff_cli_release(&scratch.dc);
-	return n;
-}
 
 /* gate without --against: the plan (a project, or the bundled suite), its
  * baseline opened once, the suite recorded once (or --from FILE), one diff. */
@@ -655,21 +568,15 @@ int cmd_gate(int argc, char **argv)
 	const char *suite, *dir, *from, *keep, *db, *branch, *against;
 	char runs[24];
 	struct kpt_diag d = { 0 };
-	int rc, npass = 0, n;
-	char **pass = calloc((size_t)argc + 1, sizeof *pass);
+	int rc, suite_given, n;
 
-	if (!pass) {
-		rc = kpt_cli_usage_error(argv[0], "out of memory");
-		goto out;
-	}
 	if ((rc = kpt_opt_parse("gate", kpt_gate_opts, &a, argc, argv, &n, NULL)) != KPT_OPT_GO)
 		goto out;
 	if (n) {
 		rc = kpt_cli_usage_error(argv[0], "unexpected argument '%s' (gate takes options only)", argv[1]);
 		goto out;
 	}
-	/* no operands: argv is as given */
-	npass = diff_words(argc, argv, pass);
+	suite_given = a.suite != NULL;
 	suite = a.suite ? a.suite : "default";
 	dir = a.dir, from = a.from, keep = a.keep, db = a.db, branch = a.branch, against = a.against;
 	snprintf(runs, sizeof runs, "%llu", (unsigned long long)(a.runs ? a.runs : against ? 10 : 5));
@@ -718,18 +625,17 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 	}
 	if (against) {
-		if (!have_gpu_driver()) {
+		if (!getenv("KPTPROF_SKIP_GPU_CHECK") && !have_gpu_driver()) {
 			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n");
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, suite, runs, a.settle_us == NOT_GIVEN ? KPT_AGAINST_SETTLE_US : a.settle_us,
-				  keep, dir, pass, npass, dc);
+		rc = gate_against(against, a.project, suite, suite_given, a.runs ? a.runs : 10,
+				  a.settle_us == NOT_GIVEN ? KPT_AGAINST_SETTLE_US : a.settle_us, keep, dir, dc);
 		goto out;
 	}
 	rc = gate_committed(argv[0], &a, strtol(runs, NULL, 10));
 out:
 	kpt_diff_cli_release(dc);
-	free(pass);
 	return rc;
 }

@@ -217,6 +217,7 @@ struct launch {
 	const char *kinds;
 	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
 	const char *const *win;     /* window option values (kpt_record_opts.win), NULL each: inherited */
+	const char *child_log;      /* kpt_record_opts.child_log */
 	/* a project's workload (kpt_project.h): tag goes into the file names
 	 * after the run ("-w003": its index), env is added, the target starts
 	 * in cwd and is killed with its process group past timeout_s; "", NULL,
@@ -291,6 +292,14 @@ static int run_once(const struct launch *l, char **argv, long run, int *killed, 
 		close(pfd[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (l->child_log) {
+			int fd = open(l->child_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+			if (fd >= 0) {
+				dup2(fd, STDOUT_FILENO);
+				dup2(fd, STDERR_FILENO);
+			}
+		}
 		if (l->timeout_s > 0)
 			setpgid(0, 0); /* a timeout kills the program and its children */
 		for (size_t i = 0; l->env && l->env[i]; i++) {
@@ -1176,7 +1185,7 @@ int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r,
 	}
 	command = join_argv(cmd);
 	l = (struct launch){ .coll = s.coll, .inject = s.inject, .tmp = s.tmp, .api = o->api, .prefix = 'r',
-			     .kinds = o->kinds, .win = o->win };
+			     .kinds = o->kinds, .win = o->win, .child_log = o->child_log };
 	if (o->cmd)
 		program_defaults(&l);
 	for (long run = 0; run < o->runs; run++) {
@@ -1392,7 +1401,7 @@ int kpt_record_project(const struct kpt_project *p, const char *const *names, si
 
 		*l = (struct launch){ .coll = s.coll, .inject = s.inject, .tmp = s.tmp, .api = o.api, .prefix = 'w',
 				      .kinds = o.kinds, .win = pw[i].win, .tag = pw[i].tag, .env = pw[i].w->env,
-				      .cwd = pw[i].w->cwd, .timeout_s = pw[i].w->timeout_s };
+				      .cwd = pw[i].w->cwd, .timeout_s = pw[i].w->timeout_s, .child_log = o.child_log };
 		program_defaults(l);
 	}
 	/* run -1 is warm-up ('w' files, never merged); then run i of each */
