@@ -26,6 +26,7 @@ check() {
 	done
 }
 check github-actions.yml "kptprof gate" "--markdown kpt-out/comment.md" "kptprof view" "upload-artifact" "createComment"
+# shellcheck disable=SC2016 # the workflow's text, not expanded here
 check project-gate.yml "runs-on: [self-hosted, gpu]" "fetch-depth: 0" \
 	'kptprof gate --against "origin/$BASE_REF" --markdown gate.md --junit gate.xml --json gate.json' \
 	"BASE_REF: \${{ github.base_ref }}" "upload-artifact" "createComment" "steps.gate.outputs.rc == '1'" \
