@@ -2,10 +2,11 @@
 # examples/cuda-project stays honest without a GPU: its kptprof.json has
 # only the keys lib/kpt_project.h documents, with values of the right kinds
 # (a capture window inside the program's steps, an NVTX range the program
-# opens); plant/slow.patch and plant/noop.patch apply to it (noop changes
-# comment lines only); and, where nvcc is installed, the project configures
-# and builds for sm_90 with and without slow.patch and the program parses
-# its options. Skips (77) after the file and patch checks when there is no
+# opens), and kptprof reads it (where it has record --project);
+# plant/slow.patch and plant/noop.patch apply to it (noop changes comment
+# lines only); and, where nvcc is installed, the project configures and
+# builds for sm_90 with and without slow.patch and the program parses its
+# options. Skips (77) after the file and patch checks when there is no
 # nvcc (the build was not checked).
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 need_python
@@ -81,6 +82,13 @@ sys.exit(1 if errors else 0)
 EOF
 run python3 "$T/check.py" "$EX/kptprof.json" "$KPT_SRC/lib/kpt_project.h" "$EX/src/stencil_bench.cu"
 [ "$RC" = 0 ] || fail "examples/cuda-project/kptprof.json: $(cat "$T/out" "$T/err")"
+# ... and against kptprof's own reader, where this kptprof records
+# projects: a workload it lacks is an error that lists the ones it read.
+if "$KPTPROF" record --help 2>&1 | grep -- '--project' >/dev/null; then
+	run "$KPTPROF" record --project "$EX/kptprof.json" --workload kpt-no-such-workload -o "$T/none.kpt"
+	expect_rc 2 "record --project examples/cuda-project/kptprof.json --workload kpt-no-such-workload"
+	expect_err "its workloads: steps"
+fi
 
 # 2. The pull-request-like patches apply to a copy of the example.
 cp -r "$EX" "$T/p"
