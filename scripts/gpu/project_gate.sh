@@ -23,7 +23,11 @@
 # summary is also copied to $OUT when OUT is set and differs from RES.
 #
 # REPEAT (default 1) repeats each case's gate (the branch is built once);
-# GATE_TIMEOUT (default 900) bounds one gate, seconds.
+# GATE_TIMEOUT (default 900) bounds one gate, seconds; STEPS=N runs the
+# workload with --steps N instead of the project file's 60 (its window
+# stays steps 10-49): at 60 a run takes ~0.4 s on an H200, so the two
+# builds (~10 s each) weigh more than the 20 runs; STEPS=2000 makes a run
+# ~1.8 s, closer to a real workload.
 # Exit: 0 every gate as expected, 1 a gate gave a wrong verdict, 2 the loop
 # could not run (a missing tool, a failed build or record, a gate exit 2),
 # 77 no GPU.
@@ -67,6 +71,18 @@ mkdir -p "$P"
 # the example as a user's repository: its files, not the build folder
 tar -C "$EX" --exclude=./build -cf - . | tar -C "$P" -xf - || die "cannot copy '$EX' to '$P'"
 g() { git -C "$P" -c user.name=kptprof-gpu -c user.email=gpu@kptprof.invalid "$@"; }
+if [ -n "${STEPS:-}" ]; then
+	case $STEPS in *[!0-9]* | [0-4] | [0-4][0-9]) die "STEPS '$STEPS': want an integer >= 50 (the window is steps 10-49)" ;; esac
+	python3 - "$P/kptprof.json" "$STEPS" <<'EOF' || die "cannot set --steps $STEPS in kptprof.json"
+import json, sys
+path, steps = sys.argv[1:3]
+p = json.load(open(path))
+for w in p["workloads"]:
+    c = w["command"]
+    c[c.index("--steps") + 1] = steps
+json.dump(p, open(path, "w"), indent=2)
+EOF
+fi
 { g init -q && g checkout -q -b main && g add -A && g commit -qm "stencil-bench"; } || die "cannot make a git repository in '$P'"
 
 # build SECONDS_VAR LOG: the project's build at P, its wall time in
@@ -148,7 +164,8 @@ summary() {
 		echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1);" \
 			"kptprof: $("$K" --version 2>&1 | head -1); repeats per case: $REPEAT"
 		echo
-		echo "main: build ${main_build_s}s, record (5 runs) ${record_s}s; the workloads 20 times directly: ${direct_s}s"
+		echo "main: build ${main_build_s}s, record (5 runs) ${record_s}s; the workloads 20 times directly: ${direct_s}s" \
+			"(steps per run: ${STEPS:-as in kptprof.json})"
 		echo
 		echo "| case | run | exit | as expected | SLOW keys | $PLANTED: verdict change [interval] | result | branch build s | gate s | (build + gate) / direct |"
 		echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
