@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# docs/ci/github-actions.yml, the example workflow, is valid against the
-# GitHub Actions workflow schema (action-validator, from npm's
-# @action-validator/cli: .ci/run installs it), and a broken copy is not.
+# The example workflows are valid against the GitHub Actions workflow schema
+# (action-validator, from npm's @action-validator/cli: .ci/run installs it),
+# and a broken copy of each is not: docs/ci/github-actions.yml (the bundled
+# suite's gate) and docs/ci/project-gate.yml (a user's project: gate
+# --against the base branch, the baseline on main).
 # Skips (77) where action-validator is not installed: nothing is downloaded
 # at test time.
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 command -v action-validator >/dev/null || skip "action-validator is not installed (npm install -g @action-validator/cli)"
-WF="$KPT_SRC/docs/ci/github-actions.yml"
-run action-validator "$WF"
-expect_rc 0 "action-validator $WF: $(cat "$T/out")"
-# the validator catches a mistake (a misspelt key)
-sed 's/^    steps:$/    stepz:/' "$WF" >"$T/bad.yml"
-cmp -s "$WF" "$T/bad.yml" && fail "the broken copy did not change"
-run action-validator "$T/bad.yml"
-[ "$RC" -ne 0 ] || fail "action-validator accepted a workflow without steps"
-# the workflow runs the commands it documents
-for want in "kptprof gate" "--markdown kpt-out/comment.md" "kptprof view" "upload-artifact" "createComment"; do
-	grep -qF -- "$want" "$WF" || fail "the workflow lacks '$want'"
-done
-echo "ok: the example workflow validates"
+
+# check WORKFLOW WANT...: it validates, a copy without "steps:" does not,
+# and it has each WANT (the commands it documents).
+check() {
+	local wf=$KPT_SRC/docs/ci/$1 want
+	shift
+	run action-validator "$wf"
+	expect_rc 0 "action-validator $wf: $(cat "$T/out")"
+	# the validator catches a mistake (a misspelt key)
+	sed 's/^    steps:$/    stepz:/' "$wf" >"$T/bad.yml"
+	cmp -s "$wf" "$T/bad.yml" && fail "the broken copy of $wf did not change"
+	run action-validator "$T/bad.yml"
+	[ "$RC" -ne 0 ] || fail "action-validator accepted $wf without steps"
+	for want in "$@"; do
+		grep -qF -- "$want" "$wf" || fail "$wf lacks '$want'"
+	done
+}
+check github-actions.yml "kptprof gate" "--markdown kpt-out/comment.md" "kptprof view" "upload-artifact" "createComment"
+# shellcheck disable=SC2016 # the workflow's text, not expanded here
+check project-gate.yml "runs-on: [self-hosted, gpu]" "fetch-depth: 0" \
+	'kptprof gate --against "origin/$BASE_REF" --markdown gate.md --junit gate.xml --json gate.json' \
+	"BASE_REF: \${{ github.base_ref }}" "upload-artifact" "createComment" "steps.gate.outputs.rc == '1'" \
+	"kptprof record --project kptprof.json -o main.kpt" "kptprof baseline update main.kpt" \
+	"github.event.pull_request.head.repo.full_name == github.repository"
+echo "ok: the example workflows validate"
 exit 0
