@@ -1221,6 +1221,9 @@ static int record_builtin(const struct kpt_project *p, const char *const *names,
 		if (strcmp(names[i], p->wl[0].name) != 0)
 			return kpt_diag_set(d, KPT_E_NOTFOUND, "no workload '%s' in suite '%s'", names[i], p->name);
 	o.cmd = NULL;
+	/* the project's own runner: another revision's build (gate --against) */
+	if (p->wl[0].argv && p->wl[0].argv[0])
+		o.runner = p->wl[0].argv[0];
 	o.suite = p->wl[0].name;
 	o.workloads = NULL;
 	o.nworkloads = 0;
