@@ -350,14 +350,16 @@ static int from_slug(const char *path, const struct gate_plan *g, int suite_give
 }
 
 /* Records the plan once through the recorder, its notes on stderr; r says
- * which GPU and suite it recorded. */
-static int gate_record(const struct gate_plan *g, long runs, long settle, const char *out,
-		       struct kpt_record_result *r, struct kpt_diag *d)
+ * which GPU and suite it recorded. gpus: what gate probed (the recorder
+ * then probes no more), NULL: the recorder probes. */
+static int gate_record(const struct gate_plan *g, const struct kpt_gpu_list *gpus, long runs, long settle,
+		       const char *out, struct kpt_record_result *r, struct kpt_diag *d)
 {
 	struct kpt_record_opts o;
 	int rc;
 
 	kpt_cli_record_defaults(&o);
+	o.gpus = gpus;
 	o.runs = runs;
 	o.settle_us = settle;
 	o.out = out;
@@ -520,7 +522,7 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 	else
 		fprintf(stderr, "kptprof gate: recording suite '%s', %ld runs, %ld us idle before each timed iteration "
 				"-> %s\n", kpt_cli_term(g.suite), runs, settle, kpt_cli_term(rec));
-	if ((rc = gate_record(&g, runs, settle, rec, &r, &d)) == KPT_E_NODEV) {
+	if ((rc = gate_record(&g, skip_probe ? NULL : &l, runs, settle, rec, &r, &d)) == KPT_E_NODEV) {
 		kpt_cli_fail(&d);
 		fprintf(stderr, "kptprof gate: the recorder found no usable GPU (skipped)\n");
 		rc = KPT_EXIT_SKIP;

@@ -1072,7 +1072,9 @@ static int session_open(struct session *s, const struct kpt_record_opts *o, long
 	if ((rc = make_tmpdir(o->out, s->tmp, sizeof s->tmp, d)) < 0)
 		return rc;
 	s->tmp_made = 1;
-	if (!o->skip_gpu_check && (rc = s->coll->probe(&s->gpus, d)) < 0) {
+	if (o->gpus && !o->skip_gpu_check)
+		s->gpus = *o->gpus;
+	else if (!o->skip_gpu_check && (rc = s->coll->probe(&s->gpus, d)) < 0) {
 		session_close(s);
 		return rc;
 	}

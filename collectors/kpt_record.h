@@ -79,6 +79,8 @@ struct kpt_record_opts {
 	 * (meta counters.set), counters_metrics the metric list (KPT_COUNTERS) */
 	const char *counters_set, *counters_metrics;
 	int skip_gpu_check;         /* tests of the launcher on machines without a GPU */
+	/* the GPUs the caller already probed (gate): no second probe; NULL: probe */
+	const struct kpt_gpu_list *gpus;
 	/* the target's stdout and stderr, appended to this file (the
 	 * caller's own stay untouched); NULL: inherited */
 	const char *child_log;
