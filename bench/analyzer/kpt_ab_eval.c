@@ -123,6 +123,8 @@ int main(int argc, char **argv)
 
 			o.paired = 1;
 			o.threshold_pct = 1; /* ab's and gate --against's default */
+			if (getenv("KPT_EVAL_LONG_THRESHOLD")) /* another long-kernel threshold, to compare */
+				o.long_threshold_pct = atof(getenv("KPT_EVAL_LONG_THRESHOLD"));
 			o.base_runs = ra + c;
 			o.n_base_runs = pairs;
 			o.new_runs = rb + c;
