@@ -13,6 +13,7 @@
  * a function that says so.
  */
 #include "kpt_import_int.h"
+#include "kpt_text.h"
 
 #ifndef KPT_HAVE_SQLITE
 
@@ -189,8 +190,15 @@ static int sql_fail(struct nsys *n, const char *what, struct kpt_diag *d)
 	if (n->timed_out)
 		return kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': %s: took longer than %llu s", n->c->path,
 				    what, (unsigned long long)(NSYS_TIME_BASE_S + NSYS_TIME_PER_MIB_S * (n->c->len >> 20)));
-	return kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': %s: %s", n->c->path, what,
-			    n->db ? sqlite3_errmsg(n->db) : "cannot open");
+	/* SQLite's message may quote the file's schema: one line, cut short */
+	char *msg = kpt_text_dup(KPT_TEXT_TERM, n->db ? sqlite3_errmsg(n->db) : "cannot open");
+	int rc;
+
+	if (msg && strlen(msg) > 200)
+		strcpy(msg + 197, "...");
+	rc = kpt_diag_set(d, KPT_E_FORMAT, "cannot import '%s': %s: %s", n->c->path, what, msg ? msg : "out of memory");
+	free(msg);
+	return rc;
 }
 
 static int oom(struct nsys *n, struct kpt_diag *d)
