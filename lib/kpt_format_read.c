@@ -138,10 +138,11 @@ static int check_toc_entry(struct kpt_file *f, const struct kpt_disk_toc *e, uin
 	return 0;
 }
 
-/* What a file may decode to: 64 MiB + 256 bytes per byte of file. Sections
- * kptprof writes decode to under 40 times their file's size; a TOC that
- * names more (many entries of zeros) is refused at open, before anything
- * is allocated from it (docs/format.md "Reader obligations"). */
+/* What the sections loaded whole (all but kernels, which are read a chunk
+ * at a time) may decode to: 64 MiB + 256 bytes per byte of file. Files
+ * kptprof writes decode to under 40 times their size; a TOC that promises
+ * more (many entries of zeros) is refused at open, before anything is
+ * allocated from it (docs/format.md "Reader obligations"). */
 #define KPT_DECODE_BUDGET(size) (((uint64_t)64 << 20) + (uint64_t)(size) * 256)
 
 static int offset_cmp(const void *pa, const void *pb)
@@ -152,9 +153,9 @@ static int offset_cmp(const void *pa, const void *pb)
 	return (a->offset > b->offset) - (a->offset < b->offset);
 }
 
-/* The known sections of f->toc: no two share a byte of the file, and
- * together they decode to at most KPT_DECODE_BUDGET(f->size) bytes (raw
- * bytes plus the rows in memory). O(n log n) in TOC entries. */
+/* The known sections of f->toc: no two share a byte of the file, and those
+ * but kernels together decode to at most KPT_DECODE_BUDGET(f->size) bytes
+ * (raw bytes plus the rows in memory). O(n log n) in TOC entries. */
 static int check_toc_amplification(struct kpt_file *f, struct kpt_diag *d)
 {
 	const struct kpt_disk_toc **by = malloc((f->ntoc ? f->ntoc : 1) * sizeof *by);
@@ -169,7 +170,8 @@ static int check_toc_amplification(struct kpt_file *f, struct kpt_diag *d)
 		const struct kpt_coltab *t = kpt_sections[e->id].tab;
 
 		/* raw_size <= 256 MiB and rows <= 65536 (checked): no overflow */
-		total += e->raw_size + e->rows * (t ? t->stride : 2 * sizeof(void *));
+		if (e->id != KPT_SEC_KERNELS)
+			total += e->raw_size + e->rows * (t ? t->stride : 2 * sizeof(void *));
 		if (e->size)
 			by[n++] = e;
 	}

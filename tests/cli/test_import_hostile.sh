@@ -129,4 +129,22 @@ open(sys.argv[2], "wb").write(out)
 PY
 limited "$KPTPROF" report "$T/toc.kpt"
 expect_error "a repeated TOC entry" "sections overlap at offset"
+# 8 entries of their own bytes, each promising 64 MiB of strings
+python3 - "$KPT_SRC/tests/data/torch_small.kpt" "$T/budget.kpt" <<'PY' || fail "cannot build the large TOC"
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+toc_off, toc_n = struct.unpack_from("<QI", d, 16)
+toc = b"".join(bytes(d[toc_off + 48 * i:toc_off + 48 * (i + 1)]) for i in range(toc_n))
+# 16-byte slices past the file's own sections, which the TOC then names
+end = max(o + s for o, s in (struct.unpack_from("<QQ", toc, 48 * i + 8) for i in range(toc_n)))
+out = d[:end] + bytes(16 * 8)
+extra = b"".join(struct.pack("<IIQQQQQ", 2, 1, end + 16 * i, 16, 64 << 20, 65536, 0) for i in range(8))
+toc_at = len(out)
+out += toc + extra
+struct.pack_into("<QI", out, 16, toc_at, toc_n + 8)
+struct.pack_into("<Q", out, 32, len(out))
+open(sys.argv[2], "wb").write(out)
+PY
+limited "$KPTPROF" report "$T/budget.kpt"
+expect_error "a TOC promising 512 MiB" "its table of contents promises"
 echo "ok"
