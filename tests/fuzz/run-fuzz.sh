@@ -11,7 +11,8 @@
 # $KPT_FUZZ_JOBS: libFuzzer -jobs/-workers (default 1).
 # Builds with clang into build-fuzz/ (KPT_FUZZ=ON, no CUDA), starts from a
 # copy of tests/fuzz/corpus/, and leaves crash inputs in build-fuzz/fuzz-artifacts/.
-# Exit 0: no crash found; non-zero: a crash (the input is named in the output).
+# Exit 0: no crash found; 86: a crash, sanitizer report or timeout (the
+# input is named in the output); other non-zero: could not build or run.
 # Inputs are capped at 4 KiB: a compressed format can always be made to
 # expand (zstd frames of zeros decode to valid empty rows), and 4 KiB keeps
 # the largest legitimate expansion under libFuzzer's 2 GB malloc limit.
@@ -39,4 +40,5 @@ work="$build/fuzz-$seeds"
 mkdir -p "$work" "$build/fuzz-artifacts"
 cp -n "$src"/tests/fuzz/$seeds/* "$work"/ 2>/dev/null || true
 exec "$build/$target" "$limit" "${jobs[@]}" -rss_limit_mb=2048 -max_len=$max_len -timeout=60 \
+	-error_exitcode=86 -timeout_exitcode=86 \
 	-artifact_prefix="$build/fuzz-artifacts/" -print_final_stats=1 "$work"
