@@ -138,6 +138,60 @@ static int check_toc_entry(struct kpt_file *f, const struct kpt_disk_toc *e, uin
 	return 0;
 }
 
+/* What the sections loaded whole (all but kernels, which are read a chunk
+ * at a time) may decode to: 64 MiB + 256 bytes per byte of file. Files
+ * kptprof writes decode to under 40 times their size; a TOC that promises
+ * more (many entries of zeros) is refused at open, before anything is
+ * allocated from it (docs/format.md "Reader obligations"). */
+#define KPT_DECODE_BUDGET(size) (((uint64_t)64 << 20) + (uint64_t)(size) * 256)
+
+static int offset_cmp(const void *pa, const void *pb)
+{
+	const struct kpt_disk_toc *a = *(const struct kpt_disk_toc *const *)pa;
+	const struct kpt_disk_toc *b = *(const struct kpt_disk_toc *const *)pb;
+
+	return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+/* The known sections of f->toc: no two share a byte of the file, and those
+ * but kernels together decode to at most KPT_DECODE_BUDGET(f->size) bytes
+ * (raw bytes plus the rows in memory). O(n log n) in TOC entries. */
+static int check_toc_amplification(struct kpt_file *f, struct kpt_diag *d)
+{
+	const struct kpt_disk_toc **by = malloc((f->ntoc ? f->ntoc : 1) * sizeof *by);
+	uint64_t total = 0, end = 0;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!by)
+		return ferr(f, d, KPT_E_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < f->ntoc; i++) {
+		const struct kpt_disk_toc *e = &f->toc[i];
+		const struct kpt_coltab *t = kpt_sections[e->id].tab;
+
+		/* raw_size <= 256 MiB and rows <= 65536 (checked): no overflow */
+		if (e->id != KPT_SEC_KERNELS)
+			total += e->raw_size + e->rows * (t ? t->stride : 2 * sizeof(void *));
+		if (e->size)
+			by[n++] = e;
+	}
+	if (total > KPT_DECODE_BUDGET(f->size))
+		rc = ferr(f, d, KPT_E_FORMAT, "its table of contents promises %llu bytes of data, too many for a file of %llu bytes",
+			  (unsigned long long)total, (unsigned long long)f->size);
+	if (!rc && n)
+		qsort(by, n, sizeof *by, offset_cmp);
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (i && by[i]->offset < end)
+			rc = ferr(f, d, KPT_E_FORMAT, "%s and %s sections overlap at offset %llu (TOC entries name the same bytes)",
+				  kpt_sections[by[i - 1]->id].name, kpt_sections[by[i]->id].name,
+				  (unsigned long long)by[i]->offset);
+		if (by[i]->offset + by[i]->size > end)
+			end = by[i]->offset + by[i]->size;
+	}
+	free(by);
+	return rc;
+}
+
 static int open_common(struct kpt_file *f, struct kpt_diag *d)
 {
 	struct kpt_disk_header h;
@@ -207,6 +261,8 @@ static int open_common(struct kpt_file *f, struct kpt_diag *d)
 		f->rows[e.id] += e.rows;
 	}
 	free(raw_toc);
+	if ((rc = check_toc_amplification(f, d)))
+		return rc;
 	f->lim.max[KPT_CHK_STR] = f->rows[KPT_SEC_STRINGS];
 	f->lim.max[KPT_CHK_DEV] = f->rows[KPT_SEC_DEVICES];
 	f->lim.max[KPT_CHK_DEV_OPT] = f->rows[KPT_SEC_DEVICES];

@@ -230,6 +230,12 @@ struct kpt_import_links {
 	const struct kpt_import_span *spans;  /* sorted by process, thread, start */
 	size_t n;
 	size_t *parent;                       /* index of the parent span, SIZE_MAX none */
+	/* The walk up to the innermost span still open at a launch, in
+	 * O(log n) however deep the nesting (first_open): up[i] is the nearest
+	 * ancestor ending later than span i (SIZE_MAX none), so ends grow
+	 * along up[]; jump[i] a skew-binary jump pointer along up[], depth[i]
+	 * the length of i's up[] chain. */
+	size_t *up, *jump, *depth;
 	struct step *steps;                   /* the step spans, by process, start */
 	size_t nsteps;
 	const struct kpt_import_launch *launches; /* sorted by process, correlation */
@@ -276,8 +282,41 @@ static void links_destroy(struct kpt_import_links *l)
 	if (!l)
 		return;
 	free(l->parent);
+	free(l->up);
+	free(l->jump);
+	free(l->depth);
 	free(l->steps);
 	free(l);
+}
+
+/* The first span on the chain v, up[v], up[up[v]]... whose end is at or
+ * after ts; SIZE_MAX when none. Ends grow along the chain, so a jump over
+ * spans that end before ts skips only such spans. */
+static size_t first_open(const struct kpt_import_links *l, size_t v, int64_t ts)
+{
+	while (v != SIZE_MAX && l->spans[v].end < ts) {
+		size_t j = l->jump[v];
+
+		v = j != v && l->spans[j].end < ts ? j : l->up[v];
+	}
+	return v;
+}
+
+/* up[], jump[] and depth[] of span i, its parent's being set. */
+static void set_up(struct kpt_import_links *l, size_t i)
+{
+	int64_t end = l->spans[i].end;
+	size_t u = end == INT64_MAX ? SIZE_MAX : first_open(l, l->parent[i], end + 1);
+
+	l->up[i] = u;
+	if (u == SIZE_MAX) {
+		l->jump[i] = i;
+		l->depth[i] = 0;
+		return;
+	}
+	l->depth[i] = l->depth[u] + 1;
+	l->jump[i] = l->depth[u] - l->depth[l->jump[u]] == l->depth[l->jump[u]] - l->depth[l->jump[l->jump[u]]]
+			     ? l->jump[l->jump[u]] : u;
 }
 
 static int spans_write(struct kpt_import_ctx *c, struct kpt_import_span *spans, size_t n,
@@ -289,7 +328,8 @@ static int spans_write(struct kpt_import_ctx *c, struct kpt_import_span *spans, 
 	int rc = 0;
 
 	*out = NULL;
-	if (!l || (n && (!(l->parent = malloc(n * sizeof *l->parent)) ||
+	if (!l || (n && (!(l->parent = malloc(n * sizeof *l->parent)) || !(l->up = malloc(n * sizeof *l->up)) ||
+			 !(l->jump = malloc(n * sizeof *l->jump)) || !(l->depth = malloc(n * sizeof *l->depth)) ||
 			 !(l->steps = malloc(n * sizeof *l->steps)) || !(stack = malloc(n * sizeof *stack))))) {
 		links_destroy(l);
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
@@ -311,6 +351,8 @@ static int spans_write(struct kpt_import_ctx *c, struct kpt_import_span *spans, 
 		/* parent[] is for the walk up in kpt_import_link; a start/end
 		 * range has no parent in the file (it is not a thread's) */
 		l->parent[i] = depth ? stack[depth - 1] : SIZE_MAX;
+		l->spans = spans;
+		set_up(l, i);
 		s->id = c->next_range++;
 		s->parent = l->parent[i] != SIZE_MAX && s->kind != KPT_RANGE_STARTEND ? spans[l->parent[i]].id : KPT_NONE;
 		if (s->kind != KPT_RANGE_STARTEND && s->kind != KPT_RANGE_MARK)
@@ -390,13 +432,14 @@ static uint32_t link_one(struct kpt_import_ctx *c, const struct kpt_import_links
 		return KPT_NONE;
 	}
 	/* innermost open span on the launching thread: the last started one,
-	 * or its nearest ancestor still open at the launch */
-	for (i = last_started(l, process, la->thread, la->ts); i != SIZE_MAX; i = l->parent[i])
-		if (l->spans[i].end >= la->ts && l->spans[i].kind == KPT_RANGE_PUSHPOP) {
-			if (is_kernel)
-				c->st.linked++;
-			return l->spans[i].id;
-		}
+	 * or its nearest ancestor still open at the launch (every parent is a
+	 * push/pop range: only those nest) */
+	if ((i = last_started(l, process, la->thread, la->ts)) != SIZE_MAX &&
+	    (i = first_open(l, l->spans[i].kind == KPT_RANGE_PUSHPOP ? i : l->parent[i], la->ts)) != SIZE_MAX) {
+		if (is_kernel)
+			c->st.linked++;
+		return l->spans[i].id;
+	}
 	/* else the step of the process open at the launch (torch runs backward
 	 * on autograd's own thread, outside the step's range) */
 	lo = 0;
@@ -611,7 +654,7 @@ static int map_file(const char *path, const unsigned char **data, size_t *len, s
 {
 	struct stat sb;
 	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);  /* a FIFO must not block */
 
 	if (fd < 0)
 		return kpt_diag_set(d, errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_IO, "cannot import '%s': %s", path,

@@ -227,6 +227,9 @@ static int host_event(struct kin *k, enum ev_kind kind, const char *name, int64_
 	return 0;
 }
 
+/* A GPU or host activity longer than a day is no real record. */
+#define KIN_MAX_DURATION_NS (INT64_C(86400) * 1000000000)
+
 static int event(struct kin *k, const struct kpt_jv *ev, struct kpt_diag *d)
 {
 	const char *ph = kpt_jv_str(kpt_jv_get(ev, "ph"));
@@ -247,8 +250,12 @@ static int event(struct kin *k, const struct kpt_jv *ev, struct kpt_diag *d)
 		return bad_event(k, cat, "no number 'ts' (microseconds)", d);
 	if (kpt_jv_milli(kpt_jv_get(ev, "dur"), &dur) < 0 || dur < 0)
 		return bad_event(k, cat, "no number 'dur' of 0 or more (microseconds)", d);
-	if (ts < -(INT64_C(1) << 62) || ts > (INT64_C(1) << 62) || dur > (INT64_C(1) << 62))
-		return bad_event(k, cat, "'ts' or 'dur' out of range", d);
+	/* |ts| <= 2^61 ns (73 years), dur <= a day and baseTimeNanoseconds
+	 * <= 2^62: ts + dur + base cannot overflow */
+	if (ts < -(INT64_C(1) << 61) || ts > (INT64_C(1) << 61))
+		return bad_event(k, cat, "'ts' out of range", d);
+	if (dur > KIN_MAX_DURATION_NS)
+		return bad_event(k, cat, "'dur' longer than a day", d);
 	if (kind == EV_KERNEL || kind == EV_MEMCPY || kind == EV_MEMSET)
 		return gpu_event(k, kind, cat, name, ts, dur, ev, d);
 	return host_event(k, kind, name, ts, dur, ev, d);

@@ -16,19 +16,26 @@ add_executable(fuzz_import_replay ${CMAKE_CURRENT_LIST_DIR}/fuzz_import.c ${CMAK
 target_link_libraries(fuzz_import_replay PRIVATE kpt)
 add_test(NAME fuzz.import_corpus COMMAND fuzz_import_replay ${CMAKE_CURRENT_LIST_DIR}/corpus_import)
 set_tests_properties(fuzz.import_corpus PROPERTIES LABELS "unit;fuzz" TIMEOUT 300)
+# The nsys SQLite importer goes through the same entry point (kpt_import
+# sniffs the format): seeds in tests/fuzz/corpus_import_nsys/
+# (KPT_FUZZ_TARGET=fuzz_import_nsys tests/fuzz/run-fuzz.sh SECONDS).
+add_test(NAME fuzz.import_nsys_corpus COMMAND fuzz_import_replay ${CMAKE_CURRENT_LIST_DIR}/corpus_import_nsys)
+set_tests_properties(fuzz.import_nsys_corpus PROPERTIES LABELS "unit;fuzz" TIMEOUT 300)
 
 if(KPT_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "KPT_FUZZ=ON needs clang (configure with CC=clang CXX=clang++)")
   endif()
-  target_compile_options(kpt PRIVATE -fsanitize=fuzzer-no-link,address,undefined)
+  # undefined behaviour is a finding like a crash: -fno-sanitize-recover
+  # makes UBSan abort at the first report (without it, libFuzzer goes on).
+  target_compile_options(kpt PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
   add_executable(fuzz_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_reader.c)
-  target_compile_options(fuzz_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_compile_options(fuzz_reader PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
   target_link_options(fuzz_reader PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_reader PRIVATE kpt)
   set_target_properties(fuzz_reader PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
   add_executable(fuzz_import ${CMAKE_CURRENT_LIST_DIR}/fuzz_import.c)
-  target_compile_options(fuzz_import PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_compile_options(fuzz_import PRIVATE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
   target_link_options(fuzz_import PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_import PRIVATE kpt)
   set_target_properties(fuzz_import PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})

@@ -1,11 +1,15 @@
 /* fuzz_import.c - libFuzzer entry point for `kptprof import` of Chrome
- * traces (lib/kpt_import_kineto.c and the JSON reader under it).
+ * traces (lib/kpt_import_kineto.c and the JSON reader under it) and of
+ * Nsight Systems SQLite exports (lib/kpt_import_nsys.c): kpt_import sniffs
+ * the format, so the seeds choose (tests/fuzz/corpus_import/,
+ * tests/fuzz/corpus_import_nsys/).
  *
  * The input is written to a temporary file (the importer maps files) and
  * imported. Beyond "no crash, no sanitizer report" it checks the importer's
  * promises: a failed import leaves no output and a one-line message; a
  * successful one reads back with the counts the import reported and every
- * kernel's range inside the ranges. A broken promise aborts. Built as the
+ * kernel's range inside the ranges; either way nothing is written beside
+ * the input (no SQLite -journal, -wal or -shm). A broken promise aborts. Built as the
  * libFuzzer target fuzz_import (KPT_FUZZ=ON, clang) and, with
  * fuzz_replay.c, as the corpus replay test tests/fuzz/corpus_import/.
  */
@@ -51,6 +55,7 @@ static void check_output(const char *out, const struct kpt_import_stats *st)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const char *const beside[] = { "-journal", "-wal", "-shm" };
 	char in[] = "/tmp/kpt-fuzz-import-XXXXXX", out[64];
 	const char *paths[1] = { in };
 	struct kpt_import_stats st;
@@ -74,6 +79,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		PROMISE(stat(out, &sb) != 0);
 		PROMISE(d.msg[0] && !strchr(d.msg, '\n'));
 	}
+	for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+		snprintf(out, sizeof out, "%s%s", in, beside[i]);
+		PROMISE(stat(out, &sb) != 0);
+	}
+	snprintf(out, sizeof out, "%s.kpt", in);
 	unlink(out);
 	unlink(in);
 	return 0;
