@@ -58,6 +58,9 @@ int kpt_ab_cli_diff(const char *cmd, const char *dir, struct kpt_diff_cli *dc)
 		dc->o.long_threshold_pct = dc->o.threshold_pct < 0.5 ? dc->o.threshold_pct : 0.5;
 	snprintf(a, sizeof a, "%s/a.kpt", dir);
 	snprintf(b, sizeof b, "%s/b.kpt", dir);
+	/* the progress line's seconds count the comparison, not the pairs before it */
+	if (kpt_cli_progress_start(cmd) != 0)
+		return KPT_EXIT_ERROR;
 	return kpt_diff_cli_run(cmd, bases, 1, b, dc);
 }
 

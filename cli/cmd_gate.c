@@ -306,6 +306,9 @@ static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, s
 	size_t n;
 
 	kpt_baseline_describe(b, &ds);
+	/* the progress line's seconds count the comparison, not the recording */
+	if (kpt_cli_progress_start(cmd) != 0)
+		return KPT_EXIT_ERROR;
 	if (kpt_baseline_side(b)) {
 		char c0[13], c1[13];
 
