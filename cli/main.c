@@ -24,9 +24,10 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "                      [--json F] [--plots DIR] [--force] [--all] [--quiet] [--welch] [--keep-throttled]\n"
 	  "                      [--suite-name S] [--base-runs LIST] [--new-runs LIST] [--method rule|pooled-u]",
 	  .opts = kpt_diff_opts },
-	{ .name = "gate", .fn = cmd_gate, .summary = "record a suite and diff it against this GPU's baseline",
-	  .usage = "kptprof gate [--suite NAME] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]] [--runs M]\n"
-	  "             [-o FILE | --from FILE | --against BUILD|REF] [diff options]", .opts = kpt_gate_opts },
+	{ .name = "gate", .fn = cmd_gate, .summary = "record a suite or a project's workloads and diff them against this GPU's "
+							     "baseline",
+	  .usage = "kptprof gate [--suite NAME | --project FILE] [--baselines DIR | --db URL [--baseline-sessions N] [--branch B]]\n"
+	  "             [--runs M] [-o FILE | --from FILE | --against BUILD|REF] [diff options]", .opts = kpt_gate_opts },
 	{ .name = "ab", .fn = cmd_ab, .summary = "run two commands interleaved on this machine and give paired verdicts",
 	  .usage = "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n"
 	  "        (diff options as in 'kptprof diff', but --threshold 1 and --paired implied)",
