@@ -792,6 +792,19 @@ int kpt_import_gunzip(const char *path, const unsigned char *gz, size_t gzlen, u
 }
 #endif
 
+/* The most a gzip trace of gzlen bytes may inflate to: 256 times its size
+ * (real traces compress 10-30 times; deflate's limit is about 1032), at
+ * least 256 MiB, at most the plain-trace limit. A 1 MB input then writes
+ * at most 256 MiB to $TMPDIR (docs/security.md), a gzip bomb no more. */
+static uint64_t gunzip_cap(size_t gzlen)
+{
+	uint64_t cap = (uint64_t)gzlen * 256;
+
+	if (cap < ((uint64_t)256 << 20))
+		cap = (uint64_t)256 << 20;
+	return cap < KPT_IMPORT_MAX_BYTES ? cap : KPT_IMPORT_MAX_BYTES;
+}
+
 /* A gzip file (torch.profiler's tensorboard_trace_handler writes .json.gz)
  * is replaced by its decompressed bytes, mapped (*data, *len: the old
  * mapping is unmapped): 1; other files are left as they are: 0. */
@@ -803,7 +816,7 @@ static int maybe_gunzip(const char *path, const unsigned char **data, size_t *le
 
 	if (!is_gzip(*data, *len))
 		return 0;
-	if ((rc = kpt_import_gunzip(path, *data, *len, KPT_IMPORT_MAX_BYTES, &out, &n, d)) < 0)
+	if ((rc = kpt_import_gunzip(path, *data, *len, gunzip_cap(*len), &out, &n, d)) < 0)
 		return rc;
 	munmap((void *)*data, *len);
 	*data = out;

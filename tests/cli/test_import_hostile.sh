@@ -147,4 +147,15 @@ open(sys.argv[2], "wb").write(out)
 PY
 limited "$KPTPROF" report "$T/budget.kpt"
 expect_error "a TOC promising 512 MiB" "its table of contents promises"
+# a gzip bomb: 300 KB that inflate to 300 MiB of '[' (a trace never
+# grows that much when compressed: at most 256 times, so at most 256 MiB
+# written to TMPDIR for an input this small)
+python3 - "$T/bomb.json.gz" <<'PY' || fail "cannot write the gzip bomb"
+import gzip, sys
+with gzip.open(sys.argv[1], "wb", compresslevel=9) as f:
+    block = b"[" * (1 << 20)
+    for _ in range(300):
+        f.write(block)
+PY
+refused "a gzip bomb" "$T/bomb.json.gz" "MiB once decompressed"
 echo "ok"
