@@ -630,6 +630,25 @@ int cmd_gate(int argc, char **argv)
 			goto out;
 	}
 	if (against) {
+		/* What needs no GPU first, when a project file applies: the file
+		 * and the ref, so a broken kptprof.json or a missing base is an
+		 * error (2) on any runner, never a skip that CI reads as a pass. */
+		char here[PATH_MAX], file[PATH_MAX];
+		struct stat sb;
+
+		if (a.project || (!a.suite && getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)) {
+			struct kpt_project *p0 = NULL;
+			struct kpt_ab_checkout co0;
+
+			rc = against_this(a.project, suite, suite_given, dir, &p0, &d);
+			if (rc == 0 && (stat(against, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+				rc = kpt_ab_resolve(p0->root ? p0->root : ".", against, &co0, &d);
+			kpt_project_destroy(p0);
+			if (rc < 0) {
+				rc = kpt_diff_cli_fail(dc, &d);
+				goto out;
+			}
+		}
 		if (!getenv("KPTPROF_SKIP_GPU_CHECK") && !have_gpu_driver()) {
 			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n");
 			rc = KPT_EXIT_SKIP;

@@ -255,8 +255,7 @@ static void rm_tree(const char *path)
 	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int kpt_ab_checkout(const char *dir, const char *ref, const char *tmpdir, struct kpt_ab_checkout *co,
-		    struct kpt_diag *d)
+int kpt_ab_resolve(const char *dir, const char *ref, struct kpt_ab_checkout *co, struct kpt_diag *d)
 {
 	char out[PATH_MAX + 256], spec[1024];
 	int st;
@@ -294,6 +293,17 @@ int kpt_ab_checkout(const char *dir, const char *ref, const char *tmpdir, struct
 					     "when it is only on a remote)");
 		}
 	}
+	return 0;
+}
+
+int kpt_ab_checkout(const char *dir, const char *ref, const char *tmpdir, struct kpt_ab_checkout *co,
+		    struct kpt_diag *d)
+{
+	char out[PATH_MAX + 256];
+	int rc, st;
+
+	if ((rc = kpt_ab_resolve(dir, ref, co, d)) < 0)
+		return rc;
 	if (!tmpdir || !tmpdir[0])
 		tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
 	if ((size_t)snprintf(co->tmp, sizeof co->tmp, "%s/kptprof-ab.XXXXXX", tmpdir) >= sizeof co->tmp - 8 ||

@@ -43,6 +43,11 @@ struct kpt_ab_checkout {
 	char commit[64];            /* the ref resolved, 40 hex digits */
 };
 
+/* The first half of kpt_ab_checkout: the repository's top folder, the
+ * prefix and ref resolved to a commit into co (nothing checked out, nothing
+ * to remove); the same errors. Cost: three git processes. */
+int kpt_ab_resolve(const char *dir, const char *ref, struct kpt_ab_checkout *co, struct kpt_diag *d);
+
 /* Checks out ref of the git repository that holds folder dir in a new
  * worktree under tmpdir (NULL: $TMPDIR, else /tmp): the ref is resolved to
  * a commit first (KPT_E_NOTFOUND naming the ref when there is none; the
