@@ -4,10 +4,10 @@
 #
 #   bench/analyzer/pool_eval.sh BUILD_DIR [OUT_DIR]
 #
-# For each GPU model: every machine of bench/analyzer/pool-20261124
-# (pool_call.sh: pool.kpt, plant.kpt) and bench/analyzer/ab-20261124
+# For each GPU model: every machine of 308f1d3:bench/analyzer/pool-20261124
+# (pool_call.sh: pool.kpt, plant.kpt) and 308f1d3:bench/analyzer/ab-20261124
 # (ab_call.sh: aa/a.kpt as its session, aa/{a,b}.kpt as an ab pair), and
-# the 2026-11-22 session of each GPU (bench/analyzer/pool-20261122, 5 runs:
+# the 2026-11-22 session of each GPU (308f1d3:bench/analyzer/pool-20261122, 5 runs:
 # its gates of runs 5-9 and its pairs do not exist and are skipped) is held
 # out in turn; the baseline is the others (kpt-pool-eval). Writes
 # OUT_DIR/eval-<gpu>.md (default bench/analyzer) and prints them.
@@ -17,6 +17,10 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${2:-$SRC/bench/analyzer}
 EVAL=$BUILD/kpt-pool-eval
 [ -x "$EVAL" ] || { echo "pool_eval: '$EVAL' not built"; exit 2; }
+# the session folders live in git history (bench/DATA.md): restore them once
+for d in bench/analyzer/pool-20261124 bench/analyzer/ab-20261124 bench/analyzer/pool-20261122; do
+	[ -d "$SRC/$d" ] || "$SRC/scripts/restore-data.sh" "$d" >&2 || exit 2
+done
 rc=0
 for g in h100 h200; do
 	"$EVAL" "$SRC"/bench/analyzer/pool-20261124/$g-* "$SRC"/bench/analyzer/ab-20261124/$g-* "$SRC"/bench/analyzer/pool-20261122/$g-* \

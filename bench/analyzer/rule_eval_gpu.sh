@@ -9,7 +9,7 @@
 # 1% for kernels >= 10 us) and eval-keep.md (NVML sample filter off), each
 # with the rule, the rule with Welch's t and the pooled U test. The planted
 # kernels are SHORT, MID and LONG (workload names; defaults: the copies that
-# decision_rule.sh plants; the 2026-11-22 pool in bench/analyzer/h100-20261122
+# decision_rule.sh plants; the 2026-11-22 pool in 308f1d3:bench/analyzer/h100-20261122
 # used SHORT=memory.copy.4MiB MID=memory.copy.64MiB).
 set -u
 BUILD=${1:?usage: rule_eval_gpu.sh BUILD_DIR RESULTS_DIR [M_LIST]}

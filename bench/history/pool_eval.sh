@@ -16,6 +16,10 @@ eval=$build/kpt-history-pool-eval
 [ -x "$eval" ] || { echo "pool_eval.sh: no '$eval': cmake --build $build --target kpt-history-pool-eval" >&2; exit 2; }
 P=$src/bench/analyzer/pool-20261124
 AB=$src/bench/analyzer/ab-20261124
+# the session folders live in git history (bench/DATA.md): restore them once
+for d in bench/analyzer/pool-20261124 bench/analyzer/ab-20261124; do
+	[ -d "$src/$d" ] || "$src/scripts/restore-data.sh" "$d" >&2
+done
 # Sessions: the H100 and H200 baseline sessions committed until 2026-11-26
 # (now tests/data/baselines-20261124), the 2026-11-24 pool recordings
 # (most are the same files as the baselines: taken once), the held-out

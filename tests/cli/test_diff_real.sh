@@ -47,7 +47,7 @@ fi
 
 # The README's main command: the committed H100 `default` baseline (a folder
 # of sessions from several machines) against recordings of a machine that is
-# not among them (tests/data/heldout_h100_*.kpt, bench/analyzer/pool-20261124
+# not among them (tests/data/heldout_h100_*.kpt, 308f1d3:bench/analyzer/pool-20261124
 # h100-10): unchanged, 10, 5 and 3 runs: exit 0, no SLOW or FAST, no NEW or
 # GONE, the note on sessions; with memory.copy.128MiB +5% and
 # memory.triad.f32.64M +2% planted (real extra work): exit 1, exactly those

@@ -9,10 +9,10 @@ CAND="$KPT_DATA/default_h100_candidate.kpt"
 # H100s, then four recordings with memory.copy.128MiB +5% and
 # memory.triad.f32.64M +2% planted (real extra work) on four other H100s
 B="$KPT_SRC/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default"
-P="$KPT_SRC/bench/analyzer/pool-20261124"
+P="$KPT_DATA"
 HIST=("$B/20261124T005340Z-b9fe4863.kpt" "$B/20261124T005437Z-1407405e.kpt" "$B/20261124T005530Z-4de2c7e9.kpt"
-      "$B/20261124T005623Z-bde96824.kpt" "$P/h100-05/plant.kpt" "$P/h100-06/plant.kpt" "$P/h100-07/plant.kpt"
-      "$P/h100-08/plant.kpt")
+      "$B/20261124T005623Z-bde96824.kpt" "$P/history_plant_h100_05.kpt" "$P/history_plant_h100_06.kpt" "$P/history_plant_h100_07.kpt"
+      "$P/history_plant_h100_08.kpt")
 DB="$T/h.db"
 "$KPTPROF" history ls --db "$DB" 2>&1 | grep -q "built without SQLite" && skip "kptprof is built without SQLite"
 
@@ -88,7 +88,7 @@ PY
 # recording of one H100 three times
 DB1="$T/one.db"
 i=0
-for f in "${HIST[@]:0:4}" "$P/h100-05/plant.kpt" "$P/h100-05/plant.kpt" "$P/h100-05/plant.kpt"; do
+for f in "${HIST[@]:0:4}" "$P/history_plant_h100_05.kpt" "$P/history_plant_h100_05.kpt" "$P/history_plant_h100_05.kpt"; do
 	i=$((i + 1))
 	run "$KPTPROF" history add "$f" --db "$DB1" --commit "c$i" --suite default
 	expect_rc 0 "add $f"

@@ -353,10 +353,10 @@ static struct kpt_history_set *real_set(uint32_t *nsess)
 		"tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/20261124T012737Z-8c05f12d.kpt",
 		"tests/data/heldout_h100_pool.kpt",
 		/* planted: memory.copy.128MiB +5%, memory.triad.f32.64M +2% */
-		"bench/analyzer/pool-20261124/h100-01/plant.kpt",
-		"bench/analyzer/pool-20261124/h100-02/plant.kpt",
-		"bench/analyzer/pool-20261124/h100-03/plant.kpt",
-		"bench/analyzer/pool-20261124/h100-04/plant.kpt",
+		"tests/data/history_plant_h100_01.kpt",
+		"tests/data/history_plant_h100_02.kpt",
+		"tests/data/history_plant_h100_03.kpt",
+		"tests/data/history_plant_h100_04.kpt",
 	};
 	struct kpt_history *h = NULL;
 	struct kpt_history_open_opts oo = { .create = 1 };
