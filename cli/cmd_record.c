@@ -105,9 +105,9 @@ static int opt_workload(const char *cmd, const char *opt, const char *value, voi
 
 const struct kpt_opt kpt_record_opts[] = {
 	KPT_OPT_STRING('o', "output", "FILE", struct record_args, out,
-		       "the recording to write; %p: kptprof's pid, %r: its RANK, %%: % (default kptprof.kpt)"),
+		       "the recording to write; %p: kptprof's pid, %r: its RANK, %%: % (default kptprof.kpt; a project: PROJECT.kpt)"),
 	KPT_OPT_U64(0, "runs", "M", struct record_args, runs, 1, 1000000,
-		    "independent runs, one process each; baselines need 2, 5 is better (default 1)"),
+		    "independent runs, one process each; baselines need 2, 5 is better (default 1; a project: its runs, else 5)"),
 	KPT_OPT_U64(0, "iterations", "N", struct record_args, iterations, 1, 1000000000,
 		    "timed iterations per workload; --suite/--workload only (default 20)"),
 	KPT_OPT_U64(0, "warmup", "W", struct record_args, warmup, 0, 1000000000,

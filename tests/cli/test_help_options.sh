@@ -142,8 +142,8 @@ for c in diff gate; do
 	grep -Eq -- '^  --alpha A .*\(default 0\.05\)$' "$T/help.$c" || fail "$c: --alpha default"
 done
 grep -Eq -- '^  --runs M .*\(default 5\)$' "$T/help.gate" || fail "gate: --runs default"
-grep -Eq -- '^  --runs M .*\(default 1\)$' "$T/help.record" || fail "record: --runs default"
-grep -Eq -- '^  -o, --output FILE .*\(default kptprof\.kpt\)$' "$T/help.record" || fail "record: -o default"
+grep -Eq -- '^  --runs M .*\(default 1; a project: its runs, else 5\)$' "$T/help.record" || fail "record: --runs default"
+grep -Eq -- '^  -o, --output FILE .*\(default kptprof\.kpt; a project: PROJECT\.kpt\)$' "$T/help.record" || fail "record: -o default"
 grep -qF "on a launch-bound PyTorch step sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)" "$T/help.record" || fail "record: --kinds cost note"
 # record --help also lists the counter sets (from the counters table)
 grep -Eq '^  default +time' "$T/help.record" || fail "record --help lacks the counter sets"
