@@ -214,7 +214,7 @@ void kpt_diff_verdict(struct kpt_rule_ctx *c, struct kpt_diff_row *r, double dlo
 		r->more_runs = MORE_RUNS_CAP;
 		/* a machine part too small to print (the same boot: none) is not
 		 * what holds it: the change sits at the threshold */
-		r->machine_limited = r->between_pct >= 0.05;
+		r->machine_limited = r->between_pct >= 0.05 && c->machine != KPT_MACHINE_SAME_BOOT;
 		return;
 	}
 	need = m * (half * half - half_inf * half_inf) / (target * target - half_inf * half_inf);
