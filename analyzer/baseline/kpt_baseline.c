@@ -130,6 +130,8 @@ int kpt_baseline_list_all(const char *dir, char ***paths, size_t *n, struct kpt_
 
 	*paths = NULL;
 	*n = 0;
+	if (!top && errno == ENOENT)
+		return 0; /* no folder yet (a new project): no baselines */
 	if (!top)
 		return kpt_diag_set(d, KPT_E_IO, "cannot read baselines folder '%s': %s", dir, strerror(errno));
 	while (rc == 0 && (g = readdir(top))) {

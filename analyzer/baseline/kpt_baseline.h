@@ -138,7 +138,7 @@ int kpt_baseline_add(const char *dir, const char *rec, const struct kpt_baseline
 
 /* The session files of every baseline under dir (the .kpt files of DIR/<slug>/<suite>/
  * and DIR/<slug>/<suite>.kpt), sorted by path. *paths (malloc'd array of malloc'd strings; free
- * with kpt_baseline_paths_free). KPT_E_IO when dir cannot be read. */
+ * with kpt_baseline_paths_free). A dir that does not exist holds none (0, *n = 0); KPT_E_IO when it cannot be read. */
 int kpt_baseline_list_all(const char *dir, char ***paths, size_t *n, struct kpt_diag *d);
 void kpt_baseline_paths_free(char **paths, size_t n);
 

@@ -110,4 +110,9 @@ run "$KPTPROF" baseline update "$T/i2.kpt" --baselines "$T/imp"
 expect_rc 0 "update of a file already held"
 expect_err "already in the baseline"
 [ "$(ls "$T/imp/$SLUG/imp" | wc -l)" = 2 ] || fail "a duplicate was added: $(ls "$T/imp/$SLUG/imp")"
+# a new project lists no baselines yet: exit 0 and how to make one
+mkdir -p "$T/fresh" && printf '{"project":"fresh","workloads":[{"name":"a","command":["true"]}]}\n' >"$T/fresh/kptprof.json"
+run "$KPTPROF" baseline list --project "$T/fresh/kptprof.json"
+expect_rc 0 "baseline list in a project with no baselines folder yet"
+expect_err "no baselines under"
 echo ok
