@@ -168,6 +168,13 @@ static int bl_update(struct bl_args *a)
 
 		if (kpt_cli_file_series(a->pos[0], slug, sizeof slug, suite, sizeof suite, &d) < 0)
 			return kpt_cli_fail(&d);
+		/* a recording of no suite (an imported trace) in a project: the
+		 * project's, said in one line */
+		if (a->proj && !a->suite && !suite[0]) {
+			fprintf(stderr, "kptprof baseline: '%s' names no suite: filed as project '%s' (--suite NAME for "
+					"another)\n", kpt_cli_term(a->pos[0]), kpt_cli_term(a->proj->name));
+			a->suite = o.suite = a->proj->name;
+		}
 		a->dir = a->proj && strcmp(a->suite ? a->suite : suite, a->proj->name) == 0 ? a->proj->baselines :
 			 kpt_cli_baselines_dir();
 	}

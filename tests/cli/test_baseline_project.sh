@@ -115,4 +115,11 @@ mkdir -p "$T/fresh" && printf '{"project":"fresh","workloads":[{"name":"a","comm
 run "$KPTPROF" baseline list --project "$T/fresh/kptprof.json"
 expect_rc 0 "baseline list in a project with no baselines folder yet"
 expect_err "no baselines under"
+# an imported trace (no suite) in a project is filed as the project's
+if "$KPTPROF" import "$KPT_SRC/tests/data/torch_h200_gemm_before.json.gz" -o "$T/tr.kpt" 2>/dev/null; then
+	(cd "$T/fresh" && "$KPTPROF" baseline update "$T/tr.kpt") >"$T/out" 2>"$T/err"
+	[ $? -eq 0 ] || { cat "$T/err"; fail "baseline update of an imported trace in a project"; }
+	grep -q "filed as project 'fresh'" "$T/err" || { cat "$T/err"; fail "the suite it took is not said"; }
+	ls "$T/fresh/baselines/nvidia-h200/fresh/"*.kpt >/dev/null 2>&1 || fail "not in the project's folder"
+fi
 echo ok
