@@ -48,18 +48,27 @@ static void against_pair(void *ctx, const struct kpt_ab_pair *p)
 		p->b_first ? "B" : "A", p->wall_s[0], p->wall_s[1]);
 }
 
-/* This checkout's side of gate --against: the project file (--project,
- * else, without --suite, the kptprof.json that applies here), else the bundled suite of this
- * build (kpt-workloads beside kptprof, or $KPTPROF_WORKLOADS). Into *out. */
-static int against_this(const char *project, const char *suite, int suite_given, const char *dir,
-			struct kpt_project **out, struct kpt_diag *d)
+/* The project file of this checkout for gate --against: --project, else,
+ * without --suite, the kptprof.json that applies here; 0 with *out NULL
+ * when none does (the bundled suite, against_suite). */
+static int against_project(const char *project, int suite_given, struct kpt_project **out, struct kpt_diag *d)
 {
-	char file[PATH_MAX], here[PATH_MAX], runner[PATH_MAX];
+	char file[PATH_MAX], here[PATH_MAX];
 
+	*out = NULL;
 	if (project)
 		return kpt_project_load(project, out, d);
 	if (!suite_given && getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)
 		return kpt_project_load(file, out, d);
+	return 0;
+}
+
+/* The bundled suite of this build as this checkout's side (kpt-workloads
+ * beside kptprof, or $KPTPROF_WORKLOADS). Into *out. */
+static int against_suite(const char *suite, const char *dir, struct kpt_project **out, struct kpt_diag *d)
+{
+	char runner[PATH_MAX];
+
 	if (kpt_cli_find_runner(runner, sizeof runner) < 0) {
 		kpt_diag_set(d, KPT_E_NOTFOUND, "no %s here and no workload runner 'kpt-workloads' beside kptprof: "
 			     "nothing to run", KPT_PROJECT_FILE);
@@ -169,13 +178,14 @@ static void against_committed(const struct kpt_project *b, const char *dir, cons
 
 /* gate --against: the workloads of REF (checked out and built in a git
  * worktree; for the bundled suite also a build folder) and of this
- * checkout, interleaved on this machine by kpt_ab_run, paired verdicts
- * (diff's exit status), then this side against the committed baseline as
- * a check for shifts both share (one line). */
-static int gate_against(const char *against, const char *project, const char *suite, int suite_given, uint64_t pairs,
+ * checkout (pb: its project, owned from here; NULL: the bundled suite),
+ * interleaved on this machine by kpt_ab_run, paired verdicts (diff's exit
+ * status), then this side against the committed baseline as a check for
+ * shifts both share (one line). */
+static int gate_against(const char *against, struct kpt_project *pb, const char *suite, uint64_t pairs,
 			uint64_t settle_us, const char *keep, const char *dir, struct kpt_diff_cli *dc)
 {
-	struct kpt_project *pa = NULL, *pb = NULL;
+	struct kpt_project *pa = NULL;
 	struct kpt_ab_checkout co = { 0 };
 	struct kpt_ab_opts ao = { 0 };
 	struct kpt_ab_result res = { 0 };
@@ -185,7 +195,7 @@ static int gate_against(const char *against, const char *project, const char *su
 	const char *tmpdir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
 	int rc, made = 0, logfd = -1;
 
-	if ((rc = against_this(project, suite, suite_given, dir, &pb, &d)) < 0)
+	if (!pb && (rc = against_suite(suite, dir, &pb, &d)) < 0)
 		goto fail;
 	if (keep && mkdir(keep, 0755) != 0 && errno != EEXIST) {
 		rc = kpt_diag_set(&d, KPT_E_IO, "cannot make '%s': %s", keep, strerror(errno));
@@ -633,28 +643,25 @@ int cmd_gate(int argc, char **argv)
 		/* What needs no GPU first, when a project file applies: the file
 		 * and the ref, so a broken kptprof.json or a missing base is an
 		 * error (2) on any runner, never a skip that CI reads as a pass. */
-		char here[PATH_MAX], file[PATH_MAX];
+		struct kpt_project *pb = NULL;
+		struct kpt_ab_checkout co0;
 		struct stat sb;
 
-		if (a.project || (!a.suite && getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)) {
-			struct kpt_project *p0 = NULL;
-			struct kpt_ab_checkout co0;
-
-			rc = against_this(a.project, suite, suite_given, dir, &p0, &d);
-			if (rc == 0 && (stat(against, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-				rc = kpt_ab_resolve(p0->root ? p0->root : ".", against, &co0, &d);
-			kpt_project_destroy(p0);
-			if (rc < 0) {
-				rc = kpt_diff_cli_fail(dc, &d);
-				goto out;
-			}
+		if ((rc = against_project(a.project, suite_given, &pb, &d)) == 0 && pb &&
+		    (stat(against, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+			rc = kpt_ab_resolve(pb->root, against, &co0, &d);
+		if (rc < 0) {
+			kpt_project_destroy(pb);
+			rc = kpt_diff_cli_fail(dc, &d);
+			goto out;
 		}
 		if (!getenv("KPTPROF_SKIP_GPU_CHECK") && !have_gpu_driver()) {
+			kpt_project_destroy(pb);
 			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n");
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, a.project, suite, suite_given, a.runs ? a.runs : 10,
+		rc = gate_against(against, pb, suite, a.runs ? a.runs : 10,
 				  a.settle_us == NOT_GIVEN ? KPT_AGAINST_SETTLE_US : a.settle_us, keep, dir, dc);
 		goto out;
 	}
