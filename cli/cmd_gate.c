@@ -53,14 +53,8 @@ static void against_pair(void *ctx, const struct kpt_ab_pair *p)
  * when none does (the bundled suite, against_suite). */
 static int against_project(const char *project, int suite_given, struct kpt_project **out, struct kpt_diag *d)
 {
-	char file[PATH_MAX], here[PATH_MAX];
-
 	*out = NULL;
-	if (project)
-		return kpt_project_load(project, out, d);
-	if (!suite_given && getcwd(here, sizeof here) && kpt_project_find(here, file, sizeof file) == 0)
-		return kpt_project_load(file, out, d);
-	return 0;
+	return project || !suite_given ? kpt_cli_project(project, out, d) : 0;
 }
 
 /* The bundled suite of this build as this checkout's side (kpt-workloads

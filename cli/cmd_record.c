@@ -468,17 +468,11 @@ static int builtin_workloads(const char *runner, const char *const *names, int n
  * Returns KPT_OPT_GO, or the exit status of an error. */
 static int pick_project(const struct record_args *a, char **cmd, struct kpt_project **p)
 {
-	char found[PATH_MAX];
-	const char *file = a->project;
 	struct kpt_diag d;
 
 	*p = NULL;
-	if (!file && !cmd && !a->suite && kpt_project_find(".", found, sizeof found) == 0)
-		file = found;
-	if (!file)
-		return KPT_OPT_GO;
 	kpt_diag_clear(&d);
-	if (kpt_project_load(file, p, &d) < 0)
+	if ((a->project || (!cmd && !a->suite)) && kpt_cli_project(a->project, p, &d) < 0)
 		return kpt_cli_fail(&d);
 	return KPT_OPT_GO;
 }
