@@ -1093,6 +1093,7 @@ static int add_step_keys(struct loader *L)
 {
 	const char *list = kpt_file_meta_get(L->f, "step_ranges");
 	uint32_t name, *keys = NULL, *want = NULL;
+	const char **last = NULL;   /* [nwant] the last name of each wanted path */
 	size_t nwant = 0, cap = 0;
 	int rc = 0;
 
@@ -1108,14 +1109,22 @@ static int add_step_keys(struct loader *L)
 		else if (n && nwant == cap) {
 			uint32_t *t;
 
+			const char **tl;
+
 			cap = cap ? cap * 2 : 8;
-			if (!(t = realloc(want, cap * sizeof *t)))
-				rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
-			else
+			if ((t = realloc(want, cap * sizeof *t)))
 				want = t;
+			if ((tl = realloc(last, cap * sizeof *tl)))
+				last = tl;
+			if (!t || !tl)
+				rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
 		}
-		if (rc == 0 && n)
+		if (rc == 0 && n) {
+			const char *slash = strrchr(one, '/');
+
+			last[nwant] = slash ? slash + 1 : one;
 			rc = side_intern(L->s, one, &want[nwant++], L->d);
+		}
 		p += n + (p[n] == ',');
 	}
 	if (rc == 0 && nwant && !(keys = malloc(nwant * sizeof *keys)))
@@ -1131,6 +1140,11 @@ static int add_step_keys(struct loader *L)
 		struct pend p = { 0 };
 
 		if (!r->end_ns || r->end_ns < r->start_ns || (L->nprocs && r->process >= L->nprocs))
+			continue;
+		/* only a range named as a wanted path ends gets its path made */
+		for (w = 0; w < nwant && strcmp(file_str(L, r->name), last[w]) != 0; w++)
+			;
+		if (w == nwant)
 			continue;
 		if (L->range_path[i] == NO_ID && (rc = resolve_range(L, (uint32_t)i)) < 0)
 			break;
@@ -1156,6 +1170,7 @@ static int add_step_keys(struct loader *L)
 	}
 	free(keys);
 	free(want);
+	free(last);
 	return rc;
 }
 
