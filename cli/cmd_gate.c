@@ -30,14 +30,14 @@ static const char *default_baselines(void)
 	return kpt_cli_baselines_dir();
 }
 
-/* True when this machine can record: the collector's GPU probe (kpt_record.h). */
-static int have_gpu_driver(void)
+/* True when this machine can record: the collector's GPU probe
+ * (kpt_record.h), its GPUs into l for the recorder (no second probe). */
+static int have_gpu_driver(struct kpt_gpu_list *l)
 {
-	struct kpt_gpu_list l;
 	struct kpt_diag d;
 
 	kpt_diag_clear(&d);
-	return kpt_collector_find(NULL)->probe(&l, &d) == 0;
+	return kpt_collector_find(NULL)->probe(l, &d) == 0;
 }
 
 /* One pair of gate --against done: the progress line. */
@@ -176,8 +176,9 @@ static void against_committed(const struct kpt_project *b, const char *dir, cons
  * interleaved on this machine by kpt_ab_run, paired verdicts (diff's exit
  * status), then this side against the committed baseline as a check for
  * shifts both share (one line). */
-static int gate_against(const char *against, struct kpt_project *pb, const char *suite, uint64_t pairs,
-			uint64_t settle_us, const char *keep, const char *dir, struct kpt_diff_cli *dc)
+static int gate_against(const char *against, struct kpt_project *pb, const struct kpt_gpu_list *gpus,
+			const char *suite, uint64_t pairs, uint64_t settle_us, const char *keep, const char *dir,
+			struct kpt_diff_cli *dc)
 {
 	struct kpt_project *pa = NULL;
 	struct kpt_ab_checkout co = { 0 };
@@ -210,6 +211,7 @@ static int gate_against(const char *against, struct kpt_project *pb, const char 
 	if ((rc = against_base(against, pb, suite, dir, &co, logfd, log, &pa, &d)) < 0)
 		goto fail;
 	kpt_cli_record_defaults(&ro);
+	ro.gpus = gpus;  /* probed once by gate, not again for every run */
 	snprintf(label, sizeof label, "%s%s%.12s%s", against, co.commit[0] ? " (" : "", co.commit,
 		 co.commit[0] ? ")" : "");
 	ao.a = pa;
@@ -639,6 +641,8 @@ int cmd_gate(int argc, char **argv)
 		 * error (2) on any runner, never a skip that CI reads as a pass. */
 		struct kpt_project *pb = NULL;
 		struct kpt_ab_checkout co0;
+		struct kpt_gpu_list gl;
+		int skip_probe = getenv("KPTPROF_SKIP_GPU_CHECK") != NULL;
 		struct stat sb;
 
 		if ((rc = against_project(a.project, suite_given, &pb, &d)) == 0 && pb &&
@@ -649,13 +653,13 @@ int cmd_gate(int argc, char **argv)
 			rc = kpt_diff_cli_fail(dc, &d);
 			goto out;
 		}
-		if (!getenv("KPTPROF_SKIP_GPU_CHECK") && !have_gpu_driver()) {
+		if (!skip_probe && !have_gpu_driver(&gl)) {
 			kpt_project_destroy(pb);
 			fprintf(stderr, "kptprof gate: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n");
 			rc = KPT_EXIT_SKIP;
 			goto out;
 		}
-		rc = gate_against(against, pb, suite, a.runs ? a.runs : 10,
+		rc = gate_against(against, pb, skip_probe ? NULL : &gl, suite, a.runs ? a.runs : 10,
 				  a.settle_us == NOT_GIVEN ? KPT_AGAINST_SETTLE_US : a.settle_us, keep, dir, dc);
 		goto out;
 	}
