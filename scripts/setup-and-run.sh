@@ -17,6 +17,9 @@
 # suite (made on an H100) against the committed H100 baseline, the same
 # comparison `gate` makes. CANDIDATE=file.kpt and BASELINE=file.kpt pick
 # others; KPT_NO_GPU=1 takes the no-GPU path on a GPU machine.
+# KPT_GATE_OPTS adds options to the gate on a GPU (word-split), e.g.
+# KPT_GATE_OPTS="-o run.kpt --junit gate.xml" keeps the recording and writes
+# a JUnit report.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$SRC/build}
@@ -46,7 +49,8 @@ cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" >"$BUILD/build.log"
 
 cd "$SRC"
 if [ $gpu = 1 ]; then
-	exec "$BUILD/cli/kptprof" gate --suite default --runs 5
+	# shellcheck disable=SC2086 # word-split on purpose: a list of options
+	exec "$BUILD/cli/kptprof" gate --suite default --runs 5 ${KPT_GATE_OPTS:-}
 fi
 base=${BASELINE:-baselines/nvidia-h100-80gb-hbm3/default}
 cand=${CANDIDATE:-tests/data/heldout_h100_s11.kpt}
