@@ -5,7 +5,8 @@
  * one side whose runs carry the index of the session they came from, so the
  * rule can measure the between-session part of the noise
  * (docs/decision-rule.md, "Sessions"). Keys are matched across files by
- * their identity (demangled name, raw name, NVTX path, workload, grid,
+ * their identity (demangled name, raw name with nvcc's path hashes zeroed,
+ * NVTX path, workload, grid,
  * block, ordinal); a key missing from a session simply has no runs there.
  *
  * Cost: O(total samples) copies and one hash lookup per key per input.
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_demangle.h"
 #include "kpt_diff_private.h"
 
 #define NO_ID UINT32_MAX
@@ -25,6 +27,23 @@ static int intern(struct kpt_diff_side *dst, const struct kpt_diff_side *src, ui
 	const char *s = kpt_strtab_get(&src->strs, id, &len);
 
 	return kpt_strtab_intern(&dst->strs, s ? s : "", s ? len : 0, out);
+}
+
+/* The id in dst of src's raw name id as an identity across builds
+ * (kpt_mangled_canon: nvcc's anonymous-namespace hashes follow the
+ * checkout's path, so one kernel built in two folders would be two keys). */
+static int canon_id(struct kpt_diff_side *dst, const struct kpt_diff_side *src, uint32_t id, uint32_t *out)
+{
+	size_t len = 0;
+	const char *s = kpt_strtab_get(&src->strs, id, &len);
+	char *cn = kpt_mangled_canon(s ? s : "");
+	int rc;
+
+	if (!cn)
+		return KPT_E_NOMEM;
+	rc = kpt_strtab_intern(&dst->strs, cn, strlen(cn), out);
+	free(cn);
+	return rc;
 }
 
 static const char *adup(struct kpt_diff_side *s, const char *v)
@@ -150,10 +169,10 @@ static int combine(const struct kpt_diff_side *const *in, size_t n, uint32_t kee
 			int added;
 
 			if (intern(c, s, K->name, &proto.name) < 0 || intern(c, s, K->mangled, &proto.mangled) < 0 ||
-			    intern(c, s, K->path, &proto.path) < 0 || intern(c, s, K->workload, &proto.workload) < 0)
+			    intern(c, s, K->path, &proto.path) < 0 || intern(c, s, K->workload, &proto.workload) < 0 ||
+			    canon_id(c, s, K->mangled, &w[1]) < 0)
 				goto out;
 			w[0] = proto.name;
-			w[1] = proto.mangled;
 			w[2] = proto.path;
 			w[3] = proto.workload;
 			memcpy(w + 4, K->grid, sizeof K->grid);
