@@ -5,8 +5,14 @@
  * one side whose runs carry the index of the session they came from, so the
  * rule can measure the between-session part of the noise
  * (docs/decision-rule.md, "Sessions"). Keys are matched across files by
- * their identity (demangled name, raw name, NVTX path, workload, grid,
- * block, ordinal); a key missing from a session simply has no runs there.
+ * their identity (demangled name, NVTX path, workload, grid, block,
+ * ordinal), as the diff matches them; not by raw name: nvcc names an
+ * anonymous namespace after its translation unit and build
+ * (_GLOBAL__N__e0222684_6_moe_cu_...), so one kernel of two builds has two
+ * raw names, and sessions of two builds would split every such key in two
+ * (the committed H200 sessions of 2026-11-26 and 11-28: 78 keys, not 49).
+ * The combined key keeps the first session's raw name. A key missing from
+ * a session simply has no runs there.
  *
  * Cost: O(total samples) copies and one hash lookup per key per input.
  */
@@ -92,11 +98,11 @@ static int combine(const struct kpt_diff_side *const *in, size_t n, uint32_t kee
 		   const char *label, struct kpt_diff_side *c)
 {
 	struct kpt_wmap ids;
-	uint32_t *take = NULL, off = 0, empty, w[11];
+	uint32_t *take = NULL, off = 0, empty, w[10];
 	double capped = 0, throttled = 0, envn = 0;
 	int rc = KPT_E_NOMEM;
 
-	kpt_wmap_init(&ids, 11);
+	kpt_wmap_init(&ids, 10);
 	take = calloc(n + 1, sizeof *take);
 	if (!take || kpt_strtab_intern(&c->strs, "", 0, &empty) < 0)
 		goto out;
@@ -153,12 +159,11 @@ static int combine(const struct kpt_diff_side *const *in, size_t n, uint32_t kee
 			    intern(c, s, K->path, &proto.path) < 0 || intern(c, s, K->workload, &proto.workload) < 0)
 				goto out;
 			w[0] = proto.name;
-			w[1] = proto.mangled;
-			w[2] = proto.path;
-			w[3] = proto.workload;
-			memcpy(w + 4, K->grid, sizeof K->grid);
-			memcpy(w + 7, K->block, 12);
-			w[10] = K->ordinal;
+			w[1] = proto.path;
+			w[2] = proto.workload;
+			memcpy(w + 3, K->grid, sizeof K->grid);
+			memcpy(w + 6, K->block, 12);
+			w[9] = K->ordinal;
 			if (kpt_wmap_put(&ids, w, &id, &added) < 0)
 				goto out;
 			if (added && add_key(c, &proto, &id) < 0)
