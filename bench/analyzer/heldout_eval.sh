@@ -38,7 +38,10 @@ if [ -n "$OUT" ]; then
 	mkdir -p "$OUT" && cp "$TMP"/heldout.md "$TMP"/heldout.dat "$TMP"/heldout.log "$OUT"/ || exit 2
 	exit 0
 fi
-grep -qxF "$BEGIN" "$DOC" && grep -qxF "$END" "$DOC" || { echo "heldout_eval: '$DOC' lacks the heldout-eval markers" >&2; exit 2; }
+if ! grep -qxF "$BEGIN" "$DOC" || ! grep -qxF "$END" "$DOC"; then
+	echo "heldout_eval: '$DOC' lacks the heldout-eval markers" >&2
+	exit 2
+fi
 awk -v b="$BEGIN" -v e="$END" -v f="$TMP/heldout.md" '
 	$0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
 	$0 == e { skip = 0 }

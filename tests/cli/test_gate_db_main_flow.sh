@@ -15,15 +15,15 @@
 DB="$T/main.db"
 "$KPTPROF" history ls --db "$DB" 2>&1 | grep -q "built without SQLite" && skip "kptprof is built without SQLite"
 H200="$KPT_SRC/baselines/nvidia-h200/default"
-mapfile -t S < <(ls "$H200"/*.kpt)
+S=("$H200"/*.kpt) # in name order: oldest first
 [ "${#S[@]}" -ge 7 ] || fail "expected 7 or more H200 sessions in $H200, found ${#S[@]}"
 PR=${S[${#S[@]}-1]} # the newest host: never a main run here
 N=4
 SLUG=nvidia-h200
 
 # a main run on another GPU model first: the store exists, the H200 has none
-run "$KPTPROF" history add "$(ls "$KPT_SRC"/baselines/nvidia-h100-80gb-hbm3/default/*.kpt | head -n1)" --db "$DB" \
-	--branch main --commit h100-1
+H100=("$KPT_SRC"/baselines/nvidia-h100-80gb-hbm3/default/*.kpt)
+run "$KPTPROF" history add "${H100[0]}" --db "$DB" --branch main --commit h100-1
 expect_rc 0 "the H100 main run"
 run "$KPTPROF" gate --from "$PR" --db "$DB" --baseline-sessions $N
 expect_error "gate --db, no session of this GPU model" "no sessions of suite 'default' on GPU '$SLUG', branch 'main'"
