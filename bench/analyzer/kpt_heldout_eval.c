@@ -73,7 +73,8 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The *.kpt files of dir, sorted, each loaded; 0 or -1 (said on stderr). */
+/* The *.kpt files of dir, sorted, each loaded; 0 or -1 (said on stderr).
+ * *out (*n entries) goes to sessions_free() either way. */
 static int load_dir(const char *dir, struct session **out, size_t *n)
 {
 	DIR *dp = opendir(dir);
@@ -97,39 +98,47 @@ static int load_dir(const char *dir, struct session **out, size_t *n)
 			char **p = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
 
 			if (!p)
-				break;
+				goto nomem;
 			names = p;
 		}
 		if (!(names[nn] = malloc(strlen(dir) + len + 2)))
-			break;
+			goto nomem;
 		sprintf(names[nn++], "%s/%s", dir, e->d_name);
 	}
 	closedir(dp);
-	qsort(names, nn, sizeof *names, by_name);
+	dp = NULL;
+	if (nn)
+		qsort(names, nn, sizeof *names, by_name);
 	if (!(s = calloc(nn ? nn : 1, sizeof *s)))
-		return -1;
+		goto nomem;
+	for (size_t i = 0; i < nn; i++)
+		s[i].path = names[i]; /* s owns them now (sessions_free) */
+	free(names);
+	*out = s;
+	*n = nn;
 	for (size_t i = 0; i < nn; i++) {
 		struct kpt_file *f = NULL;
 		struct kpt_diag d = { 0 };
 		int iterated;
 		double gbps, tflops;
 
-		s[i].path = names[i];
-		if (kpt_file_open(names[i], &f, &d) < 0 || kpt_diff_side_load(f, NULL, &s[i].side, &d) < 0) {
+		if (kpt_file_open(s[i].path, &f, &d) < 0 || kpt_diff_side_load(f, NULL, &s[i].side, &d) < 0) {
 			fprintf(stderr, "kpt-heldout-eval: %s\n", d.msg);
 			kpt_file_close(f);
-			free(names);
-			*out = s;
-			*n = i + 1;
 			return -1;
 		}
 		kpt_file_close(f);
 		kpt_diff_side_session_info(s[i].side, &iterated, &s[i].boot, &gbps, &tflops);
 	}
-	free(names);
-	*out = s;
-	*n = nn;
 	return 0;
+nomem:
+	if (dp)
+		closedir(dp);
+	while (nn)
+		free(names[--nn]);
+	free(names);
+	fprintf(stderr, "kpt-heldout-eval: out of memory listing '%s'\n", dir);
+	return -1;
 }
 
 static void sessions_free(struct session *s, size_t n)
@@ -293,8 +302,8 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 	const struct kpt_diff_side **others;
 	int rc = 0;
 
-	if (load_dir(dir, &s, &n) < 0 || n < 3) {
-		if (n < 3)
+	if ((rc = load_dir(dir, &s, &n)) < 0 || n < 3) {
+		if (rc == 0)
 			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu sessions: 3 or more needed\n", dir, n);
 		sessions_free(s, n);
 		return -1;
