@@ -278,14 +278,23 @@ int kpt_history_gate_side(struct kpt_history *h, const char *suite, const char *
 		return rc;
 	for (size_t i = 0; i < (*set)->nsessions; i++)
 		usable += (*set)->sessions[i].runs >= 2;
-	if (!(*set)->nsessions)
+	/* the hints say how the branch's baseline grows (docs/history.md,
+	 * "The main-branch loop"): a recording of this GPU model added per
+	 * run of the branch, or the model's committed sessions as a seed */
+	if (!(*set)->nsessions) {
 		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "no sessions of suite '%s' on GPU '%s', branch '%s' in history store '%s'",
 				  suite, gpu_slug, branch, where);
-	else if (usable < KPT_HISTORY_MIN_SESSIONS)
+		kpt_diag_hint(d, "each run of branch '%s' on this GPU model adds its recording ('kptprof history add "
+			      "rec.kpt --db %s --branch %s'); seed the store with a baseline folder's sessions the same "
+			      "way, or gate with --baselines DIR until then", branch, where, branch);
+	} else if (usable < KPT_HISTORY_MIN_SESSIONS) {
 		rc = kpt_diag_set(d, KPT_E_INVAL, "history store '%s' holds %u session%s of suite '%s' on GPU '%s', branch '%s' "
 				  "with 2 runs or more in the last %zu: the noise model needs at least %d",
 				  where, usable, usable == 1 ? "" : "s", suite, gpu_slug, branch, (*set)->nsessions,
 				  KPT_HISTORY_MIN_SESSIONS);
+		kpt_diag_hint(d, "the next run of branch '%s' on this GPU model adds one ('kptprof history add rec.kpt "
+			      "--db %s --branch %s', 5 runs); or gate with --baselines DIR until then", branch, where, branch);
+	}
 	if (rc < 0) {
 		kpt_history_set_destroy(*set);
 		*set = NULL;
