@@ -1,5 +1,5 @@
 /* kpt_cupti_backend.c - the CUPTI backend of libkptinject.so (the one row
- * of struct kpt_backend_ops today, kpt_collector.h): the subscription and
+ * of struct kpt_backend_ops today, kpt_inject_core.h): the subscription and
  * its callbacks, the activity buffers' conversion into the writer, the
  * activity kinds and work-API callbacks a window switches, per-stream drop
  * queries, the device properties, the counters pass's launch hooks, the
@@ -32,7 +32,7 @@ struct ctx_slot {
 	int alive;
 };
 
-/* The backend's state; the core's is kpt_g (kpt_collector.h). */
+/* The backend's state; the core's is kpt_g (kpt_inject_core.h). */
 static struct {
 	CUpti_SubscriberHandle sub;
 	/* contexts (under kpt_g.devlock; the table only grows) */
@@ -126,8 +126,8 @@ static void cupti_device(uint32_t ordinal, struct kpt_device *r)
 			r->runtime_version = (uint32_t)rv;
 	}
 	r->mem_bytes = mem;
-	r->name = kpt_collector_strdup(name);
-	r->uuid = kpt_collector_strdup(uuids);
+	r->name = kpt_core_strdup(name);
+	r->uuid = kpt_core_strdup(uuids);
 }
 
 /* ---- contexts and drops ------------------------------------------------------ */
@@ -138,7 +138,7 @@ static void context_add(CUcontext ctx)
 
 	if (cuptiGetContextId(ctx, &id) != CUPTI_SUCCESS || cuptiGetDeviceId(ctx, &ordinal) != CUPTI_SUCCESS)
 		return;
-	kpt_collector_device(ordinal);
+	kpt_core_device(ordinal);
 	pthread_mutex_lock(&kpt_g.devlock);
 	if (cb.nctx < KPT_MAX_CONTEXTS)
 		cb.ctx[cb.nctx++] = (struct ctx_slot){ .ctx_id = id, .ordinal = ordinal, .ctx = ctx, .alive = 1 };
@@ -154,7 +154,7 @@ static uint32_t context_device(uint32_t ctx_id)
 		if (cb.ctx[i].ctx_id == ctx_id)
 			ordinal = cb.ctx[i].ordinal;
 	pthread_mutex_unlock(&kpt_g.devlock);
-	return ordinal == KPT_NONE ? KPT_NONE : kpt_collector_device(ordinal);
+	return ordinal == KPT_NONE ? KPT_NONE : kpt_core_device(ordinal);
 }
 
 /* Streams whose records we saw, per context, for per-stream drop queries. */
@@ -195,7 +195,7 @@ static void drops_collect(const struct ctx_slot *c)
 
 	if (!c) {
 		if (cuptiActivityGetNumDroppedRecords(NULL, 0, &n) == CUPTI_SUCCESS)
-			kpt_collector_drop_add(KPT_NONE, KPT_NONE, n);
+			kpt_core_drop_add(KPT_NONE, KPT_NONE, n);
 		return;
 	}
 	for (size_t i = 0; i < g_nstreams; i++) {
@@ -203,7 +203,7 @@ static void drops_collect(const struct ctx_slot *c)
 			continue;
 		n = 0;
 		if (cuptiActivityGetNumDroppedRecords(c->ctx, g_streams[i].stream, &n) == CUPTI_SUCCESS)
-			kpt_collector_drop_add(kpt_collector_device(c->ordinal), g_streams[i].stream, n);
+			kpt_core_drop_add(kpt_core_device(c->ordinal), g_streams[i].stream, n);
 	}
 }
 
@@ -212,7 +212,7 @@ static void drops_collect(const struct ctx_slot *c)
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	*max_records = 0;
-	*buffer = kpt_collector_buffer_get(size);
+	*buffer = kpt_core_buffer_get(size);
 }
 
 /* Kernel name -> string id, cached by CUPTI's name pointer (shared by all
@@ -348,9 +348,9 @@ static void record_one(const CUpti_Activity *rec)
 		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
 		struct kpt_kernel row;
 
-		ids.device = kpt_collector_device(k->deviceId);
+		ids.device = kpt_core_device(k->deviceId);
 		ids.name = intern_name(k->name);
-		ids.range = kpt_collector_corr_range(k->correlationId);
+		ids.range = kpt_core_corr_range(k->correlationId);
 		stream_note(k->contextId, k->streamId);
 		kpt_cupti_kernel(k, &ids, &row);
 		rc = kpt_writer_kernels(kpt_g.w, &row, 1, &d);
@@ -360,8 +360,8 @@ static void record_one(const CUpti_Activity *rec)
 		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
 		struct kpt_memop row;
 
-		ids.device = kpt_collector_device(m->deviceId);
-		ids.range = kpt_collector_corr_range(m->correlationId);
+		ids.device = kpt_core_device(m->deviceId);
+		ids.range = kpt_core_corr_range(m->correlationId);
 		stream_note(m->contextId, m->streamId);
 		kpt_cupti_memcpy(m, &ids, &row);
 		rc = kpt_writer_memops(kpt_g.w, &row, 1, &d);
@@ -371,8 +371,8 @@ static void record_one(const CUpti_Activity *rec)
 		const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
 		struct kpt_memop row;
 
-		ids.device = kpt_collector_device(m->srcDeviceId);
-		ids.range = kpt_collector_corr_range(m->correlationId);
+		ids.device = kpt_core_device(m->srcDeviceId);
+		ids.range = kpt_core_corr_range(m->correlationId);
 		kpt_cupti_memcpy_p2p(m, &ids, &row);
 		rc = kpt_writer_memops(kpt_g.w, &row, 1, &d);
 		break;
@@ -381,8 +381,8 @@ static void record_one(const CUpti_Activity *rec)
 		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
 		struct kpt_memop row;
 
-		ids.device = kpt_collector_device(m->deviceId);
-		ids.range = kpt_collector_corr_range(m->correlationId);
+		ids.device = kpt_core_device(m->deviceId);
+		ids.range = kpt_core_corr_range(m->correlationId);
 		stream_note(m->contextId, m->streamId);
 		kpt_cupti_memset(m, &ids, &row);
 		rc = kpt_writer_memops(kpt_g.w, &row, 1, &d);
@@ -413,7 +413,7 @@ static void record_one(const CUpti_Activity *rec)
 		break;
 	}
 	if (rc < 0)
-		kpt_collector_fail(&d);
+		kpt_core_fail(&d);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
@@ -427,7 +427,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 			record_one(rec);
 	drops_collect(NULL);
 	pthread_mutex_unlock(&kpt_g.lock);
-	kpt_collector_buffer_release(buffer);
+	kpt_core_buffer_release(buffer);
 }
 
 static const CUpti_ActivityKind kinds[] = {
@@ -474,7 +474,7 @@ static void collect_work_callbacks(struct work_cb *out, unsigned *n, CUpti_Callb
 
 static void flush_cupti(void)
 {
-	if (kpt_g.enabled && !kpt_g.forked_child && !kpt_collector_gone())
+	if (kpt_g.enabled && !kpt_g.forked_child && !kpt_core_gone())
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
@@ -486,7 +486,7 @@ static void counters_fail(const struct kpt_diag *d)
 {
 	atomic_store(&kpt_g.counters, 0);
 	kpt_ccount_abandon();
-	kpt_collector_fail(d);
+	kpt_core_fail(d);
 }
 
 /* The driver launches a counters pass hooks (start() enables exactly
@@ -551,7 +551,7 @@ static void counters_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cd)
 	} else if (enter) {
 		if (cuptiGetDeviceId(cd->context, &ordinal) != CUPTI_SUCCESS)
 			return;
-		rc = kpt_ccount_launch_enter(cd->context, kpt_collector_device(ordinal), ordinal, &d);
+		rc = kpt_ccount_launch_enter(cd->context, kpt_core_device(ordinal), ordinal, &d);
 	} else {
 		rc = kpt_ccount_launch_exit(cd->context, cd->symbolName, &d);
 	}
@@ -573,7 +573,7 @@ static void window_profiler(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
 	for (size_t i = 0; i < sizeof profiler_calls / sizeof profiler_calls[0]; i++)
 		if (profiler_calls[i].dom == domain && profiler_calls[i].cbid == cbid) {
-			kpt_collector_window_profiler(profiler_calls[i].start);
+			kpt_core_window_profiler(profiler_calls[i].start);
 			return;
 		}
 }
@@ -592,13 +592,13 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 			counters_launch(cbid, cd);
 		if (cd->callbackSite != CUPTI_API_ENTER) {
 			if (atomic_load_explicit(&kpt_g.detach, memory_order_acquire) == KPT_DETACH_PENDING)
-				kpt_collector_detach_maybe();
+				kpt_core_detach_maybe();
 			return;
 		}
-		kpt_collector_work_seen(cd->correlationId);
+		kpt_core_work_seen(cd->correlationId);
 		if (kpt_g.win_set && kpt_g.win.spec.trigger == KPT_WINDOW_PROFILER_API)
 			window_profiler(domain, cbid);
-		kpt_collector_work_link(cd->correlationId);
+		kpt_core_work_link(cd->correlationId);
 		return;
 	}
 	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -626,7 +626,7 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 static int cupti_start(struct kpt_diag *d)
 {
 	const char *counters = getenv(KPT_ENV_COUNTERS);
-	size_t dev_buf = (size_t)kpt_collector_env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
+	size_t dev_buf = (size_t)kpt_core_env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
 	int rc;
 
 	KPT_CUPTI(d, cuptiSubscribe(&cb.sub, callback, NULL));
@@ -637,7 +637,7 @@ static int cupti_start(struct kpt_diag *d)
 	if (counters && *counters) {
 		/* Counters pass: no activity (replay would distort it and the
 		 * timing runs have it); kernel launches set contexts up. */
-		if ((rc = kpt_ccount_init(counters, kpt_collector_env_uint(KPT_ENV_COUNTERS_RANGES, 1024, 65536), d)) < 0)
+		if ((rc = kpt_ccount_init(counters, kpt_core_env_uint(KPT_ENV_COUNTERS_RANGES, 1024, 65536), d)) < 0)
 			return rc;
 		atomic_store(&kpt_g.counters, 1);
 		kpt_g.counters_mode = 1;
@@ -727,7 +727,7 @@ static void cupti_flush(void)
 }
 
 /* The context table only grows; no devlock here: drops_collect takes it
- * through kpt_collector_device(). */
+ * through kpt_core_device(). */
 static void cupti_drops(void)
 {
 	drops_collect(NULL);
@@ -768,6 +768,6 @@ static const struct kpt_backend_ops kpt_cupti_backend = {
  * Always 1: a failure is in the status file, the program runs on. */
 int InitializeInjection(void)
 {
-	kpt_collector_init(&kpt_cupti_backend);
+	kpt_core_init(&kpt_cupti_backend);
 	return 1;
 }

@@ -1,5 +1,5 @@
 /* kpt_cupti_nvtx.c - NVTX through CUPTI: the NVTX callback domain's
- * events into the core's range logs (kpt_collector_range_*), the NVTX
+ * events into the core's range logs (kpt_core_range_*), the NVTX
  * injection entry points (NVTX_INJECTION64_PATH names this library) and the
  * payload extension CUPTI does not report.
  */
@@ -52,81 +52,81 @@ void kpt_cupti_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
 
 	switch (cbid) {
 	case CUPTI_CBID_NVTX_nvtxRangePushA:
-		kpt_collector_range_push(msg_copy(((const nvtxRangePushA_params *)p)->message), 0);
+		kpt_core_range_push(msg_copy(((const nvtxRangePushA_params *)p)->message), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushW:
-		kpt_collector_range_push(strdup("(wide string)"), 0);
+		kpt_core_range_push(strdup("(wide string)"), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		kpt_collector_range_push(attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib, 0), 0);
+		kpt_core_range_push(attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib, 0), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
 		const nvtxDomainRangePushEx_params *q = p;
 
-		kpt_collector_range_push(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain));
+		kpt_core_range_push(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain));
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxRangePop:
-		kpt_collector_range_pop(0);
+		kpt_core_range_pop(0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-		kpt_collector_range_pop(dom_key(((const nvtxDomainRangePop_params *)p)->domain));
+		kpt_core_range_pop(dom_key(((const nvtxDomainRangePop_params *)p)->domain));
 		break;
 	case CUPTI_CBID_NVTX_nvtxMarkA:
-		kpt_collector_range_mark(msg_copy(((const nvtxMarkA_params *)p)->message), 0);
+		kpt_core_range_mark(msg_copy(((const nvtxMarkA_params *)p)->message), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxMarkW:
-		kpt_collector_range_mark(strdup("(wide string)"), 0);
+		kpt_core_range_mark(strdup("(wide string)"), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxMarkEx:
-		kpt_collector_range_mark(attr_message(((const nvtxMarkEx_params *)p)->eventAttrib, 0), 0);
+		kpt_core_range_mark(attr_message(((const nvtxMarkEx_params *)p)->eventAttrib, 0), 0);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
 		const nvtxDomainMarkEx_params *q = p;
 
-		kpt_collector_range_mark(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain));
+		kpt_core_range_mark(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain));
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxRangeStartA:
-		kpt_collector_range_start(msg_copy(((const nvtxRangeStartA_params *)p)->message), 0, ret);
+		kpt_core_range_start(msg_copy(((const nvtxRangeStartA_params *)p)->message), 0, ret);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartW:
-		kpt_collector_range_start(strdup("(wide string)"), 0, ret);
+		kpt_core_range_start(strdup("(wide string)"), 0, ret);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-		kpt_collector_range_start(attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib, 0), 0, ret);
+		kpt_core_range_start(attr_message(((const nvtxRangeStartEx_params *)p)->eventAttrib, 0), 0, ret);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
 		const nvtxDomainRangeStartEx_params *q = p;
 
-		kpt_collector_range_start(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain), ret);
+		kpt_core_range_start(attr_message(q->core.eventAttrib, dom_key(q->domain)), dom_key(q->domain), ret);
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxRangeEnd:
-		kpt_collector_range_end(0, ((const nvtxRangeEnd_params *)p)->id);
+		kpt_core_range_end(0, ((const nvtxRangeEnd_params *)p)->id);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: {
 		const nvtxDomainRangeEnd_params *q = p;
 
-		kpt_collector_range_end(dom_key(q->domain), q->core.id);
+		kpt_core_range_end(dom_key(q->domain), q->core.id);
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxDomainCreateA:
 		if (ret)
 			kpt_nvtx_handles_put(&kpt_g.domains, 0, dom_key(*(const nvtxDomainHandle_t *)ret),
-					     kpt_collector_strdup(((const nvtxDomainCreateA_params *)p)->name));
+					     kpt_core_strdup(((const nvtxDomainCreateA_params *)p)->name));
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainCreateW:
 		if (ret)
 			kpt_nvtx_handles_put(&kpt_g.domains, 0, dom_key(*(const nvtxDomainHandle_t *)ret),
-					     kpt_collector_strdup("(wide string)"));
+					     kpt_core_strdup("(wide string)"));
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA: {
 		const nvtxDomainRegisterStringA_params *q = p;
 
 		if (ret)
 			kpt_nvtx_handles_put(&kpt_g.strings, dom_key(q->domain),
-					     (uint64_t)(uintptr_t)*(const nvtxStringHandle_t *)ret, kpt_collector_strdup(q->string));
+					     (uint64_t)(uintptr_t)*(const nvtxStringHandle_t *)ret, kpt_core_strdup(q->string));
 		break;
 	}
 	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringW: {
@@ -134,7 +134,7 @@ void kpt_cupti_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd)
 
 		if (ret)
 			kpt_nvtx_handles_put(&kpt_g.strings, dom_key(q->domain),
-					     (uint64_t)(uintptr_t)*(const nvtxStringHandle_t *)ret, kpt_collector_strdup("(wide string)"));
+					     (uint64_t)(uintptr_t)*(const nvtxStringHandle_t *)ret, kpt_core_strdup("(wide string)"));
 		break;
 	}
 	default:
@@ -214,8 +214,8 @@ static int nvtx_push_payload(nvtxDomainHandle_t dom, const void *payload, size_t
 	(void)payload;
 	(void)count;
 	/* after a detach NVTX's other calls no longer reach us: neither do these */
-	if (kpt_g.enabled && !kpt_collector_gone())
-		kpt_collector_range_push(strdup("(payload range)"), dom_key(dom));
+	if (kpt_g.enabled && !kpt_core_gone())
+		kpt_core_range_push(strdup("(payload range)"), dom_key(dom));
 	return kpt_tls_log ? (int)kpt_tls_log->st.depth : 0;
 }
 
@@ -223,8 +223,8 @@ static int nvtx_pop_payload(nvtxDomainHandle_t dom, const void *payload, size_t 
 {
 	(void)payload;
 	(void)count;
-	if (kpt_g.enabled && !kpt_collector_gone())
-		kpt_collector_range_pop(dom_key(dom));
+	if (kpt_g.enabled && !kpt_core_gone())
+		kpt_core_range_pop(dom_key(dom));
 	return kpt_tls_log ? (int)kpt_tls_log->st.depth : 0;
 }
 

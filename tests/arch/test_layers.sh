@@ -8,8 +8,9 @@
 #   2b. the collector backend rule: only the CUPTI backend, collectors/cupti/,
 #      includes a CUPTI header (<cupti*.h>, <generated_*_meta.h>, <nvperf*.h>)
 #      or, in collectors/, the CUDA driver's <cuda.h>, and no file outside
-#      it includes one of its headers: the core (kpt_collector*.c) reaches the
-#      backend only through struct kpt_backend_ops (kpt_collector.h);
+#      it includes one of its headers: the core (kpt_inject_core.c,
+#      kpt_inject_trace.c) reaches the backend only through struct
+#      kpt_backend_ops (kpt_inject_core.h);
 #   3. calls: from the built static libraries (nm), an object calls
 #      functions only of its own folder or of one it may call, and the
 #      call graph between the analyzer's objects has no cycle. Only calls count: an ops

@@ -1,11 +1,11 @@
-/* kpt_collector.c - the backend-neutral core of libkptinject.so: its
+/* kpt_inject_core.c - the backend-neutral core of libkptinject.so: its
  * lifecycle (start, the final write, signals, fork), the status file, the
  * device table, drop accounting, the activity buffer pool and the NVML
- * sampler. Capture windows and NVTX ranges are kpt_collector_trace.c; the
- * contract with a backend, threads and locks are kpt_collector.h.
+ * sampler. Capture windows and NVTX ranges are kpt_inject_trace.c; the
+ * contract with a backend, threads and locks are kpt_inject_core.h.
  */
 #define _GNU_SOURCE
-#include "kpt_collector.h"
+#include "kpt_inject_core.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct kpt_collector kpt_g = {
+struct kpt_core kpt_g = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.devlock = PTHREAD_MUTEX_INITIALIZER,
 	.winlock = PTHREAD_MUTEX_INITIALIZER,
@@ -27,15 +27,15 @@ struct kpt_collector kpt_g = {
 
 __thread struct kpt_thread_log *kpt_tls_log;
 
-uint64_t kpt_collector_now(void)
+uint64_t kpt_core_now(void)
 {
 	uint64_t t = 0;
 
 	/* detaching or detached: no backend call (one would race the detach
 	 * or attach the backend again); its clock carried on by the monotonic
 	 * clock from the offset taken when the detach was armed */
-	if (kpt_collector_gone())
-		return (uint64_t)((int64_t)kpt_collector_mono() + kpt_g.clock_off);
+	if (kpt_core_gone())
+		return (uint64_t)((int64_t)kpt_core_mono() + kpt_g.clock_off);
 	if (kpt_g.ops->timestamp(&t) < 0) {
 		struct timespec ts;
 
@@ -45,7 +45,7 @@ uint64_t kpt_collector_now(void)
 	return t;
 }
 
-unsigned kpt_collector_env_uint(const char *name, unsigned dflt, unsigned max)
+unsigned kpt_core_env_uint(const char *name, unsigned dflt, unsigned max)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -77,7 +77,7 @@ static void status_write(const char *line1, const char *line2)
 	fclose(f);
 }
 
-void kpt_collector_fail(const struct kpt_diag *d)
+void kpt_core_fail(const struct kpt_diag *d)
 {
 	char line[1200];
 
@@ -137,15 +137,15 @@ static int paths_init(struct kpt_diag *d)
 
 /* ---- devices ---------------------------------------------------------------- */
 
-char *kpt_collector_strdup(const char *s)
+char *kpt_core_strdup(const char *s)
 {
 	char *r = strdup(s ? s : "");
 
 	return r ? r : (char *)"";
 }
 
-/* The slow path of kpt_collector_device: the ordinal's first use. */
-uint32_t kpt_collector_device_add(uint32_t ordinal)
+/* The slow path of kpt_core_device: the ordinal's first use. */
+uint32_t kpt_core_device_add(uint32_t ordinal)
 {
 	struct kpt_device *r;
 	char slug[256];
@@ -165,7 +165,7 @@ uint32_t kpt_collector_device_add(uint32_t ordinal)
 	r->cuda_ordinal = ordinal;
 	kpt_g.ops->device(ordinal, r);
 	kpt_slug(r->name ? r->name : "", slug, sizeof slug);
-	r->slug = kpt_collector_strdup(slug);
+	r->slug = kpt_core_strdup(slug);
 	r->driver_string = kpt_g.driver_string;
 	if (kpt_g.nvml_ok && r->uuid && r->uuid[0])
 		kpt_g.nvml.nvmlDeviceGetHandleByUUID(r->uuid, &kpt_g.dev[ordinal].nvml);
@@ -176,7 +176,7 @@ uint32_t kpt_collector_device_add(uint32_t ordinal)
 }
 /* ---- drops (under kpt_g.lock) ------------------------------------------------- */
 
-void kpt_collector_drop_add(uint32_t device, uint32_t stream, uint64_t count)
+void kpt_core_drop_add(uint32_t device, uint32_t stream, uint64_t count)
 {
 	if (!count)
 		return;
@@ -200,7 +200,7 @@ void kpt_collector_drop_add(uint32_t device, uint32_t stream, uint64_t count)
 
 /* ---- activity buffers ------------------------------------------------------ */
 
-uint8_t *kpt_collector_buffer_get(size_t *size)
+uint8_t *kpt_core_buffer_get(size_t *size)
 {
 	int n = atomic_load(&kpt_g.npool);
 
@@ -229,7 +229,7 @@ uint8_t *kpt_collector_buffer_get(size_t *size)
 	return NULL;
 }
 
-void kpt_collector_buffer_release(uint8_t *b)
+void kpt_core_buffer_release(uint8_t *b)
 {
 	int n = atomic_load(&kpt_g.npool);
 
@@ -242,7 +242,7 @@ void kpt_collector_buffer_release(uint8_t *b)
 		}
 }
 
-uint64_t kpt_collector_mono(void)
+uint64_t kpt_core_mono(void)
 {
 	struct timespec ts;
 
@@ -250,7 +250,7 @@ uint64_t kpt_collector_mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* KPT_WINDOW_TEST_OFF (kpt_window.h), the bits of kpt_collector.h */
+/* KPT_WINDOW_TEST_OFF (kpt_window.h), the bits of kpt_inject_core.h */
 static const struct { const char *name; int bit; } test_off_names[] = {
 	{ "nvml", KPT_TEST_OFF_NVML },
 	{ "callbacks", KPT_TEST_OFF_CALLBACKS },
@@ -309,7 +309,7 @@ static void sample_once(void)
 	static struct { unsigned mem_mhz, temp_c; } last[KPT_MAX_DEVICES];
 	int slow = tick++ % KPT_SLOW_EVERY == 0;
 
-	atomic_store(&kpt_g.last_sample_ns, kpt_collector_now());
+	atomic_store(&kpt_g.last_sample_ns, kpt_core_now());
 
 	for (uint32_t o = 0; o < KPT_MAX_DEVICES; o++) {
 		struct kpt_env_sample s = { 0 };
@@ -319,7 +319,7 @@ static void sample_once(void)
 
 		if (!__atomic_load_n(&kpt_g.dev[o].used, __ATOMIC_ACQUIRE) || !(h = kpt_g.dev[o].nvml))
 			continue;
-		s.t_ns = kpt_collector_now();
+		s.t_ns = kpt_core_now();
 		s.device = kpt_g.dev[o].index;
 		s.process = 0;
 		if (kpt_g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_SM, &v) == KPT_NVML_SUCCESS)
@@ -359,7 +359,7 @@ static void *sampler_main(void *arg)
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
 	for (;;) {
 		struct timespec ts;
-		unsigned ms = kpt_collector_window_clock(kpt_g.sample_ms && atomic_load(&kpt_g.sample_on) ? kpt_g.sample_ms : 1000);
+		unsigned ms = kpt_core_window_clock(kpt_g.sample_ms && atomic_load(&kpt_g.sample_on) ? kpt_g.sample_ms : 1000);
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
@@ -367,7 +367,7 @@ static void *sampler_main(void *arg)
 		ts.tv_nsec %= 1000000000L;
 		sem_timedwait(&kpt_g.wake, &ts);
 		if (kpt_g.sig_pending) {
-			kpt_collector_finish();
+			kpt_core_finish();
 			kpt_g.sig_done = 1;
 			return NULL;
 		}
@@ -396,7 +396,7 @@ static int file_finish(struct kpt_diag *d)
 	p.rank = kpt_g.rank;
 	p.exit_status = INT32_MIN;
 	p.start_ns = kpt_g.start_ns;
-	p.end_ns = kpt_collector_now();
+	p.end_ns = kpt_core_now();
 	p.dropped = kpt_g.dropped;
 	if ((rc = kpt_writer_intern_cstr(kpt_g.w, kpt_g.command ? kpt_g.command : "", &p.command, d)) < 0)
 		return rc;
@@ -407,7 +407,7 @@ static int file_finish(struct kpt_diag *d)
 			return rc;
 	/* A counters pass writes no NVTX ranges: merged beside the timing
 	 * runs, its kpt:iter ranges would count iterations without kernels. */
-	if (!kpt_g.counters_mode && (rc = kpt_collector_ranges_write(d)) < 0)
+	if (!kpt_g.counters_mode && (rc = kpt_core_ranges_write(d)) < 0)
 		return rc;
 	if (kpt_g.nenv && (rc = kpt_writer_env(kpt_g.w, kpt_g.env, kpt_g.nenv, d)) < 0)
 		return rc;
@@ -425,8 +425,8 @@ static int file_finish(struct kpt_diag *d)
 		snprintf(buf, sizeof buf, "%u", atomic_load(&kpt_g.api_cbs_failed));
 		kpt_writer_meta(kpt_g.w, "collector.api_callbacks_failed", buf, d);
 	}
-	kpt_collector_nvtx_meta(d);
-	kpt_collector_window_meta(d);
+	kpt_core_nvtx_meta(d);
+	kpt_core_window_meta(d);
 	if (atomic_load(&kpt_g.counters) && !kpt_g.forked_child && (rc = kpt_g.ops->write(kpt_g.w, d)) < 0)
 		return rc;
 	if (kpt_g.forked_child)
@@ -434,7 +434,7 @@ static int file_finish(struct kpt_diag *d)
 	return kpt_writer_commit(kpt_g.w, d);
 }
 
-void kpt_collector_finish(void)
+void kpt_core_finish(void)
 {
 	struct kpt_diag d;
 	char line[4200];
@@ -453,7 +453,7 @@ void kpt_collector_finish(void)
 		atomic_compare_exchange_strong(&kpt_g.detach, &pend, KPT_DETACH_OFF);
 	}
 	pthread_mutex_unlock(&kpt_g.detlock);
-	if (!kpt_g.forked_child && !kpt_collector_gone())
+	if (!kpt_g.forked_child && !kpt_core_gone())
 		kpt_g.ops->flush();
 	if (kpt_g.sampler_on && !pthread_equal(pthread_self(), kpt_g.sampler)) {
 		atomic_store(&kpt_g.stop, 1);
@@ -462,7 +462,7 @@ void kpt_collector_finish(void)
 		kpt_g.sampler_on = 0;
 	}
 	pthread_mutex_lock(&kpt_g.lock);
-	if (!kpt_g.forked_child && !kpt_collector_gone())
+	if (!kpt_g.forked_child && !kpt_core_gone())
 		kpt_g.ops->drops();
 	kpt_diag_clear(&d);
 	rc = file_finish(&d);
@@ -470,7 +470,7 @@ void kpt_collector_finish(void)
 	kpt_g.w = NULL;
 	pthread_mutex_unlock(&kpt_g.lock);
 	if (rc < 0) {
-		kpt_collector_fail(&d);
+		kpt_core_fail(&d);
 	} else if (!kpt_g.failed) {
 		snprintf(line, sizeof line, "ok %s", kpt_g.path);
 		status_write(line, NULL);
@@ -535,8 +535,8 @@ static void after_fork_child(void)
 	kpt_g.sampler_on = 0;
 	kpt_g.ppid = kpt_g.pid;
 	kpt_g.pid = (uint32_t)getpid();
-	kpt_g.start_ns = kpt_collector_now();
-	kpt_g.start_mono = kpt_collector_mono();
+	kpt_g.start_ns = kpt_core_now();
+	kpt_g.start_mono = kpt_core_mono();
 	kpt_g.nenv = 0;
 	kpt_g.ndrops = 0;
 	kpt_g.dropped = 0;
@@ -577,14 +577,14 @@ static int activity_kinds(struct kpt_diag *d)
 
 static int start(struct kpt_diag *d)
 {
-	unsigned nbuf = kpt_collector_env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
+	unsigned nbuf = kpt_core_env_uint(KPT_ENV_BUFFERS, 16, KPT_POOL_MAX);
 	int rc;
 
-	kpt_g.buf_size = (size_t)kpt_collector_env_uint(KPT_ENV_BUFFER_MB, 8, 256) << 20;
+	kpt_g.buf_size = (size_t)kpt_core_env_uint(KPT_ENV_BUFFER_MB, 8, 256) << 20;
 	if (kpt_g.buf_size == 0)
 		kpt_g.buf_size = 8u << 20;
 	kpt_g.api = getenv(KPT_ENV_API) && strcmp(getenv(KPT_ENV_API), "1") == 0;
-	kpt_g.sample_ms = kpt_collector_env_uint(KPT_ENV_SAMPLE_MS, 10, 60000);
+	kpt_g.sample_ms = kpt_core_env_uint(KPT_ENV_SAMPLE_MS, 10, 60000);
 	{
 		const char *l = getenv(KPT_ENV_RANGE_LINK);
 
@@ -613,7 +613,7 @@ static int start(struct kpt_diag *d)
 		/* the timing run: its kinds, on now unless a window waits */
 		if ((kpt_g.kinds_mask = activity_kinds(d)) < 0)
 			return kpt_g.kinds_mask;
-		if ((rc = kpt_collector_window_start(d)) < 0)
+		if ((rc = kpt_core_window_start(d)) < 0)
 			return rc;
 	}
 	if ((rc = kpt_g.ops->listen(d)) < 0)
@@ -622,7 +622,7 @@ static int start(struct kpt_diag *d)
 	return 0;
 }
 
-void kpt_collector_init(const struct kpt_backend_ops *ops)
+void kpt_core_init(const struct kpt_backend_ops *ops)
 {
 	static int once;
 	struct kpt_diag d;
@@ -634,8 +634,8 @@ void kpt_collector_init(const struct kpt_backend_ops *ops)
 	kpt_g.pid = (uint32_t)getpid();
 	kpt_g.ppid = (uint32_t)getppid();
 	kpt_g.rank = kpt_inject_rank();
-	kpt_g.start_ns = kpt_collector_now();
-	kpt_g.start_mono = kpt_collector_mono();
+	kpt_g.start_ns = kpt_core_now();
+	kpt_g.start_mono = kpt_core_mono();
 	kpt_g.nvml_ok = nvml_load() == 0;
 	if (start(&d) < 0) {
 		/* Never stop the target: report and let it run unrecorded. */
@@ -643,7 +643,7 @@ void kpt_collector_init(const struct kpt_backend_ops *ops)
 		kpt_writer_destroy(kpt_g.w);
 		kpt_g.w = NULL;
 		kpt_g.enabled = 0;
-		kpt_collector_fail(&d);
+		kpt_core_fail(&d);
 		return;
 	}
 	sem_init(&kpt_g.wake, 0, 0);
@@ -651,5 +651,5 @@ void kpt_collector_init(const struct kpt_backend_ops *ops)
 		kpt_g.sampler_on = 1;
 	signals_install();
 	pthread_atfork(NULL, NULL, after_fork_child);
-	atexit(kpt_collector_finish);
+	atexit(kpt_core_finish);
 }

@@ -1,4 +1,4 @@
-/* kpt_collector.h - the backend-neutral core of libkptinject.so and the
+/* kpt_inject_core.h - the backend-neutral core of libkptinject.so and the
  * seam a tracing backend plugs into (struct kpt_backend_ops).
  *
  * The core owns what any backend needs: the activity buffer pool, the
@@ -17,11 +17,11 @@
  * - application threads run the backend's callbacks (NVTX, API enter,
  *   resource) and its buffer requests. On the launch path they never take
  *   kpt_g.lock: NVTX ranges go into per-thread logs, launch -> range links
- *   into a lock-free table (kpt_collector_corr_range), and buffers come
+ *   into a lock-free table (kpt_core_corr_range), and buffers come
  *   from a pool allocated up front (atomic flags). Off it they do, once
  *   each: a context's destruction, and the detach after the last window
- *   (kpt_collector_detach_maybe holds detlock and takes kpt_g.lock, then
- *   winlock, one at a time under it; kpt_collector_finish takes detlock
+ *   (kpt_core_detach_maybe holds detlock and takes kpt_g.lock, then
+ *   winlock, one at a time under it; kpt_core_finish takes detlock
  *   alone, first; nothing takes detlock under another lock).
  * - the backend's worker thread (and whoever flushes) runs the
  *   buffer-complete callback, which converts records and hands them to
@@ -32,8 +32,8 @@
  * Internal to libkptinject.so (hidden symbols); the library's contract with
  * its launcher is kpt_inject.h.
  */
-#ifndef KPT_COLLECTOR_H
-#define KPT_COLLECTOR_H
+#ifndef KPT_INJECT_CORE_H
+#define KPT_INJECT_CORE_H
 
 #include <pthread.h>
 #include <semaphore.h>
@@ -63,7 +63,7 @@
 struct kpt_backend_ops {
 	const char *name;
 	/* Subscribes to the tracing API and registers the buffer callbacks
-	 * (buffers from kpt_collector_buffer_get). A counters pass is set up
+	 * (buffers from kpt_core_buffer_get). A counters pass is set up
 	 * here too (kpt_g.counters, .counters_mode): the core then arms no
 	 * activity kinds and no window. */
 	int (*start)(struct kpt_diag *d);
@@ -87,13 +87,13 @@ struct kpt_backend_ops {
 	 * how many failed to switch. */
 	unsigned (*work_switch)(int on);
 	/* Enables the callbacks of a cudaProfilerStart/Stop window: the
-	 * backend calls kpt_collector_window_profiler at them. */
+	 * backend calls kpt_core_window_profiler at them. */
 	int (*profiler_api)(struct kpt_diag *d);
 	/* Hands every completed and pending buffer to the buffer-complete
 	 * path now. */
 	void (*flush)(void);
 	/* Adds the drop counts of every queue still alive (the global one
-	 * and each context's streams) with kpt_collector_drop_add. Under
+	 * and each context's streams) with kpt_core_drop_add. Under
 	 * kpt_g.lock. */
 	void (*drops)(void);
 	/* Detaches from the tracing API for good (records flushed and drops
@@ -148,7 +148,7 @@ struct kpt_dev_slot {
 
 /* ---- the collector -------------------------------------------------------- */
 
-struct kpt_collector {
+struct kpt_core {
 	const struct kpt_backend_ops *ops;
 	pthread_mutex_t lock;       /* writer, drops, devices, env samples */
 	struct kpt_writer *w;
@@ -220,7 +220,7 @@ struct kpt_collector {
 	/* detach after the last window (kpt_window_done): the backend is
 	 * detached at the first work-API exit on a program thread once
 	 * DETACH_GRACE has passed since the window closed (the window's work
-	 * done and its records flushed by then); kpt_collector_detach_maybe */
+	 * done and its records flushed by then); kpt_core_detach_maybe */
 	_Atomic int detach;         /* enum kpt_detach_state */
 	int detach_ok;              /* allowed: a window, not a --delay/--duration one, not KPT_DETACH=0, no counters */
 	uint64_t detach_at;         /* mono_ns() from which it may happen */
@@ -272,62 +272,62 @@ enum kpt_test_off {
 	KPT_TEST_OFF_KINDS = 4,     /* activity never enabled: windows open and close, nothing is traced */
 };
 /* The one collector of this process. */
-extern struct kpt_collector kpt_g;
+extern struct kpt_core kpt_g;
 
-/* ---- the core's calls (kpt_collector.c, kpt_collector_trace.c) ---------- */
+/* ---- the core's calls (kpt_inject_core.c, kpt_inject_trace.c) ---------- */
 
 /* Starts collecting with backend ops (once per process; the backend's
  * entry point calls it). Never stops the target: a failure goes to the
  * status file and the process runs on unrecorded. */
-void kpt_collector_init(const struct kpt_backend_ops *ops);
+void kpt_core_init(const struct kpt_backend_ops *ops);
 /* Flushes and writes the file (atexit, signals); once. */
-void kpt_collector_finish(void);
+void kpt_core_finish(void);
 
 /* Whether the backend may be detaching or is gone: no backend call then. */
-static inline int kpt_collector_gone(void)
+static inline int kpt_core_gone(void)
 {
 	int st = atomic_load_explicit(&kpt_g.detach, memory_order_acquire);
 
 	return st == KPT_DETACH_BUSY || st == KPT_DETACH_DONE;
 }
 
-uint64_t kpt_collector_now(void);  /* the backend's clock, or its stand-in */
-uint64_t kpt_collector_mono(void); /* CLOCK_MONOTONIC ns */
+uint64_t kpt_core_now(void);  /* the backend's clock, or its stand-in */
+uint64_t kpt_core_mono(void); /* CLOCK_MONOTONIC ns */
 
 /* Records the first failure (status file); later ones are dropped. */
-void kpt_collector_fail(const struct kpt_diag *d);
+void kpt_core_fail(const struct kpt_diag *d);
 
 /* The number in environment variable name, dflt when unset, not a
  * number or above max. */
-unsigned kpt_collector_env_uint(const char *name, unsigned dflt, unsigned max);
+unsigned kpt_core_env_uint(const char *name, unsigned dflt, unsigned max);
 
 /* An owned copy of s ("" for NULL; never NULL). */
-char *kpt_collector_strdup(const char *s);
+char *kpt_core_strdup(const char *s);
 
 /* File device index of ordinal: registers it (ops->device, the NVML
  * handle) on first use. KPT_NONE when out of range. */
-uint32_t kpt_collector_device_add(uint32_t ordinal);
-static inline uint32_t kpt_collector_device(uint32_t ordinal)
+uint32_t kpt_core_device_add(uint32_t ordinal);
+static inline uint32_t kpt_core_device(uint32_t ordinal)
 {
 	if (ordinal >= KPT_MAX_DEVICES)
 		return KPT_NONE;
 	if (__atomic_load_n(&kpt_g.dev[ordinal].used, __ATOMIC_ACQUIRE))
 		return kpt_g.dev[ordinal].index;
-	return kpt_collector_device_add(ordinal);
+	return kpt_core_device_add(ordinal);
 }
 
 /* count records lost on (device, stream) (KPT_NONE: unknown). Under lock. */
-void kpt_collector_drop_add(uint32_t device, uint32_t stream, uint64_t count);
+void kpt_core_drop_add(uint32_t device, uint32_t stream, uint64_t count);
 
 /* A buffer of the pool for the backend to fill (*size: its size), NULL
  * (and *size 0) when the pool is exhausted: the backend drops and counts.
  * Lock-free. */
-uint8_t *kpt_collector_buffer_get(size_t *size);
+uint8_t *kpt_core_buffer_get(size_t *size);
 /* Gives a buffer back once its records were converted. */
-void kpt_collector_buffer_release(uint8_t *b);
+void kpt_core_buffer_release(uint8_t *b);
 
 /* The innermost range of the launch with correlation id corr, KPT_NONE. */
-static inline uint32_t kpt_collector_corr_range(uint32_t corr)
+static inline uint32_t kpt_core_corr_range(uint32_t corr)
 {
 	uint64_t e;
 
@@ -340,7 +340,7 @@ static inline uint32_t kpt_collector_corr_range(uint32_t corr)
 /* A work API entered with correlation id corr: the pre-roll tracks the
  * largest id so far (ids increase; threads race). Before any window
  * switch the same call makes. */
-static inline void kpt_collector_work_seen(uint32_t corr)
+static inline void kpt_core_work_seen(uint32_t corr)
 {
 	uint32_t seen;
 
@@ -354,7 +354,7 @@ static inline void kpt_collector_work_seen(uint32_t corr)
 }
 
 /* ... and is linked to this thread's innermost open range, if any. */
-static inline void kpt_collector_work_link(uint32_t corr)
+static inline void kpt_core_work_link(uint32_t corr)
 {
 	struct kpt_thread_log *t = kpt_tls_log;
 
@@ -366,25 +366,25 @@ static inline void kpt_collector_work_link(uint32_t corr)
 	}
 }
 
-/* Capture windows (kpt_collector_trace.c). */
-int kpt_collector_window_start(struct kpt_diag *d);
-void kpt_collector_window_profiler(int start); /* cudaProfilerStart (1) / Stop (0) entered */
-unsigned kpt_collector_window_clock(unsigned ms);
+/* Capture windows (kpt_inject_trace.c). */
+int kpt_core_window_start(struct kpt_diag *d);
+void kpt_core_window_profiler(int start); /* cudaProfilerStart (1) / Stop (0) entered */
+unsigned kpt_core_window_clock(unsigned ms);
 /* A work-API exit on a program thread with a detach pending. */
-void kpt_collector_detach_maybe(void);
+void kpt_core_detach_maybe(void);
 
 /* NVTX events; name is taken (owned, may be NULL on push/start/mark), dom
  * is the domain's handle (0: the default domain). */
-void kpt_collector_range_push(char *name, uint64_t dom);
-void kpt_collector_range_pop(uint64_t dom);
+void kpt_core_range_push(char *name, uint64_t dom);
+void kpt_core_range_pop(uint64_t dom);
 /* id: the start/end range's id as NVTX returned it (NULL: none) */
-void kpt_collector_range_start(char *name, uint64_t dom, const uint64_t *id);
-void kpt_collector_range_end(uint64_t dom, uint64_t id);
-void kpt_collector_range_mark(char *name, uint64_t dom);
+void kpt_core_range_start(char *name, uint64_t dom, const uint64_t *id);
+void kpt_core_range_end(uint64_t dom, uint64_t id);
+void kpt_core_range_mark(char *name, uint64_t dom);
 
-/* Ranges and NVTX meta into the writer (kpt_collector_trace.c). Under lock. */
-int kpt_collector_ranges_write(struct kpt_diag *d);
-void kpt_collector_nvtx_meta(struct kpt_diag *d);
-void kpt_collector_window_meta(struct kpt_diag *d);
+/* Ranges and NVTX meta into the writer (kpt_inject_trace.c). Under lock. */
+int kpt_core_ranges_write(struct kpt_diag *d);
+void kpt_core_nvtx_meta(struct kpt_diag *d);
+void kpt_core_window_meta(struct kpt_diag *d);
 
 #endif

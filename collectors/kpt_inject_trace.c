@@ -1,11 +1,11 @@
-/* kpt_collector_trace.c - the core's capture windows (kpt_window.h: the
+/* kpt_inject_trace.c - the core's capture windows (kpt_window.h: the
  * state machine; here its switches, the pre-roll periods, the detach after
  * the last window) and NVTX range logs (per thread, lock-free on the
  * program's threads; the launch -> range links), and their meta.
  * Backend-neutral: the backend is reached through kpt_g.ops only.
  */
 #define _GNU_SOURCE
-#include "kpt_collector.h"
+#include "kpt_inject_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 /* The least time between two NVML samples that window openings ask for. */
 #define KPT_WINDOW_SAMPLE_GAP_NS 1000000000ull
 /* The least time from the last window's closing to the detach
- * (kpt_collector_detach_maybe): the window's queued work done, its records
+ * (kpt_core_detach_maybe): the window's queued work done, its records
  * complete. */
 #define KPT_DETACH_GRACE_NS 2000000000ull
 /* ... and the most: a window's queued work is bounded by the launch queue,
@@ -33,10 +33,10 @@ static void work_callbacks_switch(int on)
 
 	if (!kpt_g.work_listed || kpt_g.work_cbs_on == on)
 		return;
-	t0 = kpt_collector_mono();
+	t0 = kpt_core_mono();
 	kpt_g.work_cbs_on = on;
 	atomic_fetch_add(&kpt_g.api_cbs_failed, kpt_g.ops->work_switch(on));
-	kpt_g.switch_cbs_ns += kpt_collector_mono() - t0;
+	kpt_g.switch_cbs_ns += kpt_core_mono() - t0;
 }
 
 /* Turns the run's activity kinds (and API kinds with KPT_API) on or off in
@@ -56,17 +56,17 @@ static int kinds_switch(int on, struct kpt_diag *d)
 	work_callbacks_switch(on);
 	if (kpt_g.test_off & KPT_TEST_OFF_KINDS)
 		return 0;
-	t0 = kpt_collector_mono();
+	t0 = kpt_core_mono();
 	if ((rc = kpt_g.ops->kinds(on, kpt_g.kinds_mask, kpt_g.api, d)) < 0)
 		return rc;
-	kpt_g.switch_kinds_ns += kpt_collector_mono() - t0;
+	kpt_g.switch_kinds_ns += kpt_core_mono() - t0;
 	return 0;
 }
 
 /* Applies the window's state after an event (on is its result; the kinds
  * follow kpt_window_tracing: in a window or its pre-roll). A pre-roll
  * period begins or ends here; it ends with the window's opening time when
- * the window opened. Called with winlock held. A CUPTI failure is
+ * the window opened. Called with winlock held. A backend failure is
  * reported and recording goes on. */
 static void window_apply(int on)
 {
@@ -75,13 +75,13 @@ static void window_apply(int on)
 
 	kpt_diag_clear(&d);
 	if (on && !kpt_g.win_was_on)
-		kpt_g.win_open_mono = kpt_collector_mono();
-	else if (!on && kpt_g.win_was_on && kpt_collector_mono() - kpt_g.win_open_mono > kpt_g.win_longest)
-		kpt_g.win_longest = kpt_collector_mono() - kpt_g.win_open_mono;
+		kpt_g.win_open_mono = kpt_core_mono();
+	else if (!on && kpt_g.win_was_on && kpt_core_mono() - kpt_g.win_open_mono > kpt_g.win_longest)
+		kpt_g.win_longest = kpt_core_mono() - kpt_g.win_open_mono;
 	kpt_g.win_was_on = on;
 	if (kpt_g.preroll_track && pre != kpt_g.preroll_was) {
 		uint32_t seen = atomic_load_explicit(&kpt_g.corr_seen, memory_order_relaxed);
-		uint64_t t = on ? kpt_collector_now() : UINT64_MAX;
+		uint64_t t = on ? kpt_core_now() : UINT64_MAX;
 
 		pthread_mutex_lock(&kpt_g.prelock);
 		if (pre && kpt_preroll_begin(&kpt_g.prelog, seen) < 0)
@@ -91,11 +91,11 @@ static void window_apply(int on)
 		pthread_mutex_unlock(&kpt_g.prelock);
 		kpt_g.preroll_was = pre;
 		if (d.code < 0)
-			kpt_collector_fail(&d);
+			kpt_core_fail(&d);
 		kpt_diag_clear(&d);
 	}
 	if (kinds_switch(kpt_window_tracing(&kpt_g.win), &d) < 0)
-		kpt_collector_fail(&d);
+		kpt_core_fail(&d);
 	/* The last window closed: detach once its work is done (detach_maybe);
 	 * a work-API exit on a program thread does it, so the work callbacks
 	 * stay on until then */
@@ -104,8 +104,8 @@ static void window_apply(int on)
 		uint64_t grace = 4 * kpt_g.win_longest;
 
 		grace = grace < KPT_DETACH_GRACE_NS ? KPT_DETACH_GRACE_NS : grace > KPT_DETACH_GRACE_MAX_NS ? KPT_DETACH_GRACE_MAX_NS : grace;
-		kpt_g.clock_off = (int64_t)kpt_collector_now() - (int64_t)kpt_collector_mono();
-		kpt_g.detach_at = kpt_collector_mono() + grace;
+		kpt_g.clock_off = (int64_t)kpt_core_now() - (int64_t)kpt_core_mono();
+		kpt_g.detach_at = kpt_core_mono() + grace;
 		work_callbacks_switch(1);
 		atomic_store_explicit(&kpt_g.detach, KPT_DETACH_PENDING, memory_order_release);
 	}
@@ -116,13 +116,13 @@ static void window_apply(int on)
 	 * step read +1.2% with a sample at every opening and +0.0% with none on
 	 * one H100, no difference on another: bench/RESULTS.md) */
 	if (atomic_exchange(&kpt_g.sample_on, kpt_g.kinds_on) != kpt_g.kinds_on && kpt_g.kinds_on && kpt_g.sampler_on &&
-	    kpt_collector_now() - atomic_load(&kpt_g.last_sample_ns) >= KPT_WINDOW_SAMPLE_GAP_NS)
+	    kpt_core_now() - atomic_load(&kpt_g.last_sample_ns) >= KPT_WINDOW_SAMPLE_GAP_NS)
 		sem_post(&kpt_g.wake);
 }
 
 /* cudaProfilerStart/Stop entered (cudaProfilerApi window): the backend
  * calls this at its callbacks (ops->profiler_api). */
-void kpt_collector_window_profiler(int start)
+void kpt_core_window_profiler(int start)
 {
 	pthread_mutex_lock(&kpt_g.winlock);
 	window_apply(kpt_window_profiler(&kpt_g.win, start));
@@ -134,13 +134,13 @@ void kpt_collector_window_profiler(int start)
  * runs on the sampler thread and reads the monotonic clock, not CUPTI's
  * (no CUPTI call on this thread but the window's own switches); once the
  * window is done nothing is left to apply. */
-unsigned kpt_collector_window_clock(unsigned ms)
+unsigned kpt_core_window_clock(unsigned ms)
 {
 	uint64_t t, next;
 
-	if (!kpt_g.win_set || !kpt_g.win.spec.timed || kpt_collector_gone())
+	if (!kpt_g.win_set || !kpt_g.win.spec.timed || kpt_core_gone())
 		return ms;
-	t = kpt_collector_mono() - kpt_g.start_mono;
+	t = kpt_core_mono() - kpt_g.start_mono;
 	pthread_mutex_lock(&kpt_g.winlock);
 	if (kpt_window_done(&kpt_g.win)) {
 		pthread_mutex_unlock(&kpt_g.winlock);
@@ -154,7 +154,7 @@ unsigned kpt_collector_window_clock(unsigned ms)
 	return ms;
 }
 
-int kpt_collector_window_start(struct kpt_diag *d)
+int kpt_core_window_start(struct kpt_diag *d)
 {
 	struct kpt_window_spec spec;
 	const char *pre;
@@ -275,7 +275,7 @@ static struct kpt_range_rec *range_new(struct kpt_thread_log *t, uint32_t kind, 
 	r->row.parent = kpt_nvtx_stack_top(&t->st) ? kpt_nvtx_stack_top(&t->st)->id : KPT_NONE;
 	r->row.kind = kind;
 	r->row.thread = t->tid;
-	r->row.start_ns = kpt_collector_now();
+	r->row.start_ns = kpt_core_now();
 	r->row.end_ns = kind == KPT_RANGE_MARK ? r->row.start_ns : 0;
 	r->name = name ? name : strdup("");
 	r->domain = domain;
@@ -291,7 +291,7 @@ static const char *dom_name(uint64_t dom)
 }
 
 /* Opens a push/pop range of domain on this thread; takes name. */
-void kpt_collector_range_push(char *name, uint64_t dom)
+void kpt_core_range_push(char *name, uint64_t dom)
 {
 	struct kpt_thread_log *t = thread_log();
 	struct kpt_range_rec *r;
@@ -309,7 +309,7 @@ void kpt_collector_range_push(char *name, uint64_t dom)
 
 /* Closes the innermost open range of domain on this thread, and the ranges
  * of other domains opened inside it (kpt_nvtx_stack.h). */
-void kpt_collector_range_pop(uint64_t dom)
+void kpt_core_range_pop(uint64_t dom)
 {
 	struct kpt_thread_log *t = thread_log();
 	const struct kpt_nvtx_frame *c;
@@ -318,7 +318,7 @@ void kpt_collector_range_pop(uint64_t dom)
 
 	if (!t || !(n = kpt_nvtx_stack_pop(&t->st, dom, &c)))
 		return;
-	now = kpt_collector_now();
+	now = kpt_core_now();
 	for (size_t i = 0; i < n; i++)
 		if (c[i].rec) {
 			__atomic_store_n(&((struct kpt_range_rec *)c[i].rec)->row.end_ns, now, __ATOMIC_RELAXED);
@@ -327,7 +327,7 @@ void kpt_collector_range_pop(uint64_t dom)
 }
 
 /* Opens a start/end range; its end may come from any thread. */
-void kpt_collector_range_start(char *name, uint64_t dom, const uint64_t *id)
+void kpt_core_range_start(char *name, uint64_t dom, const uint64_t *id)
 {
 	struct kpt_thread_log *t = thread_log();
 	struct kpt_range_rec *r;
@@ -342,17 +342,17 @@ void kpt_collector_range_start(char *name, uint64_t dom, const uint64_t *id)
 	window_range(r, 1);
 }
 
-void kpt_collector_range_end(uint64_t dom, uint64_t id)
+void kpt_core_range_end(uint64_t dom, uint64_t id)
 {
 	struct kpt_range_rec *r = kpt_nvtx_handles_get(&kpt_g.startend, dom, id, 1);
 
 	if (r) {
-		__atomic_store_n(&r->row.end_ns, kpt_collector_now(), __ATOMIC_RELAXED);
+		__atomic_store_n(&r->row.end_ns, kpt_core_now(), __ATOMIC_RELAXED);
 		window_range(r, 0);
 	}
 }
 
-void kpt_collector_range_mark(char *name, uint64_t dom)
+void kpt_core_range_mark(char *name, uint64_t dom)
 {
 	struct kpt_thread_log *t = thread_log();
 
@@ -363,11 +363,12 @@ void kpt_collector_range_mark(char *name, uint64_t dom)
 	range_new(t, KPT_RANGE_MARK, name, dom_name(dom));
 }
 
-/* Detaches the backend (CUPTI: cuptiFinalize) after the last window (kpt_window_done), at the exit of a
- * work API on a program thread, where CUPTI's documentation of
+/* Detaches the backend (CUPTI: cuptiFinalize) after the last window
+ * (kpt_window_done), at the exit of a work API on a program thread, where
+ * CUPTI's documentation of
  * cuptiFinalize asks for it, once KPT_DETACH_GRACE_NS (or 4 x the longest
  * window, at most KPT_DETACH_GRACE_MAX_NS) has passed since the window
- * closed (one thread: detlock; kpt_collector_finish() cancels a pending one): the work it launched is
+ * closed (one thread: detlock; kpt_core_finish() cancels a pending one): the work it launched is
  * done by then (a kernel of the window still running at the detach would
  * be lost; the meta says when it happened), its records are flushed here,
  * the drop counts taken (under kpt_g.lock: once, on one thread, so a program
@@ -376,12 +377,12 @@ void kpt_collector_range_mark(char *name, uint64_t dom)
  * (kpt-launch-bench, bench/RESULTS.md); after cuptiFinalize, +0.8%
  * [-3.6, +5.3]. Later NVTX ranges are not recorded (no window needs
  * them); ranges open at the detach stay open in the file. */
-void kpt_collector_detach_maybe(void)
+void kpt_core_detach_maybe(void)
 {
 	int pend = KPT_DETACH_PENDING;
 	int rc;
 
-	if (kpt_g.forked_child || kpt_collector_mono() < kpt_g.detach_at || pthread_mutex_trylock(&kpt_g.detlock) != 0)
+	if (kpt_g.forked_child || kpt_core_mono() < kpt_g.detach_at || pthread_mutex_trylock(&kpt_g.detlock) != 0)
 		return;
 	if (!atomic_compare_exchange_strong(&kpt_g.detach, &pend, KPT_DETACH_BUSY)) {
 		pthread_mutex_unlock(&kpt_g.detlock);
@@ -391,7 +392,7 @@ void kpt_collector_detach_maybe(void)
 	pthread_mutex_lock(&kpt_g.lock);
 	kpt_g.ops->drops();
 	pthread_mutex_unlock(&kpt_g.lock);
-	kpt_g.detached_mono = kpt_collector_mono();
+	kpt_g.detached_mono = kpt_core_mono();
 	rc = kpt_g.ops->detach();
 	if (rc < 0) {
 		pthread_mutex_lock(&kpt_g.winlock);
@@ -402,7 +403,7 @@ void kpt_collector_detach_maybe(void)
 	pthread_mutex_unlock(&kpt_g.detlock);
 }
 
-int kpt_collector_ranges_write(struct kpt_diag *d)
+int kpt_core_ranges_write(struct kpt_diag *d)
 {
 	for (struct kpt_thread_log *t = atomic_load(&kpt_g.logs); t; t = t->next)
 		for (struct kpt_range_chunk *c = t->head; c; c = c->next) {
@@ -429,7 +430,7 @@ int kpt_collector_ranges_write(struct kpt_diag *d)
 
 /* What the range stacks could not follow (kpt_nvtx_stack.h), summed over
  * threads; written only when it happened. */
-void kpt_collector_nvtx_meta(struct kpt_diag *d)
+void kpt_core_nvtx_meta(struct kpt_diag *d)
 {
 	uint64_t unmatched = 0, crossed = 0;
 	char buf[32];
@@ -451,7 +452,7 @@ void kpt_collector_nvtx_meta(struct kpt_diag *d)
 }
 
 /* The capture window and how many times it opened. */
-void kpt_collector_window_meta(struct kpt_diag *d)
+void kpt_core_window_meta(struct kpt_diag *d)
 {
 	char buf[2 * KPT_WINDOW_NAME_MAX + 128];
 
