@@ -198,6 +198,27 @@ void kpt_core_drop_add(uint32_t device, uint32_t stream, uint64_t count)
 	kpt_g.drops[kpt_g.ndrops++] = (struct kpt_drop){ .process = 0, .device = device, .stream = stream, .count = count };
 }
 
+/* ---- pre-roll ------------------------------------------------------------ */
+
+int kpt_core_preroll_drop(uint32_t corr, uint64_t start, uint64_t end, int what)
+{
+	enum kpt_preroll_class c;
+	uint64_t into = 0;
+
+	pthread_mutex_lock(&kpt_g.prelock);
+	c = kpt_preroll_classify(&kpt_g.prelog, corr, start, end, &into);
+	pthread_mutex_unlock(&kpt_g.prelock);
+	if (c == KPT_PREROLL_NOT)
+		return 0;
+	if (c == KPT_PREROLL_BEFORE && what == KPT_CORE_KERNEL)
+		kpt_g.preroll_dropped++;
+	else if (c == KPT_PREROLL_INTO && what == KPT_CORE_KERNEL)
+		kpt_g.kernels_before++, kpt_g.kernels_before_ns += into;
+	else if (c == KPT_PREROLL_INTO && what == KPT_CORE_MEMOP)
+		kpt_g.memops_before++;
+	return 1;
+}
+
 /* ---- activity buffers ------------------------------------------------------ */
 
 uint8_t *kpt_core_buffer_get(size_t *size)

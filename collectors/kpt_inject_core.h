@@ -319,6 +319,14 @@ static inline uint32_t kpt_core_device(uint32_t ordinal)
 /* count records lost on (device, stream) (KPT_NONE: unknown). Under lock. */
 void kpt_core_drop_add(uint32_t device, uint32_t stream, uint64_t count);
 
+/* Whether a record of launch corr, running start..end, was launched in a
+ * pre-roll (kpt_window.h; only with kpt_g.preroll_track): such records
+ * are not written; of those that ran into the window, kernels and memops
+ * (what) are counted, kernels with their time after it opened (meta
+ * collector.kernels_before_window...). Under kpt_g.lock. */
+enum { KPT_CORE_KERNEL = 1, KPT_CORE_MEMOP = 2 };
+int kpt_core_preroll_drop(uint32_t corr, uint64_t start, uint64_t end, int what);
+
 /* A buffer of the pool for the backend to fill (*size: its size), NULL
  * (and *size 0) when the pool is exhausted: the backend drops and counts.
  * Lock-free. */

@@ -275,15 +275,12 @@ static uint32_t sync_name(uint32_t type)
 	return id;
 }
 
-/* Whether rec was launched in a pre-roll (kpt_window.h): such records are
- * not written; of those that ran into the window, kernels and memops are
- * counted with the kernels' time after it opened (meta
- * collector.kernels_before_window...). Under kpt_g.lock. */
+/* Whether rec was launched in a pre-roll (kpt_core_preroll_drop). Under
+ * kpt_g.lock. */
 static int preroll_drop(const CUpti_Activity *rec)
 {
-	enum kpt_preroll_class c;
 	uint32_t corr;
-	uint64_t start, end, into = 0;
+	uint64_t start, end;
 	int kernel = 0, memop = 0;
 
 	/* every kind traced carries the launch's correlation id and its times */
@@ -319,18 +316,7 @@ static int preroll_drop(const CUpti_Activity *rec)
 		return 0;
 	}
 #undef KPT_TIMES
-	pthread_mutex_lock(&kpt_g.prelock);
-	c = kpt_preroll_classify(&kpt_g.prelog, corr, start, end, &into);
-	pthread_mutex_unlock(&kpt_g.prelock);
-	if (c == KPT_PREROLL_NOT)
-		return 0;
-	if (c == KPT_PREROLL_BEFORE && kernel)
-		kpt_g.preroll_dropped++;
-	else if (c == KPT_PREROLL_INTO && kernel)
-		kpt_g.kernels_before++, kpt_g.kernels_before_ns += into;
-	else if (c == KPT_PREROLL_INTO && memop)
-		kpt_g.memops_before++;
-	return 1;
+	return kpt_core_preroll_drop(corr, start, end, kernel ? KPT_CORE_KERNEL : memop ? KPT_CORE_MEMOP : 0);
 }
 
 /* Converts and writes one record. Under kpt_g.lock with kpt_g.w set. */
