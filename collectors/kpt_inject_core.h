@@ -128,8 +128,13 @@ struct kpt_thread_log {
 	struct kpt_range_chunk *head, *tail;
 };
 
+/* The core's two globals are hidden in the library (its symbols are,
+ * kptinject.map), and declared so: the backend's files reach them as the
+ * core's own do, PC-relative, without a GOT load on the launch path. */
+#define KPT_CORE_HIDDEN __attribute__((visibility("hidden")))
+
 /* This thread's log, NULL before its first range. */
-extern __thread struct kpt_thread_log *kpt_tls_log;
+extern __thread struct kpt_thread_log *kpt_tls_log KPT_CORE_HIDDEN;
 
 /* NO: not armed; PENDING: armed, waiting for a work-API exit after the
  * grace; BUSY: a thread is detaching; DONE: detached (no backend call from
@@ -272,7 +277,7 @@ enum kpt_test_off {
 	KPT_TEST_OFF_KINDS = 4,     /* activity never enabled: windows open and close, nothing is traced */
 };
 /* The one collector of this process. */
-extern struct kpt_core kpt_g;
+extern struct kpt_core kpt_g KPT_CORE_HIDDEN;
 
 /* ---- the core's calls (kpt_inject_core.c, kpt_inject_trace.c) ---------- */
 
