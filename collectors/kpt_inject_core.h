@@ -70,7 +70,8 @@ struct kpt_backend_ops {
 	/* The last step of a successful start: the lifecycle (context) and
 	 * NVTX callbacks on. */
 	int (*listen)(struct kpt_diag *d);
-	/* start or listen failed: unsubscribe, drop what was buffered. */
+	/* start or listen failed: unsubscribe (what was buffered is flushed
+	 * first); the core then destroys the writer. */
 	void (*stop)(void);
 	/* The backend's clock (the records' time base) into *ns; 0, or
 	 * negative when it cannot be read (the core then takes
@@ -99,8 +100,10 @@ struct kpt_backend_ops {
 	/* Detaches from the tracing API for good (records flushed and drops
 	 * taken before); 0 when detached. No backend call follows a success. */
 	int (*detach)(void);
-	/* Fills row's properties (name, UUID, SMs, clocks, versions) for
-	 * device ordinal; the core set index and cuda_ordinal. Under devlock. */
+	/* Fills row's properties (SMs, clocks, versions, memory) for device
+	 * ordinal, and row->name and row->uuid (owned, never NULL: "" when
+	 * unknown; kpt_core_strdup); the core set index and cuda_ordinal and
+	 * sets the slug. Under devlock. */
 	void (*device)(uint32_t ordinal, struct kpt_device *row);
 	/* Writes the backend's own sections (the counters of a counters
 	 * pass) before the file is committed. Under kpt_g.lock. */
