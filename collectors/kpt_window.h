@@ -136,12 +136,12 @@ int kpt_window_tracing(const struct kpt_window *w);
  * step of --steps A-B has closed or a --duration window has ended. (Never
  * for --every, cudaProfilerApi, a plain nvtx: trigger or no window, unless
  * with a --duration.) After the last step of --steps A-B with no
- * --delay/--duration, the collector then detaches CUPTI (kpt_inject.c,
- * detach_maybe; docs/cli.md "After the last window"): disabling the
+ * --delay/--duration, the collector then detaches CUPTI (kpt_inject_trace.c,
+ * kpt_core_detach_maybe; docs/cli.md "After the last window"): disabling the
  * activity kinds leaves every later launch paying about a fifth more host
  * time on an H100 (bench/RESULTS.md), cuptiFinalize takes that away. A
- * timed window stops the sampler's clock (window_clock) but keeps CUPTI
- * attached: a detach after one crashed the program inside CUPTI. */
+ * timed window stops the sampler's clock (kpt_core_window_clock) but keeps
+ * CUPTI attached: a detach after one crashed the program inside CUPTI. */
 int kpt_window_done(const struct kpt_window *w);
 
 /* The next time (ns since the start) at which the clock alone changes the

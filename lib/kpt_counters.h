@@ -3,7 +3,7 @@
  * counters without the analyzer; the cross-GPU compare table built on the
  * diff is analyzer/diff/kpt_counters_compare.h.
  *
- * The collector (collectors/kpt_counters_cupti.c) gathers values with the
+ * The collector (collectors/cupti/kpt_counters_cupti.c) gathers values with the
  * CUPTI range profiler (auto range, kernel replay) and stores them as
  * struct kpt_counter rows: one row per (profiled kernel, metric). Everything
  * here reads or prepares those rows; nothing here talks to a GPU.

@@ -5,6 +5,12 @@
 #   1. includes: each "..." include of a file in a library folder names a
 #      header of its own folder or of one it may call (table below);
 #   2. include cycles: the header graph has none (tsort);
+#   2b. the collector backend rule: only the CUPTI backend, collectors/cupti/,
+#      includes a CUPTI header (<cupti*.h>, <generated_*_meta.h>, <nvperf*.h>)
+#      or, in collectors/, the CUDA driver's <cuda.h>, and no file outside
+#      it includes one of its headers: the core (kpt_inject_core.c,
+#      kpt_inject_trace.c) reaches the backend only through struct
+#      kpt_backend_ops (kpt_inject_core.h);
 #   3. calls: from the built static libraries (nm), an object calls
 #      functions only of its own folder or of one it may call, and the
 #      call graph between the analyzer's objects has no cycle. Only calls count: an ops
@@ -79,6 +85,21 @@ if ! out=$(tsort "$edges" 2>&1 >/dev/null) || [ -n "$out" ]; then
 	bad "headers include each other round a circle:"
 	echo "$out" | sed 's/^/  /'
 fi
+
+# ---- 2b: CUPTI only in the CUPTI backend ---------------------------------------
+while IFS=: read -r path line; do
+	case $path in collectors/cupti/*) continue ;; esac
+	bad "$path includes ${line#*#include } outside the CUPTI backend (collectors/cupti/): reach it through struct kpt_backend_ops"
+done < <(grep -HE '^[ \t]*#[ \t]*include[ \t]*<(cupti[^>]*|generated_[^>]*_meta|nvperf[^>]*)\.h>' "${files[@]}"
+	grep -HE '^[ \t]*#[ \t]*include[ \t]*<cuda\.h>' $(printf '%s\n' "${files[@]}" | grep '^collectors/'))
+for f in "${files[@]}"; do
+	case $f in collectors/cupti/*) continue ;; esac
+	while read -r inc; do
+		inc=${inc##*/}
+		[ "${home[$inc]:-}" = collectors/cupti ] &&
+			bad "$f includes $inc of the CUPTI backend: reach it through struct kpt_backend_ops"
+	done < <(sed -nE 's/^[ \t]*#[ \t]*include[ \t]*"([^"]*)".*/\1/p' "$f")
+done
 
 # ---- 3: calls between objects ----------------------------------------------
 if [ -z "$BUILD" ]; then

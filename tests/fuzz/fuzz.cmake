@@ -57,7 +57,8 @@ if(SQLITE3_FOUND AND TARGET kptanalyzer)
   list(REMOVE_ITEM kpt_fuzz_cli_sources ${PROJECT_SOURCE_DIR}/cli/main.c)
   add_executable(fuzz_history ${CMAKE_CURRENT_LIST_DIR}/fuzz_history.c ${kpt_fuzz_cli_sources}
     ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_path.c ${PROJECT_SOURCE_DIR}/collectors/kpt_window.c
-    ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_record_merge.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_record_project.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c
     ${PROJECT_SOURCE_DIR}/collectors/kpt_ab.c)
   target_include_directories(fuzz_history PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/collectors)
   target_compile_definitions(fuzz_history PRIVATE KPT_VERSION="${PROJECT_VERSION}")

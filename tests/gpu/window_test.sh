@@ -46,8 +46,8 @@ KPT_DETACH=0 check detach_off "3 4 5 tail" --capture-range nvtx:hstep --steps 2-
 check every_after "1 4 7 10" --capture-range nvtx:hstep --every 3 -- "$APP" --after 3
 # a --duration window ends and the program (which pushes ranges) goes on
 # past the grace (4 x 1 s): CUPTI stays attached after a timed window (a
-# detach there crashed the program in 7 of 26 runs, kpt_inject.c
-# window_start), so the program must end normally, not detached
+# detach there crashed the program in 7 of 26 runs, kpt_inject_trace.c
+# kpt_core_window_start), so the program must end normally, not detached
 check duration_after "1 2 3 4 5 6 7 8 9 10 tail" --duration 1 -- "$APP" --after 6
 grep -q "steps after" "$T/out" || { echo "FAIL: duration_after: the program did not go on after the window"; cat "$T/out"; fail=1; }
 

@@ -1,7 +1,8 @@
 # The collector's CUDA-free parts (collectors/kpt_nvtx_stack.c: NVTX
 # stacks and handle tables; collectors/kpt_window.c: capture windows):
-# unit tests that build on any machine.
-list(APPEND KPT_UNIT_CUSTOM test_nvtx_stack test_window)
+# unit tests that build on any machine; test_inject_core: the collector's
+# backend-neutral core (collectors/kpt_inject_core.h) under a fake backend.
+list(APPEND KPT_UNIT_CUSTOM test_nvtx_stack test_window test_inject_core)
 if(CMOCKA_FOUND)
   find_package(Threads REQUIRED)
   add_executable(test_nvtx_stack ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_nvtx_stack.c
@@ -17,4 +18,14 @@ if(CMOCKA_FOUND)
   target_link_libraries(test_window PRIVATE ${kpt_cpu_libs} PkgConfig::CMOCKA m)
   add_test(NAME unit.test_window COMMAND test_window)
   set_tests_properties(unit.test_window PROPERTIES LABELS unit TIMEOUT 60)
+
+  add_executable(test_inject_core ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_inject_core.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_core.c ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_trace.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_path.c ${PROJECT_SOURCE_DIR}/collectors/kpt_nvtx_stack.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_window.c)
+  target_include_directories(test_inject_core PRIVATE ${PROJECT_SOURCE_DIR}/collectors)
+  target_compile_definitions(test_inject_core PRIVATE KPT_VERSION="${PROJECT_VERSION}")
+  target_link_libraries(test_inject_core PRIVATE ${kpt_cpu_libs} PkgConfig::CMOCKA Threads::Threads dl)
+  add_test(NAME unit.test_inject_core COMMAND test_inject_core)
+  set_tests_properties(unit.test_inject_core PROPERTIES LABELS unit TIMEOUT 60)
 endif()

@@ -5,7 +5,8 @@ if(CMOCKA_FOUND)
   list(APPEND KPT_UNIT_CUSTOM test_cli_common)
   add_executable(test_cli_common ${CMAKE_CURRENT_LIST_DIR}/test_cli_common.c
                  ${PROJECT_SOURCE_DIR}/cli/cli_common.c ${PROJECT_SOURCE_DIR}/cli/cli_opt.c
-                 ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c
+                 ${PROJECT_SOURCE_DIR}/collectors/kpt_record.c ${PROJECT_SOURCE_DIR}/collectors/kpt_record_merge.c
+                 ${PROJECT_SOURCE_DIR}/collectors/kpt_record_project.c ${PROJECT_SOURCE_DIR}/collectors/kpt_devprobe.c
                  ${PROJECT_SOURCE_DIR}/collectors/kpt_window.c)
   target_include_directories(test_cli_common PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/collectors)
   # cli_common.c names path components by analyzer/baseline's rule and message

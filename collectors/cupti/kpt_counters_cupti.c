@@ -18,7 +18,7 @@
  * So a parent waiting for a child, or two ranks on one GPU waiting for
  * each other in a collective, pass the counters on instead of failing.
  *
- * cupti_profiler_host.h includes <string>, a C++ header: collectors/cshim
+ * cupti_profiler_host.h includes <string>, a C++ header: collectors/cupti/cshim
  * supplies an empty one so this file stays C (nothing of it is used).
  */
 #define _GNU_SOURCE
