@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/gpu/collector_compare.sh - whether two builds of the collector
+# scripts/collector-compare.sh - whether two builds of the collector
 # record the same thing: the committed test programs (tests/gpu:
 # kpt-collector-app, kpt-window-app, kpt-nvtx-app) recorded by OLD's and by
 # NEW's kptprof and libkptinject.so, each program with NEW's build of it,
@@ -12,7 +12,7 @@
 # collector (issue 38: core and CUPTI backend) must print SAME for each;
 # timings are not compared (run scripts/gpu/overhead.sh for those).
 #
-# Usage: OLD=build-of-old NEW=build-of-new scripts/gpu/collector_compare.sh
+# Usage: OLD=build-of-old NEW=build-of-new scripts/collector-compare.sh
 # Both builds need the targets kptinject kptprof kpt-collector-check, and
 # NEW the test programs kpt-collector-app kpt-window-app kpt-nvtx-app.
 # Writes under $RES (default a temporary folder, kept): MODE-old.sig,
