@@ -9,6 +9,7 @@
 
 #include "kpt_arena.h"
 #include "kpt_demangle.h"
+#include "kpt_grow.h"
 #include "kpt_qsketch.h"
 
 /* Deeper NVTX nesting (or a parent cycle in corrupt data) is cut here: the
@@ -76,23 +77,16 @@ static int nomem(struct kpt_diag *d)
 	return kpt_diag_set(d, KPT_E_NOMEM, "out of memory while summarising kernels");
 }
 
-/* Grows *p (elements of size sz, capacity *cap) to hold at least need. */
+/* kpt_grow with the new elements zeroed (group_of and path_of: 0 is none). */
 static int grow(void *p, size_t *cap, size_t need, size_t sz)
 {
-	void **pp = p;
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
+	size_t old = *cap;
+	char *np;
 
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*pp, ncap * sz);
-	if (!np)
+	if (kpt_grow(p, cap, need, sz) < 0)
 		return KPT_E_NOMEM;
-	memset((char *)np + *cap * sz, 0, (ncap - *cap) * sz);
-	*pp = np;
-	*cap = ncap;
+	memcpy(&np, p, sizeof np);
+	memset(np + old * sz, 0, (*cap - old) * sz);
 	return 0;
 }
 
