@@ -11,6 +11,7 @@
 
 #include "kpt_counters.h"
 #include "kpt_diff_private.h"
+#include "kpt_grow.h"
 
 struct load_job {
 	const char *path;
@@ -98,14 +99,8 @@ static int expand_path(const char *path, char ***v, size_t *n, size_t *cap, stru
 
 		if (l < 5 || strcmp(de->d_name + l - 4, ".kpt") != 0 || de->d_name[0] == '.')
 			continue;
-		if (*n == *cap) {
-			char **t = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof *t);
-
-			if (!t)
-				goto nomem;
-			*v = t;
-			*cap = *cap ? *cap * 2 : 8;
-		}
+		if (kpt_grow(v, cap, *n + 1, sizeof **v) < 0)
+			goto nomem;
 		(*v)[*n] = malloc(strlen(path) + l + 2);
 		if (!(*v)[*n])
 			goto nomem;
@@ -120,14 +115,8 @@ static int expand_path(const char *path, char ***v, size_t *n, size_t *cap, stru
 	qsort(*v + first, *n - first, sizeof **v, cmp_str);
 	return 0;
 one:
-	if (*n == *cap) {
-		char **t = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof *t);
-
-		if (!t)
-			goto nomem;
-		*v = t;
-		*cap = *cap ? *cap * 2 : 8;
-	}
+	if (kpt_grow(v, cap, *n + 1, sizeof **v) < 0)
+		goto nomem;
 	(*v)[*n] = strdup(path);
 	if (!(*v)[*n])
 		goto nomem;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "kpt_diff_private.h"
+#include "kpt_grow.h"
 
 #define NO_ID UINT32_MAX
 
@@ -57,15 +58,8 @@ static int add_key(struct kpt_diff_side *c, const struct kpt_side_key *proto, ui
 {
 	struct kpt_side_key *k;
 
-	if (c->nkeys == c->capkeys) {
-		uint32_t cap = c->capkeys ? c->capkeys * 2 : 64;
-		struct kpt_side_key *t = realloc(c->keys, cap * sizeof *t);
-
-		if (!t)
-			return KPT_E_NOMEM;
-		c->keys = t;
-		c->capkeys = cap;
-	}
+	if (kpt_grow_u32(&c->keys, &c->capkeys, (size_t)c->nkeys + 1, sizeof *c->keys) < 0)
+		return KPT_E_NOMEM;
 	k = &c->keys[c->nkeys];
 	*k = *proto;
 	k->runs = calloc(c->nruns ? c->nruns : 1, sizeof *k->runs);

@@ -13,6 +13,7 @@
 
 #include "kpt_demangle.h"
 #include "kpt_diff_private.h"
+#include "kpt_grow.h"
 #include "kpt_stats.h"
 
 #define NO_ID UINT32_MAX
@@ -445,14 +446,10 @@ static int path_grow(struct loader *L, uint32_t id)
 	uint32_t **arr[] = { &L->path_str, &L->path_workload, &L->path_parent, &L->path_name };
 	uint32_t cap = L->npath_cap;
 
-	while (id >= cap)
-		cap *= 2;
 	for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
-		uint32_t *t = realloc(*arr[i], cap * sizeof *t);
-
-		if (!t)
+		cap = L->npath_cap; /* the same growth for each array */
+		if (kpt_grow_u32(arr[i], &cap, (size_t)id + 1, sizeof **arr[i]) < 0)
 			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
-		*arr[i] = t;
 	}
 	L->npath_cap = cap;
 	return 0;
@@ -545,16 +542,9 @@ static int resolve_range(struct loader *L, uint32_t i)
 	int rc = 0;
 
 	while (cur != NO_ID && L->range_path[cur] == NO_ID) {
-		if (n == cap) {
-			uint32_t *t;
-
-			cap = cap ? cap * 2 : 16;
-			t = realloc(stack, cap * sizeof *t);
-			if (!t) {
-				free(stack);
-				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory resolving ranges");
-			}
-			stack = t;
+		if (kpt_grow_u32(&stack, &cap, (size_t)n + 1, sizeof *stack) < 0) {
+			free(stack);
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory resolving ranges");
 		}
 		stack[n++] = cur;
 		if (n > L->nranges) {
@@ -619,15 +609,8 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
 	struct kpt_diff_side *s = L->s;
 	struct kpt_side_key *k;
 
-	if (s->nkeys == s->capkeys) {
-		uint32_t cap = s->capkeys ? s->capkeys * 2 : 64;
-		struct kpt_side_key *t = realloc(s->keys, cap * sizeof *t);
-
-		if (!t)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory adding kernel keys");
-		s->keys = t;
-		s->capkeys = cap;
-	}
+	if (kpt_grow_u32(&s->keys, &s->capkeys, (size_t)s->nkeys + 1, sizeof *s->keys) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory adding kernel keys");
 	k = &s->keys[s->nkeys];
 	memset(k, 0, sizeof *k);
 	k->name = st->name;
@@ -756,15 +739,8 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	}
 	if (!added)
 		return 0;
-	if (*sid >= L->capsites) {
-		uint32_t cap = L->capsites ? L->capsites * 2 : 64;
-		struct site *t = realloc(L->sites, cap * sizeof *t);
-
-		if (!t)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-		L->sites = t;
-		L->capsites = cap;
-	}
+	if (kpt_grow_u32(&L->sites, &L->capsites, (size_t)*sid + 1, sizeof *L->sites) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
 	st = &L->sites[*sid];
 	memset(st, 0, sizeof *st);
 	if ((rc = path_string(L, path, &st->path)) < 0)
@@ -876,19 +852,11 @@ static const struct kpt_env_sample *env_at(struct loader *L, size_t g, uint64_t 
 static int vec_push(struct kpt_sample_vec *v, float ns, uint16_t mhz)
 {
 	if (v->n == v->cap) {
-		uint32_t cap = v->cap ? v->cap * 2 : 8;
-		float *a = realloc(v->ns, cap * sizeof *a);
+		uint32_t cap = v->cap, capmhz = v->cap; /* mhz, when kept, grows as ns */
 
-		if (!a)
+		if (kpt_grow_u32(&v->ns, &cap, (size_t)v->n + 1, sizeof *v->ns) < 0 ||
+		    (v->mhz && kpt_grow_u32(&v->mhz, &capmhz, (size_t)v->n + 1, sizeof *v->mhz) < 0))
 			return KPT_E_NOMEM;
-		v->ns = a;
-		if (v->mhz) {
-			uint16_t *b = realloc(v->mhz, cap * sizeof *b);
-
-			if (!b)
-				return KPT_E_NOMEM;
-			v->mhz = b;
-		}
 		v->cap = cap;
 	}
 	if (mhz > 0 && !v->mhz) {
@@ -1066,15 +1034,8 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	if (b->n && b->iter != iter && (rc = flush_iter(L, proc)) < 0)
 		return rc;
 	b->iter = iter;
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 64;
-		struct pend *t = cap > b->cap ? realloc(b->v, cap * sizeof *t) : NULL;
-
-		if (!t)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory buffering an iteration");
-		b->v = t;
-		b->cap = cap;
-	}
+	if (kpt_grow_u32(&b->v, &b->cap, (size_t)b->n + 1, sizeof *b->v) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory buffering an iteration");
 	p.seq = b->n;
 	b->v[b->n++] = p;
 	L->buffered++;
@@ -1106,17 +1067,11 @@ static int add_step_keys(struct loader *L)
 
 		if (!one)
 			rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
-		else if (n && nwant == cap) {
-			uint32_t *t;
+		else if (n) {
+			size_t caplast = cap; /* last grows as want */
 
-			const char **tl;
-
-			cap = cap ? cap * 2 : 8;
-			if ((t = realloc(want, cap * sizeof *t)))
-				want = t;
-			if ((tl = realloc(last, cap * sizeof *tl)))
-				last = tl;
-			if (!t || !tl)
+			if (kpt_grow(&want, &cap, nwant + 1, sizeof *want) < 0 ||
+			    kpt_grow(&last, &caplast, nwant + 1, sizeof *last) < 0)
 				rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
 		}
 		if (rc == 0 && n) {
