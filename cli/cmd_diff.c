@@ -12,6 +12,7 @@
 #include "kpt_cli.h"
 #include "kpt_diff_report.h"
 #include "kpt_gnuplot.h"
+#include "kpt_grow.h"
 #include "kpt_outfile.h"
 #include "kpt_plot.h"
 #include "kpt_progress.h"
@@ -59,15 +60,8 @@ static int parse_runs(const char *cmd, const char *opt, const char *v, uint32_t 
 			p = end;
 		}
 		for (unsigned long x = a; x <= b; x++) {
-			if (cnt == cap) {
-				uint32_t *t;
-
-				cap = cap ? cap * 2 : 16;
-				t = realloc(r, cap * sizeof *t);
-				if (!t)
-					goto bad;
-				r = t;
-			}
+			if (kpt_grow_u32(&r, &cap, (size_t)cnt + 1, sizeof *r) < 0)
+				goto bad;
 			r[cnt++] = (uint32_t)x;
 		}
 		if (*p == ',')

@@ -1,4 +1,4 @@
-/* kpt_grow.h - the one helper that grows arrays (STYLE.md "Growth").
+/* kpt_grow.h - the one helper that grows arrays (CONTRIBUTING.md, Style).
  *
  * kpt_grow makes the array *p (elements of elem bytes, room for *cap of
  * them) hold at least need elements: nothing when it already does, else one
