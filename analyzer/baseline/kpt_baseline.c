@@ -10,24 +10,8 @@
 #include <unistd.h>
 
 #include "kpt_baseline_private.h"
+#include "kpt_grow.h"
 #include "kpt_project.h"
-
-int kpt_baseline_grow(void *v, size_t *cap, size_t need, size_t size)
-{
-	void **p = v;
-	size_t c = *cap ? *cap : 8;
-	void *t;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(t = realloc(*p, c * size)))
-		return -1;
-	*p = t;
-	*cap = c;
-	return 0;
-}
 
 _Static_assert(KPT_BASELINE_NAME_MAX == KPT_COMPONENT_MAX, "one rule: kpt_project_name_ok");
 
@@ -78,7 +62,7 @@ static int push(char ***v, size_t *n, size_t *cap, const char *prefix, const cha
 	size_t len = (prefix ? strlen(prefix) + 1 : 0) + strlen(name) + 1;
 	char *s;
 
-	if (kpt_baseline_grow(v, cap, *n + 1, sizeof **v) < 0 || !(s = malloc(len)))
+	if (kpt_grow(v, cap, *n + 1, sizeof **v) < 0 || !(s = malloc(len)))
 		return -1;
 	snprintf(s, len, "%s%s%s", prefix ? prefix : "", prefix ? "/" : "", name);
 	(*v)[(*n)++] = s;

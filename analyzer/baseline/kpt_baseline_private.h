@@ -38,10 +38,6 @@ struct kpt_baseline {
 	struct kpt_diff_side *side;
 };
 
-/* Grows *v (elements of size bytes, *cap of them) to hold need: the one
- * growth helper of this folder. 0, or -1 (out of memory; *v unchanged). */
-int kpt_baseline_grow(void *v, size_t *cap, size_t need, size_t size);
-
 /* The .kpt file names (not starting with '.') of the open folder fd, sorted
  * (oldest first: names start with the time). fd stays open and its
  * position is rewound. *names: malloc'd array of malloc'd strings. */
