@@ -112,8 +112,7 @@ struct loader {
 	uint32_t *ranks, nranks;
 	uint64_t *rank_kernels;
 	/* --ranges any-thread: range indices (no marks) by process, then start */
-	uint32_t *open_idx;
-	size_t nopen;
+	struct kpt_open_ranges open;
 
 	const struct kpt_env_sample *env;
 	size_t nenv;
@@ -629,54 +628,11 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
 
 /* Site of kernel k (name, config, path) and its kpt:iter range (NO_ID when
  * outside any); *sid = NO_ID when k is under a skipped range. */
-static int cmp_open(const void *pa, const void *pb, void *ranges)
-{
-	const struct kpt_range *rg = ranges;
-	const struct kpt_range *a = &rg[*(const uint32_t *)pa], *b = &rg[*(const uint32_t *)pb];
-
-	if (a->process != b->process)
-		return a->process < b->process ? -1 : 1;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
-}
-
 static int open_index(struct loader *L)
 {
-	L->open_idx = malloc((L->nranges + 1) * sizeof *L->open_idx);
-	if (!L->open_idx)
+	if (kpt_open_ranges_init(&L->open, L->ranges, L->nranges) < 0)
 		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing ranges");
-	for (size_t i = 0; i < L->nranges; i++)
-		if (L->ranges[i].kind != KPT_RANGE_MARK)
-			L->open_idx[L->nopen++] = (uint32_t)i;
-	qsort_r(L->open_idx, L->nopen, sizeof *L->open_idx, cmp_open, (void *)L->ranges);
 	return 0;
-}
-
-/* The innermost range open at t on any thread of process (the one that
- * started last among those not ended by t); NO_ID when none. Looks back
- * over at most 4096 ranges. */
-static uint32_t other_thread_range(const struct loader *L, uint32_t process, uint64_t t)
-{
-	const struct kpt_range *r = L->ranges;
-	size_t lo = 0, hi = L->nopen;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct kpt_range *m = &r[L->open_idx[mid]];
-
-		if (m->process < process || (m->process == process && m->start_ns <= t))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t n = 0; lo > 0 && n < 4096; n++) {
-		const struct kpt_range *c = &r[L->open_idx[--lo]];
-
-		if (c->process != process)
-			break;
-		if (c->end_ns == 0 || c->end_ns > t)
-			return L->open_idx[lo];
-	}
-	return NO_ID;
 }
 
 static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *sid, uint32_t *iter)
@@ -687,10 +643,10 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	int added, rc, other = 0;
 
 	*iter = NO_ID;
-	if (ri == NO_ID && L->open_idx) {
+	if (ri == NO_ID && L->open.idx) {
 		/* --ranges any-thread: the innermost range open on another thread
 		 * of the process; its path marked (other thread) */
-		uint32_t o = other_thread_range(L, k->process, k->start_ns);
+		uint32_t o = kpt_open_ranges_at(&L->open, k->process, k->start_ns);
 
 		if (o != NO_ID) {
 			if (L->range_path[o] == NO_ID && (rc = resolve_range(L, o)) < 0)
@@ -1383,7 +1339,7 @@ static void loader_release(struct loader *L)
 	free(L->range_class);
 	free(L->ranks);
 	free(L->rank_kernels);
-	free(L->open_idx);
+	kpt_open_ranges_release(&L->open);
 }
 
 static int side_load(struct loader *L)
