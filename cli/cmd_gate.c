@@ -151,7 +151,7 @@ static void against_committed(const struct kpt_project *b, const char *dir, cons
 		return;
 	if (!slug[0] || !bdir || kpt_cli_check_component("GPU slug", slug, bfile, &d) < 0)
 		return;
-	snprintf(bpath, sizeof bpath, "%s/%s/%s", bdir, slug, b->name);
+	kpt_baseline_path(bdir, slug, b->name, bpath, sizeof bpath);
 	if (stat(bpath, &sb) != 0) {
 		if (b->builtin)
 			fprintf(stderr, "kptprof gate: no committed baseline '%s' to check shared shifts against\n",

@@ -104,6 +104,13 @@ int kpt_baseline_names(int fd, const char *shown, char ***names, size_t *n, stru
 	return 0;
 }
 
+int kpt_baseline_path(const char *dir, const char *slug, const char *suite, char *buf, size_t cap)
+{
+	int len = snprintf(buf, cap, "%s/%s/%s", dir, slug, suite);
+
+	return len < 0 || (size_t)len >= cap ? KPT_E_INVAL : 0;
+}
+
 int kpt_baseline_list_all(const char *dir, char ***paths, size_t *n, struct kpt_diag *d)
 {
 	DIR *top = opendir(dir);

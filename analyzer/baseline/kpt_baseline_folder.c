@@ -23,7 +23,7 @@ static int folder_open(struct kpt_baseline *b, struct kpt_diag *d)
 
 	if (!(b->path = malloc(len)))
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	snprintf(b->path, len, "%s/%s/%s", dir, b->slug, b->suite);
+	kpt_baseline_path(dir, b->slug, b->suite, b->path, len);
 	b->desc.where = b->path;
 	if ((fd = open(b->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		/* the older one-file layout */
