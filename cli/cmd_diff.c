@@ -131,7 +131,7 @@ static int set_new_runs(const char *cmd, const char *opt, const char *v, void *f
 	return set_runs(cmd, opt, v, args, 1);
 }
 
-/* The decision options. Defaults: fill_defaults() in analyzer/kpt_diff.c. */
+/* The decision options. Defaults: fill_defaults() in analyzer/diff/kpt_diff.c. */
 const struct kpt_opt kpt_diff_rule_opts[] = {
 	KPT_OPT_DOUBLE(0, "threshold", "PCT", struct kpt_diff_cli, o.threshold_pct, 0.001, 1000,
 		       "change that matters, percent, for kernels of 10 us to 200 us (default 2)"),

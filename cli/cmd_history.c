@@ -1,5 +1,5 @@
 /* cmd_history.c - `kptprof history add|ls|show|plot|detect`: every run kept
- * in a store (analyzer/kpt_history.h), series per kernel key, trend plots
+ * in a store (analyzer/history/kpt_history.h), series per kernel key, trend plots
  * and change points. docs/history.md has the store and the method. */
 #include <errno.h>
 #include <inttypes.h>
@@ -772,7 +772,7 @@ static void json_found(struct kpt_json *j, const struct kpt_history_set *set, co
 }
 
 /* Change points of one (suite, GPU model) group under the pool model
- * (analyzer/kpt_history_pool.h); text or JSON rows. */
+ * (analyzer/history/kpt_history_pool.h); text or JSON rows. */
 static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 {
 	struct kpt_pool_opts o;

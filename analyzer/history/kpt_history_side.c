@@ -1,6 +1,6 @@
 /* kpt_history_side.c - the side a stored baseline stands for
  * (kpt_history_side), for `gate --db`: the store gives back the per-run
- * medians the loader computed, read through diff/kpt_diff_side_read.c when
+ * medians the loader computed, read through analyzer/diff/kpt_diff_side_read.c when
  * `history add` stored them. History calls diff, never the other way. */
 #include <inttypes.h>
 #include <math.h>
