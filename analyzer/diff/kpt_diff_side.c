@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,6 +636,27 @@ static int open_index(struct loader *L)
 	return 0;
 }
 
+/* st's path becomes the printf of fmt (a decoration of its path: "other
+ * thread", the rank), interned in the side's strings. */
+static int site_repath(struct loader *L, struct site *st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int site_repath(struct loader *L, struct site *st, const char *fmt, ...)
+{
+	va_list ap;
+	char *buf;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = vasprintf(&buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+	rc = side_intern(L->s, buf, &st->path, L->d);
+	free(buf);
+	return rc < 0 ? rc : 0;
+}
+
 static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *sid, uint32_t *iter)
 {
 	uint32_t ri = range_index(L, k->range), path = 0, skey[9];
@@ -703,35 +725,15 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 		return rc;
 	L->path_str[path] = st->path;
 	st->workload = L->path_workload[path];
-	if (other) {
-		const char *ps = side_str(L->s, st->path);
-		size_t len = strlen(ps) + 32;
-		char *buf = malloc(len);
-		int rc2;
-
-		if (!buf)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-		snprintf(buf, len, "%s (other thread)", ps);
-		rc2 = side_intern(L->s, buf, &st->path, L->d);
-		free(buf);
-		if (rc2 < 0)
-			return rc2;
-	}
+	if (other && (rc = site_repath(L, st, "%s (other thread)", side_str(L->s, st->path))) < 0)
+		return rc;
 	if (rank != KPT_NONE) {
 		/* ranks that do different work are different keys: the rank
 		 * leads the path ("rank 1/moe.layer/...") */
 		const char *ps = side_str(L->s, st->path);
-		size_t len = strlen(ps) + 32;
-		char *buf = malloc(len);
-		int rc2;
 
-		if (!buf)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-		snprintf(buf, len, ps[0] ? "rank %u/%s" : "rank %u", rank, ps);
-		rc2 = side_intern(L->s, buf, &st->path, L->d);
-		free(buf);
-		if (rc2 < 0)
-			return rc2;
+		if ((rc = site_repath(L, st, ps[0] ? "rank %u/%s" : "rank %u", rank, ps)) < 0)
+			return rc;
 	}
 	memcpy(st->grid, k->grid, sizeof st->grid);
 	memcpy(st->block, k->block, sizeof st->block);
