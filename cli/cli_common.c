@@ -41,6 +41,12 @@ const char *kpt_cli_term(const char *s)
 	return kpt_cli_clean(KPT_TEXT_TERM, s);
 }
 
+const char *kpt_cli_short_commit(const char *commit, char buf[13])
+{
+	snprintf(buf, 13, "%s", commit && commit[0] ? commit : "-");
+	return buf;
+}
+
 int kpt_cli_fail(const struct kpt_diag *d)
 {
 	/* a message quotes names from recordings and stores: one line, always */

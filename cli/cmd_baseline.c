@@ -137,7 +137,7 @@ static int bl_open(const struct bl_args *a, struct kpt_baseline **b, char *missi
 	if (kpt_cli_check_component("suite", suite, "--suite", &d) < 0)
 		return kpt_cli_fail(&d);
 	if ((rc = kpt_baseline_open(slug, suite, &w, b, &d)) == KPT_E_NOTFOUND) {
-		snprintf(missing, cap, "%s/%s/%s", a->dir, slug, suite);
+		kpt_baseline_path(a->dir, slug, suite, missing, cap);
 		return 0;
 	}
 	return rc < 0 ? kpt_cli_fail(&d) : 0;

@@ -5,16 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd_diff.h"
 #include "kpt_cli.h"
 #include "kpt_diff_report.h"
-#include "kpt_gnuplot.h"
+#include "kpt_grow.h"
 #include "kpt_outfile.h"
-#include "kpt_plot.h"
 #include "kpt_progress.h"
+#include "kpt_view.h"
 
 static const char *const method_names[] = {
 	[KPT_DIFF_RULE] = "rule",
@@ -59,15 +58,8 @@ static int parse_runs(const char *cmd, const char *opt, const char *v, uint32_t 
 			p = end;
 		}
 		for (unsigned long x = a; x <= b; x++) {
-			if (cnt == cap) {
-				uint32_t *t;
-
-				cap = cap ? cap * 2 : 16;
-				t = realloc(r, cap * sizeof *t);
-				if (!t)
-					goto bad;
-				r = t;
-			}
+			if (kpt_grow_u32(&r, &cap, (size_t)cnt + 1, sizeof *r) < 0)
+				goto bad;
 			r[cnt++] = (uint32_t)x;
 		}
 		if (*p == ',')
@@ -139,7 +131,7 @@ static int set_new_runs(const char *cmd, const char *opt, const char *v, void *f
 	return set_runs(cmd, opt, v, args, 1);
 }
 
-/* The decision options. Defaults: fill_defaults() in analyzer/kpt_diff.c. */
+/* The decision options. Defaults: fill_defaults() in analyzer/diff/kpt_diff.c. */
 const struct kpt_opt kpt_diff_rule_opts[] = {
 	KPT_OPT_DOUBLE(0, "threshold", "PCT", struct kpt_diff_cli, o.threshold_pct, 0.001, 1000,
 		       "change that matters, percent, for kernels of 10 us to 200 us (default 2)"),
@@ -246,45 +238,21 @@ static int write_report(const char *path, report_fn fn, const struct kpt_diff *d
 	return kpt_out_publish(f, path, 0, d);
 }
 
-/* The diff plots (viewer/kpt_plot.h) into dir: the scripts always, the
+/* The diff plots (kpt_view_diff_plots) into dir: the scripts always, the
  * PNGs when gnuplot is installed. A plot with nothing to show is skipped. */
 static int write_plots(const char *dir, const struct kpt_diff *df, struct kpt_diag *d)
 {
-	static const struct {
-		const char *stem;
-		int (*fn)(const struct kpt_diff *, const char *, const char *, struct kpt_diag *);
-	} plots[] = {
-		{ "diff-change", kpt_plot_diff_change },
-		{ "diff-runs", kpt_plot_diff_runs },
-	};
-	int rendered = 0, scripts = 0;
+	struct kpt_view_result res;
+	int rc = kpt_view_diff_plots(df, dir, 0, &res, d);
 
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		return kpt_diag_set(d, KPT_E_IO, "cannot make '%s': %s", dir, strerror(errno));
-	for (size_t i = 0; i < sizeof plots / sizeof plots[0]; i++) {
-		struct kpt_diag pd = { 0 };
-		int rc = plots[i].fn(df, dir, plots[i].stem, &pd);
-
-		if (rc == KPT_E_NOTFOUND)
-			continue;
-		if (rc < 0) {
-			*d = pd;
-			return rc;
-		}
-		scripts++;
-		rc = kpt_gnuplot_render(dir, plots[i].stem, 0, &pd);
-		if (rc == KPT_E_UNSUPPORTED) {
-			fprintf(stderr, "kptprof diff: %s; the plot scripts are in '%s'\n", pd.msg, dir);
-			break;
-		}
-		if (rc < 0) {
-			*d = pd;
-			return rc;
-		}
-		rendered++;
-	}
-	fprintf(stderr, "kptprof diff: %d plot script%s, %d picture%s in '%s'\n", scripts,
-		scripts == 1 ? "" : "s", rendered, rendered == 1 ? "" : "s", dir);
+	if (rc < 0)
+		return rc;
+	if (res.gnuplot_missing)
+		fprintf(stderr, "kptprof diff: gnuplot not found: plots kept as scripts in '%s'\n"
+				"hint: install gnuplot (Debian: apt-get install gnuplot-nox) and run 'gnuplot NAME.gp' there\n",
+			dir);
+	fprintf(stderr, "kptprof diff: %d plot script%s, %d picture%s in '%s'\n", res.plots,
+		res.plots == 1 ? "" : "s", res.rendered, res.rendered == 1 ? "" : "s", dir);
 	return 0;
 }
 

@@ -151,7 +151,7 @@ static void against_committed(const struct kpt_project *b, const char *dir, cons
 		return;
 	if (!slug[0] || !bdir || kpt_cli_check_component("GPU slug", slug, bfile, &d) < 0)
 		return;
-	snprintf(bpath, sizeof bpath, "%s/%s/%s", bdir, slug, b->name);
+	kpt_baseline_path(bdir, slug, b->name, bpath, sizeof bpath);
 	if (stat(bpath, &sb) != 0) {
 		if (b->builtin)
 			fprintf(stderr, "kptprof gate: no committed baseline '%s' to check shared shifts against\n",
@@ -296,13 +296,6 @@ static int open_baseline(const struct gate_plan *g, const char *slug, struct kpt
 	return rc;
 }
 
-/* A commit as the gate prints it: the first 12 characters, "-" unknown. */
-static const char *short_commit(const char *c, char buf[13])
-{
-	snprintf(buf, 13, "%s", c && c[0] ? c : "-");
-	return buf;
-}
-
 /* Says what rec is gated against, then diffs: the session files listed at
  * open (each a file: no second listing), or the store's side. */
 static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, struct kpt_diff_cli *dc)
@@ -321,8 +314,8 @@ static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, s
 		fprintf(stderr, "kptprof gate: %s vs baseline from history store '%s' (%s): branch '%s', the last %zu "
 			"session%s of suite '%s' on %s, commits %s..%s (added %s..%s), %llu runs\n", kpt_cli_term(rec),
 			kpt_cli_term(ds.where), ds.backend, kpt_cli_term(ds.branch), ds.sessions, ds.sessions == 1 ? "" : "s",
-			kpt_cli_term(ds.suite), kpt_cli_term(ds.slug), kpt_cli_term(short_commit(ds.first_commit, c0)),
-			kpt_cli_term(short_commit(ds.last_commit, c1)), kpt_cli_term(ds.first_added),
+			kpt_cli_term(ds.suite), kpt_cli_term(ds.slug), kpt_cli_term(kpt_cli_short_commit(ds.first_commit, c0)),
+			kpt_cli_term(kpt_cli_short_commit(ds.last_commit, c1)), kpt_cli_term(ds.first_added),
 			kpt_cli_term(ds.last_added), (unsigned long long)ds.runs);
 		return kpt_diff_cli_run_side(kpt_baseline_side(b), rec, dc);
 	}

@@ -1,5 +1,5 @@
 /* cmd_history.c - `kptprof history add|ls|show|plot|detect`: every run kept
- * in a store (analyzer/kpt_history.h), series per kernel key, trend plots
+ * in a store (analyzer/history/kpt_history.h), series per kernel key, trend plots
  * and change points. docs/history.md has the store and the method. */
 #include <errno.h>
 #include <inttypes.h>
@@ -167,12 +167,6 @@ static int open_store(const struct args *a, int create, struct kpt_history **h)
 	return 0;
 }
 
-static const char *short_sha(const char *c, char *buf)
-{
-	snprintf(buf, 13, "%s", c[0] ? c : "-");
-	return buf;
-}
-
 /* ---- add ------------------------------------------------------------------- */
 
 static int h_add(struct args *a)
@@ -284,7 +278,7 @@ static int h_ls(struct args *a, struct kpt_history *h)
 		const struct kpt_history_session *s = &set->sessions[i];
 
 		printf("%-8" PRId64 " %-20s %-12s %-10s %-8s %-24s %5u %5u  ", s->id, kpt_cli_term(s->added),
-		       kpt_cli_term(short_sha(s->commit, sha)), kpt_cli_term(s->branch),
+		       kpt_cli_term(kpt_cli_short_commit(s->commit, sha)), kpt_cli_term(s->branch),
 		       s->suite[0] ? kpt_cli_term(s->suite) : "-", kpt_cli_term(s->gpu_slug), s->runs, s->keys);
 		for (uint32_t l = 0; l < s->nlabels; l++)
 			printf("%s%s=%s", l ? "," : "", kpt_cli_term(s->labels[l].name), kpt_cli_term(s->labels[l].value));
@@ -544,7 +538,7 @@ static int h_show(struct args *a, struct kpt_history *h)
 
 		if (i)
 			snprintf(chg, sizeof chg, "%+.2f%%", 100 * (o.ns[i] / o.ns[i - 1] - 1));
-		printf("%-8" PRId64 " %-12s %-20s %12s %5u %8s", s->id, kpt_cli_term(short_sha(s->commit, sha)),
+		printf("%-8" PRId64 " %-12s %-20s %12s %5u %8s", s->id, kpt_cli_term(kpt_cli_short_commit(s->commit, sha)),
 		       kpt_cli_term(s->added),
 		       kpt_cli_fmt_ns(o.ns[i], buf, sizeof buf), a->pos ? o.set->series[0].nruns[i] : s->runs, chg);
 		if (cp)
@@ -626,7 +620,7 @@ static int h_plot(struct args *a, struct kpt_history *h)
 		char lbl[64];
 
 		snprintf(lbl, sizeof lbl, "%+.1f%% at %s", o.cp[c].step_pct,
-			 short_sha(o.set->sessions[o.sess[o.cp[c].at]].commit, sha));
+			 kpt_cli_short_commit(o.set->sessions[o.sess[o.cp[c].at]].commit, sha));
 		fprintf(gp, "set arrow from %g, graph 0 to %g, graph 1 nohead lc rgb '%s' dt 2\n",
 			o.cp[c].at - 0.5, o.cp[c].at - 0.5, o.cp[c].step_pct > 0 ? "#c0392b" : "#27ae60");
 		fprintf(gp, "set label ");
@@ -735,7 +729,7 @@ static void print_found(const struct kpt_history_set *set, const struct kpt_pool
 		kpt_cli_fmt_ns(c->cp.after_ns, b2, sizeof b2);
 	}
 	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%% %8s  %s", c->cp.step_pct, 1 - c->cp.p,
-	       kpt_cli_term(short_sha(s->commit, sha)), kpt_cli_term(short_sha(prev->commit, sha2)), s->id, b1, b2, c->cp.noise_pct, mach,
+	       kpt_cli_term(kpt_cli_short_commit(s->commit, sha)), kpt_cli_term(kpt_cli_short_commit(prev->commit, sha2)), s->id, b1, b2, c->cp.noise_pct, mach,
 	       c->regression ? "REGRESSION " : "");
 	pool_series_text(stdout, x);
 	printf("\n");
@@ -778,7 +772,7 @@ static void json_found(struct kpt_json *j, const struct kpt_history_set *set, co
 }
 
 /* Change points of one (suite, GPU model) group under the pool model
- * (analyzer/kpt_history_pool.h); text or JSON rows. */
+ * (analyzer/history/kpt_history_pool.h); text or JSON rows. */
 static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 {
 	struct kpt_pool_opts o;

@@ -206,6 +206,9 @@ int kpt_cli_help(const char *cmd);
  * line with KPT_TEXT_TERM of lib/kpt_text.h: s itself when clean, else a
  * copy that lives until the process exits; NULL gives "". */
 const char *kpt_cli_term(const char *s);
+/* A commit as kptprof prints it: its first 12 characters, "-" when unknown
+ * (NULL or ""), in buf, which it returns. */
+const char *kpt_cli_short_commit(const char *commit, char buf[13]);
 /* The same for another sink without quotes or fences (KPT_TEXT_MD,
  * KPT_TEXT_MARKUP). */
 const char *kpt_cli_clean(enum kpt_text_sink sink, const char *s);

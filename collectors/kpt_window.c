@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_grow.h"
+
 /* A whole decimal number with nothing after it. */
 static int parse_u64(const char *s, const char *end, uint64_t *out)
 {
@@ -299,15 +301,8 @@ static int corr_after(uint32_t a, uint32_t b)
 
 int kpt_preroll_begin(struct kpt_preroll_log *l, uint32_t corr_seen)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct kpt_preroll *v = realloc(l->v, cap * sizeof *v);
-
-		if (!v)
-			return KPT_E_NOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (kpt_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0)
+		return KPT_E_NOMEM;
 	l->v[l->n++] = (struct kpt_preroll){ .after = corr_seen, .open_ns = UINT64_MAX };
 	return 0;
 }

@@ -4,28 +4,15 @@
 
 #include "kpt_err.h"
 #include "kpt_format_int.h"
+#include "kpt_grow.h"
 
 int kpt_buf_reserve(struct kpt_buf *b, size_t extra)
 {
-	size_t need = b->len + extra, cap;
-	uint8_t *p;
+	size_t need = b->len + extra;
 
 	if (need < b->len)
 		return KPT_E_NOMEM;
-	if (need <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < need) {
-		if (cap > SIZE_MAX / 2)
-			return KPT_E_NOMEM;
-		cap *= 2;
-	}
-	p = realloc(b->p, cap);
-	if (!p)
-		return KPT_E_NOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return kpt_grow(&b->p, &b->cap, need, 1);
 }
 
 void kpt_buf_free(struct kpt_buf *b)

@@ -8,6 +8,7 @@
 
 #include "kpt_format.h"
 #include "kpt_format_int.h"
+#include "kpt_grow.h"
 
 /* Remapping tables from src ids to w ids. */
 struct remap {
@@ -345,21 +346,6 @@ void kpt_meta_merge_destroy(struct kpt_meta_merge *m)
 	free(m);
 }
 
-static int grow_to(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *np;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 8;
-	if (!(np = realloc(*p, nc * size)))
-		return -1;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int merge_put(struct kpt_meta_merge *m, const char *key, const char *value, uint32_t proc,
 		     uint32_t nproc)
 {
@@ -370,7 +356,7 @@ static int merge_put(struct kpt_meta_merge *m, const char *key, const char *valu
 		if (strcmp(m->k[i].key, key) == 0)
 			k = &m->k[i];
 	if (!k) {
-		if (grow_to((void **)&m->k, &m->cap, m->n, sizeof *m->k))
+		if (kpt_grow(&m->k, &m->cap, m->n + 1, sizeof *m->k))
 			return -1;
 		k = &m->k[m->n];
 		memset(k, 0, sizeof *k);
@@ -378,7 +364,7 @@ static int merge_put(struct kpt_meta_merge *m, const char *key, const char *valu
 			return -1;
 		m->n++;
 	}
-	if (grow_to((void **)&k->v, &k->cap, k->n, sizeof *k->v))
+	if (kpt_grow(&k->v, &k->cap, k->n + 1, sizeof *k->v))
 		return -1;
 	v = &k->v[k->n];
 	if (!(v->value = strdup(value ? value : "")))

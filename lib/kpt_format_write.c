@@ -11,6 +11,7 @@
 
 #include "kpt_format.h"
 #include "kpt_format_int.h"
+#include "kpt_grow.h"
 #include "kpt_outfile.h"
 #include "kpt_strtab.h"
 
@@ -61,23 +62,6 @@ struct kpt_writer {
 	uint32_t *launch_of;        /* launch index per row of the chunk */
 	struct kpt_kernel *launches;
 };
-
-/* Makes room for one more element in a growable array. */
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return KPT_E_NOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
 
 static int wfail(struct kpt_writer *w, struct kpt_diag *d, enum kpt_err code,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -228,7 +212,7 @@ static int put_section(struct kpt_writer *w, uint32_t sec, uint64_t rows, struct
 	if (ZSTD_isError(csize))
 		return wfail(w, d, KPT_E_IO, "cannot write '%s': zstd: %s", w->path,
 			     ZSTD_getErrorName(csize));
-	if (grow((void **)&w->toc, &w->captoc, w->ntoc, sizeof *w->toc))
+	if (kpt_grow(&w->toc, &w->captoc, w->ntoc + 1, sizeof *w->toc))
 		return nomem(w, d);
 	rc = write_all(w, w->comp.p, csize, w->off, d);
 	if (rc)
@@ -473,7 +457,7 @@ int kpt_writer_meta(struct kpt_writer *w, const char *key, const char *value,
 		}
 	}
 	k = strdup(key);
-	if (!k || grow((void **)&w->meta, &w->capmeta, w->nmeta, sizeof *w->meta)) {
+	if (!k || kpt_grow(&w->meta, &w->capmeta, w->nmeta + 1, sizeof *w->meta)) {
 		free(k);
 		free(v);
 		return nomem(w, d);
@@ -499,7 +483,7 @@ int kpt_writer_device(struct kpt_writer *w, const struct kpt_device *dev, struct
 	if (dev->index != w->ndevs)
 		return kpt_diag_set(d, KPT_E_INVAL, "cannot write '%s': device index %u given, %zu expected",
 				    w->path, dev->index, w->ndevs);
-	if (grow((void **)&w->devs, &w->capdevs, w->ndevs, sizeof *w->devs))
+	if (kpt_grow(&w->devs, &w->capdevs, w->ndevs + 1, sizeof *w->devs))
 		return nomem(w, d);
 	c = &w->devs[w->ndevs];
 	*c = *dev;
@@ -524,7 +508,7 @@ int kpt_writer_process(struct kpt_writer *w, const struct kpt_process *p, struct
 	if (p->index != w->nprocs)
 		return kpt_diag_set(d, KPT_E_INVAL, "cannot write '%s': process index %u given, %zu expected",
 				    w->path, p->index, w->nprocs);
-	if (grow((void **)&w->procs, &w->capprocs, w->nprocs, sizeof *w->procs))
+	if (kpt_grow(&w->procs, &w->capprocs, w->nprocs + 1, sizeof *w->procs))
 		return nomem(w, d);
 	note_refs(w, kpt_sections[KPT_SEC_PROCESSES].tab, p, 1);
 	w->procs[w->nprocs++] = *p;
@@ -537,7 +521,7 @@ int kpt_writer_drop(struct kpt_writer *w, const struct kpt_drop *drop, struct kp
 
 	if (rc)
 		return rc;
-	if (grow((void **)&w->drops, &w->capdrops, w->ndrops, sizeof *w->drops))
+	if (kpt_grow(&w->drops, &w->capdrops, w->ndrops + 1, sizeof *w->drops))
 		return nomem(w, d);
 	note_refs(w, kpt_sections[KPT_SEC_DROPS].tab, drop, 1);
 	w->drops[w->ndrops++] = *drop;

@@ -56,26 +56,6 @@ static const struct {
 	{ KPT_LACK_HOST_PID, "the host process id (pid 0 stored)" },
 };
 
-int kpt_import_grow(void *p, size_t *cap, size_t need, size_t size)
-{
-	void **pp = p;
-	size_t nc = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need) {
-		if (nc > SIZE_MAX / 2 / size)
-			return KPT_E_NOMEM;
-		nc *= 2;
-	}
-	if (!(np = realloc(*pp, nc * size)))
-		return KPT_E_NOMEM;
-	*pp = np;
-	*cap = nc;
-	return 0;
-}
-
 static int same_str(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -193,7 +173,7 @@ int kpt_import_device(struct kpt_import_ctx *c, struct kpt_device *dev, uint32_t
 			return 0;
 		}
 	}
-	if (kpt_import_grow(&c->devs, &c->capdevs, c->ndevs + 1, sizeof *c->devs) < 0)
+	if (kpt_grow(&c->devs, &c->capdevs, c->ndevs + 1, sizeof *c->devs) < 0)
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
 	e = &c->devs[c->ndevs];
 	memset(e, 0, sizeof *e);
@@ -566,7 +546,7 @@ static void *add_row(struct kpt_import_ctx *c, void *arr, size_t *n, size_t *cap
 {
 	char *row;
 
-	if (kpt_import_grow(arr, cap, *n + 1, size) < 0) {
+	if (kpt_grow(arr, cap, *n + 1, size) < 0) {
 		kpt_diag_set(d, KPT_E_NOMEM, "out of memory importing '%s'", c->path);
 		return NULL;
 	}

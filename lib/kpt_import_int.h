@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "kpt_format.h"
+#include "kpt_grow.h"
 #include "kpt_import.h"
 
 /* What an imported file did not hold; each bit is one phrase of the meta
@@ -84,10 +85,6 @@ int kpt_import_kineto(struct kpt_import_ctx *c, struct kpt_diag *d);
 int kpt_import_gunzip(const char *path, const unsigned char *gz, size_t gzlen, uint64_t max,
 		      const unsigned char **data, size_t *len, struct kpt_diag *d);
 int kpt_import_nsys(struct kpt_import_ctx *c, struct kpt_diag *d);
-
-/* Grows *p (elements of size bytes, capacity *cap) to hold need elements:
- * doubling, so n appends cost O(n). 0, or KPT_E_NOMEM (then *p is kept). */
-int kpt_import_grow(void *p, size_t *cap, size_t need, size_t size);
 
 /* The recording's device index for a GPU, declaring it on first use: the
  * same name, CUDA ordinal, SM count and memory in two files are one GPU.

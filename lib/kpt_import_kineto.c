@@ -350,7 +350,7 @@ static int device_props(struct kin *k, const struct kpt_jv *arr, struct kpt_diag
 			return kpt_diag_set(d, KPT_E_FORMAT,
 					    "cannot import '%s': a 'deviceProperties' entry without integer 'id' and string 'name'",
 					    k->c->path);
-		if (kpt_import_grow(&k->props, &k->capprops, k->nprops + 1, sizeof *k->props) < 0)
+		if (kpt_grow(&k->props, &k->capprops, k->nprops + 1, sizeof *k->props) < 0)
 			return oom(k, d);
 		p = &k->props[k->nprops];
 		memset(p, 0, sizeof *p);
@@ -358,7 +358,7 @@ static int device_props(struct kin *k, const struct kpt_jv *arr, struct kpt_diag
 			return oom(k, d);
 		k->nprops++;
 		p->cuda_ordinal = (uint32_t)id;
-		if (kpt_import_grow(&k->pci, &k->cappci, k->nprops, sizeof *k->pci) < 0)
+		if (kpt_grow(&k->pci, &k->cappci, k->nprops, sizeof *k->pci) < 0)
 			return oom(k, d);
 		k->pci[k->nprops - 1] = NULL;
 		if ((rc = device_ids(k, e, p, &k->pci[k->nprops - 1], d)) < 0)
@@ -468,7 +468,7 @@ static int resolve_devices(struct kin *k, struct kpt_diag *d)
 				dv = k->props[p];
 			else
 				k->c->lacks |= KPT_LACK_DEVICE_PROPS;
-			if (kpt_import_grow(&map, &cap, nmap + 1, sizeof *map) < 0) {
+			if (kpt_grow(&map, &cap, nmap + 1, sizeof *map) < 0) {
 				rc = oom(k, d);
 				break;
 			}

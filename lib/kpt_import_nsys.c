@@ -325,7 +325,7 @@ static int process_of(struct nsys *n, int64_t global, int64_t t0, int64_t t1, ui
 	if (rc < 0)
 		return oom(n, d);
 	if (rc) {
-		if (kpt_import_grow(&n->procs, &n->capprocs, n->nprocs + 1, sizeof *n->procs) < 0)
+		if (kpt_grow(&n->procs, &n->capprocs, n->nprocs + 1, sizeof *n->procs) < 0)
 			return oom(n, d);
 		*slot = n->nprocs;
 		p = &n->procs[n->nprocs++];
@@ -383,7 +383,7 @@ static int string_row(struct nsys *n, sqlite3_stmt *st, struct kpt_diag *d)
 		return oom(n, d);
 	if (!rc)
 		return 0;           /* the first value of an id wins */
-	if (kpt_import_grow(&n->strings, &n->capstrings, n->nstrings + len + 1, 1) < 0)
+	if (kpt_grow(&n->strings, &n->capstrings, n->nstrings + len + 1, 1) < 0)
 		return oom(n, d);
 	memcpy(n->strings + n->nstrings, v, len);
 	n->strings[n->nstrings + len] = '\0';

@@ -15,6 +15,7 @@
 #ifndef KPT_MODEL_H
 #define KPT_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -180,6 +181,26 @@ struct kpt_counter {
  * non-alphanumerics as one '-', no leading or trailing '-'.
  * Returns the slug's length (as snprintf: may exceed cap, then truncated). */
 int kpt_slug(const char *name, char *out, int cap);
+
+/* The "any thread" rule (summary's any_thread, diff's --ranges
+ * any-thread): a kernel launched outside every range of its own thread
+ * counts for the innermost range open on any thread of its process.
+ * kpt_open_ranges_init indexes ranges[0..nranges) (marks left out) by
+ * process and start: O(n log n); ranges must outlive o; 0 or KPT_E_NOMEM.
+ * kpt_open_ranges_at: of the ranges of process started at or before t and
+ * not ended by t (end_ns 0: never ended), the one that started last, as an
+ * index into ranges; KPT_NONE when none. O(log n), looking back over at
+ * most 4096 ranges. kpt_open_ranges_release frees the index (a zeroed or
+ * released o too). */
+struct kpt_open_ranges {
+	const struct kpt_range *ranges; /* not owned */
+	uint32_t *idx;                  /* NULL until init */
+	size_t n;
+};
+
+int kpt_open_ranges_init(struct kpt_open_ranges *o, const struct kpt_range *ranges, size_t nranges);
+uint32_t kpt_open_ranges_at(const struct kpt_open_ranges *o, uint32_t process, uint64_t t);
+void kpt_open_ranges_release(struct kpt_open_ranges *o);
 
 #ifdef __cplusplus
 }

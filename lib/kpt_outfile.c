@@ -3,6 +3,8 @@
 #define _GNU_SOURCE             /* fopencookie, memfd_create, asprintf */
 #include "kpt_outfile.h"
 
+#include "kpt_grow.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -113,16 +115,9 @@ static char *abs_path(const char *p)
 /* st: the file's (NULL: by path only); abs is taken over. */
 static int add_input(const struct stat *st, char *abs)
 {
-	if (ninputs == capinputs) {
-		size_t cap = capinputs ? 2 * capinputs : 16;
-		struct input *n = realloc(inputs, cap * sizeof *n);
-
-		if (!n) {
-			free(abs);
-			return KPT_E_NOMEM;
-		}
-		inputs = n;
-		capinputs = cap;
+	if (kpt_grow(&inputs, &capinputs, ninputs + 1, sizeof *inputs) < 0) {
+		free(abs);
+		return KPT_E_NOMEM;
 	}
 	inputs[ninputs++] = (struct input){ .dev = st ? st->st_dev : 0, .ino = st ? st->st_ino : 0,
 					    .has_ino = st != NULL, .abs = abs };

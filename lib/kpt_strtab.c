@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kpt_err.h"
+#include "kpt_grow.h"
 
 void kpt_strtab_init(struct kpt_strtab *t)
 {
@@ -82,24 +83,13 @@ static int grow_slots(struct kpt_strtab *t)
 
 static int grow_ids(struct kpt_strtab *t)
 {
-	uint32_t cap = t->cap ? t->cap * 2 : 256;
-	void *p;
+	uint32_t c1 = t->cap, c2 = t->cap, c3 = t->cap; /* the same growth for all three */
+	size_t need = (size_t)t->count + 1;
 
-	if (cap < t->cap)
-		cap = UINT32_MAX;
-	p = realloc(t->str, (size_t)cap * sizeof *t->str);
-	if (!p)
+	if (kpt_grow_u32(&t->str, &c1, need, sizeof *t->str) < 0 || kpt_grow_u32(&t->len, &c2, need, sizeof *t->len) < 0 ||
+	    kpt_grow_u32(&t->hash, &c3, need, sizeof *t->hash) < 0)
 		return KPT_E_NOMEM;
-	t->str = p;
-	p = realloc(t->len, (size_t)cap * sizeof *t->len);
-	if (!p)
-		return KPT_E_NOMEM;
-	t->len = p;
-	p = realloc(t->hash, (size_t)cap * sizeof *t->hash);
-	if (!p)
-		return KPT_E_NOMEM;
-	t->hash = p;
-	t->cap = cap;
+	t->cap = c1;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "kpt_arena.h"
 #include "kpt_demangle.h"
+#include "kpt_grow.h"
 #include "kpt_qsketch.h"
 
 /* Deeper NVTX nesting (or a parent cycle in corrupt data) is cut here: the
@@ -62,8 +63,7 @@ struct builder {
 	struct kpt_range_paths *rp; /* by range only */
 	/* by range with any_thread: range indices (no marks) by process, then
 	 * start; keys of "other thread" rows are node + mark_base */
-	uint32_t *open_idx;
-	size_t nopen;
+	struct kpt_open_ranges open;
 	uint32_t mark_base;
 	/* by rank: distinct ranks (KPT_NONE for none) and the process -> slot map */
 	uint32_t *ranks, nranks, *proc_slot, ndev;
@@ -76,23 +76,16 @@ static int nomem(struct kpt_diag *d)
 	return kpt_diag_set(d, KPT_E_NOMEM, "out of memory while summarising kernels");
 }
 
-/* Grows *p (elements of size sz, capacity *cap) to hold at least need. */
+/* kpt_grow with the new elements zeroed (group_of and path_of: 0 is none). */
 static int grow(void *p, size_t *cap, size_t need, size_t sz)
 {
-	void **pp = p;
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
+	size_t old = *cap;
+	char *np;
 
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*pp, ncap * sz);
-	if (!np)
+	if (kpt_grow(p, cap, need, sz) < 0)
 		return KPT_E_NOMEM;
-	memset((char *)np + *cap * sz, 0, (ncap - *cap) * sz);
-	*pp = np;
-	*cap = ncap;
+	memcpy(&np, p, sizeof np);
+	memset(np + old * sz, 0, (*cap - old) * sz);
 	return 0;
 }
 
@@ -465,7 +458,7 @@ static int row_names(const struct builder *b, const struct group *g, struct kpt_
 		dem = name ? kpt_demangle(name) : NULL;
 		display = dem ? arena_str(a, dem) : name;
 		free(dem);
-	} else if (b->open_idx && g->key >= b->mark_base) {
+	} else if (b->open.idx && g->key >= b->mark_base) {
 		const char *pth = path_string(b->rp, g->key - b->mark_base, a);
 		size_t len = pth ? strlen(pth) + 32 : 0;
 		char *buf = pth ? kpt_arena_alloc(a, len) : NULL;
@@ -527,59 +520,13 @@ static int row_stats(struct kpt_summary_row *row, uint64_t *dur, size_t n, uint6
 	return 0;
 }
 
-static int cmp_open(const void *pa, const void *pb, void *ranges)
-{
-	const struct kpt_range *rg = ranges;
-	const struct kpt_range *a = &rg[*(const uint32_t *)pa], *b = &rg[*(const uint32_t *)pb];
-
-	if (a->process != b->process)
-		return a->process < b->process ? -1 : 1;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
-}
-
-/* The ranges of the file (no marks) sorted by process and start, for
- * other_thread_range(). */
+/* The ranges of the file indexed for kpt_open_ranges_at(). */
 static int open_index(struct builder *b, struct kpt_diag *d)
 {
-	const struct kpt_range *r = b->rp->ranges;
-
-	b->open_idx = malloc((b->rp->nranges + 1) * sizeof *b->open_idx);
-	if (!b->open_idx)
+	if (kpt_open_ranges_init(&b->open, b->rp->ranges, b->rp->nranges) < 0)
 		return nomem(d);
-	for (size_t i = 0; i < b->rp->nranges; i++)
-		if (r[i].kind != KPT_RANGE_MARK)
-			b->open_idx[b->nopen++] = (uint32_t)i;
-	qsort_r(b->open_idx, b->nopen, sizeof *b->open_idx, cmp_open, (void *)r);
 	b->mark_base = (uint32_t)b->rp->nranges + 1; /* more than there can be path nodes */
 	return 0;
-}
-
-/* The innermost range open at t on any thread of process: of those started
- * at or before t and not ended by t, the one that started last. KPT_NONE
- * when none. Looks back over at most 4096 ranges. */
-static uint32_t other_thread_range(const struct builder *b, uint32_t process, uint64_t t)
-{
-	const struct kpt_range *r = b->rp->ranges;
-	size_t lo = 0, hi = b->nopen;
-
-	while (lo < hi) { /* first index after (process, t) */
-		size_t mid = lo + (hi - lo) / 2;
-		const struct kpt_range *m = &r[b->open_idx[mid]];
-
-		if (m->process < process || (m->process == process && m->start_ns <= t))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t n = 0; lo > 0 && n < 4096; n++) {
-		const struct kpt_range *c = &r[b->open_idx[--lo]];
-
-		if (c->process != process)
-			break;
-		if (c->end_ns == 0 || c->end_ns > t)
-			return b->open_idx[lo];
-	}
-	return KPT_NONE;
 }
 
 static int collect(struct builder *b, const struct kpt_summary_opts *o, struct kpt_summary *s,
@@ -619,8 +566,8 @@ static int collect(struct builder *b, const struct kpt_summary_opts *o, struct k
 				}
 				key = slot * b->ndev + dev;
 			}
-			if (b->by == KPT_SUMMARY_BY_RANGE && b->open_idx && k[i].range == KPT_NONE) {
-				uint32_t r = other_thread_range(b, k[i].process, k[i].start_ns);
+			if (b->by == KPT_SUMMARY_BY_RANGE && b->open.idx && k[i].range == KPT_NONE) {
+				uint32_t r = kpt_open_ranges_at(&b->open, k[i].process, k[i].start_ns);
 
 				if (r != KPT_NONE) {
 					if (range_node(b->rp, b->rp->ranges[r].id, &key) < 0)
@@ -667,7 +614,7 @@ static void builder_release(struct builder *b)
 	free(b->ranks);
 	free(b->proc_slot);
 	free(b->is_comm);
-	free(b->open_idx);
+	kpt_open_ranges_release(&b->open);
 	kpt_range_paths_destroy(b->rp);
 }
 

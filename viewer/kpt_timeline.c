@@ -1,6 +1,7 @@
 /* kpt_timeline.c - per-pixel-column timeline aggregation and drawing (see
  * kpt_timeline.h). */
 #include "kpt_timeline.h"
+#include "kpt_grow.h"
 #include "kpt_range_index.h"
 
 #include <math.h>
@@ -384,15 +385,8 @@ static struct tl_lane *lane_get(struct kpt_timeline *tl, uint32_t dev, uint32_t 
 		tl->last_lane = TL_LANE_CAP - 1;
 		return &tl->lanes[TL_LANE_CAP - 1];
 	}
-	if (tl->nlanes == tl->lanes_cap) {
-		size_t cap = tl->lanes_cap ? tl->lanes_cap * 2 : 8;
-		struct tl_lane *nl = realloc(tl->lanes, cap * sizeof *nl);
-
-		if (!nl)
-			return NULL;
-		tl->lanes = nl;
-		tl->lanes_cap = cap;
-	}
+	if (kpt_grow(&tl->lanes, &tl->lanes_cap, tl->nlanes + 1, sizeof *tl->lanes) < 0)
+		return NULL;
 	l = &tl->lanes[tl->nlanes];
 	memset(l, 0, sizeof *l);
 	l->info.device = dev;
@@ -441,15 +435,8 @@ static long fam_intern(struct kpt_timeline *tl, const char *text)
 	for (k = h & (tl->fam_hash_cap - 1); tl->fam_hash[k]; k = (k + 1) & (tl->fam_hash_cap - 1))
 		if (strcmp(tl->fams[tl->fam_hash[k] - 1].pub.name, text) == 0)
 			return (long)tl->fam_hash[k] - 1;
-	if (tl->nfams == tl->fams_cap) {
-		size_t cap = tl->fams_cap ? tl->fams_cap * 2 : 64;
-		struct tl_family *nf = realloc(tl->fams, cap * sizeof *nf);
-
-		if (!nf)
-			return -1;
-		tl->fams = nf;
-		tl->fams_cap = cap;
-	}
+	if (kpt_grow(&tl->fams, &tl->fams_cap, tl->nfams + 1, sizeof *tl->fams) < 0)
+		return -1;
 	f = &tl->fams[tl->nfams];
 	memset(f, 0, sizeof *f);
 	f->pub.name = strdup(text);
@@ -473,17 +460,11 @@ static struct tl_family *fam_of(struct kpt_timeline *tl, uint32_t name_id)
 	if (name_id < tl->fam_of_name_cap && tl->fam_of_name[name_id])
 		return &tl->fams[tl->fam_of_name[name_id] - 1];
 	if (name_id != KPT_NONE && name_id >= tl->fam_of_name_cap) {
-		size_t cap = tl->fam_of_name_cap ? tl->fam_of_name_cap : 1024;
-		uint32_t *nm;
+		size_t old = tl->fam_of_name_cap;
 
-		while (cap <= name_id)
-			cap *= 2;
-		nm = realloc(tl->fam_of_name, cap * sizeof *nm);
-		if (!nm)
+		if (kpt_grow(&tl->fam_of_name, &tl->fam_of_name_cap, (size_t)name_id + 1, sizeof *tl->fam_of_name) < 0)
 			return NULL;
-		memset(nm + tl->fam_of_name_cap, 0, (cap - tl->fam_of_name_cap) * sizeof *nm);
-		tl->fam_of_name = nm;
-		tl->fam_of_name_cap = cap;
+		memset(tl->fam_of_name + old, 0, (tl->fam_of_name_cap - old) * sizeof *tl->fam_of_name);
 	}
 	name = tl->names ? tl->names(tl->ctx, name_id) : NULL;
 	need = kpt_kernel_family(name, small, sizeof small);

@@ -10,24 +10,9 @@
 #include <unistd.h>
 
 #include "kpt_baseline_private.h"
+#include "kpt_folder.h"
+#include "kpt_grow.h"
 #include "kpt_project.h"
-
-int kpt_baseline_grow(void *v, size_t *cap, size_t need, size_t size)
-{
-	void **p = v;
-	size_t c = *cap ? *cap : 8;
-	void *t;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(t = realloc(*p, c * size)))
-		return -1;
-	*p = t;
-	*cap = c;
-	return 0;
-}
 
 _Static_assert(KPT_BASELINE_NAME_MAX == KPT_COMPONENT_MAX, "one rule: kpt_project_name_ok");
 
@@ -60,16 +45,7 @@ static int cmp_str(const void *a, const void *b)
 
 void kpt_baseline_paths_free(char **paths, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-}
-
-static int is_kpt_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	return len >= 5 && name[0] != '.' && strcmp(name + len - 4, ".kpt") == 0;
+	kpt_names_free(paths, n);
 }
 
 /* Appends prefix/name (prefix NULL: name) to *v. 0 or -1. */
@@ -78,46 +54,18 @@ static int push(char ***v, size_t *n, size_t *cap, const char *prefix, const cha
 	size_t len = (prefix ? strlen(prefix) + 1 : 0) + strlen(name) + 1;
 	char *s;
 
-	if (kpt_baseline_grow(v, cap, *n + 1, sizeof **v) < 0 || !(s = malloc(len)))
+	if (kpt_grow(v, cap, *n + 1, sizeof **v) < 0 || !(s = malloc(len)))
 		return -1;
 	snprintf(s, len, "%s%s%s", prefix ? prefix : "", prefix ? "/" : "", name);
 	(*v)[(*n)++] = s;
 	return 0;
 }
 
-int kpt_baseline_names(int fd, const char *shown, char ***names, size_t *n, struct kpt_diag *d)
+int kpt_baseline_path(const char *dir, const char *slug, const char *suite, char *buf, size_t cap)
 {
-	int dup_fd = dup(fd);
-	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	struct dirent *e;
-	char **v = NULL;
-	size_t cnt = 0, cap = 0;
+	int len = snprintf(buf, cap, "%s/%s/%s", dir, slug, suite);
 
-	*names = NULL;
-	*n = 0;
-	if (!dir) {
-		int err = errno;
-
-		if (dup_fd >= 0)
-			close(dup_fd);
-		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", shown, strerror(err));
-	}
-	rewinddir(dir);
-	while ((e = readdir(dir))) {
-		if (!is_kpt_name(e->d_name))
-			continue;
-		if (push(&v, &cnt, &cap, NULL, e->d_name) < 0) {
-			kpt_baseline_paths_free(v, cnt);
-			closedir(dir);
-			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory listing '%s'", shown);
-		}
-	}
-	closedir(dir);
-	if (cnt)
-		qsort(v, cnt, sizeof *v, cmp_str);
-	*names = v;
-	*n = cnt;
-	return 0;
+	return len < 0 || (size_t)len >= cap ? KPT_E_INVAL : 0;
 }
 
 int kpt_baseline_list_all(const char *dir, char ***paths, size_t *n, struct kpt_diag *d)
@@ -153,14 +101,14 @@ int kpt_baseline_list_all(const char *dir, char ***paths, size_t *n, struct kpt_
 			if (e->d_name[0] == '.' || fstatat(gfd, e->d_name, &st, 0) != 0 ||
 			    (size_t)snprintf(sub, sizeof sub, "%s/%s/%s", dir, g->d_name, e->d_name) >= sizeof sub)
 				continue;
-			if (S_ISREG(st.st_mode) && is_kpt_name(e->d_name)) {
+			if (S_ISREG(st.st_mode) && kpt_recording_name(e->d_name)) {
 				rc = push(&v, &cnt, &cap, NULL, sub);
 			} else if (S_ISDIR(st.st_mode) &&
 				   (sfd = openat(gfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 				char **names;
 				size_t nn;
 
-				if (kpt_baseline_names(sfd, sub, &names, &nn, d) == 0) {
+				if (kpt_folder_recordings(sfd, sub, &names, &nn, d) == 0) {
 					for (size_t i = 0; i < nn && rc == 0; i++)
 						rc = push(&v, &cnt, &cap, sub, names[i]);
 					kpt_baseline_paths_free(names, nn);

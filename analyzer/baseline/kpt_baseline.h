@@ -59,6 +59,9 @@ struct kpt_baseline;
 int kpt_baseline_open(const char *slug, const char *suite, const struct kpt_baseline_where *w,
 		      struct kpt_baseline **out, struct kpt_diag *d);
 void kpt_baseline_close(struct kpt_baseline *b); /* accepts NULL */
+/* The folder of (slug, suite) under dir, DIR/<slug>/<suite>, into buf:
+ * 0, or KPT_E_INVAL when it does not fit in cap (buf then cut short). */
+int kpt_baseline_path(const char *dir, const char *slug, const char *suite, char *buf, size_t cap);
 
 /* What the "vs baseline ..." line says. Strings are b's. */
 struct kpt_baseline_desc {

@@ -1,6 +1,6 @@
 /* kpt_baseline_folder.c - the folder kind: the .kpt files of DIR/<slug>/<suite>/, one
  * recording per session, else the older one file DIR/<slug>/<suite>.kpt.
- * Listed once at open (kpt_baseline_names); reading follows links. */
+ * Listed once at open (kpt_folder_recordings); reading follows links. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kpt_baseline_private.h"
+#include "kpt_folder.h"
 #include "kpt_format.h"
 
 static int folder_open(struct kpt_baseline *b, struct kpt_diag *d)
@@ -23,7 +24,7 @@ static int folder_open(struct kpt_baseline *b, struct kpt_diag *d)
 
 	if (!(b->path = malloc(len)))
 		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
-	snprintf(b->path, len, "%s/%s/%s", dir, b->slug, b->suite);
+	kpt_baseline_path(dir, b->slug, b->suite, b->path, len);
 	b->desc.where = b->path;
 	if ((fd = open(b->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		/* the older one-file layout */
@@ -38,7 +39,7 @@ static int folder_open(struct kpt_baseline *b, struct kpt_diag *d)
 		b->desc.one_file = 1;
 		return 0;
 	}
-	rc = kpt_baseline_names(fd, b->path, &names, &n, d);
+	rc = kpt_folder_recordings(fd, b->path, &names, &n, d);
 	close(fd);
 	if (rc < 0)
 		return rc;

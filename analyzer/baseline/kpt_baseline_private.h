@@ -38,15 +38,6 @@ struct kpt_baseline {
 	struct kpt_diff_side *side;
 };
 
-/* Grows *v (elements of size bytes, *cap of them) to hold need: the one
- * growth helper of this folder. 0, or -1 (out of memory; *v unchanged). */
-int kpt_baseline_grow(void *v, size_t *cap, size_t need, size_t size);
-
-/* The .kpt file names (not starting with '.') of the open folder fd, sorted
- * (oldest first: names start with the time). fd stays open and its
- * position is rewound. *names: malloc'd array of malloc'd strings. */
-int kpt_baseline_names(int fd, const char *shown, char ***names, size_t *n, struct kpt_diag *d);
-
 /* "/proc/self/fd/<dirfd>/<name>" into buf: name inside the folder dirfd
  * was opened on, whatever its path now leads to. 0, or -1 too long. */
 int kpt_baseline_fd_path(int dirfd, const char *name, char *buf, size_t cap);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kpt_baseline_private.h"
+#include "kpt_folder.h"
 #include "kpt_diff.h"
 #include "kpt_format.h"
 
@@ -411,7 +412,7 @@ static int tidy(const struct upd *u, const struct session *id, const char *mine,
 	size_t n = 0, ns = 0, other_gap = 0, left;
 	int rc;
 
-	if ((rc = kpt_baseline_names(u->sfd, u->shown, &names, &n, d)) < 0)
+	if ((rc = kpt_folder_recordings(u->sfd, u->shown, &names, &n, d)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		struct session old;
@@ -461,7 +462,7 @@ static void find_duplicate(const struct upd *u, int src, char *out, size_t cap)
 	struct kpt_diag d = { 0 };
 
 	out[0] = '\0';
-	if (kpt_baseline_names(u->sfd, u->shown, &names, &n, &d) < 0)
+	if (kpt_folder_recordings(u->sfd, u->shown, &names, &n, &d) < 0)
 		return;
 	for (size_t i = 0; i < n && !out[0]; i++)
 		if (same_bytes(u->sfd, names[i], src))

@@ -1,16 +1,19 @@
 /* kpt_diff_load.c - diffs from paths: both files loaded (the base on a
  * second thread), a folder of sessions combined into one side, the
  * counters of each file attached to SLOW rows (kpt_diff.h). */
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kpt_counters.h"
 #include "kpt_diff_private.h"
+#include "kpt_folder.h"
+#include "kpt_grow.h"
 
 struct load_job {
 	const char *path;
@@ -71,72 +74,43 @@ int kpt_diff_paths(const char *base_path, const char *new_path,
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Appends path, or the *.kpt files of folder path sorted by name, to *v. */
+/* Appends path, or the recordings of folder path (kpt_folder_recordings:
+ * sorted by name) as path/name, to *v. */
 static int expand_path(const char *path, char ***v, size_t *n, size_t *cap, struct kpt_diag *d)
 {
 	struct stat st;
-	DIR *dir;
-	struct dirent *de;
-	size_t first = *n;
+	char **names = NULL;
+	size_t nn = 0;
+	int fd, rc;
 
 	if (stat(path, &st) != 0)
 		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode)) {
-		dir = NULL;
-		goto one;
-	}
-	dir = opendir(path);
-	if (!dir)
-		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", path, strerror(errno));
-	while ((de = readdir(dir))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 5 || strcmp(de->d_name + l - 4, ".kpt") != 0 || de->d_name[0] == '.')
-			continue;
-		if (*n == *cap) {
-			char **t = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof *t);
-
-			if (!t)
-				goto nomem;
-			*v = t;
-			*cap = *cap ? *cap * 2 : 8;
-		}
-		(*v)[*n] = malloc(strlen(path) + l + 2);
-		if (!(*v)[*n])
-			goto nomem;
-		sprintf((*v)[*n], "%s/%s", path, de->d_name);
+		if (kpt_grow(v, cap, *n + 1, sizeof **v) < 0 || !((*v)[*n] = strdup(path)))
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory listing '%s'", path);
 		(*n)++;
+		return 0;
 	}
-	closedir(dir);
-	if (*n == first) {
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot read '%s': %s", path, strerror(errno));
+	rc = kpt_folder_recordings(fd, path, &names, &nn, d);
+	close(fd);
+	if (rc < 0)
+		return rc;
+	if (!nn) {
 		kpt_diag_set(d, KPT_E_NOTFOUND, "'%s' holds no .kpt sessions", path);
 		return kpt_diag_hint(d, "'kptprof baseline update FILE' adds a session");
 	}
-	qsort(*v + first, *n - first, sizeof **v, cmp_str);
-	return 0;
-one:
-	if (*n == *cap) {
-		char **t = realloc(*v, (*cap ? *cap * 2 : 8) * sizeof *t);
+	for (size_t i = 0; i < nn && rc == 0; i++) {
+		size_t len = strlen(path) + strlen(names[i]) + 2;
 
-		if (!t)
-			goto nomem;
-		*v = t;
-		*cap = *cap ? *cap * 2 : 8;
+		if (kpt_grow(v, cap, *n + 1, sizeof **v) < 0 || !((*v)[*n] = malloc(len)))
+			rc = kpt_diag_set(d, KPT_E_NOMEM, "out of memory listing '%s'", path);
+		else
+			snprintf((*v)[(*n)++], len, "%s/%s", path, names[i]);
 	}
-	(*v)[*n] = strdup(path);
-	if (!(*v)[*n])
-		goto nomem;
-	(*n)++;
-	return 0;
-nomem:
-	if (dir)
-		closedir(dir);
-	return kpt_diag_set(d, KPT_E_NOMEM, "out of memory listing '%s'", path);
+	kpt_names_free(names, nn);
+	return rc;
 }
 
 int kpt_diff_sessions_load(const char *const *base_paths, size_t nbase, const struct kpt_diff_opts *opts,

@@ -7,35 +7,22 @@
 #include <string.h>
 
 #include "kpt_diff_steps.h"
+#include "kpt_grow.h"
 
 #define NO_ID UINT32_MAX
 
 static int unit_add(uint32_t **v, uint32_t *n, uint32_t *cap, uint32_t k)
 {
-	if (*n == *cap) {
-		uint32_t nc = *cap ? *cap * 2 : 2;
-		uint32_t *t = realloc(*v, nc * sizeof *t);
-
-		if (!t)
-			return KPT_E_NOMEM;
-		*v = t;
-		*cap = nc;
-	}
+	if (kpt_grow_u32(v, cap, (size_t)*n + 1, sizeof **v) < 0)
+		return KPT_E_NOMEM;
 	(*v)[(*n)++] = k;
 	return 0;
 }
 
 static int units_new(struct kpt_diff_units *U, uint32_t *id)
 {
-	if (U->n == U->cap) {
-		uint32_t nc = U->cap ? U->cap * 2 : 64;
-		struct kpt_diff_unit *t = realloc(U->u, nc * sizeof *t);
-
-		if (!t)
-			return KPT_E_NOMEM;
-		U->u = t;
-		U->cap = nc;
-	}
+	if (kpt_grow_u32(&U->u, &U->cap, (size_t)U->n + 1, sizeof *U->u) < 0)
+		return KPT_E_NOMEM;
 	memset(&U->u[U->n], 0, sizeof U->u[U->n]);
 	*id = U->n++;
 	return 0;

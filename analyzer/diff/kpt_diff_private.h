@@ -115,4 +115,14 @@ struct kpt_diff_side {
 	struct kpt_diff_env env;    /* strings in arena; dropped counts over all runs */
 };
 
+/* The environment of a side made of sessions (kpt_diff_side_combine, the
+ * history store's side): path, the first session's device, driver, CUDA,
+ * suite, host, commit, clocks and temperatures (they are printed as
+ * context only), the newest time, c->nruns runs, and the shares of capped
+ * and throttled env samples (capped and throttled: sums of each session's
+ * share times its env samples; envn: their count). Strings are copied into
+ * c's arena; the summed counts are the caller's. 0 or KPT_E_NOMEM. */
+int kpt_diff_env_combined(struct kpt_diff_side *c, const struct kpt_diff_env *first, const char *path,
+			  const char *newest, double envn, double capped, double throttled);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kpt_diff_steps.h"
+#include "kpt_grow.h"
 #include "kpt_stats.h"
 
 #define MORE_RUNS_CAP 1000
@@ -48,20 +49,6 @@ static int grow_buf(struct kpt_rule_ctx *c, size_t n)
 	c->buf = malloc(c->capbuf * sizeof *c->buf);
 	c->cbuf = malloc(c->capbuf * sizeof *c->cbuf);
 	return c->buf && c->cbuf ? 0 : KPT_E_NOMEM;
-}
-
-static int grow_pool(double **p, size_t *cap, size_t n)
-{
-	double *t;
-
-	if (n <= *cap)
-		return 0;
-	t = realloc(*p, n * 2 * sizeof *t);
-	if (!t)
-		return KPT_E_NOMEM;
-	*p = t;
-	*cap = n * 2;
-	return 0;
 }
 
 /* Per-run medians of the pooled samples of keys[0..nk) over the selected
@@ -117,7 +104,7 @@ static int side_stats(struct kpt_rule_ctx *c, const struct kpt_diff_side *s, con
 		} else {
 			if (grow_buf(c, cnt) < 0)
 				return KPT_E_NOMEM;
-			if (pool && grow_pool(pool, capp, npool + cnt) < 0)
+			if (pool && kpt_grow(pool, capp, npool + cnt, sizeof **pool) < 0)
 				return KPT_E_NOMEM;
 			for (uint32_t j = 0; j < nk; j++) {
 				const struct kpt_sample_vec *v = &s->keys[keys[j]].runs[slot];

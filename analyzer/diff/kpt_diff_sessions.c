@@ -17,6 +17,7 @@
 
 #include "kpt_demangle.h"
 #include "kpt_diff_private.h"
+#include "kpt_grow.h"
 
 #define NO_ID UINT32_MAX
 
@@ -76,15 +77,8 @@ static int add_key(struct kpt_diff_side *c, const struct kpt_side_key *proto, ui
 {
 	struct kpt_side_key *k;
 
-	if (c->nkeys == c->capkeys) {
-		uint32_t cap = c->capkeys ? c->capkeys * 2 : 64;
-		struct kpt_side_key *t = realloc(c->keys, cap * sizeof *t);
-
-		if (!t)
-			return KPT_E_NOMEM;
-		c->keys = t;
-		c->capkeys = cap;
-	}
+	if (kpt_grow_u32(&c->keys, &c->capkeys, (size_t)c->nkeys + 1, sizeof *c->keys) < 0)
+		return KPT_E_NOMEM;
 	k = &c->keys[c->nkeys];
 	*k = *proto;
 	k->runs = calloc(c->nruns ? c->nruns : 1, sizeof *k->runs);
@@ -194,35 +188,15 @@ static int combine(const struct kpt_diff_side *const *in, size_t n, uint32_t kee
 		throttled += s->env.throttled_frac * s->env.env_samples;
 	}
 	{
-		/* Environment of the whole: the first session's device, the
-		 * newest time, summed counts. Clock and temperature summaries
-		 * are the first session's (they are printed as context only). */
+		/* Environment of the whole: summed counts (above), the rest
+		 * from the first session and the newest time. */
 		const struct kpt_diff_env *f = &in[0]->env;
-		struct kpt_diff_env *e = &c->env;
 		const char *newest = f->time;
 
 		for (size_t i = 1; i < n; i++)
 			if (strcmp(in[i]->env.time, newest) > 0)
 				newest = in[i]->env.time;
-		e->path = adup(c, label ? label : f->path);
-		e->gpu_name = adup(c, f->gpu_name);
-		e->gpu_slug = adup(c, f->gpu_slug);
-		e->driver = adup(c, f->driver);
-		e->cuda = adup(c, f->cuda);
-		e->suite = adup(c, f->suite);
-		e->host = adup(c, f->host);
-		e->time = adup(c, newest);
-		e->commit = adup(c, f->commit);
-		e->runs = c->nruns;
-		e->sm_mhz_median = f->sm_mhz_median;
-		e->sm_mhz_min = f->sm_mhz_min;
-		e->sm_mhz_max = f->sm_mhz_max;
-		e->temp_c_median = f->temp_c_median;
-		e->temp_c_max = f->temp_c_max;
-		e->capped_frac = envn > 0 ? capped / envn : 0;
-		e->throttled_frac = envn > 0 ? throttled / envn : 0;
-		if (!e->path || !e->gpu_name || !e->gpu_slug || !e->driver || !e->cuda || !e->suite ||
-		    !e->host || !e->time || !e->commit)
+		if (kpt_diff_env_combined(c, f, label ? label : f->path, newest, envn, capped, throttled) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -230,6 +204,34 @@ out:
 	kpt_wmap_release(&ids);
 	free(take);
 	return rc;
+}
+
+int kpt_diff_env_combined(struct kpt_diff_side *c, const struct kpt_diff_env *first, const char *path,
+			  const char *newest, double envn, double capped, double throttled)
+{
+	struct kpt_diff_env *e = &c->env;
+
+	e->path = adup(c, path);
+	e->gpu_name = adup(c, first->gpu_name);
+	e->gpu_slug = adup(c, first->gpu_slug);
+	e->driver = adup(c, first->driver);
+	e->cuda = adup(c, first->cuda);
+	e->suite = adup(c, first->suite);
+	e->host = adup(c, first->host);
+	e->time = adup(c, newest);
+	e->commit = adup(c, first->commit);
+	e->runs = c->nruns;
+	e->sm_mhz_median = first->sm_mhz_median;
+	e->sm_mhz_min = first->sm_mhz_min;
+	e->sm_mhz_max = first->sm_mhz_max;
+	e->temp_c_median = first->temp_c_median;
+	e->temp_c_max = first->temp_c_max;
+	e->capped_frac = envn > 0 ? capped / envn : 0;
+	e->throttled_frac = envn > 0 ? throttled / envn : 0;
+	if (!e->path || !e->gpu_name || !e->gpu_slug || !e->driver || !e->cuda || !e->suite || !e->host ||
+	    !e->time || !e->commit)
+		return KPT_E_NOMEM;
+	return 0;
 }
 
 int kpt_diff_side_combine(const struct kpt_diff_side *const *sides, size_t n, uint32_t keep_runs,

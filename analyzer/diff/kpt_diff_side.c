@@ -7,12 +7,14 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kpt_demangle.h"
 #include "kpt_diff_private.h"
+#include "kpt_grow.h"
 #include "kpt_stats.h"
 
 #define NO_ID UINT32_MAX
@@ -111,8 +113,7 @@ struct loader {
 	uint32_t *ranks, nranks;
 	uint64_t *rank_kernels;
 	/* --ranges any-thread: range indices (no marks) by process, then start */
-	uint32_t *open_idx;
-	size_t nopen;
+	struct kpt_open_ranges open;
 
 	const struct kpt_env_sample *env;
 	size_t nenv;
@@ -445,14 +446,10 @@ static int path_grow(struct loader *L, uint32_t id)
 	uint32_t **arr[] = { &L->path_str, &L->path_workload, &L->path_parent, &L->path_name };
 	uint32_t cap = L->npath_cap;
 
-	while (id >= cap)
-		cap *= 2;
 	for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
-		uint32_t *t = realloc(*arr[i], cap * sizeof *t);
-
-		if (!t)
+		cap = L->npath_cap; /* the same growth for each array */
+		if (kpt_grow_u32(arr[i], &cap, (size_t)id + 1, sizeof **arr[i]) < 0)
 			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory building range paths");
-		*arr[i] = t;
 	}
 	L->npath_cap = cap;
 	return 0;
@@ -545,16 +542,9 @@ static int resolve_range(struct loader *L, uint32_t i)
 	int rc = 0;
 
 	while (cur != NO_ID && L->range_path[cur] == NO_ID) {
-		if (n == cap) {
-			uint32_t *t;
-
-			cap = cap ? cap * 2 : 16;
-			t = realloc(stack, cap * sizeof *t);
-			if (!t) {
-				free(stack);
-				return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory resolving ranges");
-			}
-			stack = t;
+		if (kpt_grow_u32(&stack, &cap, (size_t)n + 1, sizeof *stack) < 0) {
+			free(stack);
+			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory resolving ranges");
 		}
 		stack[n++] = cur;
 		if (n > L->nranges) {
@@ -619,15 +609,8 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
 	struct kpt_diff_side *s = L->s;
 	struct kpt_side_key *k;
 
-	if (s->nkeys == s->capkeys) {
-		uint32_t cap = s->capkeys ? s->capkeys * 2 : 64;
-		struct kpt_side_key *t = realloc(s->keys, cap * sizeof *t);
-
-		if (!t)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory adding kernel keys");
-		s->keys = t;
-		s->capkeys = cap;
-	}
+	if (kpt_grow_u32(&s->keys, &s->capkeys, (size_t)s->nkeys + 1, sizeof *s->keys) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory adding kernel keys");
 	k = &s->keys[s->nkeys];
 	memset(k, 0, sizeof *k);
 	k->name = st->name;
@@ -646,54 +629,32 @@ static int new_key(struct loader *L, const struct site *st, uint32_t ordinal, ui
 
 /* Site of kernel k (name, config, path) and its kpt:iter range (NO_ID when
  * outside any); *sid = NO_ID when k is under a skipped range. */
-static int cmp_open(const void *pa, const void *pb, void *ranges)
-{
-	const struct kpt_range *rg = ranges;
-	const struct kpt_range *a = &rg[*(const uint32_t *)pa], *b = &rg[*(const uint32_t *)pb];
-
-	if (a->process != b->process)
-		return a->process < b->process ? -1 : 1;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
-}
-
 static int open_index(struct loader *L)
 {
-	L->open_idx = malloc((L->nranges + 1) * sizeof *L->open_idx);
-	if (!L->open_idx)
+	if (kpt_open_ranges_init(&L->open, L->ranges, L->nranges) < 0)
 		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing ranges");
-	for (size_t i = 0; i < L->nranges; i++)
-		if (L->ranges[i].kind != KPT_RANGE_MARK)
-			L->open_idx[L->nopen++] = (uint32_t)i;
-	qsort_r(L->open_idx, L->nopen, sizeof *L->open_idx, cmp_open, (void *)L->ranges);
 	return 0;
 }
 
-/* The innermost range open at t on any thread of process (the one that
- * started last among those not ended by t); NO_ID when none. Looks back
- * over at most 4096 ranges. */
-static uint32_t other_thread_range(const struct loader *L, uint32_t process, uint64_t t)
+/* st's path becomes the printf of fmt (a decoration of its path: "other
+ * thread", the rank), interned in the side's strings. */
+static int site_repath(struct loader *L, struct site *st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int site_repath(struct loader *L, struct site *st, const char *fmt, ...)
 {
-	const struct kpt_range *r = L->ranges;
-	size_t lo = 0, hi = L->nopen;
+	va_list ap;
+	char *buf;
+	int n, rc;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct kpt_range *m = &r[L->open_idx[mid]];
-
-		if (m->process < process || (m->process == process && m->start_ns <= t))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t n = 0; lo > 0 && n < 4096; n++) {
-		const struct kpt_range *c = &r[L->open_idx[--lo]];
-
-		if (c->process != process)
-			break;
-		if (c->end_ns == 0 || c->end_ns > t)
-			return L->open_idx[lo];
-	}
-	return NO_ID;
+	va_start(ap, fmt);
+	n = vasprintf(&buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
+	rc = side_intern(L->s, buf, &st->path, L->d);
+	free(buf);
+	return rc < 0 ? rc : 0;
 }
 
 static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *sid, uint32_t *iter)
@@ -704,10 +665,10 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	int added, rc, other = 0;
 
 	*iter = NO_ID;
-	if (ri == NO_ID && L->open_idx) {
+	if (ri == NO_ID && L->open.idx) {
 		/* --ranges any-thread: the innermost range open on another thread
 		 * of the process; its path marked (other thread) */
-		uint32_t o = other_thread_range(L, k->process, k->start_ns);
+		uint32_t o = kpt_open_ranges_at(&L->open, k->process, k->start_ns);
 
 		if (o != NO_ID) {
 			if (L->range_path[o] == NO_ID && (rc = resolve_range(L, o)) < 0)
@@ -756,50 +717,23 @@ static int kernel_site(struct loader *L, const struct kpt_kernel *k, uint32_t *s
 	}
 	if (!added)
 		return 0;
-	if (*sid >= L->capsites) {
-		uint32_t cap = L->capsites ? L->capsites * 2 : 64;
-		struct site *t = realloc(L->sites, cap * sizeof *t);
-
-		if (!t)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-		L->sites = t;
-		L->capsites = cap;
-	}
+	if (kpt_grow_u32(&L->sites, &L->capsites, (size_t)*sid + 1, sizeof *L->sites) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
 	st = &L->sites[*sid];
 	memset(st, 0, sizeof *st);
 	if ((rc = path_string(L, path, &st->path)) < 0)
 		return rc;
 	L->path_str[path] = st->path;
 	st->workload = L->path_workload[path];
-	if (other) {
-		const char *ps = side_str(L->s, st->path);
-		size_t len = strlen(ps) + 32;
-		char *buf = malloc(len);
-		int rc2;
-
-		if (!buf)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-		snprintf(buf, len, "%s (other thread)", ps);
-		rc2 = side_intern(L->s, buf, &st->path, L->d);
-		free(buf);
-		if (rc2 < 0)
-			return rc2;
-	}
+	if (other && (rc = site_repath(L, st, "%s (other thread)", side_str(L->s, st->path))) < 0)
+		return rc;
 	if (rank != KPT_NONE) {
 		/* ranks that do different work are different keys: the rank
 		 * leads the path ("rank 1/moe.layer/...") */
 		const char *ps = side_str(L->s, st->path);
-		size_t len = strlen(ps) + 32;
-		char *buf = malloc(len);
-		int rc2;
 
-		if (!buf)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory indexing kernels");
-		snprintf(buf, len, ps[0] ? "rank %u/%s" : "rank %u", rank, ps);
-		rc2 = side_intern(L->s, buf, &st->path, L->d);
-		free(buf);
-		if (rc2 < 0)
-			return rc2;
+		if ((rc = site_repath(L, st, ps[0] ? "rank %u/%s" : "rank %u", rank, ps)) < 0)
+			return rc;
 	}
 	memcpy(st->grid, k->grid, sizeof st->grid);
 	memcpy(st->block, k->block, sizeof st->block);
@@ -876,19 +810,11 @@ static const struct kpt_env_sample *env_at(struct loader *L, size_t g, uint64_t 
 static int vec_push(struct kpt_sample_vec *v, float ns, uint16_t mhz)
 {
 	if (v->n == v->cap) {
-		uint32_t cap = v->cap ? v->cap * 2 : 8;
-		float *a = realloc(v->ns, cap * sizeof *a);
+		uint32_t cap = v->cap, capmhz = v->cap; /* mhz, when kept, grows as ns */
 
-		if (!a)
+		if (kpt_grow_u32(&v->ns, &cap, (size_t)v->n + 1, sizeof *v->ns) < 0 ||
+		    (v->mhz && kpt_grow_u32(&v->mhz, &capmhz, (size_t)v->n + 1, sizeof *v->mhz) < 0))
 			return KPT_E_NOMEM;
-		v->ns = a;
-		if (v->mhz) {
-			uint16_t *b = realloc(v->mhz, cap * sizeof *b);
-
-			if (!b)
-				return KPT_E_NOMEM;
-			v->mhz = b;
-		}
 		v->cap = cap;
 	}
 	if (mhz > 0 && !v->mhz) {
@@ -1066,15 +992,8 @@ static int add_kernel(struct loader *L, const struct kpt_kernel *k)
 	if (b->n && b->iter != iter && (rc = flush_iter(L, proc)) < 0)
 		return rc;
 	b->iter = iter;
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 64;
-		struct pend *t = cap > b->cap ? realloc(b->v, cap * sizeof *t) : NULL;
-
-		if (!t)
-			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory buffering an iteration");
-		b->v = t;
-		b->cap = cap;
-	}
+	if (kpt_grow_u32(&b->v, &b->cap, (size_t)b->n + 1, sizeof *b->v) < 0)
+		return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory buffering an iteration");
 	p.seq = b->n;
 	b->v[b->n++] = p;
 	L->buffered++;
@@ -1106,17 +1025,11 @@ static int add_step_keys(struct loader *L)
 
 		if (!one)
 			rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
-		else if (n && nwant == cap) {
-			uint32_t *t;
+		else if (n) {
+			size_t caplast = cap; /* last grows as want */
 
-			const char **tl;
-
-			cap = cap ? cap * 2 : 8;
-			if ((t = realloc(want, cap * sizeof *t)))
-				want = t;
-			if ((tl = realloc(last, cap * sizeof *tl)))
-				last = tl;
-			if (!t || !tl)
+			if (kpt_grow(&want, &cap, nwant + 1, sizeof *want) < 0 ||
+			    kpt_grow(&last, &caplast, nwant + 1, sizeof *last) < 0)
 				rc = kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory reading step ranges");
 		}
 		if (rc == 0 && n) {
@@ -1428,7 +1341,7 @@ static void loader_release(struct loader *L)
 	free(L->range_class);
 	free(L->ranks);
 	free(L->rank_kernels);
-	free(L->open_idx);
+	kpt_open_ranges_release(&L->open);
 }
 
 static int side_load(struct loader *L)

@@ -18,8 +18,10 @@ double kpt_rule_pct(double logratio)
  * session, by the key's duration: about the 90th percentile, over the
  * H100 and the H200, of the per-key between-session SDs measured on the
  * cross-machine pool (10 H100 and 5 H200 machines, 2026-11-24, keys as
- * compared: aggregated; bench/analyzer/pool-20261124, docs/decision-rule.md
- * "Sessions"). A prior, not a measurement: the report says so. */
+ * compared: aggregated; 308f1d3:bench/analyzer/pool-20261124, whose kept
+ * sessions are in tests/data: baselines-20261124/, heldout_*_pool.kpt, see
+ * tests/data/README.collector.md; docs/decision-rule.md "Sessions"). A
+ * prior, not a measurement: the report says so. */
 static const struct {
 	double below_ns, sd_pct;
 } between_prior[] = {

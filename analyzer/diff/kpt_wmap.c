@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kpt_diff_private.h"
+#include "kpt_grow.h"
 
 static uint32_t wmap_hash(const uint32_t *k, uint32_t width)
 {
@@ -108,15 +109,8 @@ int kpt_wmap_put(struct kpt_wmap *m, const uint32_t *key, uint32_t *id, int *add
 			*added = 0;
 		return 0;
 	}
-	if (m->count == m->cap) {
-		uint32_t cap = m->cap ? m->cap * 2 : 64;
-		uint32_t *keys = realloc(m->keys, (size_t)cap * m->width * sizeof *keys);
-
-		if (!keys || cap < m->cap)
-			return KPT_E_NOMEM;
-		m->keys = keys;
-		m->cap = cap;
-	}
+	if (kpt_grow_u32(&m->keys, &m->cap, (size_t)m->count + 1, m->width * sizeof *m->keys) < 0)
+		return KPT_E_NOMEM;
 	memcpy(m->keys + (size_t)m->count * m->width, key, m->width * sizeof *key);
 	m->slots[s] = m->count + 1;
 	m->slot_hash[s] = h;

@@ -15,6 +15,7 @@
 #include "kpt_diff.h"
 #include "kpt_format.h"
 #include "kpt_history.h"
+#include "kpt_grow.h"
 #include "kpt_history_db.h"
 #include "kpt_model.h"
 #include "kpt_progress.h"
@@ -102,19 +103,9 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		char *p;
-
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
+	if (kpt_grow(&b->s, &b->cap, b->n + n + 1, 1) < 0) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->s + b->n, s, n);
 	b->n += n;

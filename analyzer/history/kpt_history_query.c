@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kpt_grow.h"
 #include "kpt_history.h"
 #include "kpt_history_db.h"
 
@@ -24,15 +25,8 @@ struct growth {
 
 static void *grow(struct growth *g)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 64;
-		void *p = realloc(g->p, cap * g->size);
-
-		if (!p)
-			return NULL;
-		g->p = p;
-		g->cap = cap;
-	}
+	if (kpt_grow(&g->p, &g->cap, g->n + 1, g->size) < 0)
+		return NULL;
 	return (char *)g->p + g->size * g->n++;
 }
 

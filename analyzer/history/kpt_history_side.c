@@ -1,6 +1,6 @@
 /* kpt_history_side.c - the side a stored baseline stands for
  * (kpt_history_side), for `gate --db`: the store gives back the per-run
- * medians the loader computed, read through diff/kpt_diff_side_read.c when
+ * medians the loader computed, read through analyzer/diff/kpt_diff_side_read.c when
  * `history add` stored them. History calls diff, never the other way. */
 #include <inttypes.h>
 #include <math.h>
@@ -88,7 +88,7 @@ static int sessions(const struct kpt_history_set *set, const char *label, struct
 		    const uint32_t *off)
 {
 	const struct kpt_history_session *f = &set->sessions[0];
-	struct kpt_diff_env *e = &c->env;
+	struct kpt_diff_env *e = &c->env, first;
 	const char *newest = f->time;
 	double envn = 0, capped = 0, throttled = 0;
 
@@ -137,27 +137,13 @@ static int sessions(const struct kpt_history_set *set, const char *label, struct
 		if (strcmp(s->time, newest) > 0)
 			newest = s->time;
 	}
-	e->path = adup(c, label);
-	e->gpu_name = adup(c, f->gpu_name);
-	e->gpu_slug = adup(c, f->gpu_slug);
-	e->driver = adup(c, f->driver);
-	e->cuda = adup(c, f->cuda);
-	e->suite = adup(c, f->suite);
-	e->host = adup(c, f->host);
-	e->time = adup(c, newest);
-	e->commit = adup(c, f->commit);
-	e->runs = c->nruns;
-	e->sm_mhz_median = f->sm_mhz;
-	e->sm_mhz_min = f->env.have ? f->env.sm_mhz_min : NAN;
-	e->sm_mhz_max = f->env.have ? f->env.sm_mhz_max : NAN;
-	e->temp_c_median = f->temp_c;
-	e->temp_c_max = f->env.have ? f->env.temp_c_max : NAN;
-	e->capped_frac = envn > 0 ? capped / envn : 0;
-	e->throttled_frac = envn > 0 ? throttled / envn : 0;
-	if (!e->path || !e->gpu_name || !e->gpu_slug || !e->driver || !e->cuda || !e->suite || !e->host ||
-	    !e->time || !e->commit)
-		return KPT_E_NOMEM;
-	return 0;
+	first = (struct kpt_diff_env){
+		.gpu_name = f->gpu_name, .gpu_slug = f->gpu_slug, .driver = f->driver, .cuda = f->cuda,
+		.suite = f->suite, .host = f->host, .commit = f->commit, .sm_mhz_median = f->sm_mhz,
+		.sm_mhz_min = f->env.have ? f->env.sm_mhz_min : NAN, .sm_mhz_max = f->env.have ? f->env.sm_mhz_max : NAN,
+		.temp_c_median = f->temp_c, .temp_c_max = f->env.have ? f->env.temp_c_max : NAN,
+	};
+	return kpt_diff_env_combined(c, &first, label, newest, envn, capped, throttled);
 }
 
 /* One run slot of a key: the stored median, repeated once per sample it

@@ -43,6 +43,7 @@
 
 #include "kpt_counters.h"
 #include "kpt_counters_cupti.h"
+#include "kpt_grow.h"
 #include "kpt_inject.h"
 
 #define KPT_CCOUNT_MAX_CTX 64
@@ -331,15 +332,8 @@ static int result_add(struct cctx *c, const char *range_name, size_t idx, int us
 	struct result *r;
 	const char *name;
 
-	if (C.nres == C.capres) {
-		size_t cap = C.capres ? C.capres * 2 : 256;
-		struct result *n = realloc(C.res, cap * sizeof *n);
-
-		if (!n)
-			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory storing counters");
-		C.res = n;
-		C.capres = cap;
-	}
+	if (kpt_grow(&C.res, &C.capres, C.nres + 1, sizeof *C.res) < 0)
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory storing counters");
 	r = &C.res[C.nres];
 	/* The symbol recorded at launch is the mangled name that activity
 	 * records carry, so counters and timings match by name. */
@@ -734,16 +728,25 @@ int kpt_ccount_launch_enter(CUcontext ctx, uint32_t device, uint32_t ordinal, st
 	return rc;
 }
 
-int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d)
+/* Takes C.lock for a launch-side event (the caller lets it go): one launch
+ * more in flight (delta 1) or one fewer (-1, never below 0), last_ns now.
+ * Returns ctx's state, NULL when it has none. */
+static struct cctx *event_lock(CUcontext ctx, int delta)
 {
-	struct cctx *c;
-	int rc = 0;
-
 	pthread_mutex_lock(&C.lock);
-	if (C.in_flight)
+	if (delta > 0)
+		C.in_flight++;
+	else if (C.in_flight)
 		C.in_flight--;
 	C.last_ns = now_ns();
-	c = ctx_find(ctx);
+	return ctx_find(ctx);
+}
+
+int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d)
+{
+	struct cctx *c = event_lock(ctx, -1);
+	int rc = 0;
+
 	if (c && c->active) {
 		if (c->nnames < C.max_ranges)
 			c->names[c->nnames++] = symbol ? strdup(symbol) : NULL;
@@ -756,13 +759,10 @@ int kpt_ccount_launch_exit(CUcontext ctx, const char *symbol, struct kpt_diag *d
 
 int kpt_ccount_pause(CUcontext ctx, struct kpt_diag *d)
 {
-	struct cctx *c;
+	struct cctx *c = event_lock(ctx, 1); /* no hand-over in the middle of a graph launch */
 	int rc = 0;
 
-	pthread_mutex_lock(&C.lock);
-	C.in_flight++; /* no hand-over in the middle of a graph launch */
-	C.last_ns = now_ns();
-	if ((c = ctx_find(ctx)) && c->active) {
+	if (c && c->active) {
 		C.graph_skipped++;
 		rc = decode(c, d);
 	}
@@ -772,14 +772,10 @@ int kpt_ccount_pause(CUcontext ctx, struct kpt_diag *d)
 
 int kpt_ccount_resume(CUcontext ctx, struct kpt_diag *d)
 {
-	struct cctx *c;
+	struct cctx *c = event_lock(ctx, -1);
 	int rc = 0;
 
-	pthread_mutex_lock(&C.lock);
-	if (C.in_flight)
-		C.in_flight--;
-	C.last_ns = now_ns();
-	if ((c = ctx_find(ctx)) && c->rp && !c->active)
+	if (c && c->rp && !c->active)
 		rc = arm(c, d);
 	pthread_mutex_unlock(&C.lock);
 	return rc;

@@ -535,12 +535,7 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	p.q = a->q;
 	p.k = a->k;
 	p.v = a->v;
-	p.o = a->o;
-	p.sb = a->stride_b;
-	p.sh = a->stride_h;
-	p.ss = a->stride_s;
-	p.seq = a->seq;
-	p.scale_log2 = a->scale * 1.4426950408889634f;
+	kpt::attn_fwd_base_params(p, a);
 	nvtxRangePushA("kpt_attn_fwd");
 	cudaError_t e = fn(p, a->lse, a->batch, a->heads, s);
 	nvtxRangePop();

@@ -506,12 +506,7 @@ int kpt::attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention forward: the driver refuses these strides for a TMA tensor map");
 	sm90_params p;
-	p.o = a->o;
-	p.sb = a->stride_b;
-	p.sh = a->stride_h;
-	p.ss = a->stride_s;
-	p.seq = a->seq;
-	p.scale_log2 = a->scale * 1.4426950408889634f;
+	kpt::attn_fwd_base_params(p, a);
 	p.plant_pct = a->plant_pct;
 	const bool fp16 = a->dtype == KPT_ATTN_FP16, causal = a->causal != 0;
 	cudaError_t e = d128 ? launch_hd<128>(fp16, causal, mq, mk, mv, p, a->batch, a->heads, s)

@@ -33,6 +33,21 @@ int attn_fwd_sm90(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_
 bool attn_fwd_sm90_e4m3_supports(const struct kpt_attn_fwd_args *a);
 int attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
 
+/* The launch parameters every forward launcher takes from a in the same
+ * way: output, strides, sequence length and the softmax scale in log2
+ * units (e4m3 multiplies its descales in after). One place for the
+ * mma.sync, wgmma and e4m3 launchers; host code only, the kernels and their
+ * parameter structs (P: o, sb, sh, ss, seq, scale_log2) are unchanged. */
+template <class P> inline void attn_fwd_base_params(P &p, const struct kpt_attn_fwd_args *a)
+{
+	p.o = a->o;
+	p.sb = a->stride_b;
+	p.sh = a->stride_h;
+	p.ss = a->stride_s;
+	p.seq = a->seq;
+	p.scale_log2 = a->scale * 1.4426950408889634f;
+}
+
 } /* namespace kpt */
 
 #endif

@@ -482,12 +482,8 @@ int kpt::attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "attention forward: the driver refuses these strides for a TMA tensor map");
 	e4m3_params p;
-	p.o = a->o;
-	p.sb = a->stride_b;
-	p.sh = a->stride_h;
-	p.ss = a->stride_s;
-	p.seq = a->seq;
-	p.scale_log2 = a->scale * 1.4426950408889634f * a->q_descale * a->k_descale;
+	kpt::attn_fwd_base_params(p, a);
+	p.scale_log2 = p.scale_log2 * a->q_descale * a->k_descale; /* (scale x log2 e) x q x k, as before */
 	p.v_descale = a->v_descale;
 	p.plant_pct = a->plant_pct;
 	cudaError_t e;

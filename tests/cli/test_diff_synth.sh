@@ -81,6 +81,12 @@ rc=$?; [ $rc -eq 1 ] || fail "--plots: exit $rc"
 if command -v gnuplot >/dev/null; then
 	[ -s "$T/plots/diff-change.png" ] || fail "--plots: no picture"
 fi
+# without gnuplot every script is still written (kpt_view_diff_plots), and said
+KPT_GNUPLOT="$T/no-gnuplot" "$KPTPROF" diff "$T/base.kpt" "$T/slow.kpt" --base-runs 0-4 --new-runs 5-9 $WITHIN -q \
+	--plots "$T/plots-nognu" 2>"$T/err"
+[ -s "$T/plots-nognu/diff-change.gp" ] && [ -s "$T/plots-nognu/diff-runs.gp" ] || fail "--plots without gnuplot: scripts missing"
+grep -q "gnuplot not found" "$T/err" && grep -q "2 plot scripts, 0 pictures" "$T/err" ||
+	fail "--plots without gnuplot: $(cat "$T/err")"
 
 # --json - puts only the JSON on stdout.
 "$KPTPROF" diff "$T/base.kpt" "$T/base.kpt" --json - | python3 -c 'import json,sys; assert json.load(sys.stdin)["result"]=="ok"' \

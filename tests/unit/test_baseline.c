@@ -314,6 +314,16 @@ static void test_update_prunes_oldest_sessions_only(void **state)
 	assert_int_equal(access(mine, F_OK), 0);
 }
 
+static void test_path_is_dir_slug_suite_and_refuses_to_cut(void **state)
+{
+	char buf[32];
+
+	assert_int_equal(kpt_baseline_path("baselines", "nvidia-h200", "default", buf, sizeof buf), 0);
+	assert_string_equal(buf, "baselines/nvidia-h200/default");
+	assert_int_equal(kpt_baseline_path("baselines", "nvidia-h200", "default-longer", buf, sizeof buf),
+			 KPT_E_INVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +334,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_update_rejects_one_run_and_names_the_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_refuses_a_linked_level, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_prunes_oldest_sessions_only, setup, teardown),
+		cmocka_unit_test(test_path_is_dir_slug_suite_and_refuses_to_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

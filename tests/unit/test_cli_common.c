@@ -186,6 +186,17 @@ static void test_nearest_suggests_only_close_names(void **state)
 	assert_null(kpt_cli_nearest("xyz", names, 5));
 }
 
+static void test_short_commit_keeps_twelve_characters_or_a_dash(void **state)
+{
+	char buf[13];
+
+	assert_string_equal(kpt_cli_short_commit("0123456789abcdef0123", buf), "0123456789ab");
+	assert_ptr_equal(kpt_cli_short_commit("abc", buf), buf);
+	assert_string_equal(buf, "abc");
+	assert_string_equal(kpt_cli_short_commit("", buf), "-");
+	assert_string_equal(kpt_cli_short_commit(NULL, buf), "-");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_opt_parse_stops_at_dashdash_when_asked),
 		cmocka_unit_test(test_opt_parse_refuses_unknown_options_and_bad_values),
 		cmocka_unit_test(test_nearest_suggests_only_close_names),
+		cmocka_unit_test(test_short_commit_keeps_twelve_characters_or_a_dash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
