@@ -396,6 +396,15 @@ static int width_visit(const struct kpt_opt *o, char *base, void *ctx)
 	return 0;
 }
 
+/* "  --opt V   help" with the help wrapped to the terminal (80 columns
+ * when not one), its lines under the help column. */
+static void help_line(const char *left, int w, const char *help)
+{
+	int n = printf("%-*s  ", w, left);
+
+	kpt_text_wrap(stdout, help, n > 0 ? (size_t)n : 0, (size_t)kpt_cli_help_width(), (size_t)w + 2);
+}
+
 static int help_visit(const struct kpt_opt *o, char *base, void *ctx)
 {
 	char left[128];
@@ -404,7 +413,7 @@ static int help_visit(const struct kpt_opt *o, char *base, void *ctx)
 	if (o->flags & KPT_OPTF_HIDDEN)
 		return 0;
 	opt_left(o, left, sizeof left);
-	printf("%-*s  %s\n", w, left, o->help);
+	help_line(left, w, o->help);
 	return 0;
 }
 
@@ -421,7 +430,7 @@ int kpt_cli_help(const char *name)
 		w = 28;
 	printf("\noptions:\n");
 	opt_walk(cmd->opts, NULL, help_visit, &w);
-	printf("%-*s  %s\n", (int)w, "  -h, --help", "show this help");
+	help_line("  -h, --help", (int)w, "show this help");
 	if (cmd->help_tail)
 		cmd->help_tail();
 	return KPT_EXIT_OK;

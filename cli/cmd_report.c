@@ -65,6 +65,7 @@ const struct kpt_opt kpt_report_opts[] = {
 		       "any-thread: by range, a kernel with no range of its own thread goes to another thread's (default thread)"),
 	KPT_OPT_CHOICE(0, "format", "text|md|csv|json", struct report, format, format_names,
 		       "output format; json adds meta, devices, env, counts (default text)"),
+	KPT_OPT_INCLUDE(kpt_wide_opts),
 	KPT_OPT_END,
 };
 

@@ -28,6 +28,7 @@ const struct kpt_opt kpt_workloads_opts[] = {
 	KPT_OPT_STRING(0, "suite", "NAME", struct workloads_args, suite,
 		       "only the workloads of this suite (default: every workload and suite)"),
 	KPT_OPT_FLAG(0, "json", struct workloads_args, json, "print the list as JSON (default: text)"),
+	KPT_OPT_INCLUDE(kpt_wide_opts),
 	KPT_OPT_END,
 };
 

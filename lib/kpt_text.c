@@ -401,38 +401,6 @@ static char *window(const char *s, size_t from, size_t keep)
 	return t;
 }
 
-/* A C++ name with its outermost template arguments and parameter lists
- * written "<...>" and "(...)" and "(anonymous namespace)" as "(anon)":
- * "void (anon)::gemm<...>(...)". A new string; NULL when out of memory. */
-static char *cxx_collapse(const char *s)
-{
-	static const char anon[] = "(anonymous namespace)";
-	size_t o = 0;
-	int depth = 0;
-	char *t = malloc(4 * strlen(s) + 1); /* "<>" grows to "<...>" */
-
-	if (!t)
-		return NULL;
-	for (const char *p = s; *p; p++) {
-		if (depth == 0 && strncmp(p, anon, sizeof anon - 1) == 0) {
-			memcpy(t + o, "(anon)", 6);
-			o += 6;
-			p += sizeof anon - 2;
-		} else if ((*p == '<' || *p == '(') && depth++ == 0) {
-			t[o++] = *p;
-			memcpy(t + o, "...", 3);
-			o += 3;
-		} else if ((*p == '>' || *p == ')') && depth > 0) {
-			if (--depth == 0)
-				t[o++] = *p;
-		} else if (depth == 0) {
-			t[o++] = *p;
-		}
-	}
-	t[o] = '\0';
-	return t;
-}
-
 /* s in at most cols columns. First difference at code point `diff` (or
  * SIZE_MAX when none matters) is kept visible. */
 static char *cut(const char *s, size_t cols, enum kpt_text_cut how, size_t diff)
@@ -459,13 +427,6 @@ static char *cut(const char *s, size_t cols, enum kpt_text_cut how, size_t diff)
 	}
 	if (how == KPT_CUT_TAIL)
 		return window(s, len - (cols - 3), cols - 3);
-	if (how == KPT_CUT_CXX && (t = cxx_collapse(s)) != NULL) {
-		char *c = kpt_text_columns(t) <= cols ? t : cut(t, cols, KPT_CUT_MIDDLE, SIZE_MAX);
-
-		if (c != t)
-			free(t);
-		return c;
-	}
 	tail = (cols - 3) / 3;
 	head = cols - 3 - tail;
 	if (!(t = malloc(cp_offset(s, head) + strlen(s + cp_offset(s, len - tail)) + 4)))
@@ -566,23 +527,139 @@ static long resolve(const char *const *s, char **out, size_t n, size_t cols, enu
 	return changed;
 }
 
+/* The first of forms[0..nf) that fits cols columns, else the last. */
+static size_t first_fit(char **forms, size_t nf, size_t cols)
+{
+	for (size_t k = 0; k < nf; k++)
+		if (kpt_text_columns(forms[k]) <= cols)
+			return k;
+	return nf - 1;
+}
+
+/* KPT_CUT_CXX: each name at the longest of its forms (kpt_text_cxx_forms)
+ * that fits; rows that would show the same text for different names go
+ * back one form at a time until they differ (at worst to the whole
+ * names, which differ). src[i] is set to the form row i ends at, out[i]
+ * to it cut to cols (MIDDLE). 0 or KPT_E_NOMEM. O(f n log n) for f forms. */
+static int cxx_fit(const char *const *s, size_t n, size_t cols, char **src, char **out)
+{
+	char ***forms = calloc(n ? n : 1, sizeof *forms);
+	size_t *nf = calloc(n ? n : 1, sizeof *nf), *lvl = calloc(n ? n : 1, sizeof *lvl), *ix;
+	int rc = KPT_E_NOMEM, changed = 1;
+
+	if (!forms || !nf || !lvl)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (kpt_text_cxx_forms(s[i], &forms[i], &nf[i]) < 0)
+			goto out;
+		lvl[i] = first_fit(forms[i], nf[i], cols);
+	}
+	while (changed) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++)
+			out[i] = forms[i][lvl[i]]; /* borrowed until the end */
+		if (!(ix = sorted(s, out, n)))
+			goto out;
+		for (size_t a = 0, b; a < n; a = b) {
+			int mixed = 0;
+
+			for (b = a + 1; b < n && strcmp(out[ix[a]], out[ix[b]]) == 0; b++)
+				mixed |= strcmp(s[ix[a]], s[ix[b]]) != 0;
+			for (size_t k = a; mixed && k < b; k++)
+				if (lvl[ix[k]] > 0)
+					lvl[ix[k]]--, changed = 1;
+		}
+		free(ix);
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!(src[i] = strdup(forms[i][lvl[i]])) || !(out[i] = cut(src[i], cols, KPT_CUT_MIDDLE, SIZE_MAX)))
+			goto out;
+	rc = 0;
+out:
+	for (size_t i = 0; forms && i < n; i++)
+		kpt_text_cxx_forms_free(forms[i], nf[i]);
+	free(forms);
+	free(nf);
+	free(lvl);
+	return rc;
+}
+
 int kpt_text_column(const char *const *s, size_t n, size_t cols, enum kpt_text_cut how, char **out)
 {
+	char **src = NULL;
 	long r = 0;
 
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
-	for (size_t i = 0; i < n; i++)
+	if (how == KPT_CUT_CXX && cols) {
+		if (!(src = calloc(n ? n : 1, sizeof *src)) || cxx_fit(s, n, cols, src, out) < 0)
+			goto oom;
+		s = (const char *const *)src;
+		how = KPT_CUT_MIDDLE;
+	}
+	for (size_t i = 0; !src && i < n; i++)
 		if (!(out[i] = cut(s[i], cols, how, SIZE_MAX)))
 			goto oom;
 	for (int pass = 0; cols && pass < 3 && (r = resolve(s, out, n, cols, how, pass)) > 0; pass++)
 		;
 	if (r < 0)
 		goto oom;
+	kpt_text_column_free(src, n);
+	free(src);
 	return 0;
 oom:
+	kpt_text_column_free(src, n);
+	free(src);
 	kpt_text_column_free(out, n);
 	return KPT_E_NOMEM;
+}
+
+int kpt_text_wrap(FILE *out, const char *s, size_t start, size_t width, size_t indent)
+{
+	size_t col = start, n = strlen(s);
+
+	if (!width) {
+		fputs(s, out);
+	} else {
+		for (size_t i = 0; i < n;) {
+			size_t sp = strspn(s + i, " "), w = strcspn(s + i + sp, " "), wc;
+			char *word = strndup(s + i + sp, w);
+			const char *wp;
+			int gap = sp > 0;
+
+			if (!word)
+				return KPT_E_IO;
+			wc = kpt_text_columns(word);
+			if (col > indent && col + (size_t)gap + wc > width) {
+				fprintf(out, "\n%*s", (int)indent, "");
+				col = indent;
+				gap = 0;
+			}
+			if (gap && col > indent)
+				fputc(' ', out), col++;
+			/* a word longer than a whole line: broken where it must */
+			for (wp = word; col + wc > width && width > col;) {
+				size_t take = cp_offset(wp, width - col);
+
+				fprintf(out, "%.*s\n%*s", (int)take, wp, (int)indent, "");
+				wp += take;
+				col = indent;
+				wc = kpt_text_columns(wp);
+				if (width <= indent + 1)
+					break;
+			}
+			fputs(wp, out);
+			col += wc;
+			free(word);
+			i += sp + w;
+			if (!sp && !w)
+				break;
+		}
+	}
+	fputc('\n', out);
+	return ferror(out) ? KPT_E_IO : 0;
 }
 
 void kpt_text_column_free(char **out, size_t n)

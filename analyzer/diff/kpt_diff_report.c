@@ -8,6 +8,7 @@
 #include "kpt_diff_report.h"
 #include "kpt_json.h"
 #include "kpt_text.h"
+#include "kpt_units.h"
 
 static void md_text(FILE *out, const char *s)
 {
@@ -36,20 +37,10 @@ static int io_result(FILE *out, struct kpt_diag *d, const char *what)
 	return 0;
 }
 
-/* Human duration: "850 ns", "12.34 us", "1.234 ms", "2.50 s"; "-" for NAN. */
+/* Human duration (lib/kpt_units.h); "-" for NAN. */
 static const char *fmt_ns(char *buf, size_t cap, double ns)
 {
-	if (isnan(ns))
-		snprintf(buf, cap, "-");
-	else if (ns < 1e3)
-		snprintf(buf, cap, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, cap, "%.2f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, cap, "%.3f ms", ns / 1e6);
-	else
-		snprintf(buf, cap, "%.2f s", ns / 1e9);
-	return buf;
+	return kpt_fmt_duration(ns, buf, cap);
 }
 
 /* v as a percentage with `digits` decimals (a sign when `sign`), or "-"
