@@ -618,45 +618,45 @@ oom:
 
 int kpt_text_wrap(FILE *out, const char *s, size_t start, size_t width, size_t indent)
 {
-	size_t col = start, n = strlen(s);
+	size_t col = start, n = strlen(s), i = strspn(s, " ");
+	int fresh = 1; /* no word on this line yet */
 
+	fprintf(out, "%.*s", (int)i, s); /* leading spaces are the caller's layout */
+	col += i;
 	if (!width) {
-		fputs(s, out);
-	} else {
-		for (size_t i = 0; i < n;) {
-			size_t sp = strspn(s + i, " "), w = strcspn(s + i + sp, " "), wc;
-			char *word = strndup(s + i + sp, w);
-			const char *wp;
-			int gap = sp > 0;
+		fputs(s + i, out);
+		i = n;
+	}
+	while (i < n) {
+		size_t sp = strspn(s + i, " "), w = strcspn(s + i + sp, " "), wc;
+		char *word = strndup(s + i + sp, w);
+		const char *wp = word;
+		int gap = sp > 0 && !fresh;
 
-			if (!word)
-				return KPT_E_IO;
-			wc = kpt_text_columns(word);
-			if (col > indent && col + (size_t)gap + wc > width) {
-				fprintf(out, "\n%*s", (int)indent, "");
-				col = indent;
-				gap = 0;
-			}
-			if (gap && col > indent)
-				fputc(' ', out), col++;
-			/* a word longer than a whole line: broken where it must */
-			for (wp = word; col + wc > width && width > col;) {
-				size_t take = cp_offset(wp, width - col);
-
-				fprintf(out, "%.*s\n%*s", (int)take, wp, (int)indent, "");
-				wp += take;
-				col = indent;
-				wc = kpt_text_columns(wp);
-				if (width <= indent + 1)
-					break;
-			}
-			fputs(wp, out);
-			col += wc;
-			free(word);
-			i += sp + w;
-			if (!sp && !w)
-				break;
+		if (!word)
+			return KPT_E_IO;
+		wc = kpt_text_columns(word);
+		if (!fresh && col + (size_t)gap + wc > width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+			gap = 0;
 		}
+		if (gap)
+			fprintf(out, "%.*s", (int)sp, s + i), col += sp;
+		/* a word longer than a whole line: broken where it must */
+		while (col + wc > width && width > col + 1) {
+			size_t take = cp_offset(wp, width - col);
+
+			fprintf(out, "%.*s\n%*s", (int)take, wp, (int)indent, "");
+			wp += take;
+			col = indent;
+			wc = kpt_text_columns(wp);
+		}
+		fputs(wp, out);
+		col += wc;
+		fresh = 0;
+		free(word);
+		i += sp + w;
 	}
 	fputc('\n', out);
 	return ferror(out) ? KPT_E_IO : 0;
