@@ -86,7 +86,10 @@ void kpt_cli_help_list(void)
 	       "kptprof records CUDA kernels, compares runs against per-GPU baselines\n"
 	       "and fails a pull request when kernels got slower.\n\ncommands:\n");
 	for (int i = 0; i < kpt_ncmds; i++)
-		printf("  %-10s %s\n", kpt_cmds[i].name, kpt_cmds[i].summary);
+	{
+		printf("  %-10s ", kpt_cmds[i].name);
+		kpt_text_wrap(stdout, kpt_cmds[i].summary, 13, (size_t)kpt_cli_help_width(), 13);
+	}
 	printf("\n'kptprof help COMMAND' or 'kptprof COMMAND --help' shows one command.\n");
 }
 
@@ -184,7 +187,7 @@ int kpt_cli_term_width(int fd)
 /* --wide (-1) or --width N, for kpt_cli_table_width. */
 static int table_width_opt;
 
-static int set_wide(const char *cmd, const char *opt, const char *value, void *field, void *args)
+int kpt_cli_opt_wide(const char *cmd, const char *opt, const char *value, void *field, void *args)
 {
 	(void)field, (void)args;
 	if (value)
@@ -193,7 +196,7 @@ static int set_wide(const char *cmd, const char *opt, const char *value, void *f
 	return 0;
 }
 
-static int set_width(const char *cmd, const char *opt, const char *value, void *field, void *args)
+int kpt_cli_opt_width(const char *cmd, const char *opt, const char *value, void *field, void *args)
 {
 	uint64_t w;
 
@@ -204,13 +207,7 @@ static int set_width(const char *cmd, const char *opt, const char *value, void *
 	return 0;
 }
 
-const struct kpt_opt kpt_wide_opts[] = {
-	{ .kind = KPT_OPTK_CALL, .name = "wide", .call = set_wide, .flags = KPT_OPTF_OPTVAL,
-	  .help = "whole names and every column, however wide (default on a terminal: fit its width)" },
-	{ .kind = KPT_OPTK_CALL, .name = "width", .arg = "N", .call = set_width, .flags = KPT_OPTF_HIDDEN,
-	  .help = "fit tables to N columns, on a terminal or not (tests; also $KPTPROF_COLUMNS)" },
-	KPT_OPT_END
-};
+const struct kpt_opt kpt_wide_opts[] = { KPT_OPT_WIDE(), KPT_OPT_WIDTH(), KPT_OPT_END };
 
 int kpt_cli_table_width(void)
 {

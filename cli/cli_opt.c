@@ -417,6 +417,25 @@ static int help_visit(const struct kpt_opt *o, char *base, void *ctx)
 	return 0;
 }
 
+/* "usage: " and the synopsis lines, each wrapped under its command. */
+static void help_usage(const char *usage)
+{
+	const char *p = usage;
+
+	fputs("usage: ", stdout);
+	while (*p) {
+		size_t len = strcspn(p, "\n"), lead = strspn(p, " ");
+		char *line = strndup(p, len);
+
+		/* a line's own words start after "kptprof CMD " or its indent */
+		kpt_text_wrap(stdout, line ? line : "?", p == usage ? 7 : 0, (size_t)kpt_cli_help_width(),
+			      p == usage ? 15 : lead ? lead : 15);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+	fputs("\n", stdout);
+}
+
 int kpt_cli_help(const char *name)
 {
 	const struct kpt_cmd *cmd = kpt_cmd_find(name);
@@ -424,7 +443,8 @@ int kpt_cli_help(const char *name)
 
 	if (!cmd)
 		return kpt_cli_usage_error("help", "unknown command '%s'", name);
-	printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+	help_usage(cmd->usage);
+	kpt_text_wrap(stdout, cmd->summary, 0, (size_t)kpt_cli_help_width(), 0);
 	opt_walk(cmd->opts, NULL, width_visit, &w);
 	if (w > 28)
 		w = 28;

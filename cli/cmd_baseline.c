@@ -59,7 +59,8 @@ const struct kpt_opt kpt_baseline_opts[] = {
 		       .verbs = V(V_SHOW) | V(V_PATH)),
 	KPT_OPT_U64(0, "keep", "N", BA, keep, 1, 1000, "update: sessions a baseline keeps, 1 to 1000 (default 16)",
 		    .verbs = V(V_UPDATE)),
-	KPT_OPT_INCLUDE(kpt_wide_opts),
+	KPT_OPT_WIDE(.verbs = 1u << V_LIST | 1u << V_SHOW),
+	KPT_OPT_WIDTH(.verbs = 1u << V_LIST | 1u << V_SHOW),
 	KPT_OPT_END,
 };
 #undef V

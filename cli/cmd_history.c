@@ -107,7 +107,8 @@ const struct kpt_opt kpt_history_opts[] = {
 	KPT_OPT_U64(0, "min-machines", "N", HA, u_min_machines, 1, 1000,
 		    "detect: fewest machines (GPUs) after a step that must carry it (default 3; a store of fewer "
 		    "machines, e.g. one runner: all of them)", .verbs = B(S_DETECT)),
-	KPT_OPT_INCLUDE(kpt_wide_opts),
+	KPT_OPT_WIDE(.verbs = B(S_LS) | B(S_SHOW) | B(S_DETECT)),
+	KPT_OPT_WIDTH(.verbs = B(S_LS) | B(S_SHOW) | B(S_DETECT)),
 	KPT_OPT_END,
 };
 #undef SERIES

@@ -150,10 +150,13 @@ void kpt_record_help_tail(void)
 	size_t n;
 	const struct kpt_counter_set *sets = kpt_counter_sets(&n);
 
-	printf("\n--counters[=SET,...]: a separate kernel-replay pass reading hardware counters; SET is\n"
-	       "a set name or a metric name (docs/counters.md). Sets:\n");
-	for (size_t i = 0; i < n; i++)
-		printf("  %-10s %s\n", sets[i].name, sets[i].about);
+	printf("\n");
+	kpt_text_wrap(stdout, "--counters[=SET,...]: a separate kernel-replay pass reading hardware counters; SET "
+		      "is a set name or a metric name (docs/counters.md). Sets:", 0, (size_t)kpt_cli_help_width(), 0);
+	for (size_t i = 0; i < n; i++) {
+		printf("  %-10s ", sets[i].name);
+		kpt_text_wrap(stdout, sets[i].about, 13, (size_t)kpt_cli_help_width(), 13);
+	}
 }
 
 /* argv[0..argc) with "--workload A B C" as "--workload A --workload B

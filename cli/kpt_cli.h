@@ -239,6 +239,15 @@ int kpt_cli_term_width(int fd);
  * prints a table. */
 extern const struct kpt_opt kpt_wide_opts[];
 int kpt_cli_table_width(void);
+/* The two rows of kpt_wide_opts, for a command of verbs (".verbs = ..."). */
+int kpt_cli_opt_wide(const char *cmd, const char *opt, const char *value, void *field, void *args);
+int kpt_cli_opt_width(const char *cmd, const char *opt, const char *value, void *field, void *args);
+#define KPT_OPT_WIDE(...) \
+	{ .kind = KPT_OPTK_CALL, .name = "wide", .call = kpt_cli_opt_wide, .flags = KPT_OPTF_OPTVAL, \
+	  .help = "whole names and every column, however wide (default on a terminal: fit its width)", __VA_ARGS__ }
+#define KPT_OPT_WIDTH(...) \
+	{ .kind = KPT_OPTK_CALL, .name = "width", .arg = "N", .call = kpt_cli_opt_width, .flags = KPT_OPTF_HIDDEN, \
+	  .help = "fit tables to N columns, on a terminal or not (tests; also $KPTPROF_COLUMNS)", __VA_ARGS__ }
 /* The same width for --help (80 when stdout is not a terminal). */
 int kpt_cli_help_width(void);
 /* Turns on the progress line (lib/kpt_progress.h) for `kptprof cmd` on

@@ -21,8 +21,8 @@ done
 # exact numbers on the hand-made file (durations in kpt_test_rec.h)
 run "$KPTPROF" report "$T/h.kpt"
 expect_rc 0 "report h.kpt"
-expect_out " 80.0%   6.000 us          3   2.000 us   2.000 us   1.000 us   3.000 us   1.000 us  plain_kernel"
-expect_out " 13.3%   1.000 us          4     250 ns     250 ns     100 ns     400 ns     129 ns  axpy(float*, float*, float)"
+expect_out " 80.0%    6.00 us          3    2.00 us    2.00 us    1.00 us    3.00 us    1.00 us  plain_kernel"
+expect_out " 13.3%    1.00 us          4     250 ns     250 ns     100 ns     400 ns     129 ns  axpy(float*, float*, float)"
 expect_out "GPU 1     NVIDIA L4 (nvidia-l4): 58 SMs, CC 8.9"
 expect_out "throttle gpu_idle,sw_power_cap, slowed in 1 of 3 samples"
 expect_err "warning: '$T/h.kpt': 7 activity records were dropped"
@@ -47,7 +47,7 @@ grep -q '  synth.workload/' "$T/out" || fail "no synth.workload/ range paths"
 run "$KPTPROF" report "$T/h.kpt" --format md
 expect_rc 0 "md"
 expect_out "| Time % | Total | Instances | Avg | Med | Min | Max | StdDev | Name |"
-expect_out '| 80.0% | 6.000 us | 3 | 2.000 us | 2.000 us | 1.000 us | 3.000 us | 1.000 us | `plain_kernel` |'
+expect_out '| 80.0% | 6.00 us | 3 | 2.00 us | 2.00 us | 1.00 us | 3.00 us | 1.00 us | `plain_kernel` |'
 run "$KPTPROF" report "$T/h.kpt" --format csv
 expect_rc 0 "csv"
 expect_out "time_pct,total_ns,instances,avg_ns,median_ns,min_ns,max_ns,stddev_ns,name"
