@@ -232,8 +232,8 @@ static void layout_widths(const struct kpt_diff *df, size_t *rows, size_t n, str
 
 /* Kernel and Range cells of the rows shown: whole when the output is not a
  * terminal (o->width 0); on a terminal, optional columns go (text_layout)
- * until Kernel and Range have room, Range gets up to 2/5 of it (at least
- * RANGE_MIN_COLS), Kernel the rest; ranges keep their tail, kernel names
+ * until Kernel and Range have room, Range gets what it needs first (down
+ * to RANGE_MIN_COLS), Kernel the rest (at least KERNEL_MIN_COLS); ranges keep their tail, kernel names
  * their shorter C++ forms, and no two cells of different names look the
  * same (kpt_text_column). */
 static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o, size_t *rows, size_t n,
@@ -278,14 +278,13 @@ static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o
 			layout_widths(df, rows, n, l);
 		}
 		avail = (size_t)o->width > layout_fixed(l) ? (size_t)o->width - layout_fixed(l) : 0;
-		if (kneed + rneed <= avail) {
-			rw = rneed, kw = kneed;
-		} else {
-			rw = avail * 2 / 5 > RANGE_MIN_COLS ? avail * 2 / 5 : RANGE_MIN_COLS;
-			rw = rw < rneed ? rw : rneed;
-			kw = avail > rw + 8 ? avail - rw : 8;
-			if (kw > kneed)
-				rw += kw - kneed, kw = kneed;
+		rw = rneed;
+		if (rw + KERNEL_MIN_COLS > avail)
+			rw = avail > KERNEL_MIN_COLS + RANGE_MIN_COLS ? avail - KERNEL_MIN_COLS : RANGE_MIN_COLS;
+		kw = avail > rw + KERNEL_MIN_COLS ? avail - rw : KERNEL_MIN_COLS;
+		if (avail < KERNEL_MIN_COLS + RANGE_MIN_COLS) { /* below ~75 columns: what there is */
+			rw = avail * 2 / 5 > 5 ? avail * 2 / 5 : 5;
+			kw = avail > rw + 6 ? avail - rw : 6;
 		}
 	}
 	if ((rc = text_col_fit(range, rw, KPT_CUT_TAIL)) < 0 || (rc = text_col_fit(kern, kw, KPT_CUT_CXX)) < 0)

@@ -41,10 +41,8 @@ for c in $cmds; do
 	[ -z "$long" ] || fail "$c --help has lines over 80 columns: $long"
 	# the option lines: "  -o, --output FILE   meaning (default D)", its
 	# wrapped continuation lines (indented under the meaning) joined
-	sed -n '/^options:$/,$p' "$T/help.$c" |
-		awk '/^    +[^ ]/ && n { sub(/^ +/, ""); line = line " " $0; next }
-		     { if (n) print line; line = $0; n = 1 } END { if (n) print line }' |
-		grep -E '^  -' >"$T/lines.$c" || true
+	sed -n '/^options:$/,$p' "$T/help.$c" >"$T/opts.$c"
+	help_lines "$T/opts.$c" | grep -E '^  -' >"$T/lines.$c" || true
 	grep -qE -- '^  -h, --help  +show this help$' "$T/lines.$c" || fail "$c --help lacks -h, --help: $(cat "$T/help.$c")"
 	# one awk over the lines: a meaning each; a default for each option with a value
 	bad=$(awk '

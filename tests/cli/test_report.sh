@@ -121,7 +121,10 @@ if command -v script >/dev/null; then
 	! grep -q $'\033\[1m' "$T/tty" || fail "colour despite NO_COLOR"
 	# long names are shortened to the terminal's width, never when piped
 	script -qec "stty cols 150; $KPTPROF report $T/s.kpt" /dev/null >"$T/tty" 2>&1 </dev/null
-	grep -q '<\.\.\.>(\.\.\.)' "$T/tty" || fail "no shortened names on a 150-column terminal"
+	# return type and parameters go first, template arguments stay
+	grep -q ' cutlass::gemm_kernel<128,128,float,kpt::functor::add<float>,0>' "$T/tty" ||
+		fail "no shortened names on a 150-column terminal: $(cat "$T/tty")"
+	! grep -q '(void const\*' "$T/tty" || fail "parameters kept on a 150-column terminal"
 	[ "$(tr -d '\r' <"$T/tty" | awk '{ if (length($0) > m) m = length($0) } END { print m }')" -le 150 ] \
 		|| fail "lines wider than the terminal"
 	"$KPTPROF" report "$T/s.kpt" | grep -q 'kernel<32, 16, float' || fail "names shortened when piped"
