@@ -435,6 +435,32 @@ static char *cut(const char *s, size_t cols, enum kpt_text_cut how, size_t diff)
 	return t;
 }
 
+/* s in cols columns showing the word at code point diff and the tail:
+ * "...h512.b32...moe.router"; a plain cut when that does not help. */
+static char *cut_and_tail(const char *s, size_t cols, size_t diff)
+{
+	size_t len = kpt_text_columns(s), tail, win, from = diff, a, b, c;
+	char *t;
+
+	if (cols < 12 || len <= cols)
+		return cut(s, cols, KPT_CUT_TAIL, diff);
+	tail = (cols - 6) / 2;
+	win = cols - 6 - tail;
+	while (from > 0 && diff - from < win / 2 && !strchr(" ,<(./", s[cp_offset(s, from) - 1]))
+		from--;
+	if (from + win + 3 >= len - tail)
+		return cut(s, cols, KPT_CUT_TAIL, diff);
+	if (from == 0)
+		win += 3;
+	a = cp_offset(s, from);
+	b = a + cp_offset(s + a, win);
+	c = cp_offset(s, len - tail);
+	if (!(t = malloc(b - a + strlen(s + c) + 7)))
+		return NULL;
+	sprintf(t, "%s%.*s...%s", from ? "..." : "", (int)(b - a), s + a, s + c);
+	return t;
+}
+
 /* First code point at which a and b differ. */
 static size_t first_diff(const char *a, const char *b)
 {
@@ -479,7 +505,8 @@ static size_t *sorted(const char *const *s, char **out, size_t n)
 }
 
 /* Recuts (pass 0: to show its first difference from a neighbour, 1: its
- * last) or keeps whole (pass 2) every string that shows the same as a
+ * last, 2: its first and its tail, "...h512.b32...moe.router") or keeps
+ * whole (pass 3) every string that shows the same as a
  * different one. Returns the number changed, or -1 when out of memory. */
 static long resolve(const char *const *s, char **out, size_t n, size_t cols, enum kpt_text_cut how, int pass)
 {
@@ -505,8 +532,8 @@ static long resolve(const char *const *s, char **out, size_t n, size_t cols, enu
 				continue;
 			f = first_diff(s[i], s[j]);
 			/* pass 0: the earliest difference; 1: the latest */
-			diff[i] = diff[i] == SIZE_MAX || (pass ? f > diff[i] : f < diff[i]) ? f : diff[i];
-			diff[j] = diff[j] == SIZE_MAX || (pass ? f > diff[j] : f < diff[j]) ? f : diff[j];
+			diff[i] = diff[i] == SIZE_MAX || (pass == 1 ? f > diff[i] : f < diff[i]) ? f : diff[i];
+			diff[j] = diff[j] == SIZE_MAX || (pass == 1 ? f > diff[j] : f < diff[j]) ? f : diff[j];
 		}
 	}
 	for (size_t i = 0; i < n && changed >= 0; i++) {
@@ -514,7 +541,8 @@ static long resolve(const char *const *s, char **out, size_t n, size_t cols, enu
 
 		if (diff[i] == SIZE_MAX)
 			continue;
-		if (!(t = pass == 2 ? strdup(s[i]) : cut(s[i], cols, how, diff[i]))) {
+		if (!(t = pass == 3 ? strdup(s[i]) : pass == 2 ? cut_and_tail(s[i], cols, diff[i]) :
+			  cut(s[i], cols, how, diff[i]))) {
 			changed = -1;
 			break;
 		}
@@ -602,7 +630,7 @@ int kpt_text_column(const char *const *s, size_t n, size_t cols, enum kpt_text_c
 	for (size_t i = 0; !src && i < n; i++)
 		if (!(out[i] = cut(s[i], cols, how, SIZE_MAX)))
 			goto oom;
-	for (int pass = 0; cols && pass < 3 && (r = resolve(s, out, n, cols, how, pass)) > 0; pass++)
+	for (int pass = 0; cols && pass < 4 && (r = resolve(s, out, n, cols, how, pass)) > 0; pass++)
 		;
 	if (r < 0)
 		goto oom;

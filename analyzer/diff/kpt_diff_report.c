@@ -191,22 +191,26 @@ static int text_col_fit(struct text_col *c, size_t cols, enum kpt_text_cut how)
 }
 
 /* Which columns a terminal of o->width gets: wide ones go first (the
- * verdict's hint, Noise, Interval, Config, the AMBG reason), until Kernel
- * and Range have room. */
+ * verdict's hint, Noise, Config, Interval, the AMBG reason, then Base:
+ * New and Change say the most), until Kernel and Range have room. */
 struct text_layout {
-	int cfg, ci, noise; /* shown */
+	int cfg, ci, noise, base; /* shown */
 	int verdict;        /* fmt_verdict_at level */
 	int cw, iw, vw;     /* widths of Config, Interval, Verdict */
 };
 
 #define KERNEL_MIN_COLS 24
 #define RANGE_MIN_COLS 10
+/* what Kernel and Range should get before columns give way: a kernel's
+ * name with its template arguments, a workload's name with its sizes */
+#define KERNEL_WANT_COLS 34
+#define RANGE_WANT_COLS 24
 
-/* Columns besides Kernel and Range: "  " " " Base(10) " " New(10) " "
+/* Columns besides Kernel and Range: "  " (" " Base(10)) " " New(10) " "
  * Change(8) "  " Verdict, and " " before each optional one. */
 static size_t layout_fixed(const struct text_layout *l)
 {
-	return 2 + 1 + 10 + 1 + 10 + 1 + 8 + 2 + (size_t)l->vw + (l->cfg ? 1 + (size_t)l->cw : 0) +
+	return 2 + (l->base ? 1 + 10 : 0) + 1 + 10 + 1 + 8 + 2 + (size_t)l->vw + (l->cfg ? 1 + (size_t)l->cw : 0) +
 	       (l->ci ? 1 + (size_t)l->iw : 0) + (l->noise ? 1 + 7 : 0);
 }
 
@@ -239,10 +243,10 @@ static void layout_widths(const struct kpt_diff *df, size_t *rows, size_t n, str
 static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o, size_t *rows, size_t n,
 		      struct text_col *kern, struct text_col *range, struct text_layout *l)
 {
-	size_t avail, rw = 0, kw = 0;
+	size_t avail, rw = 0, kw = 0, kmin;
 	int rc;
 
-	*l = (struct text_layout){ .cfg = 1, .ci = 1, .noise = 1 };
+	*l = (struct text_layout){ .cfg = 1, .ci = 1, .noise = 1, .base = 1 };
 	if ((rc = text_col_init(kern, n)) < 0 || (rc = text_col_init(range, n)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -263,25 +267,29 @@ static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o
 	layout_widths(df, rows, n, l);
 	if (o && o->width > 0) {
 		size_t kneed = text_col_need(kern), rneed = text_col_need(range);
-		size_t want = (kneed < KERNEL_MIN_COLS ? kneed : KERNEL_MIN_COLS) +
-			      (rneed < 16 ? rneed : 16);
+		size_t want = (kneed < KERNEL_WANT_COLS ? kneed : KERNEL_WANT_COLS) +
+			      (rneed < RANGE_WANT_COLS ? rneed : RANGE_WANT_COLS);
 
-		for (int step = 0; step < 5 && layout_fixed(l) + want > (size_t)o->width; step++) {
+		for (int step = 0; step < 6 && layout_fixed(l) + want > (size_t)o->width; step++) {
 			if (step == 0 || step == 4)
 				l->verdict++;
+			else if (step == 5)
+				l->base = 0;
 			else if (step == 1)
 				l->noise = 0;
 			else if (step == 2)
-				l->ci = 0;
-			else
 				l->cfg = 0;
+			else
+				l->ci = 0;
 			layout_widths(df, rows, n, l);
 		}
 		avail = (size_t)o->width > layout_fixed(l) ? (size_t)o->width - layout_fixed(l) : 0;
+		/* Kernel keeps what it wants when both fit, else its minimum */
+		kmin = avail >= want ? (kneed < KERNEL_WANT_COLS ? kneed : KERNEL_WANT_COLS) : KERNEL_MIN_COLS;
 		rw = rneed;
-		if (rw + KERNEL_MIN_COLS > avail)
-			rw = avail > KERNEL_MIN_COLS + RANGE_MIN_COLS ? avail - KERNEL_MIN_COLS : RANGE_MIN_COLS;
-		kw = avail > rw + KERNEL_MIN_COLS ? avail - rw : KERNEL_MIN_COLS;
+		if (rw + kmin > avail)
+			rw = avail > kmin + RANGE_MIN_COLS ? avail - kmin : RANGE_MIN_COLS;
+		kw = avail > rw + kmin ? avail - rw : kmin;
 		if (avail < KERNEL_MIN_COLS + RANGE_MIN_COLS) { /* below ~75 columns: what there is */
 			rw = avail * 2 / 5 > 5 ? avail * 2 / 5 : 5;
 			kw = avail > rw + 6 ? avail - rw : 6;
@@ -336,7 +344,9 @@ static int write_table(const struct kpt_diff *df, FILE *out, const struct kpt_re
 	put_cell(out, "Range", range.width);
 	if (l.cfg)
 		fprintf(out, " %-*s", l.cw, "Config");
-	fprintf(out, " %10s %10s %8s", "Base", "New", "Change");
+	if (l.base)
+		fprintf(out, " %10s", "Base");
+	fprintf(out, " %10s %8s", "New", "Change");
 	if (l.ci)
 		fprintf(out, " %*s", l.iw, "Interval %");
 	if (l.noise)
@@ -350,8 +360,9 @@ static int write_table(const struct kpt_diff *df, FILE *out, const struct kpt_re
 		put_cell(out, range.shown[i], range.width);
 		if (l.cfg)
 			fprintf(out, " %-*s", l.cw, fmt_config(b3, sizeof b3, r));
-		fprintf(out, " %10s %10s %8s", fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
-			fmt_pct(b5, sizeof b5, r->change_pct));
+		if (l.base)
+			fprintf(out, " %10s", fmt_ns(b1, sizeof b1, r->base_ns));
+		fprintf(out, " %10s %8s", fmt_ns(b2, sizeof b2, r->new_ns), fmt_pct(b5, sizeof b5, r->change_pct));
 		if (l.ci)
 			fprintf(out, " %*s", l.iw, fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct));
 		if (l.noise)
@@ -371,7 +382,7 @@ static int write_table(const struct kpt_diff *df, FILE *out, const struct kpt_re
 	if (l.verdict > 0 && df->counts[KPT_V_AMBG])
 		kpt_text_wrap(out, "(AMBG: cannot tell at this noise; --wide shows why and the interval)", 0,
 			      (size_t)width, 1);
-	else if (!l.ci || !l.noise || !l.cfg)
+	else if (!l.ci || !l.noise || !l.cfg || !l.base)
 		kpt_text_wrap(out, "(--wide shows every column)", 0, (size_t)width, 1);
 	if (n < df->nrows)
 		fprintf(out, "(%zu SAME key%s not listed; --all lists them)\n", df->nrows - n,
