@@ -427,35 +427,6 @@ static struct ctr_ctx *counter_kernels(const struct report *r, size_t *n)
 	return k;
 }
 
-static void print_counters(const struct report *r)
-{
-	struct ctr_ctx *k;
-	size_t n = 0;
-	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
-
-	if (!(k = counter_kernels(r, &n)))
-		return;
-	printf("\nCounters (replay pass, mean per profiled launch; ceilings: ");
-	printf(copy > 0 ? "copy %.0f GB/s, " : "copy unknown, ", copy);
-	printf(bf16 > 0 ? "bf16 %.0f TFLOP/s)\n" : "bf16 unknown)\n", bf16);
-	printf("%10s %9s %7s %7s %8s %10s  %s\n", "Time", "DRAM GB/s", "% copy", "IPC", "tensor%", "occupancy%", "Name");
-	for (size_t i = 0; i < n && (!r->top || i < r->top); i++) {
-		struct kpt_counter_derived dv;
-		double occ = ctr_get(&k[i], "sm__warps_active.avg.pct_of_peak_sustained_active");
-		char tb[32], *dm = kpt_demangle(k[i].kernel);
-		const char *show = term_safe(r, dm ? dm : k[i].kernel);
-
-		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
-		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %s\n",
-		       isnan(k[i].ns) ? "-" : kpt_cli_fmt_ns(k[i].ns, tb, sizeof tb), dv.dram_gbps, dv.copy_ceiling_pct,
-		       dv.ipc, dv.tensor_active_pct, occ, show);
-		free(dm);
-	}
-	if (r->top && n > r->top)
-		printf("(%zu more kernels with counters: --top 0 shows all)\n", n - (size_t)r->top);
-	free(k);
-}
-
 /* v with `decimals` decimals into buf, or "-" when v is NAN or not positive. */
 static const char *fmt_or_dash(double v, int decimals, char *buf)
 {
@@ -464,6 +435,59 @@ static const char *fmt_or_dash(double v, int decimals, char *buf)
 	snprintf(buf, 24, "%.*f", decimals, v);
 	return buf;
 }
+
+static void print_counters(const struct report *r)
+{
+	struct ctr_ctx *k;
+	size_t n = 0, shown;
+	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
+	int width = kpt_cli_table_width();
+	char title[192], **full, **names;
+
+	if (!(k = counter_kernels(r, &n)))
+		return;
+	shown = r->top && r->top < n ? r->top : n;
+	snprintf(title, sizeof title, "Counters (replay pass, mean per profiled launch; ceilings: copy %s GB/s, bf16 %s "
+		 "TFLOP/s)", copy > 0 ? fmt_or_dash(copy, 0, (char[24]){ 0 }) : "unknown",
+		 bf16 > 0 ? fmt_or_dash(bf16, 0, (char[24]){ 0 }) : "unknown");
+	printf("\n");
+	kpt_text_wrap(stdout, title, 0, width > 0 ? (size_t)width : 0, 2);
+	printf("%10s %9s %7s %7s %8s %10s  %s\n", "Time", "DRAM GB/s", "% copy", "IPC", "tensor%", "occupancy%", "Name");
+	/* the names, demangled and cleaned, fitted on a terminal */
+	full = calloc(shown ? shown : 1, sizeof *full);
+	names = calloc(shown ? shown : 1, sizeof *names);
+	for (size_t i = 0; full && i < shown; i++) {
+		char *dm = kpt_demangle(k[i].kernel);
+
+		full[i] = kpt_text_dup(KPT_TEXT_TERM, dm ? dm : k[i].kernel);
+		free(dm);
+	}
+	if (!full || !names || kpt_text_column((const char *const *)full, shown,
+					       width > 0 ? (size_t)(width > 78 ? width - 58 : 20) : 0, KPT_CUT_CXX,
+					       names) < 0) {
+		free(names);
+		names = NULL;
+	}
+	for (size_t i = 0; i < shown; i++) {
+		struct kpt_counter_derived dv;
+		double occ = ctr_get(&k[i], "sm__warps_active.avg.pct_of_peak_sustained_active");
+		char tb[32];
+
+		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
+		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %s\n",
+		       isnan(k[i].ns) ? "-" : kpt_cli_fmt_ns(k[i].ns, tb, sizeof tb), dv.dram_gbps, dv.copy_ceiling_pct,
+		       dv.ipc, dv.tensor_active_pct, occ,
+		       names ? names[i] : full && full[i] ? full[i] : "?");
+	}
+	if (r->top && n > r->top)
+		printf("(%zu more kernels with counters: --top 0 shows all)\n", n - (size_t)r->top);
+	kpt_text_column_free(names, shown);
+	kpt_text_column_free(full, shown);
+	free(names);
+	free(full);
+	free(k);
+}
+
 
 /* Per workload (recordings of the built-in workloads: meta declares
  * workload.<name>.flops/.bytes), GPU time per run and the achieved GB/s and

@@ -234,7 +234,11 @@ int cmd_workloads(int argc, char **argv)
 		}
 		rc = run_listing(path, args, m);
 		fclose(m);
-		if (rc == 0)
+		/* a runner that writes no tab-separated rows (not ours, or an old
+		 * one) is passed through as it wrote */
+		if (rc == 0 && tsv && !strchr(tsv, '\t'))
+			fputs(tsv, stdout);
+		else if (rc == 0)
 			rc = print_table(tsv);
 		free(tsv);
 		return kpt_cli_stdout_done(rc);

@@ -8,7 +8,7 @@
 
 run "$KPTPROF" help
 expect_rc 0 "help"
-cmds=$(sed -n 's/^  \([a-z]*\) .*/\1/p' "$T/out")
+cmds=$(sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' "$T/out")
 [ "$(echo "$cmds" | wc -w)" -ge 14 ] || fail "'kptprof help' lists too few commands: $cmds"
 
 run "$KPTPROF" help --completion bash
