@@ -564,6 +564,41 @@ static size_t first_fit(char **forms, size_t nf, size_t cols)
 	return nf - 1;
 }
 
+/* Row ix[m] shows the same text as the other rows ix[0..g) of different
+ * names: the form of its first template argument (kpt_text_cxx_arg_form,
+ * nested lists collapsed, else whole) that no other of them shows and
+ * that fits cols columns, or whose argument does ("...,UnaryOp<...>,...>":
+ * cut, its tail stays), or NULL. */
+static char *cxx_arg_fit(const char *const *s, const size_t *ix, size_t g, size_t m, size_t cols)
+{
+	for (int nested = 0; nested < 2; nested++)
+		for (size_t k = 0; k < 32; k++) {
+			char *f = kpt_text_cxx_arg_form(s[ix[m]], k, nested);
+			const char *arg = f ? strchr(f, '<') : NULL;
+			int ok;
+
+			if (arg)
+				arg += strncmp(arg, "<...,", 5) == 0 ? 5 : 1;
+			ok = arg && (kpt_text_columns(f) <= cols || kpt_text_columns(arg) + 3 <= cols);
+
+			if (!f)
+				break;
+			for (size_t j = 0; ok && j < g; j++) {
+				char *o;
+
+				if (j == m || strcmp(s[ix[j]], s[ix[m]]) == 0)
+					continue;
+				o = kpt_text_cxx_arg_form(s[ix[j]], k, nested);
+				ok = !o || strcmp(o, f) != 0;
+				free(o);
+			}
+			if (ok)
+				return f;
+			free(f);
+		}
+	return NULL;
+}
+
 /* KPT_CUT_CXX: each name at the longest of its forms (kpt_text_cxx_forms)
  * that fits; rows that would show the same text for different names go
  * back one form at a time until they differ (at worst to the whole
@@ -571,11 +606,12 @@ static size_t first_fit(char **forms, size_t nf, size_t cols)
  * to it cut to cols (MIDDLE). 0 or KPT_E_NOMEM. O(f n log n) for f forms. */
 static int cxx_fit(const char *const *s, size_t n, size_t cols, char **src, char **out)
 {
-	char ***forms = calloc(n ? n : 1, sizeof *forms);
+	char ***forms = calloc(n ? n : 1, sizeof *forms), **over = calloc(n ? n : 1, sizeof *over);
 	size_t *nf = calloc(n ? n : 1, sizeof *nf), *lvl = calloc(n ? n : 1, sizeof *lvl), *ix;
+	unsigned char *tried = calloc(n ? n : 1, 1);
 	int rc = KPT_E_NOMEM, changed = 1;
 
-	if (!forms || !nf || !lvl)
+	if (!forms || !nf || !lvl || !over || !tried)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		if (kpt_text_cxx_forms(s[i], &forms[i], &nf[i]) < 0)
@@ -585,7 +621,7 @@ static int cxx_fit(const char *const *s, size_t n, size_t cols, char **src, char
 	while (changed) {
 		changed = 0;
 		for (size_t i = 0; i < n; i++)
-			out[i] = forms[i][lvl[i]]; /* borrowed until the end */
+			out[i] = over[i] ? over[i] : forms[i][lvl[i]]; /* borrowed until the end */
 		if (!(ix = sorted(s, out, n)))
 			goto out;
 		for (size_t a = 0, b; a < n; a = b) {
@@ -593,19 +629,38 @@ static int cxx_fit(const char *const *s, size_t n, size_t cols, char **src, char
 
 			for (b = a + 1; b < n && strcmp(out[ix[a]], out[ix[b]]) == 0; b++)
 				mixed |= strcmp(s[ix[a]], s[ix[b]]) != 0;
-			for (size_t k = a; mixed && k < b; k++)
-				if (lvl[ix[k]] > 0)
+			for (size_t k = a; mixed && k < b; k++) {
+				/* first a template argument that only this row shows */
+				if (!tried[ix[k]]) {
+					tried[ix[k]] = 1;
+					if ((over[ix[k]] = cxx_arg_fit(s, ix + a, b - a, k - a, cols)) != NULL) {
+						changed = 1;
+						continue;
+					}
+				}
+				if (over[ix[k]]) {
+					free(over[ix[k]]);
+					over[ix[k]] = NULL;
+					changed = 1;
+				} else if (lvl[ix[k]] > 0) {
 					lvl[ix[k]]--, changed = 1;
+				}
+			}
 		}
 		free(ix);
 	}
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
 	for (size_t i = 0; i < n; i++)
-		if (!(src[i] = strdup(forms[i][lvl[i]])) || !(out[i] = cut(src[i], cols, KPT_CUT_MIDDLE, SIZE_MAX)))
+		if (!(src[i] = strdup(over[i] ? over[i] : forms[i][lvl[i]])) ||
+		    !(out[i] = cut(src[i], cols, over[i] ? KPT_CUT_TAIL : KPT_CUT_MIDDLE, SIZE_MAX)))
 			goto out;
 	rc = 0;
 out:
+	for (size_t i = 0; over && i < n; i++)
+		free(over[i]);
+	free(over);
+	free(tried);
 	for (size_t i = 0; forms && i < n; i++)
 		kpt_text_cxx_forms_free(forms[i], nf[i]);
 	free(forms);

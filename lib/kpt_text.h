@@ -125,6 +125,12 @@ enum kpt_text_cut {
  * (free with kpt_text_cxx_forms_free) and *n; 0 or KPT_E_NOMEM. O(k len)
  * for k forms. */
 int kpt_text_cxx_forms(const char *s, char ***forms, size_t *n);
+/* The form that shows template argument k of s's last scope and hides the
+ * others: "multi_tensor_apply_kernel<...,UnaryOpFunctor<...>,...>" (nested
+ * lists of the argument as "<...>" unless `nested`). What tells apart names
+ * whose shorter forms are alike. A new string; NULL when s has no
+ * argument k or out of memory. */
+char *kpt_text_cxx_arg_form(const char *s, size_t k, int nested);
 void kpt_text_cxx_forms_free(char **forms, size_t n);
 
 /* s (one line, already cleaned) written from column `start` of the

@@ -174,51 +174,109 @@ static int add_form(char ***forms, size_t *n, struct sbuf *b)
 	return 0;
 }
 
-int kpt_text_cxx_forms(const char *s, char ***forms, size_t *nforms)
-{
-	size_t n = strlen(s), params = n, start = 0, last = 0, nargs = 0;
-	int *d = depths(s, n), rc = 0, targs = 0;
-	struct sbuf b = { 0 };
-	struct shorten h = { .keep = 1 << 20, .args = SIZE_MAX };
+/* Where the parts of a C++ name are: [start, params) the name without its
+ * return type and parameters, [last, params) its last scope, targ the '<'
+ * of the first template list at depth 0 in it (SIZE_MAX: none), nargs its
+ * arguments. d is depths(); the caller frees it. */
+struct cxx_name {
+	int *d;
+	size_t n, params, start, last, targ, nargs;
+};
 
-	*forms = NULL;
-	*nforms = 0;
+static int cxx_parse(const char *s, struct cxx_name *p)
+{
+	size_t n = strlen(s);
+	int *d = depths(s, n);
+
+	*p = (struct cxx_name){ .d = d, .n = n, .params = n, .targ = SIZE_MAX };
 	if (!d)
 		return KPT_E_NOMEM;
-	sb_put(&b, s, n);
-	if ((rc = add_form(forms, nforms, &b)) < 0)
-		goto out;
 	/* the parameter list: the last '(' at depth 0 right after a name */
 	for (size_t i = 1; i < n; i++)
 		if (s[i] == '(' && d[i] == 0 && (is_ident(s[i - 1]) || s[i - 1] == '>' ||
 						 (d[i - 1] & OPAQUE) || s[i - 1] == '}'))
-			params = i;
+			p->params = i;
 	/* a function's return type ends at the last space at depth 0 */
-	for (size_t i = 0; params < n && i < params; i++)
+	for (size_t i = 0; p->params < n && i < p->params; i++)
 		if (s[i] == ' ' && d[i] == 0)
-			start = i + 1;
+			p->start = i + 1;
 	/* the last scope: after the last "::" at depth 0 */
-	last = start;
-	for (size_t i = start; i + 1 < params; i++)
+	p->last = p->start;
+	for (size_t i = p->start; i + 1 < p->params; i++)
 		if (s[i] == ':' && s[i + 1] == ':' && d[i] == 0)
-			last = i + 2;
+			p->last = i + 2;
 	/* a lambda, an operator or a __name alone says little: keep its owner */
-	if (last > start && (s[last] == '{' || s[last] == '[' || strncmp(s + last, "operator", 8) == 0 ||
-			     strncmp(s + last, "__", 2) == 0)) {
-		size_t k = last - 2;
+	if (p->last > p->start && (s[p->last] == '{' || s[p->last] == '[' || strncmp(s + p->last, "operator", 8) == 0 ||
+				   strncmp(s + p->last, "__", 2) == 0)) {
+		size_t k = p->last - 2;
 
-		while (k > start && !(k >= 2 && s[k - 1] == ':' && s[k - 2] == ':' && d[k - 1] == 0))
+		while (k > p->start && !(k >= 2 && s[k - 1] == ':' && s[k - 2] == ':' && d[k - 1] == 0))
 			k--;
-		last = k;
-		if (strncmp(s + last, anon, sizeof anon - 1) == 0)
-			last = start;
+		p->last = k;
+		if (strncmp(s + p->last, anon, sizeof anon - 1) == 0)
+			p->last = p->start;
 	}
-	for (size_t i = last; i < params; i++) {
-		if (s[i] == '<' && d[i] == 0)
-			targs = 1, nargs = 1;
-		else if (s[i] == ',' && d[i] == 1 && !(d[i] & OPAQUE))
-			nargs++;
+	for (size_t i = p->last; i < p->params; i++) {
+		if (s[i] == '<' && d[i] == 0 && p->targ == SIZE_MAX)
+			p->targ = i, p->nargs = 1;
+		else if (s[i] == ',' && d[i] == 1 && p->targ != SIZE_MAX)
+			p->nargs++;
 	}
+	return 0;
+}
+
+char *kpt_text_cxx_arg_form(const char *s, size_t k, int nested)
+{
+	struct cxx_name p;
+	struct sbuf b = { 0 };
+	struct shorten h = { .keep = 1 << 20, .args = SIZE_MAX, .unqual = 1 };
+	size_t from, to, arg = 0;
+
+	if (cxx_parse(s, &p) < 0)
+		return NULL;
+	if (p.targ == SIZE_MAX || k >= p.nargs) {
+		free(p.d);
+		return NULL;
+	}
+	/* arg k: [from, to) between the commas (or brackets) at depth 1 */
+	for (from = p.targ + 1; arg < k; from++)
+		if (s[from] == ',' && p.d[from] == 1)
+			arg++;
+	while (s[from] == ' ')
+		from++;
+	for (to = from; to < p.params && !(p.d[to] == 1 && s[to] == ',') && p.d[to] != 0; to++)
+		;
+	put_compact(&b, s, p.d, p.last, p.targ + 1, &h);
+	if (k > 0)
+		sb_put(&b, "...,", 4);
+	h.keep = nested ? 1 << 20 : 1;
+	put_compact(&b, s, p.d, from, to, &h);
+	sb_put(&b, k + 1 < p.nargs ? ",...>" : ">", k + 1 < p.nargs ? 5 : 1);
+	free(p.d);
+	if (b.failed) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+int kpt_text_cxx_forms(const char *s, char ***forms, size_t *nforms)
+{
+	struct cxx_name p;
+	struct sbuf b = { 0 };
+	struct shorten h = { .keep = 1 << 20, .args = SIZE_MAX };
+	size_t n, params, start, last, nargs;
+	int *d, rc = 0, targs;
+
+	*forms = NULL;
+	*nforms = 0;
+	if (cxx_parse(s, &p) < 0)
+		return KPT_E_NOMEM;
+	d = p.d, n = p.n, params = p.params, start = p.start, last = p.last, nargs = p.nargs;
+	targs = p.targ != SIZE_MAX;
+	sb_put(&b, s, n);
+	if ((rc = add_form(forms, nforms, &b)) < 0)
+		goto out;
 	/* 1: no return type, no parameters, compact */
 	put_compact(&b, s, d, start, params, &h);
 	if ((rc = add_form(forms, nforms, &b)) < 0)

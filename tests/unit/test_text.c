@@ -342,6 +342,39 @@ static void test_column_keeps_what_tells_cxx_names_apart(void **state)
 	kpt_text_column_free(out, 2);
 }
 
+/* Names whose shorter forms are alike show the template argument that
+ * tells them apart, not a longer form cut in the middle. */
+static void test_column_shows_the_differing_template_argument(void **state)
+{
+	const char *s[2] = {
+		"void at::mta<at::TensorListMetadata<1>, at::BinaryOpScalarFunctor<float, 1>, std::multiplies<float>, "
+		"float>(int, at::TensorListMetadata<1>)",
+		"void at::mta<at::TensorListMetadata<1>, at::UnaryOpFunctor<float, 2>, at::Sqrt<float> >(int, "
+		"at::TensorListMetadata<1>)",
+	};
+	char *out[2], *f;
+
+	(void)state;
+	f = kpt_text_cxx_arg_form(s[1], 1, 0);
+	assert_string_equal(f, "mta<...,UnaryOpFunctor<...>,...>");
+	free(f);
+	f = kpt_text_cxx_arg_form(s[1], 2, 1);
+	assert_string_equal(f, "mta<...,Sqrt<float>>");
+	free(f);
+	assert_null(kpt_text_cxx_arg_form(s[1], 3, 0));
+	assert_null(kpt_text_cxx_arg_form("plain_kernel(int)", 0, 0));
+	assert_int_equal(kpt_text_column(s, 2, 40, KPT_CUT_CXX, out), 0);
+	assert_string_equal(out[0], "mta<...,BinaryOpScalarFunctor<...>,...>");
+	assert_string_equal(out[1], "mta<...,UnaryOpFunctor<...>,...>");
+	kpt_text_column_free(out, 2);
+	/* narrower: another argument that differs, or the argument's tail */
+	assert_int_equal(kpt_text_column(s, 2, 30, KPT_CUT_CXX, out), 0);
+	assert_true(strstr(out[0], "multiplies") || strstr(out[0], "BinaryOp"));
+	assert_true(strstr(out[1], "Sqrt") || strstr(out[1], "UnaryOp"));
+	assert_true(kpt_text_columns(out[0]) <= 30 && kpt_text_columns(out[1]) <= 30);
+	kpt_text_column_free(out, 2);
+}
+
 static void test_wrap_breaks_at_spaces_under_the_width(void **state)
 {
 	char *got = NULL;
@@ -382,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_forms_leave_other_names_whole),
 		cmocka_unit_test(test_column_fits_cxx_names_by_their_forms),
 		cmocka_unit_test(test_column_keeps_what_tells_cxx_names_apart),
+		cmocka_unit_test(test_column_shows_the_differing_template_argument),
 		cmocka_unit_test(test_wrap_breaks_at_spaces_under_the_width),
 	};
 
