@@ -49,7 +49,6 @@ const struct kpt_opt kpt_view_opts[] = {
 	KPT_OPT_TABLE(VA, dc, kpt_diff_rule_opts),
 	{ .kind = KPT_OPTK_STRING, .name = "suite-name", .arg = "S", .off = offsetof(VA, suite_name),
 	  .help = "accepted as in kptprof diff; no effect here", .flags = KPT_OPTF_HIDDEN },
-	KPT_OPT_WIDE(),
 	KPT_OPT_END,
 };
 #undef VA
