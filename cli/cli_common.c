@@ -18,6 +18,7 @@
 #include "kpt_project.h"
 #include "kpt_record.h"
 #include "kpt_text.h"
+#include "kpt_units.h"
 
 /* Cleaned copies handed out by kpt_cli_term; they live until exit. */
 static struct kpt_text_pool term_pool;
@@ -91,7 +92,10 @@ void kpt_cli_help_list(void)
 	       "kptprof records CUDA kernels, compares runs against per-GPU baselines\n"
 	       "and fails a pull request when kernels got slower.\n\ncommands:\n");
 	for (int i = 0; i < kpt_ncmds; i++)
-		printf("  %-10s %s\n", kpt_cmds[i].name, kpt_cmds[i].summary);
+	{
+		printf("  %-10s ", kpt_cmds[i].name);
+		kpt_text_wrap(stdout, kpt_cmds[i].summary, 13, (size_t)kpt_cli_help_width(), 13);
+	}
 	printf("\n'kptprof help COMMAND' or 'kptprof COMMAND --help' shows one command.\n");
 }
 
@@ -164,44 +168,14 @@ int kpt_cli_parse_choice(const char *cmd, const char *opt, const char *value,
 	return kpt_cli_usage_error(cmd, "bad value '%s' for %s: expected %s", value, opt, list);
 }
 
-/* Value with 4 significant digits at most, no exponent. */
-static const char *fmt_scaled(double v, const char *unit, char *buf, size_t cap)
-{
-	int decimals = v < 9.9995 ? 3 : v < 99.995 ? 2 : v < 999.95 ? 1 : 0;
-
-	snprintf(buf, cap, "%.*f %s", decimals, v, unit);
-	return buf;
-}
-
 const char *kpt_cli_fmt_ns(double ns, char *buf, size_t cap)
 {
-	if (!(ns == ns))
-		snprintf(buf, cap, "-");
-	else if (ns < 999.5)
-		snprintf(buf, cap, "%.0f ns", ns);
-	else if (ns < 999.95e3)
-		fmt_scaled(ns / 1e3, "us", buf, cap);
-	else if (ns < 999.95e6)
-		fmt_scaled(ns / 1e6, "ms", buf, cap);
-	else
-		fmt_scaled(ns / 1e9, "s", buf, cap);
-	return buf;
+	return kpt_fmt_duration(ns, buf, cap);
 }
 
 const char *kpt_cli_fmt_bytes(double bytes, char *buf, size_t cap)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-	int u = -1;
-
-	if (bytes < 1023.5) {
-		snprintf(buf, cap, "%.0f B", bytes);
-		return buf;
-	}
-	while (u < 4 && bytes >= 1023.95) {
-		bytes /= 1024;
-		u++;
-	}
-	return fmt_scaled(bytes, units[u], buf, cap);
+	return kpt_fmt_bytes(bytes, buf, cap);
 }
 
 int kpt_cli_term_width(int fd)
@@ -213,7 +187,50 @@ int kpt_cli_term_width(int fd)
 		return 0;
 	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
-	return cols ? atoi(cols) : 0;
+	return cols && atoi(cols) > 0 ? atoi(cols) : 80;
+}
+
+/* --wide (-1) or --width N, for kpt_cli_table_width. */
+static int table_width_opt;
+
+int kpt_cli_opt_wide(const char *cmd, const char *opt, const char *value, void *field, void *args)
+{
+	(void)field, (void)args;
+	if (value)
+		return kpt_cli_usage_error(cmd, "option '%s' takes no value", opt);
+	table_width_opt = -1;
+	return 0;
+}
+
+int kpt_cli_opt_width(const char *cmd, const char *opt, const char *value, void *field, void *args)
+{
+	uint64_t w;
+
+	(void)field, (void)args;
+	if (kpt_cli_parse_u64(cmd, opt, value, 20, 100000, &w))
+		return KPT_EXIT_ERROR;
+	table_width_opt = (int)w;
+	return 0;
+}
+
+const struct kpt_opt kpt_wide_opts[] = { KPT_OPT_WIDE(), KPT_OPT_WIDTH(), KPT_OPT_END };
+
+int kpt_cli_table_width(void)
+{
+	const char *env = getenv("KPTPROF_COLUMNS");
+
+	if (table_width_opt)
+		return table_width_opt < 0 ? 0 : table_width_opt;
+	if (env && atoi(env) >= 20)
+		return atoi(env);
+	return kpt_cli_term_width(STDOUT_FILENO);
+}
+
+int kpt_cli_help_width(void)
+{
+	int w = kpt_cli_table_width();
+
+	return w > 0 ? w : 80;
 }
 
 /* The whole number in environment variable name (a test's knob): 0 when

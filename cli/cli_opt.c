@@ -396,6 +396,15 @@ static int width_visit(const struct kpt_opt *o, char *base, void *ctx)
 	return 0;
 }
 
+/* "  --opt V   help" with the help wrapped to the terminal (80 columns
+ * when not one), its lines under the help column. */
+static void help_line(const char *left, int w, const char *help)
+{
+	int n = printf("%-*s  ", w, left);
+
+	kpt_text_wrap(stdout, help, n > 0 ? (size_t)n : 0, (size_t)kpt_cli_help_width(), (size_t)w + 2);
+}
+
 static int help_visit(const struct kpt_opt *o, char *base, void *ctx)
 {
 	char left[128];
@@ -404,8 +413,27 @@ static int help_visit(const struct kpt_opt *o, char *base, void *ctx)
 	if (o->flags & KPT_OPTF_HIDDEN)
 		return 0;
 	opt_left(o, left, sizeof left);
-	printf("%-*s  %s\n", w, left, o->help);
+	help_line(left, w, o->help);
 	return 0;
+}
+
+/* "usage: " and the synopsis lines, each wrapped under its command. */
+static void help_usage(const char *usage)
+{
+	const char *p = usage;
+
+	fputs("usage: ", stdout);
+	while (*p) {
+		size_t len = strcspn(p, "\n"), lead = strspn(p, " ");
+		char *line = strndup(p, len);
+
+		/* a line's own words start after "kptprof CMD " or its indent */
+		kpt_text_wrap(stdout, line ? line : "?", p == usage ? 7 : 0, (size_t)kpt_cli_help_width(),
+			      p == usage ? 15 : lead ? lead : 15);
+		free(line);
+		p += len + (p[len] == '\n');
+	}
+	fputs("\n", stdout);
 }
 
 int kpt_cli_help(const char *name)
@@ -415,13 +443,14 @@ int kpt_cli_help(const char *name)
 
 	if (!cmd)
 		return kpt_cli_usage_error("help", "unknown command '%s'", name);
-	printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+	help_usage(cmd->usage);
+	kpt_text_wrap(stdout, cmd->summary, 0, (size_t)kpt_cli_help_width(), 0);
 	opt_walk(cmd->opts, NULL, width_visit, &w);
 	if (w > 28)
 		w = 28;
 	printf("\noptions:\n");
 	opt_walk(cmd->opts, NULL, help_visit, &w);
-	printf("%-*s  %s\n", (int)w, "  -h, --help", "show this help");
+	help_line("  -h, --help", (int)w, "show this help");
 	if (cmd->help_tail)
 		cmd->help_tail();
 	return KPT_EXIT_OK;

@@ -6,6 +6,7 @@
  * moves it into the folder as one session. The baseline itself (listing,
  * naming, adding, pruning) is analyzer/baseline's (kpt_baseline.h); this
  * file parses and prints. */
+#define _GNU_SOURCE /* asprintf */
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,13 +60,19 @@ const struct kpt_opt kpt_baseline_opts[] = {
 		       .verbs = V(V_SHOW) | V(V_PATH)),
 	KPT_OPT_U64(0, "keep", "N", BA, keep, 1, 1000, "update: sessions a baseline keeps, 1 to 1000 (default 16)",
 		    .verbs = V(V_UPDATE)),
+	KPT_OPT_WIDE(.verbs = 1u << V_LIST | 1u << V_SHOW),
+	KPT_OPT_WIDTH(.verbs = 1u << V_LIST | 1u << V_SHOW),
 	KPT_OPT_END,
 };
 #undef V
 #undef BA
 
-/* One-line summary of a recording: GPU, suite, runs, kernels, time. */
-static int bl_describe(const char *path, FILE *out, int full)
+/* The cells of one session row: GPU, suite, runs, kernels, recorded, file. */
+enum { C_GPU, C_SUITE, C_RUNS, C_KERNELS, C_TIME, C_FILE, C_COUNT };
+
+/* Fills cells[C_COUNT] (malloc'd) for the recording at path; 0, or the
+ * exit status after printing why it cannot be read. */
+static int bl_row(const char *path, char **cells)
 {
 	struct kpt_file *f = NULL;
 	struct kpt_diag d = { 0 };
@@ -81,25 +88,122 @@ static int bl_describe(const char *path, FILE *out, int full)
 	}
 	t = kpt_file_meta_get(f, "time");
 	s = kpt_file_meta_get(f, "suite");
-	if (!full) {
-		fprintf(out, "%-28s %-12s %5u %10llu  %-20s %s\n", ndev ? kpt_cli_term(dev[0].slug) : "?",
-			s ? kpt_cli_term(s) : "-", c.runs, (unsigned long long)c.kernels, t ? kpt_cli_term(t) : "-",
-			kpt_cli_term(path));
-	} else {
-		const struct kpt_meta_kv *kv;
-		size_t n;
+	cells[C_GPU] = strdup(ndev ? kpt_cli_term(dev[0].slug) : "?");
+	cells[C_SUITE] = strdup(s ? kpt_cli_term(s) : "-");
+	if (asprintf(&cells[C_RUNS], "%u", c.runs) < 0)
+		cells[C_RUNS] = NULL;
+	if (asprintf(&cells[C_KERNELS], "%llu", (unsigned long long)c.kernels) < 0)
+		cells[C_KERNELS] = NULL;
+	cells[C_TIME] = strdup(t ? kpt_cli_term(t) : "-");
+	cells[C_FILE] = strdup(kpt_cli_term(path));
+	kpt_file_close(f);
+	return 0;
+}
 
-		fprintf(out, "file:     %s\n", kpt_cli_term(path));
-		if (ndev)
-			fprintf(out, "gpu:      %s (%s), driver %s (CUDA %u.%u)\n", kpt_cli_term(dev[0].name),
-				kpt_cli_term(dev[0].slug), dev[0].driver_string[0] ? kpt_cli_term(dev[0].driver_string) : "?",
-				dev[0].driver_version / 1000, dev[0].driver_version % 1000 / 10);
-		fprintf(out, "runs:     %u (processes %u)\nkernels:  %llu\n", c.runs, c.processes,
-			(unsigned long long)c.kernels);
-		if (kpt_file_meta(f, &kv, &n, &d) == 0)
-			for (size_t i = 0; i < n; i++)
-				fprintf(out, "%-9s %s\n", kpt_cli_term(kv[i].key), kpt_cli_term(kv[i].value));
+/* The sessions at paths as a table (with its header line when `header`):
+ * columns as wide as their cells; on a terminal (kpt_cli_table_width) the
+ * file names keep their tail in what is left, Recorded giving way first
+ * below 20 columns for them. */
+static int bl_table(const char *const *paths, size_t n, int header)
+{
+	static const char *const titles[C_COUNT] = { "GPU", "Suite", "Runs", "Kernels", "Recorded", "File" };
+	char *(*cells)[C_COUNT] = calloc(n ? n : 1, sizeof *cells), **files = calloc(n ? n : 1, sizeof *files);
+	const char **full = calloc(n ? n : 1, sizeof *full);
+	size_t w[C_COUNT], used = 0, k = 0;
+	int rc = 0, width = kpt_cli_table_width(), show_time = 1;
+
+	if (!cells || !files || !full) {
+		free(cells), free(files), free(full);
+		fprintf(stderr, "kptprof baseline: out of memory\n");
+		return KPT_EXIT_ERROR;
 	}
+	/* piped, the columns of old (scripts read them); on a terminal as wide
+	 * as their cells */
+	static const size_t piped_w[C_COUNT] = { 28, 12, 5, 10, 20, 0 };
+
+	for (int c = 0; c < C_COUNT; c++)
+		w[c] = width > 0 || !piped_w[c] ? strlen(titles[c]) : piped_w[c];
+	for (size_t i = 0; i < n; i++) {
+		if (bl_row(paths[i], cells[k]) != 0) {
+			rc = KPT_EXIT_ERROR;
+			continue;
+		}
+		for (int c = 0; c < C_COUNT; c++) {
+			size_t len = cells[k][c] ? kpt_text_columns(cells[k][c]) : 1;
+
+			w[c] = len > w[c] ? len : w[c];
+		}
+		full[k] = cells[k][C_FILE] ? cells[k][C_FILE] : "?";
+		k++;
+	}
+	for (int c = 0; c < C_FILE; c++)
+		used += w[c] + (c == C_KERNELS ? 2 : 1);
+	if (width > 0 && used + 20 > (size_t)width) {
+		show_time = 0;
+		used -= w[C_TIME] + 1;
+	}
+	if (kpt_text_column(full, k, width > 0 ? ((size_t)width > used + 12 ? (size_t)width - used : 12) : 0,
+			    KPT_CUT_TAIL, files) < 0)
+		memset(files, 0, (n ? n : 1) * sizeof *files);
+	if (header) {
+		printf("%-*s %-*s %*s %*s  ", (int)w[C_GPU], titles[C_GPU], (int)w[C_SUITE], titles[C_SUITE],
+		       (int)w[C_RUNS], titles[C_RUNS], (int)w[C_KERNELS], titles[C_KERNELS]);
+		if (show_time)
+			printf("%-*s ", (int)w[C_TIME], titles[C_TIME]);
+		printf("%s\n", titles[C_FILE]);
+	}
+	for (size_t i = 0; i < k; i++) {
+		char **r = cells[i];
+
+		printf("%-*s %-*s %*s %*s  ", (int)w[C_GPU], r[C_GPU] ? r[C_GPU] : "?", (int)w[C_SUITE],
+		       r[C_SUITE] ? r[C_SUITE] : "?", (int)w[C_RUNS], r[C_RUNS] ? r[C_RUNS] : "?", (int)w[C_KERNELS],
+		       r[C_KERNELS] ? r[C_KERNELS] : "?");
+		if (show_time)
+			printf("%-*s ", (int)w[C_TIME], r[C_TIME] ? r[C_TIME] : "?");
+		printf("%s\n", files[i] ? files[i] : full[i]);
+	}
+	kpt_text_column_free(files, k);
+	for (size_t i = 0; i < k; i++)
+		for (int c = 0; c < C_COUNT; c++)
+			free(cells[i][c]);
+	free(cells), free(files), free(full);
+	return rc;
+}
+
+/* Everything about one recording: file, GPU, runs, kernels, its meta;
+ * long values wrapped on a terminal. */
+static int bl_describe(const char *path, FILE *out)
+{
+	struct kpt_file *f = NULL;
+	struct kpt_diag d = { 0 };
+	struct kpt_counts c;
+	const struct kpt_device *dev;
+	const struct kpt_meta_kv *kv;
+	size_t ndev, n, width = (size_t)kpt_cli_table_width();
+	char *line;
+
+	if (kpt_file_open(path, &f, &d) < 0 || kpt_file_counts(f, &c, &d) < 0 ||
+	    kpt_file_devices(f, &dev, &ndev, &d) < 0) {
+		kpt_file_close(f);
+		return kpt_cli_fail(&d);
+	}
+	fprintf(out, "file:     ");
+	kpt_text_wrap(out, kpt_cli_term(path), 10, width, 10);
+	if (ndev && asprintf(&line, "gpu:      %s (%s), driver %s (CUDA %u.%u)", kpt_cli_term(dev[0].name),
+			     kpt_cli_term(dev[0].slug),
+			     dev[0].driver_string[0] ? kpt_cli_term(dev[0].driver_string) : "?",
+			     dev[0].driver_version / 1000, dev[0].driver_version % 1000 / 10) >= 0) {
+		kpt_text_wrap(out, line, 0, width, 10);
+		free(line);
+	}
+	fprintf(out, "runs:     %u (processes %u)\nkernels:  %llu\n", c.runs, c.processes,
+		(unsigned long long)c.kernels);
+	if (kpt_file_meta(f, &kv, &n, &d) == 0)
+		for (size_t i = 0; i < n; i++) {
+			int k = fprintf(out, "%-9s ", kpt_cli_term(kv[i].key));
+
+			kpt_text_wrap(out, kpt_cli_term(kv[i].value), k > 0 ? (size_t)k : 0, width, 10);
+		}
 	kpt_file_close(f);
 	return 0;
 }
@@ -195,10 +299,7 @@ static int bl_list(const struct bl_args *a)
 
 	if (kpt_baseline_list_all(a->dir, &v, &n, &d) < 0)
 		return kpt_cli_fail(&d);
-	printf("%-28s %-12s %5s %10s  %-20s %s\n", "GPU", "Suite", "Runs", "Kernels", "Recorded", "File");
-	for (size_t k = 0; k < n; k++)
-		if (bl_describe(v[k], stdout, 0) != 0)
-			rc = KPT_EXIT_ERROR;
+	rc = bl_table((const char *const *)v, n, 1);
 	kpt_baseline_paths_free(v, n);
 	if (!n)
 		fprintf(stderr, "kptprof baseline: no baselines under '%s'\nhint: 'kptprof baseline update FILE' adds one\n",
@@ -216,7 +317,7 @@ static int bl_show(const struct bl_args *a)
 	int rc;
 
 	if (a->npos == 1)
-		return bl_describe(a->pos[0], stdout, 1);
+		return bl_describe(a->pos[0], stdout);
 	if ((rc = bl_open(a, &b, missing, sizeof missing)))
 		return rc;
 	if (!b) {
@@ -227,12 +328,10 @@ static int bl_show(const struct bl_args *a)
 	kpt_baseline_describe(b, &ds);
 	v = kpt_baseline_files(b, &nv);
 	if (ds.one_file) {
-		rc = bl_describe(v[0], stdout, 1);
+		rc = bl_describe(v[0], stdout);
 	} else {
 		printf("baseline: %s (%zu session%s)\n", kpt_cli_term(ds.where), nv, nv == 1 ? "" : "s");
-		for (size_t k = 0; k < nv; k++)
-			if (bl_describe(v[k], stdout, 0) != 0)
-				rc = KPT_EXIT_ERROR;
+		rc = bl_table(v, nv, 0);
 	}
 	kpt_baseline_close(b);
 	return rc;

@@ -74,13 +74,15 @@ int cmd_devices(int argc, char **argv)
 	}
 	printf("driver %d.%d%s%s\n", l.driver_version / 1000, l.driver_version % 1000 / 10,
 	       l.driver_string[0] ? ", " : "", l.driver_string);
-	printf("%-3s %-28s %-5s %4s %9s %7s %8s  %s\n", "idx", "name", "cc", "SMs", "memory", "L2", "SM clk", "uuid");
+	printf("%-3s %-28s %-5s %4s %9s %9s %8s  %s\n", "idx", "name", "cc", "SMs", "memory", "L2", "SM clk", "uuid");
 	for (int i = 0; i < l.n; i++) {
 		const struct kpt_gpu *gp = &l.gpu[i];
+		char mem[32], l2[32];
 
-		printf("%-3d %-28s %d.%-3d %4d %6.1f GB %4.0f MB %4d MHz  %s\n", gp->ordinal, gp->name,
-		       gp->cc_major, gp->cc_minor, gp->sm_count, gp->mem_bytes / 1e9, gp->l2_bytes / 1048576.0,
-		       gp->sm_clock_mhz, gp->uuid);
+		/* sizes as every table prints them (lib/kpt_units.h) */
+		printf("%-3d %-28s %d.%-3d %4d %9s %9s %4d MHz  %s\n", gp->ordinal, gp->name, gp->cc_major,
+		       gp->cc_minor, gp->sm_count, kpt_cli_fmt_bytes((double)gp->mem_bytes, mem, sizeof mem),
+		       kpt_cli_fmt_bytes((double)gp->l2_bytes, l2, sizeof l2), gp->sm_clock_mhz, gp->uuid);
 		printf("    slug %s\n", gp->slug);
 	}
 	return KPT_EXIT_OK;

@@ -186,6 +186,7 @@ const struct kpt_opt kpt_diff_report_opts[] = {
 		     "list SAME kernels in the table too (default: only when 40 keys or fewer)"),
 	KPT_OPT_FLAG('q', "quiet", struct kpt_diff_cli, quiet,
 		     "no table on standard output, only reports and exit status (default: table)"),
+	KPT_OPT_INCLUDE(kpt_wide_opts),
 	KPT_OPT_END,
 };
 
@@ -313,7 +314,7 @@ static int report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 	}
 
 	ro.color = kpt_cli_color(1);
-	width = kpt_cli_term_width(1);
+	width = kpt_cli_table_width();
 	ro.width = width;
 	ro.all = dc->all;
 	ro.suite = dc->suite;

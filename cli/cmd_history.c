@@ -107,6 +107,8 @@ const struct kpt_opt kpt_history_opts[] = {
 	KPT_OPT_U64(0, "min-machines", "N", HA, u_min_machines, 1, 1000,
 		    "detect: fewest machines (GPUs) after a step that must carry it (default 3; a store of fewer "
 		    "machines, e.g. one runner: all of them)", .verbs = B(S_DETECT)),
+	KPT_OPT_WIDE(.verbs = B(S_LS) | B(S_SHOW) | B(S_DETECT)),
+	KPT_OPT_WIDTH(.verbs = B(S_LS) | B(S_SHOW) | B(S_DETECT)),
 	KPT_OPT_END,
 };
 #undef SERIES
@@ -253,6 +255,7 @@ static int h_ls(struct args *a, struct kpt_history *h)
 	struct kpt_history_set *set;
 	struct kpt_diag d = { 0 };
 	char sha[16];
+	int width, wb = 10, ws = 8, wg = 24, added = 1;
 
 	if (kpt_history_sessions(h, &f, &set, &d) < 0)
 		return kpt_cli_fail(&d);
@@ -272,16 +275,61 @@ static int h_ls(struct args *a, struct kpt_history *h)
 		kpt_history_set_destroy(set);
 		return kpt_json_finish(&j, &d) < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
 	}
-	printf("%-8s %-20s %-12s %-10s %-8s %-24s %5s %5s  %s\n", "session", "added", "commit", "branch",
-	       "suite", "gpu", "runs", "keys", "labels");
+	/* piped, the columns of old; on a terminal (kpt_cli_table_width)
+	 * branch, suite and gpu as wide as their cells, "added" gives way when
+	 * the row does not fit, labels get what is left */
+	width = kpt_cli_table_width();
+	if (width > 0) {
+		wb = 6, ws = 5, wg = 3;
+		for (size_t i = 0; i < set->nsessions; i++) {
+			const struct kpt_history_session *s = &set->sessions[i];
+			int k;
+
+			k = (int)kpt_text_columns(kpt_cli_term(s->branch));
+			wb = k > wb ? k : wb;
+			k = (int)kpt_text_columns(s->suite[0] ? kpt_cli_term(s->suite) : "-");
+			ws = k > ws ? k : ws;
+			k = (int)kpt_text_columns(kpt_cli_term(s->gpu_slug));
+			wg = k > wg ? k : wg;
+		}
+		if (8 + 1 + 21 + 12 + 1 + wb + 1 + ws + 1 + wg + 1 + 5 + 1 + 5 + 2 + 6 > width)
+			added = 0;
+	}
+	printf("%-8s ", "session");
+	if (added)
+		printf("%-20s ", "added");
+	printf("%-12s %-*s %-*s %-*s %5s %5s  %s\n", "commit", wb, "branch", ws, "suite", wg, "gpu", "runs", "keys",
+	       "labels");
 	for (size_t i = 0; i < set->nsessions; i++) {
 		const struct kpt_history_session *s = &set->sessions[i];
+		char *lab = NULL;
+		size_t len = 0;
+		FILE *lf = open_memstream(&lab, &len);
+		int used;
 
-		printf("%-8" PRId64 " %-20s %-12s %-10s %-8s %-24s %5u %5u  ", s->id, kpt_cli_term(s->added),
-		       kpt_cli_term(kpt_cli_short_commit(s->commit, sha)), kpt_cli_term(s->branch),
-		       s->suite[0] ? kpt_cli_term(s->suite) : "-", kpt_cli_term(s->gpu_slug), s->runs, s->keys);
-		for (uint32_t l = 0; l < s->nlabels; l++)
-			printf("%s%s=%s", l ? "," : "", kpt_cli_term(s->labels[l].name), kpt_cli_term(s->labels[l].value));
+		used = printf("%-8" PRId64 " ", s->id);
+		if (added)
+			used += printf("%-20s ", kpt_cli_term(s->added));
+		used += printf("%-12s ", kpt_cli_term(kpt_cli_short_commit(s->commit, sha)));
+		used += printf("%-*s ", wb, kpt_cli_term(s->branch));
+		used += printf("%-*s ", ws, s->suite[0] ? kpt_cli_term(s->suite) : "-");
+		used += printf("%-*s %5u %5u  ", wg, kpt_cli_term(s->gpu_slug), s->runs, s->keys);
+		for (uint32_t l = 0; lf && l < s->nlabels; l++)
+			fprintf(lf, "%s%s=%s", l ? "," : "", kpt_cli_term(s->labels[l].name),
+				kpt_cli_term(s->labels[l].value));
+		if (lf)
+			fclose(lf);
+		if (lab && width > 0 && kpt_text_columns(lab) > (size_t)(width > used + 4 ? width - used : 4)) {
+			char *cut[1] = { NULL };
+			const char *one[1] = { lab };
+
+			if (kpt_text_column(one, 1, (size_t)(width > used + 4 ? width - used : 4), KPT_CUT_MIDDLE, cut) == 0)
+				printf("%s", cut[0]);
+			kpt_text_column_free(cut, 1);
+		} else if (lab) {
+			printf("%s", lab);
+		}
+		free(lab);
 		printf("\n");
 	}
 	if (!set->nsessions)
@@ -462,6 +510,7 @@ static int h_show(struct args *a, struct kpt_history *h)
 	struct one o;
 	struct kpt_diag d = { 0 };
 	char buf[32], sha[16];
+	int narrow;
 	int rc = load_one(a, h, &o);
 
 	if (rc != 0) {
@@ -521,16 +570,28 @@ static int h_show(struct args *a, struct kpt_history *h)
 		return kpt_json_finish(&j, &d) < 0 ? kpt_cli_fail(&d) : KPT_EXIT_OK;
 	}
 	if (a->pos) {
-		printf("key %" PRId64 ": ", o.set->series[0].key.id);
-		key_text(stdout, &o.set->series[0].key);
-		printf("\n");
+		char *kt = NULL;
+		size_t kl = 0;
+		FILE *kf = open_memstream(&kt, &kl);
+
+		if (kf) {
+			fprintf(kf, "key %" PRId64 ": ", o.set->series[0].key.id);
+			key_text(kf, &o.set->series[0].key);
+			fclose(kf);
+			kpt_text_wrap(stdout, kt, 0, (size_t)kpt_cli_table_width(), 4);
+		}
+		free(kt);
 	} else {
 		printf("workload %s: sum of %zu kernel keys\n", kpt_cli_term(a->val[O_WORKLOAD]), o.set->nseries);
 	}
 	printf("suite %s, GPU %s, branch %s: %u sessions\n\n", o.f.suite[0] ? kpt_cli_term(o.f.suite) : "-",
 	       kpt_cli_term(o.f.gpu_slug), kpt_cli_term(o.f.branch), o.n);
-	printf("%-8s %-12s %-20s %12s %5s %8s  %s\n", "session", "commit", "added", "centre", "runs", "change",
-	       "change point");
+	/* on a narrow terminal "added" gives way and the confidence is short */
+	narrow = kpt_cli_table_width() > 0 && kpt_cli_table_width() < 110;
+	printf("%-8s %-12s ", "session", "commit");
+	if (!narrow)
+		printf("%-20s ", "added");
+	printf("%12s %5s %8s  %s\n", "centre", "runs", "change", "change point");
 	for (uint32_t i = 0; i < o.n; i++) {
 		const struct kpt_history_session *s = &o.set->sessions[o.sess[i]];
 		const struct kpt_cp *cp = cp_at(&o, i);
@@ -538,11 +599,14 @@ static int h_show(struct args *a, struct kpt_history *h)
 
 		if (i)
 			snprintf(chg, sizeof chg, "%+.2f%%", 100 * (o.ns[i] / o.ns[i - 1] - 1));
-		printf("%-8" PRId64 " %-12s %-20s %12s %5u %8s", s->id, kpt_cli_term(kpt_cli_short_commit(s->commit, sha)),
-		       kpt_cli_term(s->added),
-		       kpt_cli_fmt_ns(o.ns[i], buf, sizeof buf), a->pos ? o.set->series[0].nruns[i] : s->runs, chg);
+		printf("%-8" PRId64 " %-12s ", s->id, kpt_cli_term(kpt_cli_short_commit(s->commit, sha)));
+		if (!narrow)
+			printf("%-20s ", kpt_cli_term(s->added));
+		printf("%12s %5u %8s", kpt_cli_fmt_ns(o.ns[i], buf, sizeof buf),
+		       a->pos ? o.set->series[0].nruns[i] : s->runs, chg);
 		if (cp)
-			printf("  step %+.2f%% (confidence %.4f)", cp->step_pct, 1 - cp->p);
+			printf(narrow ? "  step %+.2f%% (conf %.3f)" : "  step %+.2f%% (confidence %.4f)", cp->step_pct,
+			       1 - cp->p);
 		printf("\n");
 	}
 	one_release(&o);

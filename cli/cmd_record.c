@@ -150,10 +150,13 @@ void kpt_record_help_tail(void)
 	size_t n;
 	const struct kpt_counter_set *sets = kpt_counter_sets(&n);
 
-	printf("\n--counters[=SET,...]: a separate kernel-replay pass reading hardware counters; SET is\n"
-	       "a set name or a metric name (docs/counters.md). Sets:\n");
-	for (size_t i = 0; i < n; i++)
-		printf("  %-10s %s\n", sets[i].name, sets[i].about);
+	printf("\n");
+	kpt_text_wrap(stdout, "--counters[=SET,...]: a separate kernel-replay pass reading hardware counters; SET "
+		      "is a set name or a metric name (docs/counters.md). Sets:", 0, (size_t)kpt_cli_help_width(), 0);
+	for (size_t i = 0; i < n; i++) {
+		printf("  %-10s ", sets[i].name);
+		kpt_text_wrap(stdout, sets[i].about, 13, (size_t)kpt_cli_help_width(), 13);
+	}
 }
 
 /* argv[0..argc) with "--workload A B C" as "--workload A --workload B
@@ -280,18 +283,6 @@ static int by_total(const void *a, const void *b)
 	return x->total < y->total ? 1 : x->total > y->total ? -1 : (x->name > y->name) - (x->name < y->name);
 }
 
-static void fmt_ns(double ns, char *buf, size_t cap)
-{
-	if (ns >= 1e9)
-		snprintf(buf, cap, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, cap, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, cap, "%.2f us", ns / 1e3);
-	else
-		snprintf(buf, cap, "%.0f ns", ns);
-}
-
 /* Kernels, GPU time, top 5 kernels and drops of the merged file, to
  * stderr. O(K) over the kernel chunks, memory one counter per string. */
 static int summary(const char *path, struct kpt_diag *d)
@@ -332,7 +323,7 @@ static int summary(const char *path, struct kpt_diag *d)
 	if (rc < 0)
 		goto out;
 	qsort(agg, (size_t)nstr + 1, sizeof *agg, by_total);
-	fmt_ns((double)total, t1, sizeof t1);
+	kpt_cli_fmt_ns((double)total, t1, sizeof t1);
 	fprintf(stderr, "kptprof: recorded %llu kernels (%s GPU time), %llu memops, %llu NVTX ranges, "
 		"%u process%s, %u device%s -> %s\n",
 		(unsigned long long)cnt.kernels, t1, (unsigned long long)cnt.memops,
@@ -345,8 +336,8 @@ static int summary(const char *path, struct kpt_diag *d)
 		char *dm = kpt_demangle(raw);
 		const char *show = dm ? dm : raw;
 
-		fmt_ns((double)agg[i].total, t1, sizeof t1);
-		fmt_ns((double)agg[i].total / (double)agg[i].count, t2, sizeof t2);
+		kpt_cli_fmt_ns((double)agg[i].total, t1, sizeof t1);
+		kpt_cli_fmt_ns((double)agg[i].total / (double)agg[i].count, t2, sizeof t2);
 		fprintf(stderr, "  %5.1f%% %10s %10s %8llu  %.100s%s\n",
 			total ? 100.0 * (double)agg[i].total / (double)total : 0.0, t1, t2,
 			(unsigned long long)agg[i].count, show, strlen(show) > 100 ? "..." : "");

@@ -65,6 +65,7 @@ const struct kpt_opt kpt_report_opts[] = {
 		       "any-thread: by range, a kernel with no range of its own thread goes to another thread's (default thread)"),
 	KPT_OPT_CHOICE(0, "format", "text|md|csv|json", struct report, format, format_names,
 		       "output format; json adds meta, devices, env, counts (default text)"),
+	KPT_OPT_INCLUDE(kpt_wide_opts),
 	KPT_OPT_END,
 };
 
@@ -116,13 +117,14 @@ static unsigned long long meta_count(const struct report *r, const char *key, in
 /* What ran into a window from before it: counted by the pre-roll of
  * --steps/--every windows (collector.kernels_before_window), else not seen
  * (docs/cli.md, "Capture windows"). */
-static void text_window_before(const struct report *r)
+static void text_window_before(const struct report *r, FILE *out)
 {
 	unsigned long long k, ns, m;
 	int ok, ok_ns, ok_m;
+	char tb[32];
 
 	if (!kpt_file_meta_get(r->f, "collector.kernels_before_window")) {
-		printf("          kernels launched before a window opened are not traced, nor counted when they\n"
+		fprintf(out, "          kernels launched before a window opened are not traced, nor counted when they\n"
 		       "          ran into it (only --steps/--every windows trace the step before)\n");
 		return;
 	}
@@ -130,43 +132,43 @@ static void text_window_before(const struct report *r)
 	ns = meta_count(r, "collector.kernels_before_window_ns", &ok_ns);
 	m = meta_count(r, "collector.memops_before_window", &ok_m);
 	if (!ok) {
-		printf("          ran into a window from before it: %s\n",
+		fprintf(out, "          ran into a window from before it: %s\n",
 		       term_safe(r, kpt_file_meta_get(r->f, "collector.kernels_before_window")));
 		return;
 	}
-	printf("          ran into a window from before it: %llu kernel%s", k, k == 1 ? "" : "s");
+	fprintf(out, "          ran into a window from before it: %llu kernel%s", k, k == 1 ? "" : "s");
 	if (k && ok_ns)
-		printf(" for %.3f ms", (double)ns / 1e6);
+		fprintf(out, " for %s", kpt_cli_fmt_ns((double)ns, tb, sizeof tb));
 	if (ok_m && m)
-		printf(", %llu memcpy/memset", m);
-	printf(" (counted, not recorded)\n");
+		fprintf(out, ", %llu memcpy/memset", m);
+	fprintf(out, " (counted, not recorded)\n");
 }
 
-static void text_header(const struct report *r)
+static void text_header(const struct report *r, FILE *out)
 {
 	char b1[32], b2[32], b3[32], b4[32];
 	uint32_t major, minor;
 	const char *v;
 
 	kpt_file_version(r->f, &major, &minor);
-	printf("file      %s (format %u.%u)\n", term_safe(r, r->path), major, minor);
+	fprintf(out, "file      %s (format %u.%u)\n", term_safe(r, r->path), major, minor);
 	if ((v = kpt_file_meta_get(r->f, "command")) && v[0])
-		printf("command   %s\n", term_safe(r, v));
+		fprintf(out, "command   %s\n", term_safe(r, v));
 	if ((v = kpt_file_meta_get(r->f, "imported_from")) && v[0]) {
 		const char *files = kpt_file_meta_get(r->f, "import.files"), *lacks = kpt_file_meta_get(r->f, "import.lacks");
 
-		printf("imported  from %s: %s\n", term_safe(r, v), files ? term_safe(r, files) : "?");
+		fprintf(out, "imported  from %s: %s\n", term_safe(r, v), files ? term_safe(r, files) : "?");
 		if (lacks && lacks[0])
-			printf("lacks     %s\n", term_safe(r, lacks));
+			fprintf(out, "lacks     %s\n", term_safe(r, lacks));
 	}
 	if ((v = kpt_file_meta_get(r->f, "time")) && v[0]) {
 		const char *host = kpt_file_meta_get(r->f, "host");
 
-		printf("recorded  %s%s%s\n", term_safe(r, v), host && host[0] ? " on " : "",
+		fprintf(out, "recorded  %s%s%s\n", term_safe(r, v), host && host[0] ? " on " : "",
 		       host ? term_safe(r, host) : "");
 	}
 	if ((v = kpt_file_meta_get(r->f, "suite")) && v[0])
-		printf("suite     %s\n", term_safe(r, v));
+		fprintf(out, "suite     %s\n", term_safe(r, v));
 	/* the capture window: record's own words, else the collector's (a
 	 * recording made with the KPT_* variables set by hand) */
 	if (((v = kpt_file_meta_get(r->f, "window")) && v[0]) ||
@@ -174,21 +176,21 @@ static void text_header(const struct report *r)
 		const char *opened = kpt_file_meta_get(r->f, "collector.windows");
 		const char *detached = kpt_file_meta_get(r->f, "collector.detached");
 
-		printf("window    %s\n", term_safe(r, v));
+		fprintf(out, "window    %s\n", term_safe(r, v));
 		if (opened && opened[0])
-			printf("          opened %s time%s (all processes)\n", term_safe(r, opened),
+			fprintf(out, "          opened %s time%s (all processes)\n", term_safe(r, opened),
 			       strcmp(opened, "1") == 0 ? "" : "s");
 		if (detached && detached[0])
-			printf("          CUPTI detached after the last window (%s process%s): later ranges not recorded\n",
+			fprintf(out, "          CUPTI detached after the last window (%s process%s): later ranges not recorded\n",
 			       term_safe(r, detached), strcmp(detached, "1") == 0 ? "" : "es");
-		text_window_before(r);
+		text_window_before(r, out);
 	}
 	if ((v = kpt_file_meta_get(r->f, "commit")) && v[0])
-		printf("commit    %s\n", term_safe(r, v));
+		fprintf(out, "commit    %s\n", term_safe(r, v));
 	for (size_t i = 0; i < r->ndev; i++) {
 		const struct kpt_device *d = &r->dev[i];
 
-		printf("GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s)%s%s\n",
+		fprintf(out, "GPU %-5u %s (%s): %u SMs, CC %u.%u, %s, L2 %s, driver %s (CUDA %s)%s%s\n",
 		       d->index, term_safe(r, d->name), term_safe(r, d->slug), d->sm_count, d->cc_major, d->cc_minor,
 		       kpt_cli_fmt_bytes((double)d->mem_bytes, b1, sizeof b1),
 		       d->l2_bytes ? kpt_cli_fmt_bytes((double)d->l2_bytes, b2, sizeof b2) : "?",
@@ -202,15 +204,15 @@ static void text_header(const struct report *r)
 		char reasons[256];
 
 		kpt_throttle_format(e->throttle_any, reasons, sizeof reasons);
-		printf("env GPU %-u SM clock %u MHz median (%u-%u), memory %u MHz, %u-%u C, "
+		fprintf(out, "env GPU %-u SM clock %u MHz median (%u-%u), memory %u MHz, %u-%u C, "
 		       "power %.0f W median / %.0f W max; throttle %s, slowed in %" PRIu64 " of %" PRIu64 " samples\n",
 		       e->device, e->sm_mhz_median, e->sm_mhz_min, e->sm_mhz_max, e->mem_mhz_median,
 		       e->temp_c_min, e->temp_c_max, e->power_mw_median / 1e3, e->power_mw_max / 1e3,
 		       reasons, e->slowdown_samples, e->samples);
 	}
 	if (!r->nenv)
-		printf("env       no NVML samples in this recording\n");
-	printf("processes %u in %u run%s; kernels %" PRIu64 ", memops %" PRIu64 ", NVTX ranges %" PRIu64
+		fprintf(out, "env       no NVML samples in this recording\n");
+	fprintf(out, "processes %u in %u run%s; kernels %" PRIu64 ", memops %" PRIu64 ", NVTX ranges %" PRIu64
 	       "; GPU time %s in a %s span\n",
 	       r->c.processes, r->c.runs, r->c.runs == 1 ? "" : "s", r->c.kernels, r->c.memops, r->c.ranges,
 	       kpt_cli_fmt_ns((double)r->s->total_ns, b1, sizeof b1),
@@ -231,6 +233,8 @@ static void row_cells(const struct kpt_summary_row *row, char cells[8][32])
 }
 
 static const int text_widths[] = { 6, 9, 9, 9, 9, 9, 9, 9 };
+/* the name column on a terminal before optional columns give way */
+#define NAME_MIN_COLS 36
 
 /* NVTX ranges named r->step opened by the processes of rank (KPT_NONE: the
  * processes without one): the steps of that rank. 0 when unreadable. */
@@ -261,7 +265,7 @@ static char **name_cells(const struct report *r, int width, size_t n)
 {
 	const char **full = calloc(n ? n : 1, sizeof *full);
 	char **shown = calloc(n ? n : 1, sizeof *shown);
-	size_t cols = width > 0 ? (size_t)(width > 40 ? width : 40) : 0;
+	size_t cols = width > 0 ? (size_t)(width > 12 ? width : 12) : 0;
 
 	if (full && shown) {
 		for (size_t i = 0; i < n; i++)
@@ -279,22 +283,68 @@ static char **name_cells(const struct report *r, int width, size_t n)
 	return shown;
 }
 
+/* The header, each line wrapped to width under the label column. */
+static void text_header_fitted(const struct report *r, int width)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *fp = width > 0 ? open_memstream(&buf, &len) : NULL;
+
+	if (!fp) {
+		text_header(r, stdout);
+		return;
+	}
+	text_header(r, fp);
+	fclose(fp);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		kpt_text_wrap(stdout, line, 0, (size_t)width, 10);
+	free(buf);
+}
+
 static void print_text(const struct report *r)
 {
 	const char *bold = r->color ? "\033[1m" : "", *reset = r->color ? "\033[0m" : "";
-	int width = kpt_cli_term_width(STDOUT_FILENO), used = 0;
-	char cells[8][32];
+	static const int drop_order[] = { 7, 5, 6, 3 }; /* StdDev, Min, Max, Avg */
+	int width = kpt_cli_table_width(), used = 0;
+	char cells[8][32], shown[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	int w[8];
+
+	memcpy(w, text_widths, sizeof w);
 	char **names;
 
-	text_header(r);
+	text_header_fitted(r, width);
 	printf("\n");
 	if (!r->s->n) {
 		printf("no kernels in this recording\n");
 		return;
 	}
+	/* on a terminal the names get at least NAME_MIN_COLS (or what they
+	 * need): StdDev, Min, Max and Avg give way first, in that order */
+	for (size_t i = 0; i < rows_shown(r); i++) {
+		row_cells(&r->s->rows[i], cells);
+		for (int c = 0; c < 8; c++)
+			w[c] = (int)strlen(cells[c]) > w[c] ? (int)strlen(cells[c]) : w[c];
+	}
+	for (int c = 0; c < 8; c++)
+		used += w[c] + 2;
+	if (width > 0) {
+		size_t need = 0;
+
+		for (size_t i = 0; i < rows_shown(r); i++) {
+			size_t k = kpt_text_columns(term_safe(r, r->s->rows[i].display));
+
+			need = k > need ? k : need;
+		}
+		need = need < NAME_MIN_COLS ? need : NAME_MIN_COLS;
+		for (size_t k = 0; k < sizeof drop_order / sizeof drop_order[0] && (size_t)width < used + need; k++) {
+			shown[drop_order[k]] = 0;
+			used -= w[drop_order[k]] + 2;
+		}
+	}
 	printf("%s", bold);
 	for (int c = 0; c < 8; c++)
-		used += printf("%*s  ", text_widths[c], text_titles[c]);
+		if (shown[c])
+			printf("%*s  ", w[c], text_titles[c]);
 	printf("%s%s\n", by_titles[r->by], reset);
 	names = name_cells(r, width > 0 ? width - used : 0, rows_shown(r));
 	for (size_t i = 0; i < rows_shown(r); i++) {
@@ -302,9 +352,12 @@ static void print_text(const struct report *r)
 
 		row_cells(row, cells);
 		for (int c = 0; c < 8; c++)
-			printf("%*s  ", text_widths[c], cells[c]);
+			if (shown[c])
+				printf("%*s  ", w[c], cells[c]);
 		printf("%s\n", names ? names[i] : term_safe(r, row->display));
 	}
+	if (memchr(shown, 0, sizeof shown))
+		printf("(--wide shows every column)\n");
 	kpt_text_column_free(names, rows_shown(r));
 	free(names);
 	if (rows_shown(r) < r->s->n)
@@ -374,35 +427,6 @@ static struct ctr_ctx *counter_kernels(const struct report *r, size_t *n)
 	return k;
 }
 
-static void print_counters(const struct report *r)
-{
-	struct ctr_ctx *k;
-	size_t n = 0;
-	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
-
-	if (!(k = counter_kernels(r, &n)))
-		return;
-	printf("\nCounters (replay pass, mean per profiled launch; ceilings: ");
-	printf(copy > 0 ? "copy %.0f GB/s, " : "copy unknown, ", copy);
-	printf(bf16 > 0 ? "bf16 %.0f TFLOP/s)\n" : "bf16 unknown)\n", bf16);
-	printf("%10s %9s %7s %7s %8s %10s  %s\n", "Time", "DRAM GB/s", "% copy", "IPC", "tensor%", "occupancy%", "Name");
-	for (size_t i = 0; i < n && (!r->top || i < r->top); i++) {
-		struct kpt_counter_derived dv;
-		double occ = ctr_get(&k[i], "sm__warps_active.avg.pct_of_peak_sustained_active");
-		char tb[32], *dm = kpt_demangle(k[i].kernel);
-		const char *show = term_safe(r, dm ? dm : k[i].kernel);
-
-		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
-		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %s\n",
-		       isnan(k[i].ns) ? "-" : kpt_cli_fmt_ns(k[i].ns, tb, sizeof tb), dv.dram_gbps, dv.copy_ceiling_pct,
-		       dv.ipc, dv.tensor_active_pct, occ, show);
-		free(dm);
-	}
-	if (r->top && n > r->top)
-		printf("(%zu more kernels with counters: --top 0 shows all)\n", n - (size_t)r->top);
-	free(k);
-}
-
 /* v with `decimals` decimals into buf, or "-" when v is NAN or not positive. */
 static const char *fmt_or_dash(double v, int decimals, char *buf)
 {
@@ -411,6 +435,59 @@ static const char *fmt_or_dash(double v, int decimals, char *buf)
 	snprintf(buf, 24, "%.*f", decimals, v);
 	return buf;
 }
+
+static void print_counters(const struct report *r)
+{
+	struct ctr_ctx *k;
+	size_t n = 0, shown;
+	double copy = r->ndev ? r->dev[0].copy_gbps : 0, bf16 = r->ndev ? r->dev[0].bf16_tflops : 0;
+	int width = kpt_cli_table_width();
+	char title[192], **full, **names;
+
+	if (!(k = counter_kernels(r, &n)))
+		return;
+	shown = r->top && r->top < n ? r->top : n;
+	snprintf(title, sizeof title, "Counters (replay pass, mean per profiled launch; ceilings: copy %s GB/s, bf16 %s "
+		 "TFLOP/s)", copy > 0 ? fmt_or_dash(copy, 0, (char[24]){ 0 }) : "unknown",
+		 bf16 > 0 ? fmt_or_dash(bf16, 0, (char[24]){ 0 }) : "unknown");
+	printf("\n");
+	kpt_text_wrap(stdout, title, 0, width > 0 ? (size_t)width : 0, 2);
+	printf("%10s %9s %7s %7s %8s %10s  %s\n", "Time", "DRAM GB/s", "% copy", "IPC", "tensor%", "occupancy%", "Name");
+	/* the names, demangled and cleaned, fitted on a terminal */
+	full = calloc(shown ? shown : 1, sizeof *full);
+	names = calloc(shown ? shown : 1, sizeof *names);
+	for (size_t i = 0; full && i < shown; i++) {
+		char *dm = kpt_demangle(k[i].kernel);
+
+		full[i] = kpt_text_dup(KPT_TEXT_TERM, dm ? dm : k[i].kernel);
+		free(dm);
+	}
+	if (!full || !names || kpt_text_column((const char *const *)full, shown,
+					       width > 0 ? (size_t)(width > 78 ? width - 58 : 20) : 0, KPT_CUT_CXX,
+					       names) < 0) {
+		free(names);
+		names = NULL;
+	}
+	for (size_t i = 0; i < shown; i++) {
+		struct kpt_counter_derived dv;
+		double occ = ctr_get(&k[i], "sm__warps_active.avg.pct_of_peak_sustained_active");
+		char tb[32];
+
+		kpt_counter_derive(ctr_get, &k[i], r->ndev ? r->dev[0].sm_count : 0, copy, &dv);
+		printf("%10s %9.1f %7.1f %7.2f %8.1f %10.1f  %s\n",
+		       isnan(k[i].ns) ? "-" : kpt_cli_fmt_ns(k[i].ns, tb, sizeof tb), dv.dram_gbps, dv.copy_ceiling_pct,
+		       dv.ipc, dv.tensor_active_pct, occ,
+		       names ? names[i] : full && full[i] ? full[i] : "?");
+	}
+	if (r->top && n > r->top)
+		printf("(%zu more kernels with counters: --top 0 shows all)\n", n - (size_t)r->top);
+	kpt_text_column_free(names, shown);
+	kpt_text_column_free(full, shown);
+	free(names);
+	free(full);
+	free(k);
+}
+
 
 /* Per workload (recordings of the built-in workloads: meta declares
  * workload.<name>.flops/.bytes), GPU time per run and the achieved GB/s and
@@ -423,7 +500,9 @@ static void print_workloads(const struct report *r)
 	const char *paths[2] = { r->path, r->path };
 	struct kpt_compare *c = NULL;
 	size_t n = 0, shown = 0;
-	int any = 0;
+	int any = 0, width = kpt_cli_table_width();
+	char title[256], **names = NULL;
+	const char **full = NULL;
 
 	if (kpt_file_meta(r->f, &kv, &n, NULL) < 0)
 		return;
@@ -431,10 +510,22 @@ static void print_workloads(const struct report *r)
 		any = strncmp(kv[i].key, "workload.", 9) == 0;
 	if (!any || kpt_compare_paths(paths, 2, &c, NULL) < 0)
 		return;
-	printf("\nWorkloads (GPU time per iteration; achieved rates from the FLOPs and bytes each declares; ceilings: ");
-	printf(c->cols[0].copy_gbps > 0 ? "copy %.0f GB/s, " : "copy unknown, ", c->cols[0].copy_gbps);
-	printf(c->cols[0].bf16_tflops > 0 ? "bf16 %.0f TFLOP/s)\n" : "bf16 unknown)\n", c->cols[0].bf16_tflops);
+	snprintf(title, sizeof title, "Workloads (GPU time per iteration; achieved rates from the FLOPs and bytes each "
+		 "declares; ceilings: copy %s GB/s, bf16 %s TFLOP/s)",
+		 c->cols[0].copy_gbps > 0 ? fmt_or_dash(c->cols[0].copy_gbps, 0, (char[24]){ 0 }) : "unknown",
+		 c->cols[0].bf16_tflops > 0 ? fmt_or_dash(c->cols[0].bf16_tflops, 0, (char[24]){ 0 }) : "unknown");
+	printf("\n");
+	kpt_text_wrap(stdout, title, 0, width > 0 ? (size_t)width : 0, 2);
 	printf("%10s %9s %7s %9s %7s  %s\n", "Time", "GB/s", "% copy", "TFLOP/s", "% bf16", "Workload");
+	full = calloc(c->nrows ? c->nrows : 1, sizeof *full);
+	names = calloc(c->nrows ? c->nrows : 1, sizeof *names);
+	for (size_t i = 0; full && i < c->nrows; i++)
+		full[i] = term_safe(r, c->rows[i].workload);
+	if (!full || !names || kpt_text_column(full, c->nrows, width > 60 ? (size_t)width - 48 : width ? 13 : 0,
+					       KPT_CUT_MIDDLE, names) < 0) {
+		free(names);
+		names = NULL;
+	}
 	for (size_t i = 0; i < c->nrows; i++) {
 		const struct kpt_compare_cell *x = &c->rows[i].cells[0];
 		char tb[32];
@@ -445,10 +536,13 @@ static void print_workloads(const struct report *r)
 		printf("%10s %9s %7s %9s %7s  %s\n", isnan(x->ns) ? "-" : kpt_cli_fmt_ns(x->ns, tb, sizeof tb),
 		       fmt_or_dash(x->gbps, 0, (char[24]){ 0 }), fmt_or_dash(x->copy_pct, 1, (char[24]){ 0 }),
 		       fmt_or_dash(x->tflops, 1, (char[24]){ 0 }), fmt_or_dash(x->bf16_pct, 1, (char[24]){ 0 }),
-		       term_safe(r, c->rows[i].workload));
+		       names ? names[i] : term_safe(r, c->rows[i].workload));
 	}
 	if (r->top && c->nrows - 1 > shown)
 		printf("(%zu more workloads: --top 0 shows all)\n", c->nrows - 1 - shown);
+	kpt_text_column_free(names, c->nrows);
+	free(names);
+	free(full);
 	kpt_compare_destroy(c);
 }
 

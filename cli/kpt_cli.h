@@ -226,15 +226,33 @@ int kpt_cli_parse_u64(const char *cmd, const char *opt, const char *value,
 int kpt_cli_parse_choice(const char *cmd, const char *opt, const char *value,
 			 const char *const *names, int n, int *index);
 
-/* Human units, like "812 ns", "12.35 us", "1.234 ms", "2.500 s": 3 or 4
- * significant digits. Writes into buf (cap >= 16 is always enough) and
- * returns buf. */
+/* Durations and sizes in tables: kpt_fmt_duration and kpt_fmt_bytes of
+ * lib/kpt_units.h ("12.34 us", "8.0 MiB"). */
 const char *kpt_cli_fmt_ns(double ns, char *buf, size_t cap);
-/* "512 B", "1.50 KiB", "80.0 GiB". */
 const char *kpt_cli_fmt_bytes(double bytes, char *buf, size_t cap);
-/* Terminal width of fd: TIOCGWINSZ, else $COLUMNS, else 0 (not a terminal
- * or unknown: callers print full width). */
+/* Terminal width of fd: TIOCGWINSZ, else $COLUMNS, else 80; 0 when fd
+ * is not a terminal. */
 int kpt_cli_term_width(int fd);
+/* The width the tables on stdout are fitted to (kernel names shortened,
+ * columns left out): 0 (whole names, every column) with --wide or when
+ * stdout is not a terminal (a pipe, a CI log: rows stay whole for grep);
+ * --width N or $KPTPROF_COLUMNS when given (also piped); else the
+ * terminal's (kpt_cli_term_width). kpt_wide_opts holds --wide (and the
+ * hidden --width): KPT_OPT_INCLUDE it in the table of every command that
+ * prints a table. */
+extern const struct kpt_opt kpt_wide_opts[];
+int kpt_cli_table_width(void);
+/* The two rows of kpt_wide_opts, for a command of verbs (".verbs = ..."). */
+int kpt_cli_opt_wide(const char *cmd, const char *opt, const char *value, void *field, void *args);
+int kpt_cli_opt_width(const char *cmd, const char *opt, const char *value, void *field, void *args);
+#define KPT_OPT_WIDE(...) \
+	{ .kind = KPT_OPTK_CALL, .name = "wide", .call = kpt_cli_opt_wide, .flags = KPT_OPTF_OPTVAL, \
+	  .help = "whole names and every column, however wide (default on a terminal: fit its width)", __VA_ARGS__ }
+#define KPT_OPT_WIDTH(...) \
+	{ .kind = KPT_OPTK_CALL, .name = "width", .arg = "N", .call = kpt_cli_opt_width, .flags = KPT_OPTF_HIDDEN, \
+	  .help = "fit tables to N columns, on a terminal or not (tests; also $KPTPROF_COLUMNS)", __VA_ARGS__ }
+/* The same width for --help (80 when stdout is not a terminal). */
+int kpt_cli_help_width(void);
 /* Turns on the progress line (lib/kpt_progress.h) for `kptprof cmd` on
  * stderr, unless $KPTPROF_NO_PROGRESS is set (not empty, not 0). Test
  * only: $KPTPROF_PROGRESS_TEST_AFTER_MS replaces the 2 s of quiet. main()

@@ -401,38 +401,6 @@ static char *window(const char *s, size_t from, size_t keep)
 	return t;
 }
 
-/* A C++ name with its outermost template arguments and parameter lists
- * written "<...>" and "(...)" and "(anonymous namespace)" as "(anon)":
- * "void (anon)::gemm<...>(...)". A new string; NULL when out of memory. */
-static char *cxx_collapse(const char *s)
-{
-	static const char anon[] = "(anonymous namespace)";
-	size_t o = 0;
-	int depth = 0;
-	char *t = malloc(4 * strlen(s) + 1); /* "<>" grows to "<...>" */
-
-	if (!t)
-		return NULL;
-	for (const char *p = s; *p; p++) {
-		if (depth == 0 && strncmp(p, anon, sizeof anon - 1) == 0) {
-			memcpy(t + o, "(anon)", 6);
-			o += 6;
-			p += sizeof anon - 2;
-		} else if ((*p == '<' || *p == '(') && depth++ == 0) {
-			t[o++] = *p;
-			memcpy(t + o, "...", 3);
-			o += 3;
-		} else if ((*p == '>' || *p == ')') && depth > 0) {
-			if (--depth == 0)
-				t[o++] = *p;
-		} else if (depth == 0) {
-			t[o++] = *p;
-		}
-	}
-	t[o] = '\0';
-	return t;
-}
-
 /* s in at most cols columns. First difference at code point `diff` (or
  * SIZE_MAX when none matters) is kept visible. */
 static char *cut(const char *s, size_t cols, enum kpt_text_cut how, size_t diff)
@@ -459,18 +427,37 @@ static char *cut(const char *s, size_t cols, enum kpt_text_cut how, size_t diff)
 	}
 	if (how == KPT_CUT_TAIL)
 		return window(s, len - (cols - 3), cols - 3);
-	if (how == KPT_CUT_CXX && (t = cxx_collapse(s)) != NULL) {
-		char *c = kpt_text_columns(t) <= cols ? t : cut(t, cols, KPT_CUT_MIDDLE, SIZE_MAX);
-
-		if (c != t)
-			free(t);
-		return c;
-	}
 	tail = (cols - 3) / 3;
 	head = cols - 3 - tail;
 	if (!(t = malloc(cp_offset(s, head) + strlen(s + cp_offset(s, len - tail)) + 4)))
 		return NULL;
 	sprintf(t, "%.*s...%s", (int)cp_offset(s, head), s, s + cp_offset(s, len - tail));
+	return t;
+}
+
+/* s in cols columns showing the word at code point diff and the tail:
+ * "...h512.b32...moe.router"; a plain cut when that does not help. */
+static char *cut_and_tail(const char *s, size_t cols, size_t diff)
+{
+	size_t len = kpt_text_columns(s), tail, win, from = diff, a, b, c;
+	char *t;
+
+	if (cols < 12 || len <= cols)
+		return cut(s, cols, KPT_CUT_TAIL, diff);
+	tail = (cols - 6) / 2;
+	win = cols - 6 - tail;
+	while (from > 0 && diff - from < win / 2 && !strchr(" ,<(./", s[cp_offset(s, from) - 1]))
+		from--;
+	if (from + win + 3 >= len - tail)
+		return cut(s, cols, KPT_CUT_TAIL, diff);
+	if (from == 0)
+		win += 3;
+	a = cp_offset(s, from);
+	b = a + cp_offset(s + a, win);
+	c = cp_offset(s, len - tail);
+	if (!(t = malloc(b - a + strlen(s + c) + 7)))
+		return NULL;
+	sprintf(t, "%s%.*s...%s", from ? "..." : "", (int)(b - a), s + a, s + c);
 	return t;
 }
 
@@ -518,7 +505,8 @@ static size_t *sorted(const char *const *s, char **out, size_t n)
 }
 
 /* Recuts (pass 0: to show its first difference from a neighbour, 1: its
- * last) or keeps whole (pass 2) every string that shows the same as a
+ * last, 2: its first and its tail, "...h512.b32...moe.router") or keeps
+ * whole (pass 3) every string that shows the same as a
  * different one. Returns the number changed, or -1 when out of memory. */
 static long resolve(const char *const *s, char **out, size_t n, size_t cols, enum kpt_text_cut how, int pass)
 {
@@ -544,8 +532,8 @@ static long resolve(const char *const *s, char **out, size_t n, size_t cols, enu
 				continue;
 			f = first_diff(s[i], s[j]);
 			/* pass 0: the earliest difference; 1: the latest */
-			diff[i] = diff[i] == SIZE_MAX || (pass ? f > diff[i] : f < diff[i]) ? f : diff[i];
-			diff[j] = diff[j] == SIZE_MAX || (pass ? f > diff[j] : f < diff[j]) ? f : diff[j];
+			diff[i] = diff[i] == SIZE_MAX || (pass == 1 ? f > diff[i] : f < diff[i]) ? f : diff[i];
+			diff[j] = diff[j] == SIZE_MAX || (pass == 1 ? f > diff[j] : f < diff[j]) ? f : diff[j];
 		}
 	}
 	for (size_t i = 0; i < n && changed >= 0; i++) {
@@ -553,7 +541,8 @@ static long resolve(const char *const *s, char **out, size_t n, size_t cols, enu
 
 		if (diff[i] == SIZE_MAX)
 			continue;
-		if (!(t = pass == 2 ? strdup(s[i]) : cut(s[i], cols, how, diff[i]))) {
+		if (!(t = pass == 3 ? strdup(s[i]) : pass == 2 ? cut_and_tail(s[i], cols, diff[i]) :
+			  cut(s[i], cols, how, diff[i]))) {
 			changed = -1;
 			break;
 		}
@@ -566,23 +555,194 @@ static long resolve(const char *const *s, char **out, size_t n, size_t cols, enu
 	return changed;
 }
 
+/* The first of forms[0..nf) that fits cols columns, else the last. */
+static size_t first_fit(char **forms, size_t nf, size_t cols)
+{
+	for (size_t k = 0; k < nf; k++)
+		if (kpt_text_columns(forms[k]) <= cols)
+			return k;
+	return nf - 1;
+}
+
+/* Row ix[m] shows the same text as the other rows ix[0..g) of different
+ * names: the form of its first template argument (kpt_text_cxx_arg_form,
+ * nested lists collapsed, else whole) that no other of them shows and
+ * that fits cols columns, or whose argument does ("...,UnaryOp<...>,...>":
+ * cut, its tail stays), or NULL. */
+static char *cxx_arg_fit(const char *const *s, const size_t *ix, size_t g, size_t m, size_t cols)
+{
+	for (int nested = 0; nested < 2; nested++)
+		for (size_t k = 0; k < 32; k++) {
+			char *f = kpt_text_cxx_arg_form(s[ix[m]], k, nested);
+			const char *arg = f ? strchr(f, '<') : NULL;
+			int ok;
+
+			if (arg)
+				arg += strncmp(arg, "<...,", 5) == 0 ? 5 : 1;
+			ok = arg && (kpt_text_columns(f) <= cols || kpt_text_columns(arg) + 3 <= cols);
+
+			if (!f)
+				break;
+			for (size_t j = 0; ok && j < g; j++) {
+				char *o;
+
+				if (j == m || strcmp(s[ix[j]], s[ix[m]]) == 0)
+					continue;
+				o = kpt_text_cxx_arg_form(s[ix[j]], k, nested);
+				ok = !o || strcmp(o, f) != 0;
+				free(o);
+			}
+			if (ok)
+				return f;
+			free(f);
+		}
+	return NULL;
+}
+
+/* KPT_CUT_CXX: each name at the longest of its forms (kpt_text_cxx_forms)
+ * that fits; rows that would show the same text for different names go
+ * back one form at a time until they differ (at worst to the whole
+ * names, which differ). src[i] is set to the form row i ends at, out[i]
+ * to it cut to cols (MIDDLE). 0 or KPT_E_NOMEM. O(f n log n) for f forms. */
+static int cxx_fit(const char *const *s, size_t n, size_t cols, char **src, char **out)
+{
+	char ***forms = calloc(n ? n : 1, sizeof *forms), **over = calloc(n ? n : 1, sizeof *over);
+	size_t *nf = calloc(n ? n : 1, sizeof *nf), *lvl = calloc(n ? n : 1, sizeof *lvl), *ix;
+	unsigned char *tried = calloc(n ? n : 1, 1);
+	int rc = KPT_E_NOMEM, changed = 1;
+
+	if (!forms || !nf || !lvl || !over || !tried)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (kpt_text_cxx_forms(s[i], &forms[i], &nf[i]) < 0)
+			goto out;
+		lvl[i] = first_fit(forms[i], nf[i], cols);
+	}
+	while (changed) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++)
+			out[i] = over[i] ? over[i] : forms[i][lvl[i]]; /* borrowed until the end */
+		if (!(ix = sorted(s, out, n)))
+			goto out;
+		for (size_t a = 0, b; a < n; a = b) {
+			int mixed = 0;
+
+			for (b = a + 1; b < n && strcmp(out[ix[a]], out[ix[b]]) == 0; b++)
+				mixed |= strcmp(s[ix[a]], s[ix[b]]) != 0;
+			for (size_t k = a; mixed && k < b; k++) {
+				/* first a template argument that only this row shows */
+				if (!tried[ix[k]]) {
+					tried[ix[k]] = 1;
+					if ((over[ix[k]] = cxx_arg_fit(s, ix + a, b - a, k - a, cols)) != NULL) {
+						changed = 1;
+						continue;
+					}
+				}
+				if (over[ix[k]]) {
+					free(over[ix[k]]);
+					over[ix[k]] = NULL;
+					changed = 1;
+				} else if (lvl[ix[k]] > 0) {
+					lvl[ix[k]]--, changed = 1;
+				}
+			}
+		}
+		free(ix);
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!(src[i] = strdup(over[i] ? over[i] : forms[i][lvl[i]])) ||
+		    !(out[i] = cut(src[i], cols, over[i] ? KPT_CUT_TAIL : KPT_CUT_MIDDLE, SIZE_MAX)))
+			goto out;
+	rc = 0;
+out:
+	for (size_t i = 0; over && i < n; i++)
+		free(over[i]);
+	free(over);
+	free(tried);
+	for (size_t i = 0; forms && i < n; i++)
+		kpt_text_cxx_forms_free(forms[i], nf[i]);
+	free(forms);
+	free(nf);
+	free(lvl);
+	return rc;
+}
+
 int kpt_text_column(const char *const *s, size_t n, size_t cols, enum kpt_text_cut how, char **out)
 {
+	char **src = NULL;
 	long r = 0;
 
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
-	for (size_t i = 0; i < n; i++)
+	if (how == KPT_CUT_CXX && cols) {
+		if (!(src = calloc(n ? n : 1, sizeof *src)) || cxx_fit(s, n, cols, src, out) < 0)
+			goto oom;
+		s = (const char *const *)src;
+		how = KPT_CUT_MIDDLE;
+	}
+	for (size_t i = 0; !src && i < n; i++)
 		if (!(out[i] = cut(s[i], cols, how, SIZE_MAX)))
 			goto oom;
-	for (int pass = 0; cols && pass < 3 && (r = resolve(s, out, n, cols, how, pass)) > 0; pass++)
+	for (int pass = 0; cols && pass < 4 && (r = resolve(s, out, n, cols, how, pass)) > 0; pass++)
 		;
 	if (r < 0)
 		goto oom;
+	kpt_text_column_free(src, n);
+	free(src);
 	return 0;
 oom:
+	kpt_text_column_free(src, n);
+	free(src);
 	kpt_text_column_free(out, n);
 	return KPT_E_NOMEM;
+}
+
+int kpt_text_wrap(FILE *out, const char *s, size_t start, size_t width, size_t indent)
+{
+	size_t col = start, n = strlen(s), i = strspn(s, " ");
+	int fresh = 1; /* no word on this line yet */
+
+	fprintf(out, "%.*s", (int)i, s); /* leading spaces are the caller's layout */
+	col += i;
+	if (!width) {
+		fputs(s + i, out);
+		i = n;
+	}
+	while (i < n) {
+		size_t sp = strspn(s + i, " "), w = strcspn(s + i + sp, " "), wc;
+		char *word = strndup(s + i + sp, w);
+		const char *wp = word;
+		int gap = sp > 0 && !fresh;
+
+		if (!word)
+			return KPT_E_IO;
+		wc = kpt_text_columns(word);
+		if (!fresh && col + (size_t)gap + wc > width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+			gap = 0;
+		}
+		if (gap)
+			fprintf(out, "%.*s", (int)sp, s + i), col += sp;
+		/* a word longer than a whole line: broken where it must */
+		while (col + wc > width && width > col + 1) {
+			size_t take = cp_offset(wp, width - col);
+
+			fprintf(out, "%.*s\n%*s", (int)take, wp, (int)indent, "");
+			wp += take;
+			col = indent;
+			wc = kpt_text_columns(wp);
+		}
+		fputs(wp, out);
+		col += wc;
+		fresh = 0;
+		free(word);
+		i += sp + w;
+	}
+	fputc('\n', out);
+	return ferror(out) ? KPT_E_IO : 0;
 }
 
 void kpt_text_column_free(char **out, size_t n)

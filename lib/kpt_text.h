@@ -108,9 +108,37 @@ size_t kpt_text_columns(const char *s);
 enum kpt_text_cut {
 	KPT_CUT_TAIL,   /* "..." and the tail: a path's last parts, a size */
 	KPT_CUT_MIDDLE, /* head "..." tail: a C++ name keeps its start and parameters */
-	KPT_CUT_CXX,    /* a C++ name with its <...> and (...) lists collapsed
-			 * first ("void (anon)::gemm<...>(...)"), then MIDDLE */
+	KPT_CUT_CXX,    /* a C++ name: the longest of its shorter forms that fits
+			 * (kpt_text_cxx_forms), then MIDDLE of the shortest */
 };
+
+/* The forms of a demangled C++ name, each shorter or equal, longest first:
+ * [0] s itself; then without return type and parameters, "(anonymous
+ * namespace)::" and the space after commas
+ * ("(anonymous namespace)::ns::gemm<float, 128, true>(CUtensorMap_st, int)"
+ * -> "ns::gemm<float,128,true>"); the last scope only ("gemm<...>"; an
+ * operator or lambda keeps its owner: "Op::operator()"); then namespaces
+ * inside the template arguments dropped; nested template lists as "<...>";
+ * fewer template arguments ("gemm<float,128,...>"); none ("gemm<...>").
+ * Equal neighbours are left out; a name that is not C++ has one form.
+ * "..." is ASCII: 3 columns, greppable, on every terminal. Sets *forms
+ * (free with kpt_text_cxx_forms_free) and *n; 0 or KPT_E_NOMEM. O(k len)
+ * for k forms. */
+int kpt_text_cxx_forms(const char *s, char ***forms, size_t *n);
+/* The form that shows template argument k of s's last scope and hides the
+ * others: "multi_tensor_apply_kernel<...,UnaryOpFunctor<...>,...>" (nested
+ * lists of the argument as "<...>" unless `nested`). What tells apart names
+ * whose shorter forms are alike. A new string; NULL when s has no
+ * argument k or out of memory. */
+char *kpt_text_cxx_arg_form(const char *s, size_t k, int nested);
+void kpt_text_cxx_forms_free(char **forms, size_t n);
+
+/* s (one line, already cleaned) written from column `start` of the
+ * current line, broken at spaces so that no line passes `width` columns
+ * (a word longer than a line is broken where it must), continuation lines
+ * indented by `indent` spaces; ends with a newline. width 0: one line.
+ * Returns 0 or KPT_E_IO. */
+int kpt_text_wrap(FILE *out, const char *s, size_t start, size_t width, size_t indent);
 
 /* The n strings s[i] (one-line text, e.g. cleaned with KPT_TEXT_TERM)
  * fitted to a table column of cols columns; cols 0 cuts nothing. Strings

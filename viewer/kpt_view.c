@@ -16,7 +16,7 @@
 #include "kpt_export.h"
 #include "kpt_format.h"
 #include "kpt_gnuplot.h"
-#include "kpt_html.h"
+#include "kpt_units.h"
 #include "kpt_outfile.h"
 #include "kpt_text.h"
 #include "kpt_plot.h"
@@ -1021,7 +1021,7 @@ static void td_ns(FILE *out, double ns)
 {
 	char buf[48];
 
-	kpt_fmt_ns(buf, sizeof buf, ns);
+	kpt_fmt_duration(ns, buf, sizeof buf);
 	fprintf(out, "<td class=\"n\">%s</td>", buf);
 }
 
@@ -1275,7 +1275,7 @@ static void hist_svg(FILE *out, const struct key_hist *h)
 	for (uint32_t j = 0; j < h->n; j++) {
 		const struct kpt_history_session *se = &h->set->sessions[h->at[j]];
 
-		kpt_fmt_ns(b, sizeof b, h->ns[h->at[j]]);
+		kpt_fmt_duration(h->ns[h->at[j]], b, sizeof b);
 		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#3060c0\"><title>", HX(j),
 			HY(h->ns[h->at[j]]));
 		esc(out, se->commit[0] ? se->commit : "-");
@@ -1283,7 +1283,7 @@ static void hist_svg(FILE *out, const struct key_hist *h)
 		esc(out, se->added);
 		fprintf(out, ": %s</title></circle>", b);
 	}
-	kpt_fmt_ns(b, sizeof b, h->row->new_ns);
+	kpt_fmt_duration(h->row->new_ns, b, sizeof b);
 	fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#fff\" stroke=\"#e08000\" stroke-width=\"1.5\">"
 		"<title>this recording: %s</title></circle></svg>", HX(h->n), HY(h->row->new_ns), b);
 #undef HX
@@ -1340,7 +1340,7 @@ static void html_history(FILE *out, const struct view *v)
 					fprintf(out, "%+.1f%%", h->cp[c].step_pct);
 			fprintf(out, "</td></tr>\n");
 		}
-		kpt_fmt_ns(b, sizeof b, h->row->new_ns);
+		kpt_fmt_duration(h->row->new_ns, b, sizeof b);
 		fprintf(out, "<tr><td>this recording</td><td></td><td class=\"n\">%s</td><td></td></tr>\n</table></details></div>\n", b);
 	}
 }
@@ -1372,8 +1372,8 @@ static void html_environment(FILE *out, struct view *v)
 			esc(out, dev[i].name);
 			fprintf(out, "<br><span class=\"sub\">");
 			esc(out, dev[i].slug);
-			kpt_fmt_bytes(a, sizeof a, (double)dev[i].mem_bytes);
-			kpt_fmt_bytes(b, sizeof b, (double)dev[i].l2_bytes);
+			kpt_fmt_bytes((double)dev[i].mem_bytes, a, sizeof a);
+			kpt_fmt_bytes((double)dev[i].l2_bytes, b, sizeof b);
 			fprintf(out, "</span></td><td>%u</td><td>%u.%u</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
 				     "<td class=\"n\">%u / %u MHz</td><td>",
 				dev[i].sm_count, dev[i].cc_major, dev[i].cc_minor, a, b, dev[i].sm_clock_max_mhz,
@@ -1449,8 +1449,8 @@ static void html_summary(FILE *out, const struct view *v)
 	const struct kpt_summary *s = v->by_kernel;
 	char gpu[48], span[48];
 
-	kpt_fmt_ns(gpu, sizeof gpu, (double)s->total_ns);
-	kpt_fmt_ns(span, sizeof span, s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) : 0);
+	kpt_fmt_duration((double)s->total_ns, gpu, sizeof gpu);
+	kpt_fmt_duration(s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) : 0, span, sizeof span);
 	fprintf(out, "<h2 id=\"summary\">Summary</h2>\n<table>"
 		     "<tr><th>kernels</th><td class=\"n\">%llu</td><th>distinct names</th><td class=\"n\">%zu</td></tr>"
 		     "<tr><th>GPU time (sum of kernels)</th><td class=\"n\">%s</td><th>first to last kernel</th><td class=\"n\">%s</td></tr>"
@@ -1480,7 +1480,7 @@ static void html_timeline(FILE *out, const struct view *v)
 	if (v->has_iter_timeline) {
 		char span[48];
 
-		kpt_fmt_ns(span, sizeof span, (double)v->iter_ns);
+		kpt_fmt_duration((double)v->iter_ns, span, sizeof span);
 		fprintf(out, "<figure><img src=\"timeline-iteration.png\" alt=\"timeline of one iteration\"><figcaption>"
 			     "Zoomed on one iteration: the kernels launched inside the %s <code>",
 			v->iter_ordinal ? "second" : "first");

@@ -1,6 +1,8 @@
 /* kpt_diff_report.c - text, Markdown, JUnit XML and JSON views of a diff. */
+#define _GNU_SOURCE /* vasprintf */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "kpt_diff_report.h"
 #include "kpt_json.h"
 #include "kpt_text.h"
+#include "kpt_units.h"
 
 static void md_text(FILE *out, const char *s)
 {
@@ -36,20 +39,10 @@ static int io_result(FILE *out, struct kpt_diag *d, const char *what)
 	return 0;
 }
 
-/* Human duration: "850 ns", "12.34 us", "1.234 ms", "2.50 s"; "-" for NAN. */
+/* Human duration (lib/kpt_units.h); "-" for NAN. */
 static const char *fmt_ns(char *buf, size_t cap, double ns)
 {
-	if (isnan(ns))
-		snprintf(buf, cap, "-");
-	else if (ns < 1e3)
-		snprintf(buf, cap, "%.0f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, cap, "%.2f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, cap, "%.3f ms", ns / 1e6);
-	else
-		snprintf(buf, cap, "%.2f s", ns / 1e9);
-	return buf;
+	return kpt_fmt_duration(ns, buf, cap);
 }
 
 /* v as a percentage with `digits` decimals (a sign when `sign`), or "-"
@@ -112,6 +105,25 @@ static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row 
 		snprintf(buf, cap, "AMBG (~%u more run%s)", r->more_runs, r->more_runs == 1 ? "" : "s");
 	else
 		snprintf(buf, cap, "%s", kpt_verdict_name(r->verdict));
+	return buf;
+}
+
+/* The verdict for a narrow terminal: level 1 "AMBG (machine)", "AMBG
+ * (~4 runs)"; level 2 the bare name. Level 0 is fmt_verdict. */
+static const char *fmt_verdict_at(char *buf, size_t cap, const struct kpt_diff_row *r, int level)
+{
+	if (level == 0 || r->verdict != KPT_V_AMBG)
+		return level == 0 ? fmt_verdict(buf, cap, r) : strcpy(buf, kpt_verdict_name(r->verdict));
+	if (level >= 2 || !r->base_runs || !r->new_runs)
+		snprintf(buf, cap, "%s", kpt_verdict_name(r->verdict));
+	else if (r->machine_limited)
+		snprintf(buf, cap, "AMBG (machine)");
+	else if (r->more_runs >= 1000)
+		snprintf(buf, cap, "AMBG (>1000 runs)");
+	else if (r->more_runs)
+		snprintf(buf, cap, "AMBG (~%u runs)", r->more_runs);
+	else
+		snprintf(buf, cap, "AMBG");
 	return buf;
 }
 
@@ -178,28 +190,63 @@ static int text_col_fit(struct text_col *c, size_t cols, enum kpt_text_cut how)
 	return kpt_text_column((const char *const *)c->full, c->n, cols && cols < need ? cols : 0, how, c->shown);
 }
 
-/* Columns of the table besides Kernel, Range, Config, Interval and
- * Verdict: "  " (Range) " " (Config) " " Base(10) " " New(10) " "
- * Change(8) " " (Interval) " " Noise(7) "  ". */
-#define TEXT_FIXED_COLS (2 + 1 + 1 + 10 + 1 + 10 + 1 + 8 + 1 + 1 + 7 + 2)
+/* Which columns a terminal of o->width gets: wide ones go first (the
+ * verdict's hint, Noise, Config, Interval, the AMBG reason, then Base:
+ * New and Change say the most), until Kernel and Range have room. */
+struct text_layout {
+	int cfg, ci, noise, base; /* shown */
+	int verdict;        /* fmt_verdict_at level */
+	int cw, iw, vw;     /* widths of Config, Interval, Verdict */
+};
+
 #define KERNEL_MIN_COLS 24
-#define RANGE_MIN_COLS 12
+#define RANGE_MIN_COLS 10
+/* what Kernel and Range should get before columns give way: a kernel's
+ * name with its template arguments, a workload's name with its sizes */
+#define KERNEL_WANT_COLS 34
+#define RANGE_WANT_COLS 24
+
+/* Columns besides Kernel and Range: "  " (" " Base(10)) " " New(10) " "
+ * Change(8) "  " Verdict, and " " before each optional one. */
+static size_t layout_fixed(const struct text_layout *l)
+{
+	return 2 + (l->base ? 1 + 10 : 0) + 1 + 10 + 1 + 8 + 2 + (size_t)l->vw + (l->cfg ? 1 + (size_t)l->cw : 0) +
+	       (l->ci ? 1 + (size_t)l->iw : 0) + (l->noise ? 1 + 7 : 0);
+}
+
+static void layout_widths(const struct kpt_diff *df, size_t *rows, size_t n, struct text_layout *l)
+{
+	char b[96];
+
+	l->cw = 6;  /* "Config" */
+	l->iw = 10; /* "Interval %" */
+	l->vw = 7;  /* "Verdict" */
+	for (size_t i = 0; i < n; i++) {
+		const struct kpt_diff_row *r = &df->rows[rows[i]];
+		int k;
+
+		k = (int)strlen(fmt_verdict_at(b, sizeof b, r, l->verdict));
+		l->vw = k > l->vw ? k : l->vw;
+		k = (int)strlen(fmt_config(b, sizeof b, r));
+		l->cw = k > l->cw ? k : l->cw;
+		k = (int)strlen(fmt_ci(b, sizeof b, r->ci_low_pct, r->ci_high_pct));
+		l->iw = k > l->iw ? k : l->iw;
+	}
+}
 
 /* Kernel and Range cells of the rows shown: whole when the output is not a
- * terminal (o->width 0); on a terminal, Range gets what it needs first
- * (down to RANGE_MIN_COLS), Kernel the rest (at least KERNEL_MIN_COLS),
- * ranges keep their tail, kernel names head and tail, and no two cells of
- * different names look the same (kpt_text_column). */
+ * terminal (o->width 0); on a terminal, optional columns go (text_layout)
+ * until Kernel and Range have room, Range gets what it needs first (down
+ * to RANGE_MIN_COLS), Kernel the rest (at least KERNEL_MIN_COLS); ranges keep their tail, kernel names
+ * their shorter C++ forms, and no two cells of different names look the
+ * same (kpt_text_column). */
 static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o, size_t *rows, size_t n,
-		      struct text_col *kern, struct text_col *range, int *cw, int *iw)
+		      struct text_col *kern, struct text_col *range, struct text_layout *l)
 {
-	size_t vw = 7, avail, rw = 0, kw = 0;
-	char b[64];
-
-	*cw = 6;   /* "Config" */
-	*iw = 10;  /* "Interval %" */
+	size_t avail, rw = 0, kw = 0, kmin;
 	int rc;
 
+	*l = (struct text_layout){ .cfg = 1, .ci = 1, .noise = 1, .base = 1 };
 	if ((rc = text_col_init(kern, n)) < 0 || (rc = text_col_init(range, n)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
@@ -216,21 +263,37 @@ static int text_cells(const struct kpt_diff *df, const struct kpt_report_opts *o
 		range->full[i] = kpt_text_dup(KPT_TEXT_TERM, r->path[0] ? r->path : "-");
 		if (!kern->full[i] || !range->full[i])
 			return KPT_E_NOMEM;
-		fmt_verdict(b, sizeof b, r);
-		vw = strlen(b) > vw ? strlen(b) : vw;
-		fmt_config(b, sizeof b, r);
-		*cw = (int)strlen(b) > *cw ? (int)strlen(b) : *cw;
-		fmt_ci(b, sizeof b, r->ci_low_pct, r->ci_high_pct);
-		*iw = (int)strlen(b) > *iw ? (int)strlen(b) : *iw;
 	}
+	layout_widths(df, rows, n, l);
 	if (o && o->width > 0) {
-		size_t fixed = TEXT_FIXED_COLS + vw + (size_t)*cw + (size_t)*iw;
+		size_t kneed = text_col_need(kern), rneed = text_col_need(range);
+		size_t want = (kneed < KERNEL_WANT_COLS ? kneed : KERNEL_WANT_COLS) +
+			      (rneed < RANGE_WANT_COLS ? rneed : RANGE_WANT_COLS);
 
-		avail = (size_t)o->width > fixed ? (size_t)o->width - fixed : 0;
-		rw = text_col_need(range);
-		if (rw + KERNEL_MIN_COLS > avail)
-			rw = avail > KERNEL_MIN_COLS + RANGE_MIN_COLS ? avail - KERNEL_MIN_COLS : RANGE_MIN_COLS;
-		kw = avail > rw + KERNEL_MIN_COLS ? avail - rw : KERNEL_MIN_COLS;
+		for (int step = 0; step < 6 && layout_fixed(l) + want > (size_t)o->width; step++) {
+			if (step == 0 || step == 4)
+				l->verdict++;
+			else if (step == 5)
+				l->base = 0;
+			else if (step == 1)
+				l->noise = 0;
+			else if (step == 2)
+				l->cfg = 0;
+			else
+				l->ci = 0;
+			layout_widths(df, rows, n, l);
+		}
+		avail = (size_t)o->width > layout_fixed(l) ? (size_t)o->width - layout_fixed(l) : 0;
+		/* Kernel keeps what it wants when both fit, else its minimum */
+		kmin = avail >= want ? (kneed < KERNEL_WANT_COLS ? kneed : KERNEL_WANT_COLS) : KERNEL_MIN_COLS;
+		rw = rneed;
+		if (rw + kmin > avail)
+			rw = avail > kmin + RANGE_MIN_COLS ? avail - kmin : RANGE_MIN_COLS;
+		kw = avail > rw + kmin ? avail - rw : kmin;
+		if (avail < KERNEL_MIN_COLS + RANGE_MIN_COLS) { /* below ~75 columns: what there is */
+			rw = avail * 2 / 5 > 5 ? avail * 2 / 5 : 5;
+			kw = avail > rw + 6 ? avail - rw : 6;
+		}
 	}
 	if ((rc = text_col_fit(range, rw, KPT_CUT_TAIL)) < 0 || (rc = text_col_fit(kern, kw, KPT_CUT_CXX)) < 0)
 		return rc;
@@ -268,37 +331,59 @@ static int totals_cells(const struct kpt_diff *df, const struct kpt_report_opts 
 static int write_table(const struct kpt_diff *df, FILE *out, const struct kpt_report_opts *o, size_t *rows,
 		       size_t n)
 {
-	int color = o && o->color;
+	int color = o && o->color, width = o ? o->width : 0;
 	struct text_col kern = { 0 }, range = { 0 }, tot = { 0 };
 	char b1[32], b2[32], b3[32], b4[48], b5[32], b6[96], b7[48];
-	int cw, iw, rc = text_cells(df, o, rows, n, &kern, &range, &cw, &iw);
+	struct text_layout l;
+	int rc = text_cells(df, o, rows, n, &kern, &range, &l);
 
 	if (rc < 0)
 		goto out;
 	put_cell(out, "Kernel", kern.width);
 	fputs("  ", out);
 	put_cell(out, "Range", range.width);
-	fprintf(out, " %-*s %10s %10s %8s %*s %7s  %s\n", cw, "Config", "Base", "New", "Change", iw, "Interval %",
-		"Noise", "Verdict");
+	if (l.cfg)
+		fprintf(out, " %-*s", l.cw, "Config");
+	if (l.base)
+		fprintf(out, " %10s", "Base");
+	fprintf(out, " %10s %8s", "New", "Change");
+	if (l.ci)
+		fprintf(out, " %*s", l.iw, "Interval %");
+	if (l.noise)
+		fprintf(out, " %7s", "Noise");
+	fputs("  Verdict\n", out);
 	for (size_t i = 0; i < n; i++) {
 		const struct kpt_diff_row *r = &df->rows[rows[i]];
 
 		put_cell(out, kern.shown[i], kern.width);
 		fputs("  ", out);
 		put_cell(out, range.shown[i], range.width);
-		fprintf(out, " %-*s %10s %10s %8s %*s %7s  %s%s%s\n", cw, fmt_config(b3, sizeof b3, r),
-			fmt_ns(b1, sizeof b1, r->base_ns), fmt_ns(b2, sizeof b2, r->new_ns),
-			fmt_pct(b5, sizeof b5, r->change_pct), iw,
-			fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct),
-			fmt_noise(b7, sizeof b7, r->noise_pct),
-			color ? verdict_color[r->verdict] : "", fmt_verdict(b6, sizeof b6, r),
+		if (l.cfg)
+			fprintf(out, " %-*s", l.cw, fmt_config(b3, sizeof b3, r));
+		if (l.base)
+			fprintf(out, " %10s", fmt_ns(b1, sizeof b1, r->base_ns));
+		fprintf(out, " %10s %8s", fmt_ns(b2, sizeof b2, r->new_ns), fmt_pct(b5, sizeof b5, r->change_pct));
+		if (l.ci)
+			fprintf(out, " %*s", l.iw, fmt_ci(b4, sizeof b4, r->ci_low_pct, r->ci_high_pct));
+		if (l.noise)
+			fprintf(out, " %7s", fmt_noise(b7, sizeof b7, r->noise_pct));
+		fprintf(out, "  %s%s%s\n", color ? verdict_color[r->verdict] : "",
+			fmt_verdict_at(b6, sizeof b6, r, l.verdict),
 			color && verdict_color[r->verdict][0] ? "\033[0m" : "");
 		if (r->counters) {
-			fprintf(out, "%*s  counters: ", kern.width < 24 ? (int)kern.width : 24, "");
-			kpt_text_write(out, KPT_TEXT_TERM, r->counters);
-			fputc('\n', out);
+			int ind = kern.width < 24 ? (int)kern.width : 24;
+			char *c = kpt_text_dup(KPT_TEXT_TERM, r->counters);
+
+			fprintf(out, "%*s  counters: ", ind, "");
+			kpt_text_wrap(out, c ? c : "?", (size_t)ind + 12, (size_t)width, (size_t)ind + 12);
+			free(c);
 		}
 	}
+	if (l.verdict > 0 && df->counts[KPT_V_AMBG])
+		kpt_text_wrap(out, "(AMBG: cannot tell at this noise; --wide shows why and the interval)", 0,
+			      (size_t)width, 1);
+	else if (!l.ci || !l.noise || !l.cfg || !l.base)
+		kpt_text_wrap(out, "(--wide shows every column)", 0, (size_t)width, 1);
 	if (n < df->nrows)
 		fprintf(out, "(%zu SAME key%s not listed; --all lists them)\n", df->nrows - n,
 			df->nrows - n == 1 ? "" : "s");
@@ -329,10 +414,31 @@ out:
 	return rc;
 }
 
+/* One line of prose, printf-style, wrapped to width (0: one line),
+ * continuation lines indented by indent. */
+static void put_wrapped(FILE *out, int width, size_t indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void put_wrapped(FILE *out, int width, size_t indent, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		fputs("?\n", out);
+		return;
+	}
+	kpt_text_wrap(out, s, 0, width > 0 ? (size_t)width : 0, indent);
+	free(s);
+}
+
 int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 			const struct kpt_report_opts *o, struct kpt_diag *d)
 {
-	int all = o && o->all;
+	int all = o && o->all, width = o ? o->width : 0;
 	size_t *rows = malloc((df->nrows ? df->nrows : 1) * sizeof *rows), n = 0;
 	char b6[96];
 	struct kpt_text_pool pool = { 0 };
@@ -347,13 +453,13 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 		snprintf(b6, sizeof b6, "%u sessions, ", df->base_sessions);
 	else
 		b6[0] = '\0';
-	fprintf(out, "base: %s (%s, %s%u run%s)\nnew:  %s (%s, %u run%s)\n\n",
-		kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->base.path),
-		df->base.gpu_name[0] ? kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->base.gpu_name) : "unknown GPU",
-		b6, df->base.runs, df->base.runs == 1 ? "" : "s",
-		kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->new_.path),
-		df->new_.gpu_name[0] ? kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->new_.gpu_name) : "unknown GPU",
-		df->new_.runs, df->new_.runs == 1 ? "" : "s");
+	put_wrapped(out, width, 6, "base: %s (%s, %s%u run%s)", kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->base.path),
+		    df->base.gpu_name[0] ? kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->base.gpu_name) : "unknown GPU",
+		    b6, df->base.runs, df->base.runs == 1 ? "" : "s");
+	put_wrapped(out, width, 6, "new:  %s (%s, %u run%s)", kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->new_.path),
+		    df->new_.gpu_name[0] ? kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->new_.gpu_name) : "unknown GPU",
+		    df->new_.runs, df->new_.runs == 1 ? "" : "s");
+	fputc('\n', out);
 	rc = write_table(df, out, o, rows, n);
 	free(rows);
 	if (rc < 0) {
@@ -363,17 +469,18 @@ int kpt_diff_write_text(const struct kpt_diff *df, FILE *out,
 	if (df->nnotes)
 		fputs("\nEnvironment and data:\n", out);
 	for (size_t i = 0; i < df->nnotes; i++)
-		fprintf(out, "  %s%s\n", df->notes[i].severe ? "! " : "  ",
-			kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->notes[i].text));
+		put_wrapped(out, width, 6, "  %s%s", df->notes[i].severe ? "! " : "  ",
+			    kpt_text_pool_clean(&pool, KPT_TEXT_TERM, df->notes[i].text));
 	kpt_text_pool_release(&pool);
+	fputc('\n', out);
 	if (df->opts.method == KPT_DIFF_POOLED_U)
-		fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; pooled Mann-Whitney U per key, "
-			"no threshold, no correction, alpha %.3g): %s\n",
+		put_wrapped(out, width, 2, "%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; pooled Mann-Whitney U per key, "
+			"no threshold, no correction, alpha %.3g): %s",
 			df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
 			df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows, df->opts.alpha,
 			df->result == KPT_DIFF_REGRESSION ? "REGRESSION" : "no regression");
 	else
-		fprintf(out, "\n%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us, %.3g%% from %.0f us; Holm over %u, alpha %.3g): %s\n",
+		put_wrapped(out, width, 2, "%u SLOW, %u FAST, %u AMBG, %u SAME, %u NEW, %u GONE (%zu keys; threshold %.3g%%, %.3g%% under %.0f us, %.3g%% from %.0f us; Holm over %u, alpha %.3g): %s",
 			df->counts[KPT_V_SLOW], df->counts[KPT_V_FAST], df->counts[KPT_V_AMBG],
 			df->counts[KPT_V_SAME], df->counts[KPT_V_NEW], df->counts[KPT_V_GONE], df->nrows,
 			df->opts.threshold_pct, df->opts.short_threshold_pct, df->opts.short_ns / 1e3,

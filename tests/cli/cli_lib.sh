@@ -33,3 +33,10 @@ expect_error() {
 need_synth() { [ -x "$KPT_BUILD/kpt-synth" ] || skip "kpt-synth is not built"; }
 need_testrec() { [ -x "$KPT_BUILD/kpt-testrec" ] || skip "kpt-testrec is not built"; }
 need_python() { command -v python3 >/dev/null || skip "python3 is not installed"; }
+
+# help_lines FILE: the lines of a --help (FILE) with each option's wrapped
+# continuation lines (indented under its meaning) joined to it.
+help_lines() {
+	awk '/^    +[^ ]/ && n { sub(/^ +/, ""); line = line " " $0; next }
+	     { if (n) print line; line = $0; n = 1 } END { if (n) print line }' "$1"
+}

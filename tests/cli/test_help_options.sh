@@ -8,7 +8,7 @@
 
 run "$KPTPROF" help
 expect_rc 0 "help"
-cmds=$(sed -n 's/^  \([a-z]*\) .*/\1/p' "$T/out")
+cmds=$(sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' "$T/out")
 [ "$(echo "$cmds" | wc -w)" -ge 14 ] || fail "'kptprof help' lists too few commands: $cmds"
 
 run "$KPTPROF" help --completion bash
@@ -36,8 +36,13 @@ for c in $cmds; do
 	expect_rc 0 "help $c"
 	cmp -s "$T/out" "$T/help.$c" || fail "'kptprof help $c' differs from '$c --help': $(diff "$T/help.$c" "$T/out")"
 
-	# the option lines: "  -o, --output FILE   meaning (default D)"
-	sed -n '/^options:$/,$p' "$T/help.$c" | grep -E '^  -' >"$T/lines.$c" || true
+	# piped, --help is wrapped to 80 columns
+	long=$(awk 'length($0) > 80' "$T/help.$c")
+	[ -z "$long" ] || fail "$c --help has lines over 80 columns: $long"
+	# the option lines: "  -o, --output FILE   meaning (default D)", its
+	# wrapped continuation lines (indented under the meaning) joined
+	sed -n '/^options:$/,$p' "$T/help.$c" >"$T/opts.$c"
+	help_lines "$T/opts.$c" | grep -E '^  -' >"$T/lines.$c" || true
 	grep -qE -- '^  -h, --help  +show this help$' "$T/lines.$c" || fail "$c --help lacks -h, --help: $(cat "$T/help.$c")"
 	# one awk over the lines: a meaning each; a default for each option with a value
 	bad=$(awk '
@@ -136,15 +141,15 @@ done
 # The documented defaults are the analyzer's (analyzer/diff/kpt_diff.c
 # fill_defaults); diff and gate share one table.
 for c in diff gate; do
-	grep -Eq -- '^  --threshold PCT .*\(default 2\)$' "$T/help.$c" || fail "$c: --threshold default"
-	grep -Eq -- '^  --short-threshold PCT .*10 us.*\(default 5\)$' "$T/help.$c" || fail "$c: --short-threshold default"
-	grep -Eq -- '^  --long-threshold PCT .*200 us.*\(default 1\)$' "$T/help.$c" || fail "$c: --long-threshold default"
-	grep -Eq -- '^  --alpha A .*\(default 0\.05\)$' "$T/help.$c" || fail "$c: --alpha default"
+	grep -Eq -- '^  --threshold PCT .*\(default 2\)$' "$T/lines.$c" || fail "$c: --threshold default"
+	grep -Eq -- '^  --short-threshold PCT .*10 us.*\(default 5\)$' "$T/lines.$c" || fail "$c: --short-threshold default"
+	grep -Eq -- '^  --long-threshold PCT .*200 us.*\(default 1\)$' "$T/lines.$c" || fail "$c: --long-threshold default"
+	grep -Eq -- '^  --alpha A .*\(default 0\.05\)$' "$T/lines.$c" || fail "$c: --alpha default"
 done
-grep -Eq -- '^  --runs M .*\(default 5\)$' "$T/help.gate" || fail "gate: --runs default"
-grep -Eq -- '^  --runs M .*\(default 1; a project: its runs, else 5\)$' "$T/help.record" || fail "record: --runs default"
-grep -Eq -- '^  -o, --output FILE .*\(default kptprof\.kpt; a project: PROJECT\.kpt\)$' "$T/help.record" || fail "record: -o default"
-grep -qF "on a launch-bound PyTorch step sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)" "$T/help.record" || fail "record: --kinds cost note"
+grep -Eq -- '^  --runs M .*\(default 5\)$' "$T/lines.gate" || fail "gate: --runs default"
+grep -Eq -- '^  --runs M .*\(default 1; a project: its runs, else 5\)$' "$T/lines.record" || fail "record: --runs default"
+grep -Eq -- '^  -o, --output FILE .*\(default kptprof\.kpt; a project: PROJECT\.kpt\)$' "$T/lines.record" || fail "record: -o default"
+grep -qF "on a launch-bound PyTorch step sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)" "$T/lines.record" || fail "record: --kinds cost note"
 # record --help also lists the counter sets (from the counters table)
 grep -Eq '^  default +time' "$T/help.record" || fail "record --help lacks the counter sets"
 exit 0

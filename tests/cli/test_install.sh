@@ -24,7 +24,7 @@ for g in nvidia-h100-80gb-hbm3 nvidia-h200; do
 	done
 done
 n=$(ls "$P/share/man/man1" | wc -l)
-cmds=$("$K" help | sed -n 's/^  \([a-z]*\) .*/\1/p' | wc -l)
+cmds=$("$K" help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p' | wc -l)
 [ "$n" = $((cmds + 1)) ] || fail "expected kptprof.1 and $cmds command pages, got $n: $(ls "$P/share/man/man1")"
 # the installed pages are what the binary prints
 "$K" help --man diff | cmp -s - "$P/share/man/man1/kptprof-diff.1" || fail "installed kptprof-diff.1 differs from 'help --man diff'"

@@ -286,6 +286,6 @@ for o in --threshold --aggregate --between-prior --ranges --base-runs --method -
 done
 grep -qE -- "^  --junit" "$T/out" && fail "view --help lists --junit, which view refuses"
 for o in --width --top --trace-max --threshold --short-threshold --long-threshold --alpha; do
-	grep -E -- "^  $o " "$T/out" | grep -q "default" || fail "view --help gives no default for $o"
+	help_lines "$T/out" | grep -E -- "^  $o " | grep -q "default" || fail "view --help gives no default for $o"
 done
 exit 0

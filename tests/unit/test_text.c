@@ -221,18 +221,176 @@ static void test_column_cuts_keep_rows_apart(void **state)
 	kpt_text_column_free(out, 5);
 }
 
-static void test_column_collapses_cxx_lists_first(void **state)
+/* The forms of name, joined by " | ". */
+static void expect_forms(const char *name, const char *want)
+{
+	char **f, *got = NULL;
+	size_t n, len = 0;
+	FILE *fp = open_memstream(&got, &len);
+
+	assert_non_null(fp);
+	assert_int_equal(kpt_text_cxx_forms(name, &f, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "%s%s", i ? " | " : "", f[i]);
+	fclose(fp);
+	kpt_text_cxx_forms_free(f, n);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_cxx_forms_drop_return_type_parameters_then_arguments(void **state)
+{
+	(void)state;
+	expect_forms("void foo<float, 128, true>(CUtensorMap, int)",
+		     "void foo<float, 128, true>(CUtensorMap, int) | foo<float,128,true> | foo<float,128,...> | "
+		     "foo<float,...> | foo<...>");
+	expect_forms("void (anonymous namespace)::attn_fwd_sm90_kernel<false, true>(CUtensorMap_st, "
+		     "(anonymous namespace)::sm90_params)",
+		     "void (anonymous namespace)::attn_fwd_sm90_kernel<false, true>(CUtensorMap_st, "
+		     "(anonymous namespace)::sm90_params) | attn_fwd_sm90_kernel<false,true> | "
+		     "attn_fwd_sm90_kernel<false,...> | attn_fwd_sm90_kernel<...>");
+	expect_forms("(anonymous namespace)::moe_scan(int const*, int, int*, int*)",
+		     "(anonymous namespace)::moe_scan(int const*, int, int*, int*) | moe_scan");
+}
+
+static void test_cxx_forms_of_nested_templates(void **state)
+{
+	(void)state;
+	expect_forms("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+		     "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+		     "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+		     "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>) | "
+		     "at::native::vectorized_elementwise_kernel<4,at::native::FillFunctor<float>,at::detail::Array<char*,1>> | "
+		     "vectorized_elementwise_kernel<4,at::native::FillFunctor<float>,at::detail::Array<char*,1>> | "
+		     "vectorized_elementwise_kernel<4,FillFunctor<float>,Array<char*,1>> | "
+		     "vectorized_elementwise_kernel<4,FillFunctor<...>,Array<...>> | "
+		     "vectorized_elementwise_kernel<4,FillFunctor<...>,...> | vectorized_elementwise_kernel<4,...> | "
+		     "vectorized_elementwise_kernel<...>");
+}
+
+static void test_cxx_forms_of_operators_and_lambdas(void **state)
+{
+	(void)state;
+	expect_forms("Foo::operator()(int) const", "Foo::operator()(int) const | Foo::operator()");
+	expect_forms("auto ns::Op<int>::operator<<(int)",
+		     "auto ns::Op<int>::operator<<(int) | ns::Op<int>::operator<< | Op<int>::operator<< | "
+		     "Op<...>::operator<<");
+	expect_forms("void kernel<[lambda(int)#1]>(int)",
+		     "void kernel<[lambda(int)#1]>(int) | kernel<[lambda(int)#1]> | kernel<[...]> | kernel<...>");
+	expect_forms("void bar<main::{lambda(int)#1}>(int)",
+		     "void bar<main::{lambda(int)#1}>(int) | bar<main::{lambda(int)#1}> | bar<{lambda(int)#1}> | "
+		     "bar<{...}> | bar<...>");
+}
+
+static void test_cxx_forms_leave_other_names_whole(void **state)
+{
+	(void)state;
+	expect_forms("nvjet_sm90_qqtst_144x128_128x6_1x2_h_bz_coopA_algo2_TNN",
+		     "nvjet_sm90_qqtst_144x128_128x6_1x2_h_bz_coopA_algo2_TNN");
+	expect_forms("step time (NVTX range)", "step time (NVTX range)");
+	expect_forms("", "");
+}
+
+static void test_column_fits_cxx_names_by_their_forms(void **state)
 {
 	const char *s[1] = { "void (anonymous namespace)::attn_fwd_kernel<__nv_bfloat16, 64, 128>(fwd_params)" };
 	char *out[1];
 
 	(void)state;
 	assert_int_equal(kpt_text_column(s, 1, 40, KPT_CUT_CXX, out), 0);
-	assert_string_equal(out[0], "void (anon)::attn_fwd_kernel<...>(...)");
+	assert_string_equal(out[0], "attn_fwd_kernel<__nv_bfloat16,64,128>");
+	kpt_text_column_free(out, 1);
+	assert_int_equal(kpt_text_column(s, 1, 24, KPT_CUT_CXX, out), 0);
+	assert_string_equal(out[0], "attn_fwd_kernel<...>");
 	kpt_text_column_free(out, 1);
 	assert_int_equal(kpt_text_column(s, 1, 20, KPT_CUT_MIDDLE, out), 0);
 	assert_int_equal(kpt_text_columns(out[0]), 20);
 	kpt_text_column_free(out, 1);
+}
+
+/* Names that differ only in template arguments keep the arguments that
+ * differ; names alike but for parameters keep their parameters. */
+static void test_column_keeps_what_tells_cxx_names_apart(void **state)
+{
+	const char *s[4] = {
+		"void (anonymous namespace)::attn_fwd_sm90_kernel<false, true>(CUtensorMap_st, CUtensorMap_st)",
+		"void (anonymous namespace)::attn_fwd_sm90_kernel<false, false>(CUtensorMap_st, CUtensorMap_st)",
+		"void (anonymous namespace)::attn_fwd_sm90_kernel<true, false>(CUtensorMap_st, CUtensorMap_st)",
+		"void very_long_kernel_name_without_any_template_arguments_at_all_here(int)",
+	};
+	const char *p[2] = { "void scale(float*, int)", "void scale(double*, int)" };
+	char *out[4];
+
+	(void)state;
+	for (size_t cols = 14; cols <= 60; cols++) {
+		assert_int_equal(kpt_text_column(s, 4, cols, KPT_CUT_CXX, out), 0);
+		for (int i = 0; i < 4; i++) {
+			assert_true(kpt_text_columns(out[i]) <= cols);
+			for (int j = i + 1; j < 4; j++)
+				assert_string_not_equal(out[i], out[j]);
+		}
+		kpt_text_column_free(out, 4);
+	}
+	assert_int_equal(kpt_text_column(s, 4, 36, KPT_CUT_CXX, out), 0);
+	assert_string_equal(out[0], "attn_fwd_sm90_kernel<false,true>");
+	assert_string_equal(out[1], "attn_fwd_sm90_kernel<false,false>");
+	assert_string_equal(out[2], "attn_fwd_sm90_kernel<true,false>");
+	kpt_text_column_free(out, 4);
+	assert_int_equal(kpt_text_column(p, 2, 30, KPT_CUT_CXX, out), 0);
+	assert_string_equal(out[0], "void scale(float*, int)");
+	assert_string_equal(out[1], "void scale(double*, int)");
+	kpt_text_column_free(out, 2);
+}
+
+/* Names whose shorter forms are alike show the template argument that
+ * tells them apart, not a longer form cut in the middle. */
+static void test_column_shows_the_differing_template_argument(void **state)
+{
+	const char *s[2] = {
+		"void at::mta<at::TensorListMetadata<1>, at::BinaryOpScalarFunctor<float, 1>, std::multiplies<float>, "
+		"float>(int, at::TensorListMetadata<1>)",
+		"void at::mta<at::TensorListMetadata<1>, at::UnaryOpFunctor<float, 2>, at::Sqrt<float> >(int, "
+		"at::TensorListMetadata<1>)",
+	};
+	char *out[2], *f;
+
+	(void)state;
+	f = kpt_text_cxx_arg_form(s[1], 1, 0);
+	assert_string_equal(f, "mta<...,UnaryOpFunctor<...>,...>");
+	free(f);
+	f = kpt_text_cxx_arg_form(s[1], 2, 1);
+	assert_string_equal(f, "mta<...,Sqrt<float>>");
+	free(f);
+	assert_null(kpt_text_cxx_arg_form(s[1], 3, 0));
+	assert_null(kpt_text_cxx_arg_form("plain_kernel(int)", 0, 0));
+	assert_int_equal(kpt_text_column(s, 2, 40, KPT_CUT_CXX, out), 0);
+	assert_string_equal(out[0], "mta<...,BinaryOpScalarFunctor<...>,...>");
+	assert_string_equal(out[1], "mta<...,UnaryOpFunctor<...>,...>");
+	kpt_text_column_free(out, 2);
+	/* narrower: another argument that differs, or the argument's tail */
+	assert_int_equal(kpt_text_column(s, 2, 30, KPT_CUT_CXX, out), 0);
+	assert_true(strstr(out[0], "multiplies") || strstr(out[0], "BinaryOp"));
+	assert_true(strstr(out[1], "Sqrt") || strstr(out[1], "UnaryOp"));
+	assert_true(kpt_text_columns(out[0]) <= 30 && kpt_text_columns(out[1]) <= 30);
+	kpt_text_column_free(out, 2);
+}
+
+static void test_wrap_breaks_at_spaces_under_the_width(void **state)
+{
+	char *got = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&got, &len);
+
+	(void)state;
+	assert_non_null(fp);
+	assert_int_equal(kpt_text_wrap(fp, "one two three four five", 4, 14, 4), 0);
+	assert_int_equal(kpt_text_wrap(fp, "abcdefghijklmnop", 0, 10, 2), 0);
+	assert_int_equal(kpt_text_wrap(fp, "no limit at all", 0, 0, 2), 0);
+	fclose(fp);
+	assert_string_equal(got, "one two\n    three four\n    five\n"
+				 "abcdefghij\n  klmnop\n"
+				 "no limit at all\n");
+	free(got);
 }
 
 int main(void)
@@ -251,7 +409,14 @@ int main(void)
 		cmocka_unit_test(test_null_writes_the_empty_form),
 		cmocka_unit_test(test_pool_copies_only_what_changes),
 		cmocka_unit_test(test_column_cuts_keep_rows_apart),
-		cmocka_unit_test(test_column_collapses_cxx_lists_first),
+		cmocka_unit_test(test_cxx_forms_drop_return_type_parameters_then_arguments),
+		cmocka_unit_test(test_cxx_forms_of_nested_templates),
+		cmocka_unit_test(test_cxx_forms_of_operators_and_lambdas),
+		cmocka_unit_test(test_cxx_forms_leave_other_names_whole),
+		cmocka_unit_test(test_column_fits_cxx_names_by_their_forms),
+		cmocka_unit_test(test_column_keeps_what_tells_cxx_names_apart),
+		cmocka_unit_test(test_column_shows_the_differing_template_argument),
+		cmocka_unit_test(test_wrap_breaks_at_spaces_under_the_width),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
