@@ -5,6 +5,7 @@
  * contract with a backend, threads and locks are kpt_inject_core.h.
  */
 #define _GNU_SOURCE
+#include "kpt_grow.h"
 #include "kpt_inject_core.h"
 
 #include <dlfcn.h>
@@ -100,14 +101,8 @@ static char *read_cmdline(void)
 	if (!f)
 		return strdup("");
 	while ((c = fgetc(f)) != EOF) {
-		if (n + 2 > cap) {
-			char *nb = realloc(buf, cap ? cap * 2 : 256);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap = cap ? cap * 2 : 256;
-		}
+		if (kpt_grow(&buf, &cap, n + 2, 1) < 0)
+			break;
 		buf[n++] = c ? (char)c : ' ';
 	}
 	fclose(f);
@@ -186,15 +181,8 @@ void kpt_core_drop_add(uint32_t device, uint32_t stream, uint64_t count)
 			kpt_g.drops[i].count += count;
 			return;
 		}
-	if (kpt_g.ndrops == kpt_g.capdrops) {
-		size_t cap = kpt_g.capdrops ? kpt_g.capdrops * 2 : 16;
-		struct kpt_drop *nd = realloc(kpt_g.drops, cap * sizeof *nd);
-
-		if (!nd)
-			return;
-		kpt_g.drops = nd;
-		kpt_g.capdrops = cap;
-	}
+	if (kpt_grow(&kpt_g.drops, &kpt_g.capdrops, kpt_g.ndrops + 1, sizeof *kpt_g.drops) < 0)
+		return;
 	kpt_g.drops[kpt_g.ndrops++] = (struct kpt_drop){ .process = 0, .device = device, .stream = stream, .count = count };
 }
 
@@ -358,16 +346,7 @@ static void sample_once(void)
 		if (kpt_g.nvml_reasons && kpt_g.nvml_reasons(h, &reasons) == KPT_NVML_SUCCESS)
 			s.throttle = reasons;
 		pthread_mutex_lock(&kpt_g.lock);
-		if (kpt_g.nenv == kpt_g.capenv) {
-			size_t cap = kpt_g.capenv ? kpt_g.capenv * 2 : 1024;
-			struct kpt_env_sample *ne = realloc(kpt_g.env, cap * sizeof *ne);
-
-			if (ne) {
-				kpt_g.env = ne;
-				kpt_g.capenv = cap;
-			}
-		}
-		if (kpt_g.nenv < kpt_g.capenv)
+		if (kpt_grow(&kpt_g.env, &kpt_g.capenv, kpt_g.nenv + 1, sizeof *kpt_g.env) == 0)
 			kpt_g.env[kpt_g.nenv++] = s;
 		pthread_mutex_unlock(&kpt_g.lock);
 	}

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kpt_grow.h"
 #include "kpt_format.h"
 #include "kpt_inject.h"
 #include "kpt_project.h"
@@ -202,7 +203,8 @@ static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag
 	DIR *dir = opendir(tmp);
 	struct dirent *e;
 	struct proc_file *v = NULL;
-	int n = 0, cap = 0;
+	int n = 0;
+	size_t cap = 0;
 
 	if (!dir)
 		return -1;
@@ -238,15 +240,10 @@ static int list_files(const char *tmp, struct proc_file **files, struct kpt_diag
 		}
 		if (len < 5 || strcmp(e->d_name + len - 4, ".kpt") != 0 || e->d_name[0] != 'r')
 			continue;
-		if (n == cap) {
-			struct proc_file *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof *nv);
-
-			if (!nv) {
-				free(v);
-				closedir(dir);
-				return -1;
-			}
-			v = nv;
+		if (kpt_grow(&v, &cap, (size_t)n + 1, sizeof *v) < 0) {
+			free(v);
+			closedir(dir);
+			return -1;
 		}
 		snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
 		v[n].run = strtol(e->d_name + 1, NULL, 10);

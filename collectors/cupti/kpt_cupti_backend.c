@@ -7,6 +7,7 @@
  * CUPTI is kpt_cupti_nvtx.c.
  */
 #define _GNU_SOURCE
+#include "kpt_grow.h"
 #include "kpt_cupti_backend.h"
 
 #include <dlfcn.h>
@@ -175,15 +176,8 @@ static void stream_note(uint32_t ctx_id, uint32_t stream)
 	for (size_t i = 0; i < g_nstreams; i++)
 		if (g_streams[i].ctx_id == ctx_id && g_streams[i].stream == stream)
 			return;
-	if (g_nstreams == g_capstreams) {
-		size_t cap = g_capstreams ? g_capstreams * 2 : 32;
-		struct stream_seen *ns = realloc(g_streams, cap * sizeof *ns);
-
-		if (!ns)
-			return;
-		g_streams = ns;
-		g_capstreams = cap;
-	}
+	if (kpt_grow(&g_streams, &g_capstreams, g_nstreams + 1, sizeof *g_streams) < 0)
+		return;
 	g_streams[g_nstreams++] = (struct stream_seen){ ctx_id, stream };
 }
 
