@@ -28,6 +28,8 @@ the mean of the other sessions using the other sessions only:
                 own, copy otherwise
   fixed?:bound  the same, where the others show the adjusted variance lower
                 than the raw one
+  fixed?:either slope -1 on whichever ceiling (copy or bf16) leaves the
+                others' means closest, if either does (no intensity needed)
   fam:C         one slope per family on log C (C = copy, bf16, bound: each
                 key its bound ceiling), pooled over the family's keys of the
                 other sessions (each key centred)
@@ -211,6 +213,16 @@ def analyse(S):
                         raw = statistics.variance(dev[k])
                         adj = statistics.variance([y + (x - mx) for x, y in zip(xs, dev[k])])
                         pred['fixed?:bound'][(k, h)] = p if adj < raw else 0.0
+                        # no declared intensity: the ceiling (if any) whose
+                        # slope -1 leaves the others' means closest
+                        best, bp = raw, 0.0
+                        for c2 in ('copy', 'bf16'):
+                            xs2 = [X[c2][i] for i in others]
+                            mx2 = statistics.fmean(xs2)
+                            v2 = statistics.variance([y + (x - mx2) for x, y in zip(xs2, dev[k])])
+                            if v2 < best:
+                                best, bp = v2, -(X[c2][h] - mx2)
+                        pred['fixed?:either'][(k, h)] = bp
                 if c in ('copy', 'bf16', 'bound'):
                     # one slope for the family, keys centred on the others
                     sxy = sxx = raw = 0.0
@@ -273,7 +285,7 @@ def analyse(S):
 
 
 METHODS = ['family', 'slope:copy', 'slope:bf16', 'slope:power', 'slope?:copy', 'slope?:bf16',
-           'slope?:power', 'fixed:bound', 'fixed?:bound', 'fam:copy', 'fam:bf16', 'fam:bound',
+           'slope?:power', 'fixed:bound', 'fixed?:bound', 'fixed?:either', 'fam:copy', 'fam:bf16', 'fam:bound',
            'fam?:bound']
 
 
