@@ -155,6 +155,8 @@ const struct kpt_opt kpt_diff_rule_opts[] = {
 		     "NEW is another machine even where base sessions share its GPU and boot (default: off)"),
 	KPT_OPT_FLAG(0, "no-shift", struct kpt_diff_cli, o.no_shift,
 		     "keep a family's common move in its keys' changes (default: reported once, taken out)"),
+	KPT_OPT_FLAG(0, "no-calibration", struct kpt_diff_cli, o.no_calibration,
+		     "take no session's measured ceiling (copy, bf16) out of any key (default: where the base says it helps)"),
 	KPT_OPT_FLAG(0, "paired", struct kpt_diff_cli, o.paired,
 		     "run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)"),
 	KPT_OPT_CHOICE(0, "ranges", "RULE", struct kpt_diff_cli, o.any_thread, range_rules,

@@ -122,6 +122,9 @@ struct kpt_diff_opts {
 	 * prior). */
 	double between_prior_pct;
 	int no_shift;               /* do not look for family-wide shifts */
+	/* do not take the sessions' measured ceilings out of any key
+	 * (docs/decision-rule.md, "Calibration") */
+	int no_calibration;
 	/* --ranges any-thread: a kernel launched outside any range of its own
 	 * thread gets the path of the innermost range open on another thread
 	 * of its process at its GPU start, marked " (other thread)". */

@@ -17,6 +17,8 @@
 #define UCB_Q 0.05      /* lower chi-square quantile of a key's own upper bound on its between part */
 #define SHIFT_PRIOR_PCT 0.5 /* between-session SD of a family's median change, one session */
 
+enum { KPT_CAL_COPY, KPT_CAL_BF16, KPT_CAL_N };
+
 /* One unit's pieces of the noise model, from pass 1 (all in log space). */
 struct est {
 	int tested;
@@ -29,6 +31,7 @@ struct est {
 	uint32_t wl;                /* coarser group: the workload family alone ("moe (all)") */
 	double b_res;               /* between variance left after the group's machine effect */
 	int alone;                  /* its sessions say it does not follow its group's effect */
+	int cal;                    /* 1 + the KPT_CAL_ ceiling taken out of it, 0 none */
 	double centre;              /* ns: exp of the base's mean */
 	double *xs;                 /* [S] session means minus their mean */
 };
@@ -42,7 +45,54 @@ struct machine_state {
 	 * together: a host's firmware, memory and cooling are one draw), else
 	 * itself; nunits of them */
 	uint32_t *unit, nunits;
+	/* Calibration (docs/decision-rule.md, "Calibration"): with cal_on, the
+	 * log of each unit's measured ceilings (copy, bf16; the mean over its
+	 * sessions), minus their mean over units, and NEW's likewise; ncal
+	 * counts the keys each was taken out of. */
+	int cal_on;
+	double *ucal[KPT_CAL_N], ncal_new[KPT_CAL_N];
+	uint32_t ncal[KPT_CAL_N];
 };
+
+/* Calibration: a key whose time follows a ceiling the machines measured
+ * (time x ceiling constant: a copy at the copy ceiling, a GEMM at the
+ * tensor one) has that ceiling taken out of its session means and of NEW's
+ * mean (log ceiling minus the units' mean log ceiling added), before the
+ * group's machine effect. Which ceiling, if any, the base's unit means xs
+ * (S of them, one per unit uid[j], mean mu) say: the one that leaves them
+ * closest, counted with 1 df less (S - 2) against as they are (S - 1).
+ * Returns 1 + the ceiling taken out, 0 for none. */
+static int calibrate(struct machine_state *st, double *xs, const uint32_t *uid, uint32_t S, double mu, double *mean_n)
+{
+	double best, ss = 0;
+	int pick = -1;
+
+	if (S < 3)
+		return 0;
+	for (uint32_t j = 0; j < S; j++)
+		ss += (xs[j] - mu) * (xs[j] - mu);
+	best = ss / (S - 1);
+	for (int k = 0; k < KPT_CAL_N; k++) {
+		double s2 = 0;
+
+		for (uint32_t j = 0; j < S; j++) {
+			double r = xs[j] - mu + st->ucal[k][uid[j]];
+
+			s2 += r * r;
+		}
+		if (s2 / (S - 2) < best) {
+			best = s2 / (S - 2);
+			pick = k;
+		}
+	}
+	if (pick < 0)
+		return 0;
+	for (uint32_t j = 0; j < S; j++)
+		xs[j] += st->ucal[pick][uid[j]];
+	*mean_n += st->ncal_new[pick];
+	st->ncal[pick]++;
+	return 1 + pick;
+}
 
 /* Pass 1: session means, within and between variances of one unit. The
  * base's runs are grouped by session (side_stats.run_sess); NEW's runs are
@@ -52,8 +102,9 @@ static int est_make(struct kpt_rule_ctx *c, const struct kpt_side_stats *sb, con
 {
 	uint32_t ns = c->b->nsessions ? c->b->nsessions : 1;
 	double *sum = NULL, *ss = NULL, mu = 0, fl, wss = 0, wdf = 0, nss = 0, mean_n = 0, *usum = NULL, *uinv = NULL;
-	uint32_t *cnt = NULL, *uk = NULL;
-	const uint32_t *unit = c->state ? ((const struct machine_state *)c->state)->unit : NULL;
+	uint32_t *cnt = NULL, *uk = NULL, *uid = NULL;
+	struct machine_state *st = c->state;
+	const uint32_t *unit = st ? st->unit : NULL;
 	int rc = 0;
 
 	memset(e, 0, sizeof *e);
@@ -74,7 +125,8 @@ static int est_make(struct kpt_rule_ctx *c, const struct kpt_side_stats *sb, con
 	usum = calloc(ns, sizeof *usum);
 	uinv = calloc(ns, sizeof *uinv);
 	uk = calloc(ns, sizeof *uk);
-	if (!e->xs || !usum || !uinv || !uk)
+	uid = calloc(ns, sizeof *uid);
+	if (!e->xs || !usum || !uinv || !uk || !uid)
 		goto out;
 	/* A machine unit's mean is the mean of its sessions' means (the GPUs
 	 * of one host boot move together: one unit of the between part). */
@@ -90,6 +142,7 @@ static int est_make(struct kpt_rule_ctx *c, const struct kpt_side_stats *sb, con
 	for (uint32_t u = 0; u < ns; u++) {
 		if (!uk[u])
 			continue;
+		uid[e->S] = u;
 		e->xs[e->S] = usum[u] / uk[u];
 		mu += e->xs[e->S];
 		e->minv += uinv[u] / ((double)uk[u] * uk[u]);
@@ -137,13 +190,15 @@ static int est_make(struct kpt_rule_ctx *c, const struct kpt_side_stats *sb, con
 		e->vn = fl * fl;
 	if (e->wdf < 1)
 		e->wdf = 1;
+	if (st && st->cal_on && e->S == st->nunits)
+		e->cal = calibrate(st, e->xs, uid, e->S, mu, &mean_n);
 	e->b_raw = NAN;
 	if (e->S >= 2) {
 		double v = 0;
 
 		for (uint32_t q = 0; q < e->S; q++)
 			v += (e->xs[q] - mu) * (e->xs[q] - mu);
-		e->b_raw = v / (e->S - 1) - e->w * e->minv;
+		e->b_raw = v / (e->S - 1 - (e->cal > 0)) - e->w * e->minv;
 		if (e->b_raw < 0)
 			e->b_raw = 0;
 	}
@@ -162,6 +217,7 @@ out:
 	free(usum);
 	free(uinv);
 	free(uk);
+	free(uid);
 	return rc;
 }
 
@@ -681,6 +737,51 @@ static void machine_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 
 
 
+/* Calibration is on with 5+ base units whose sessions all measured both
+ * ceilings and a NEW that did, unless --no-calibration; ucal then holds
+ * each unit's mean log ceiling minus the mean over units, ncal_new NEW's. */
+static int cal_setup(struct kpt_rule_ctx *c, struct machine_state *s)
+{
+	const struct kpt_diff_session *nw = c->n->nsessions ? &c->n->sessions[0] : NULL;
+	uint32_t nb = c->b->nsessions;
+
+	if (c->o.no_calibration || s->nunits < 5 || !nw || !(nw->copy_gbps > 0) || !(nw->bf16_tflops > 0))
+		return 0;
+	for (uint32_t q = 0; q < nb; q++)
+		if (!(c->b->sessions[q].copy_gbps > 0) || !(c->b->sessions[q].bf16_tflops > 0))
+			return 0;
+	for (int k = 0; k < KPT_CAL_N; k++) {
+		double *sum = calloc(nb, sizeof *sum), mean = 0;
+		uint32_t *cnt = calloc(nb, sizeof *cnt);
+
+		if (!sum || !cnt || !(s->ucal[k] = calloc(nb, sizeof *s->ucal[k]))) {
+			free(sum);
+			free(cnt);
+			return KPT_E_NOMEM;
+		}
+		for (uint32_t q = 0; q < nb; q++) {
+			const struct kpt_diff_session *b = &c->b->sessions[q];
+
+			sum[s->unit[q]] += log(k == KPT_CAL_COPY ? b->copy_gbps : b->bf16_tflops);
+			cnt[s->unit[q]]++;
+		}
+		for (uint32_t u = 0; u < nb; u++)
+			if (cnt[u]) {
+				s->ucal[k][u] = sum[u] / cnt[u];
+				mean += s->ucal[k][u];
+			}
+		mean /= s->nunits;
+		for (uint32_t u = 0; u < nb; u++)
+			if (cnt[u])
+				s->ucal[k][u] -= mean;
+		s->ncal_new[k] = log(k == KPT_CAL_COPY ? nw->copy_gbps : nw->bf16_tflops) - mean;
+		free(sum);
+		free(cnt);
+	}
+	s->cal_on = 1;
+	return 0;
+}
+
 static int machine_key(struct kpt_rule_ctx *c, uint32_t i, struct kpt_diff_row *r, const struct kpt_side_stats *sb,
 		       const struct kpt_side_stats *sn, struct kpt_rule_test *t)
 {
@@ -711,6 +812,8 @@ static int machine_key(struct kpt_rule_ctx *c, uint32_t i, struct kpt_diff_row *
 					}
 				s->nunits += s->unit[q] == q;
 			}
+			if (cal_setup(c, s) < 0)
+				return KPT_E_NOMEM;
 		}
 	}
 	if ((rc = est_make(c, sb, sn, &s->E[i])) < 0)
@@ -758,9 +861,16 @@ static void machine_finish(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	struct machine_state *s = c->state;
 
 	machine_notes(c, df);
+	if (s && s->cal_on)
+		kpt_rule_note(c, "calibration", 0,
+			      kpt_rule_afmt(c, "calibration: bf16 ceiling taken out of %u keys, copy ceiling out of %u (time x ceiling, "
+					       "where the base's %u machines' means agree better so; --no-calibration: none)",
+					    s->ncal[KPT_CAL_BF16], s->ncal[KPT_CAL_COPY], s->nunits));
 	if (s) {
 		free(s->E);
 		free(s->unit);
+		for (int k = 0; k < KPT_CAL_N; k++)
+			free(s->ucal[k]);
 		kpt_strtab_release(&s->fams);
 		free(s);
 	}
