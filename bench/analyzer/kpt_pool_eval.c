@@ -1,6 +1,6 @@
 /* kpt_pool_eval.c - the decision rule across machines, leave one machine out.
  *
- *   kpt-pool-eval [--base-runs 5] [--hold-out-host] [--markdown OUT] MACHINE_DIR...
+ *   kpt-pool-eval [--base-runs 5] [--hold-out-host] [--no-calibration] [--markdown OUT] MACHINE_DIR...
  *
  * Each MACHINE_DIR holds one freshly started machine's recordings
  * (bench/analyzer/pool_call.sh): pool.kpt (the `default` suite, 10 runs,
@@ -45,11 +45,13 @@ static const char *const bucket_name[NB] = { "< 10 us", "10-50 us", "50-200 us",
 static int g_agg;         /* --aggregate: opts.aggregate_min (0 default) */
 static double g_floor;    /* --between-floor-ns */
 static double g_ab_threshold = 1; /* kptprof ab's default threshold */
+static int g_nocal;       /* --no-calibration: opts.no_calibration */
 
 static void eval_opts(struct kpt_diff_opts *o)
 {
 	o->aggregate_min = g_agg;
 	o->between_floor_ns = g_floor;
+	o->no_calibration = g_nocal;
 }
 
 struct machine {
@@ -227,6 +229,8 @@ int main(int argc, char **argv)
 			g_host = 1;
 		else if (strcmp(argv[i], "--between-floor-ns") == 0 && i + 1 < argc)
 			g_floor = atof(argv[++i]);
+		else if (strcmp(argv[i], "--no-calibration") == 0)
+			g_nocal = 1;
 		else if (n < MAXM)
 			m[n++].dir = argv[i];
 	}

@@ -29,7 +29,8 @@ the mean of the other sessions using the other sessions only:
   fixed?:bound  the same, where the others show the adjusted variance lower
                 than the raw one
   fixed?:either slope -1 on whichever ceiling (copy or bf16) leaves the
-                others' means closest, if either does (no intensity needed)
+                others' means closest, if either does at the cost of 1 df
+                (no intensity needed; what kpt_rule_machine.c could do)
   fam:C         one slope per family on log C (C = copy, bf16, bound: each
                 key its bound ceiling), pooled over the family's keys of the
                 other sessions (each key centred)
@@ -220,7 +221,7 @@ def analyse(S):
                             xs2 = [X[c2][i] for i in others]
                             mx2 = statistics.fmean(xs2)
                             v2 = statistics.variance([y + (x - mx2) for x, y in zip(xs2, dev[k])])
-                            if v2 < best:
+                            if v2 * (len(xs2) - 1) / (len(xs2) - 2) < best:
                                 best, bp = v2, -(X[c2][h] - mx2)
                         pred['fixed?:either'][(k, h)] = bp
                 if c in ('copy', 'bf16', 'bound'):
