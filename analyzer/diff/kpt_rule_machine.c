@@ -1,7 +1,9 @@
 /* kpt_rule_machine.c - the decision rule of kptprof diff and gate
  * (docs/decision-rule.md): run medians per key, a noise model of the
  * run-to-run part and the machine part, the same machine and boot compared
- * with no machine part, machine effects per family taken out, Student's t
+ * with no machine part, the machines' measured ceilings taken out of the
+ * keys whose base sessions follow them, machine effects per family taken
+ * out, Student's t
  * with Satterthwaite df; Holm and the verdicts are kpt_diff.c's. */
 #include <math.h>
 #include <stdio.h>
