@@ -3,8 +3,8 @@
  * run-to-run part and the machine part, the same machine and boot compared
  * with no machine part, the machines' measured ceilings taken out of the
  * keys whose base sessions follow them, machine effects per family taken
- * out, Student's t
- * with Satterthwaite df; Holm and the verdicts are kpt_diff.c's. */
+ * out, Student's t with Satterthwaite df; Holm and the verdicts are
+ * kpt_diff.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
