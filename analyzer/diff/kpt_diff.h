@@ -268,6 +268,9 @@ struct kpt_diff_row {
 	 * the interval across the threshold: more runs cannot settle it, the
 	 * same machine can (`kptprof ab`, a baseline session of this runner). */
 	int machine_limited;
+	/* gate's sequential resolution: the extra round (1..) whose runs
+	 * settled this key, AMBG before; 0: decided in the first look */
+	uint32_t settled_round;
 
 	uint32_t base_runs, new_runs;      /* runs with at least one sample */
 	const double *base_run_ns;         /* [base_runs] run medians, ns */
@@ -368,6 +371,17 @@ struct kpt_diff {
 	 * (docs/decision-rule.md), and `gate` refuses the comparison. */
 	int64_t settle_new_us, settle_base_us;
 	int settle_differs;
+	/* gate's sequential resolution (docs/decision-rule.md, "Sequential
+	 * resolution"), filled by the caller; on 0: none was tried */
+	struct kpt_diff_resolve {
+		int on;
+		uint32_t rounds;            /* extra rounds recorded */
+		uint32_t initial;           /* run-noise AMBG keys of the first look */
+		uint32_t settled;           /* of those, decided in an extra round */
+		uint32_t extra_runs;        /* runs recorded in all extra rounds */
+		double extra_wall_s, first_wall_s; /* seconds; first 0: unknown (--from) */
+		double alpha_relook;        /* alpha of each extra look */
+	} resolve;
 };
 
 /* Compares two sides. Different GPU slugs fail with KPT_E_MISMATCH unless
