@@ -346,19 +346,10 @@ static int source_runs(const struct gate_source *s, const char *const *names, si
 	return rc;
 }
 
-static int same_key(const struct kpt_diff_row *a, const struct kpt_diff_row *b)
-{
-	return a->ordinal == b->ordinal && a->aggregated == b->aggregated && !strcmp(a->mangled, b->mangled) &&
-	       !strcmp(a->path, b->path) && !memcmp(a->grid, b->grid, sizeof a->grid) &&
-	       !memcmp(a->block, b->block, sizeof a->block);
-}
-
-static int run_noise_ambg(const struct kpt_diff_row *r)
-{
-	return r->verdict == KPT_V_AMBG && !r->machine_limited && r->base_runs && r->new_runs;
-}
-
 #define RESOLVE_MAX_ROUNDS 16
+/* a round's runs when the first recording's count is unknown (a project's
+ * own runs per workload): the default --runs */
+#define RESOLVE_RUNS_UNKNOWN 5u
 
 struct gate_resolve {
 	uint64_t rounds;   /* cap on extra rounds, 0: off */
@@ -394,7 +385,7 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 	ok.alpha = (dc->o.alpha > 0 ? dc->o.alpha : df0->opts.alpha) / (1.0 + rounds);
 	df0->resolve.alpha_relook = rounds ? ok.alpha : 0;
 	for (size_t i = 0; i < df0->nrows; i++) {
-		df0->resolve.initial += (uint32_t)run_noise_ambg(&df0->rows[i]);
+		df0->resolve.initial += (uint32_t)kpt_diff_row_run_noise_ambg(&df0->rows[i]);
 		machine += df0->rows[i].verdict == KPT_V_AMBG && df0->rows[i].machine_limited;
 	}
 	budget = rs->time_s >= 0 ? rs->time_s : rs->first_wall_s > 0 ? 0.5 * rs->first_wall_s : -1;
@@ -405,6 +396,7 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 	for (k = 1; k <= rounds; k++) {
 		size_t nn = 0, open = 0;
 		uint32_t need = 2;
+		int all = 0;
 		double wall = 0;
 		const char *load = path;
 
@@ -412,10 +404,16 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 			const struct kpt_diff_row *r = &df0->rows[i];
 			size_t w = 0;
 
-			if (!run_noise_ambg(r))
+			if (!kpt_diff_row_run_noise_ambg(r))
 				continue;
 			open++;
 			need = r->more_runs > need ? r->more_runs : need;
+			/* a key outside every workload of the project (or of no
+			 * range): its runs come with the whole recording */
+			if (!r->workload[0] || (src->g->project && !kpt_project_workload(src->g->project, r->workload))) {
+				all = 1;
+				continue;
+			}
 			while (w < nn && strcmp(names[w], r->workload) != 0)
 				w++;
 			if (w == nn)
@@ -423,8 +421,10 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 		}
 		if (!open)
 			break;
-		if (rs->runs > 0 && need > rs->runs)
-			need = (uint32_t)rs->runs;
+		if (need > (rs->runs > 0 ? rs->runs : RESOLVE_RUNS_UNKNOWN))
+			need = rs->runs > 0 ? (uint32_t)rs->runs : RESOLVE_RUNS_UNKNOWN;
+		if (all)
+			nn = 0;
 		if (budget >= 0 && rs->first_wall_s > 0 && rs->runs > 0 &&
 		    spent + rs->first_wall_s * need / rs->runs > budget) {
 			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: more runs would pass the %.0f s resolve budget "
@@ -436,11 +436,13 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 				open == 1 ? "" : "s", budget);
 			break;
 		}
-		fprintf(stderr, "kptprof gate: resolving %zu AMBG key%s: recording %u more runs of %s%s (round %u of %u)\n",
-			open, open == 1 ? "" : "s", need, kpt_cli_term(names[0][0] ? names[0] : "the suite"),
-			nn > 1 ? " and others" : "", k, rounds);
+		fprintf(stderr, "kptprof gate: resolving %zu AMBG key%s: recording %u more runs of %s", open,
+			open == 1 ? "" : "s", need, nn ? kpt_cli_term(names[0]) : "every workload");
+		if (nn > 1)
+			fprintf(stderr, " and %zu other workload%s", nn - 1, nn == 2 ? "" : "s");
+		fprintf(stderr, " (round %u of %u)\n", k, rounds);
 		snprintf(path, sizeof path, "%s/kptprof-resolve-%ld-%u.kpt", tmpdir, (long)getpid(), k);
-		rc = source_runs(src, names, nn == 1 && !names[0][0] ? 0 : nn, need, path, &load, &wall, &d);
+		rc = source_runs(src, names, nn, need, path, &load, &wall, &d);
 		if (rc == 0)
 			rc = kpt_file_open(load, &f, &d);
 		if (rc == 0)
@@ -466,31 +468,9 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 		    (rc = kpt_diff_compare(base, cand, &ok, &dfk[k - 1], &d)) < 0)
 			goto fail;
 		/* only keys still AMBG by run noise are looked at again */
-		for (size_t i = 0; i < df0->nrows; i++) {
-			struct kpt_diff_row *r = &df0->rows[i];
-
-			if (!run_noise_ambg(r))
-				continue;
-			for (size_t j = 0; j < dfk[k - 1]->nrows; j++) {
-				const struct kpt_diff_row *n = &dfk[k - 1]->rows[j];
-
-				if (!same_key(r, n))
-					continue;
-				*r = *n;  /* its strings and runs live in dfk[k-1], kept until the report */
-				if (r->verdict != KPT_V_AMBG) {
-					r->settled_round = k;
-					df0->resolve.settled++;
-				}
-				break;
-			}
-		}
+		df0->resolve.settled += kpt_diff_adopt_relook(df0, dfk[k - 1], k);
 	}
 	df0->resolve.extra_wall_s = spent;
-	memset(df0->counts, 0, sizeof df0->counts);
-	for (size_t i = 0; i < df0->nrows; i++)
-		df0->counts[df0->rows[i].verdict]++;
-	if (df0->counts[KPT_V_SLOW])
-		df0->result = KPT_DIFF_REGRESSION;
 	if (df0->resolve.settled)
 		fprintf(stderr, "kptprof gate: %u of %u AMBG key%s settled in %u extra round%s (%u runs, %.1f s)\n",
 			df0->resolve.settled, df0->resolve.initial, df0->resolve.initial == 1 ? "" : "s",

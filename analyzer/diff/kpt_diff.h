@@ -406,6 +406,16 @@ int kpt_diff_sessions_load(const char *const *base_paths, size_t nbase, const st
  * centre ns when the base has one session (docs/decision-rule.md). */
 double kpt_diff_between_prior_pct(double centre_ns);
 void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
+/* Sequential resolution (gate; docs/decision-rule.md): the keys of df that
+ * are AMBG by run-to-run noise (AMBG, not machine_limited, runs on both
+ * sides) take their row from later, a diff of the same base against the
+ * candidate with more runs (at a smaller alpha); those no longer AMBG get
+ * settled_round = round. Every other row of df keeps its verdict. Counts,
+ * order and result are made again. later's rows are referred to: it must
+ * outlive df. Returns how many keys settled. O(n log n) in the rows. */
+uint32_t kpt_diff_adopt_relook(struct kpt_diff *df, const struct kpt_diff *later, uint32_t round);
+/* Whether row r is AMBG by run-to-run noise: more runs can settle it. */
+int kpt_diff_row_run_noise_ambg(const struct kpt_diff_row *r);
 /* Fills row.counters of the SLOW rows from the two sides' counter tables
  * (lib/kpt_counters.h; either may be NULL or empty: nothing is set).
  * kpt_diff_paths does this when both files have counters. Returns 0 or
