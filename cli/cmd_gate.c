@@ -370,7 +370,7 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 	struct kpt_file *f = NULL;
 	const char **names = NULL;
 	char path[PATH_MAX + 32];
-	double budget, spent = 0;
+	double budget, spent = 0, per_run;
 	uint32_t rounds = rs->rounds > RESOLVE_MAX_ROUNDS ? RESOLVE_MAX_ROUNDS : (uint32_t)rs->rounds;
 	uint32_t k = 0, nsides = 0, machine = 0;
 	int rc;
@@ -389,6 +389,7 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 		machine += df0->rows[i].verdict == KPT_V_AMBG && df0->rows[i].machine_limited;
 	}
 	budget = rs->time_s >= 0 ? rs->time_s : rs->first_wall_s > 0 ? 0.5 * rs->first_wall_s : -1;
+	per_run = rs->first_wall_s > 0 && rs->runs > 0 ? rs->first_wall_s / (double)rs->runs : 0;
 	if (!(names = calloc(df0->nrows + 1, sizeof *names))) {
 		rc = kpt_diag_set(&d, KPT_E_NOMEM, "out of memory");
 		goto fail;
@@ -425,15 +426,19 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 			need = rs->runs > 0 ? (uint32_t)rs->runs : RESOLVE_RUNS_UNKNOWN;
 		if (all)
 			nn = 0;
-		if (budget >= 0 && rs->first_wall_s > 0 && rs->runs > 0 &&
-		    spent + rs->first_wall_s * need / rs->runs > budget) {
-			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: more runs would pass the %.0f s resolve budget "
-				"(--resolve-time)\n", open, open == 1 ? "" : "s", budget);
+		/* seconds per run: the last round's (its workloads only), else
+		 * the first recording's (every workload: an upper bound); as
+		 * many runs as the budget left allows, at least 2 */
+		if (budget >= 0 && per_run > 0 && budget - spent < 2 * per_run) {
+			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: 2 more runs would pass the %.0f s resolve "
+				"budget (--resolve-time)\n", open, open == 1 ? "" : "s", budget);
 			break;
 		}
+		if (budget >= 0 && per_run > 0 && need > (budget - spent) / per_run)
+			need = (uint32_t)((budget - spent) / per_run);
 		if (budget == 0 || (budget > 0 && spent >= budget)) {
-			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: the %.0f s resolve budget is spent (--resolve-time)\n", open,
-				open == 1 ? "" : "s", budget);
+			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: the %.0f s resolve budget is spent (--resolve-time)\n",
+				open, open == 1 ? "" : "s", budget);
 			break;
 		}
 		fprintf(stderr, "kptprof gate: resolving %zu AMBG key%s: recording %u more runs of %s", open,
@@ -454,6 +459,8 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 		if (rc < 0)
 			goto fail;
 		spent += wall;
+		if (wall > 0 && need > 0)
+			per_run = wall / need;
 		df0->resolve.rounds = k;
 		{
 			const uint32_t *ids;
