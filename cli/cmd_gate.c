@@ -360,9 +360,12 @@ struct gate_resolve {
 
 /* The first look of base against rec, then extra rounds while run-noise
  * AMBG keys remain and the caps allow; reports (kpt_diff_cli_report). */
-static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, const struct gate_source *src,
-			     const struct gate_resolve *rs, struct kpt_diff_cli *dc, const char *tmpdir)
+static int gate_resolve_diff(const struct kpt_diff_side *side, const char *const *files, size_t nfiles, const char *rec,
+			     const struct gate_source *src, const struct gate_resolve *rs, struct kpt_diff_cli *dc,
+			     const char *tmpdir)
 {
+	struct kpt_diff_side *own = NULL;
+	const struct kpt_diff_side *base = side;
 	struct kpt_diff_side *sides[1 + RESOLVE_MAX_ROUNDS] = { 0 }, *cand = NULL;
 	struct kpt_diff *df0 = NULL, *dfk[RESOLVE_MAX_ROUNDS] = { 0 };
 	struct kpt_diff_opts ok = dc->o;
@@ -375,8 +378,19 @@ static int gate_resolve_diff(const struct kpt_diff_side *base, const char *rec, 
 	uint32_t k = 0, nsides = 0, machine = 0;
 	int rc;
 
-	if ((rc = kpt_file_open(rec, &f, &d)) < 0 || (rc = kpt_diff_side_load(f, &dc->o, &sides[nsides++], &d)) < 0 ||
-	    (rc = kpt_diff_compare(base, sides[0], &dc->o, &df0, &d)) < 0)
+	if (dc->quiet)
+		kpt_progress_stop();
+	/* the first look exactly as without resolution (kpt_diff_cli_run) */
+	kpt_progress_begin("loading", 0, "kernels");
+	rc = side ? kpt_diff_side_vs_path(side, rec, &dc->o, &df0, &d) : kpt_diff_paths_multi(files, nfiles, rec, &dc->o, &df0, &d);
+	kpt_progress_end();
+	if (rc < 0)
+		goto fail;
+	if (!side && (rc = kpt_diff_sessions_load(files, nfiles, &dc->o, &own, &d)) < 0)
+		goto fail;
+	if (own)
+		base = own;
+	if ((rc = kpt_file_open(rec, &f, &d)) < 0 || (rc = kpt_diff_side_load(f, &dc->o, &sides[nsides++], &d)) < 0)
 		goto fail;
 	kpt_file_close(f);
 	f = NULL;
@@ -499,8 +513,16 @@ out:
 	for (uint32_t i = 0; i < nsides; i++)
 		kpt_diff_side_destroy(sides[i]);
 	kpt_diff_side_destroy(cand);
+	kpt_diff_side_destroy(own);
 	free(names);
 	return rc;
+}
+
+/* Extra rounds apply: asked for, and runs that can be appended (not
+ * --paired, whose runs pair by number, nor run subsets by number). */
+static int resolve_on(const struct gate_resolve *rs, const struct kpt_diff_cli *dc)
+{
+	return rs->rounds && !dc->o.paired && !dc->o.base_runs && !dc->o.new_runs;
 }
 
 static const char *resolve_tmpdir(void)
@@ -537,26 +559,15 @@ static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, c
 			kpt_cli_term(ds.suite), kpt_cli_term(ds.slug), kpt_cli_term(short_commit(ds.first_commit, c0)),
 			kpt_cli_term(short_commit(ds.last_commit, c1)), kpt_cli_term(ds.first_added),
 			kpt_cli_term(ds.last_added), (unsigned long long)ds.runs);
-		if (rs->rounds)
-			return gate_resolve_diff(kpt_baseline_side(b), rec, src, rs, dc, resolve_tmpdir());
+		if (resolve_on(rs, dc))
+			return gate_resolve_diff(kpt_baseline_side(b), NULL, 0, rec, src, rs, dc, resolve_tmpdir());
 		return kpt_diff_cli_run_side(kpt_baseline_side(b), rec, dc);
 	}
 	fprintf(stderr, "kptprof gate: %s vs baseline %s (%zu session%s)\n", kpt_cli_term(rec), kpt_cli_term(ds.where),
 		ds.sessions, ds.sessions == 1 ? "" : "s");
 	files = kpt_baseline_files(b, &n);
-	if (rs->rounds) {
-		struct kpt_diff_side *base = NULL;
-		struct kpt_diag d = { 0 };
-		int rc;
-
-		if (dc->quiet)
-			kpt_progress_stop();
-		if (kpt_diff_sessions_load(files, n, &dc->o, &base, &d) < 0)
-			return kpt_diff_cli_fail(dc, &d);
-		rc = gate_resolve_diff(base, rec, src, rs, dc, resolve_tmpdir());
-		kpt_diff_side_destroy(base);
-		return rc;
-	}
+	if (resolve_on(rs, dc))
+		return gate_resolve_diff(NULL, files, n, rec, src, rs, dc, resolve_tmpdir());
 	return kpt_diff_cli_run(cmd, files, n, rec, dc);
 }
 
@@ -661,7 +672,8 @@ static const struct kpt_opt gate_own_opts[] = {
 		    "the same power state; 0: off (default: as the baseline was recorded; --against: 3000)"),
 	KPT_OPT_U64(0, "resolve-rounds", "N", GA, resolve_rounds, 0, RESOLVE_MAX_ROUNDS,
 		    "keys AMBG by run-to-run noise: record up to N more rounds of runs of their workloads, appended "
-		    "to the recording, and look again at alpha/(1+N) (docs/decision-rule.md); 0: off (default 2)"),
+		    "to the recording, and look again at alpha/(1+N) (docs/decision-rule.md); 0: off; --from: only "
+		    "with --resolve-from (default 2)"),
 	KPT_OPT_U64(0, "resolve-time", "SEC", GA, resolve_time, 0, 86400,
 		    "at most SEC seconds of extra rounds in all (default: half of the first recording's wall time)"),
 	KPT_OPT_STRING(0, "resolve-from", "FILE", GA, resolve_from,
@@ -725,6 +737,10 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 		    open_baseline(&g, slug, &b, &d) < 0)
 			goto fail;
 		rs.runs = runs;
+		/* made elsewhere: more runs of this machine would mix two
+		 * machines in one session; only the test hook supplies them */
+		if (!a->resolve_from)
+			rs.rounds = 0;
 		src.g = &g;
 		rc = gate_diff(cmd, b, a->from, &src, &rs, dc);
 		goto out;
@@ -871,6 +887,13 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "--settle-us is how to record: not with --from (nothing is recorded)");
 		goto out;
 	}
+	if (against && (a.resolve_rounds != NOT_GIVEN || a.resolve_time != NOT_GIVEN || a.resolve_from)) {
+		/* paired runs of both revisions: no AMBG by run noise to chase
+		 * with more runs of one side */
+		rc = kpt_cli_usage_error(argv[0], "--resolve-%s records more runs against a committed baseline: not with "
+					 "--against", a.resolve_from ? "from" : a.resolve_time != NOT_GIVEN ? "time" : "rounds");
+		goto out;
+	}
 	if (against && (from || db)) {
 		rc = kpt_cli_usage_error(argv[0], "--against runs both builds here: not with %s", from ? "--from" : "--db");
 		goto out;
@@ -881,10 +904,10 @@ int cmd_gate(int argc, char **argv)
 		/* the reports and --keep never over an input: --from, the
 		 * store, a session of the baselines (checked before recording;
 		 * with --against, --keep is ab's folder) */
-		const char *const ins[] = { from, db, dir },
+		const char *const ins[] = { from, db, dir, a.resolve_from },
 				  *const outs[] = { dc->json, dc->junit, dc->markdown, against ? NULL : keep };
 
-		if ((rc = kpt_cli_outputs(argv[0], ins, 3, outs, 4)) != 0)
+		if ((rc = kpt_cli_outputs(argv[0], ins, 4, outs, 4)) != 0)
 			goto out;
 	}
 	if (against) {

@@ -76,4 +76,13 @@ d = json.load(open(sys.argv[1]))
 assert d['resolve']['rounds'] == 0 and d['resolve']['keys_ambg_run_noise_initial'] == 0, d['resolve']
 assert all(r['machine_limited'] for r in d['keys'] if r['verdict'] == 'AMBG')
 " "$T/m.json" || fail "machine-limited keys in the json"
+
+# --against pairs both revisions: no extra rounds of one side
+run "$KPTPROF" gate --against HEAD --resolve-rounds 1
+expect_error "gate --against --resolve-rounds" "--resolve-rounds records more runs against a committed baseline: not with --against"
+# a report never over the recording the extra runs come from
+cp "$T/more.kpt" "$T/more2.kpt"
+run "${G[@]}" --resolve-from "$T/more2.kpt" --json "$T/more2.kpt"
+expect_rc 2 "gate --json over --resolve-from"
+cmp -s "$T/more.kpt" "$T/more2.kpt" || fail "gate wrote over the --resolve-from recording"
 echo ok
