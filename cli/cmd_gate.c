@@ -518,6 +518,20 @@ out:
 	return rc;
 }
 
+/* The runs of a recording of p's own runs: run i is run i of every
+ * workload (kpt_record_project), so the most any workload has. */
+static long project_runs(const struct kpt_project *p)
+{
+	long n = 0;
+
+	for (size_t i = 0; p && i < p->nwl; i++) {
+		long w = p->wl[i].runs ? p->wl[i].runs : p->runs;
+
+		n = w > n ? w : n;
+	}
+	return n;
+}
+
 /* Extra rounds apply: asked for, and runs that can be appended (not
  * --paired, whose runs pair by number, nor run subsets by number). */
 static int resolve_on(const struct gate_resolve *rs, const struct kpt_diff_cli *dc)
@@ -736,7 +750,7 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 		if (from_slug(a->from, &g, a->suite != NULL, slug, sizeof slug, &d) < 0 ||
 		    open_baseline(&g, slug, &b, &d) < 0)
 			goto fail;
-		rs.runs = runs;
+		rs.runs = runs ? runs : project_runs(g.project);
 		/* made elsewhere: more runs of this machine would mix two
 		 * machines in one session; only the test hook supplies them */
 		if (!a->resolve_from)
@@ -795,7 +809,7 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 	rc = gate_record(&g, skip_probe ? NULL : &l, runs, settle, rec, &r, &d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	rs.first_wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-	rs.runs = runs;
+	rs.runs = runs ? runs : project_runs(g.project);
 	src.g = &g;
 	src.gpus = skip_probe ? NULL : &l;
 	src.settle = settle;
