@@ -386,14 +386,6 @@ static int gate_resolve_diff(const struct kpt_diff_side *side, const char *const
 	kpt_progress_end();
 	if (rc < 0)
 		goto fail;
-	if (!side && (rc = kpt_diff_sessions_load(files, nfiles, &dc->o, &own, &d)) < 0)
-		goto fail;
-	if (own)
-		base = own;
-	if ((rc = kpt_file_open(rec, &f, &d)) < 0 || (rc = kpt_diff_side_load(f, &dc->o, &sides[nsides++], &d)) < 0)
-		goto fail;
-	kpt_file_close(f);
-	f = NULL;
 	df0->resolve.on = rounds > 0;
 	df0->resolve.first_wall_s = rs->first_wall_s;
 	ok.alpha = (dc->o.alpha > 0 ? dc->o.alpha : df0->opts.alpha) / (1.0 + rounds);
@@ -402,6 +394,17 @@ static int gate_resolve_diff(const struct kpt_diff_side *side, const char *const
 		df0->resolve.initial += (uint32_t)kpt_diff_row_run_noise_ambg(&df0->rows[i]);
 		machine += df0->rows[i].verdict == KPT_V_AMBG && df0->rows[i].machine_limited;
 	}
+	if (!rounds || !df0->resolve.initial)
+		goto report;
+	/* the sides the re-looks compare: loaded again only when needed */
+	if (!side && (rc = kpt_diff_sessions_load(files, nfiles, &dc->o, &own, &d)) < 0)
+		goto fail;
+	if (own)
+		base = own;
+	if ((rc = kpt_file_open(rec, &f, &d)) < 0 || (rc = kpt_diff_side_load(f, &dc->o, &sides[nsides++], &d)) < 0)
+		goto fail;
+	kpt_file_close(f);
+	f = NULL;
 	budget = rs->time_s >= 0 ? rs->time_s : rs->first_wall_s > 0 ? 0.5 * rs->first_wall_s : -1;
 	per_run = rs->first_wall_s > 0 && rs->runs > 0 ? rs->first_wall_s / (double)rs->runs : 0;
 	if (!(names = calloc(df0->nrows + 1, sizeof *names))) {
@@ -492,6 +495,7 @@ static int gate_resolve_diff(const struct kpt_diff_side *side, const char *const
 		df0->resolve.settled += kpt_diff_adopt_relook(df0, dfk[k - 1], k);
 	}
 	df0->resolve.extra_wall_s = spent;
+report:
 	if (df0->resolve.settled)
 		fprintf(stderr, "kptprof gate: %u of %u AMBG key%s settled in %u extra round%s (%u runs, %.1f s)\n",
 			df0->resolve.settled, df0->resolve.initial, df0->resolve.initial == 1 ? "" : "s",
