@@ -341,6 +341,11 @@ fail:
 	return kpt_cli_fail(&d);
 }
 
+int kpt_diff_cli_report(struct kpt_diff *df, struct kpt_diff_cli *dc)
+{
+	return report(df, dc);
+}
+
 int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
 		     struct kpt_diff_cli *dc)
 {

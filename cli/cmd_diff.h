@@ -38,6 +38,9 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 /* The same against a baseline side already built (gate --db: from the
  * history store). */
 int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, struct kpt_diff_cli *dc);
+/* Checks, prints and writes the reports of df (owned from here: destroyed)
+ * as kpt_diff_cli_run does; the exit status. */
+int kpt_diff_cli_report(struct kpt_diff *df, struct kpt_diff_cli *dc);
 /* Prints err (kpt_cli_fail), also writes {"result": "error"} to the --json
  * file when one was asked for, and returns KPT_EXIT_ERROR. */
 int kpt_diff_cli_fail(struct kpt_diff_cli *dc, const struct kpt_diag *err);

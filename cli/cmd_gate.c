@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd_ab.h"
@@ -21,6 +22,7 @@
 #include "kpt_cli.h"
 #include "kpt_format.h"
 #include "kpt_history.h"
+#include "kpt_progress.h"
 #include "kpt_project.h"
 #include "kpt_record.h"
 
@@ -296,9 +298,260 @@ static int open_baseline(const struct gate_plan *g, const char *slug, struct kpt
 	return rc;
 }
 
+/* ---- sequential resolution (docs/decision-rule.md, "Sequential
+ * resolution"): keys AMBG by run-to-run noise get more runs of their
+ * workloads, appended to the candidate as runs of the same session, and
+ * are looked at again at alpha/(1+rounds); every other verdict of the
+ * first look stands. ---- */
+
+/* Where an extra round's runs come from: the recorder (GPU), or for tests
+ * --resolve-from FILE (each round takes that recording whole). */
+struct gate_source {
+	const struct gate_plan *g;
+	const struct kpt_gpu_list *gpus;
+	long settle;
+	const char *from;  /* --resolve-from, NULL: record */
+};
+
+/* Records runs runs of workloads names[0..n) into out; *wall_s the
+ * seconds it took. */
+static int source_runs(const struct gate_source *s, const char *const *names, size_t n, long runs, const char *out,
+		       const char **load, double *wall_s, struct kpt_diag *d)
+{
+	struct kpt_record_opts o;
+	struct kpt_record_result r;
+	struct timespec t0, t1;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*load = s->from ? s->from : out;
+	if (s->from) {
+		*wall_s = 0;
+		return 0;
+	}
+	kpt_cli_record_defaults(&o);
+	o.gpus = s->gpus;
+	o.runs = runs;
+	o.settle_us = s->settle;
+	o.out = out;
+	o.suite = s->g->suite;
+	o.workloads = names;
+	o.nworkloads = (int)n;
+	rc = s->g->project ? kpt_record_project(s->g->project, names, n, &o, &r, d) : kpt_record_run(&o, &r, d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	if (rc == 0 && r.status != 0)
+		rc = kpt_diag_set(d, KPT_E_UNSUPPORTED, "recording more runs of '%s' failed (exit status %d)", s->g->suite,
+				  r.status);
+	return rc;
+}
+
+#define RESOLVE_MAX_ROUNDS 16
+/* a round's runs when the first recording's count is unknown (a project's
+ * own runs per workload): the default --runs */
+#define RESOLVE_RUNS_UNKNOWN 5u
+
+struct gate_resolve {
+	uint64_t rounds;   /* cap on extra rounds, 0: off */
+	double time_s;     /* cap on their seconds; < 0: half of first_wall_s (none when 0) */
+	double first_wall_s;
+	long runs;         /* the --runs value: cap of one round's runs */
+};
+
+/* The first look of base against rec, then extra rounds while run-noise
+ * AMBG keys remain and the caps allow; reports (kpt_diff_cli_report). */
+static int gate_resolve_diff(const struct kpt_diff_side *side, const char *const *files, size_t nfiles, const char *rec,
+			     const struct gate_source *src, const struct gate_resolve *rs, struct kpt_diff_cli *dc,
+			     const char *tmpdir)
+{
+	struct kpt_diff_side *own = NULL;
+	const struct kpt_diff_side *base = side;
+	struct kpt_diff_side *sides[1 + RESOLVE_MAX_ROUNDS] = { 0 }, *cand = NULL;
+	struct kpt_diff *df0 = NULL, *dfk[RESOLVE_MAX_ROUNDS] = { 0 };
+	struct kpt_diff_opts ok = dc->o;
+	struct kpt_diag d = { 0 };
+	struct kpt_file *f = NULL;
+	const char **names = NULL;
+	char path[PATH_MAX + 32];
+	double budget, spent = 0, per_run;
+	uint32_t rounds = rs->rounds > RESOLVE_MAX_ROUNDS ? RESOLVE_MAX_ROUNDS : (uint32_t)rs->rounds;
+	uint32_t k = 0, nsides = 0, machine = 0;
+	int rc;
+
+	if (dc->quiet)
+		kpt_progress_stop();
+	/* the first look exactly as without resolution (kpt_diff_cli_run) */
+	kpt_progress_begin("loading", 0, "kernels");
+	rc = side ? kpt_diff_side_vs_path(side, rec, &dc->o, &df0, &d) : kpt_diff_paths_multi(files, nfiles, rec, &dc->o, &df0, &d);
+	kpt_progress_end();
+	if (rc < 0)
+		goto fail;
+	df0->resolve.on = rounds > 0;
+	df0->resolve.first_wall_s = rs->first_wall_s;
+	ok.alpha = (dc->o.alpha > 0 ? dc->o.alpha : df0->opts.alpha) / (1.0 + rounds);
+	df0->resolve.alpha_relook = rounds ? ok.alpha : 0;
+	for (size_t i = 0; i < df0->nrows; i++) {
+		df0->resolve.initial += (uint32_t)kpt_diff_row_run_noise_ambg(&df0->rows[i]);
+		machine += df0->rows[i].verdict == KPT_V_AMBG && df0->rows[i].machine_limited;
+	}
+	if (!rounds || !df0->resolve.initial)
+		goto report;
+	/* the sides the re-looks compare: loaded again only when needed */
+	if (!side && (rc = kpt_diff_sessions_load(files, nfiles, &dc->o, &own, &d)) < 0)
+		goto fail;
+	if (own)
+		base = own;
+	if ((rc = kpt_file_open(rec, &f, &d)) < 0 || (rc = kpt_diff_side_load(f, &dc->o, &sides[nsides++], &d)) < 0)
+		goto fail;
+	kpt_file_close(f);
+	f = NULL;
+	budget = rs->time_s >= 0 ? rs->time_s : rs->first_wall_s > 0 ? 0.5 * rs->first_wall_s : -1;
+	per_run = rs->first_wall_s > 0 && rs->runs > 0 ? rs->first_wall_s / (double)rs->runs : 0;
+	if (!(names = calloc(df0->nrows + 1, sizeof *names))) {
+		rc = kpt_diag_set(&d, KPT_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	for (k = 1; k <= rounds; k++) {
+		size_t nn = 0, open = 0;
+		uint32_t need = 2;
+		int all = 0;
+		double wall = 0;
+		const char *load = path;
+
+		for (size_t i = 0; i < df0->nrows; i++) {
+			const struct kpt_diff_row *r = &df0->rows[i];
+			size_t w = 0;
+
+			if (!kpt_diff_row_run_noise_ambg(r))
+				continue;
+			open++;
+			need = r->more_runs > need ? r->more_runs : need;
+			/* a key outside every workload of the project (or of no
+			 * range): its runs come with the whole recording */
+			if (!r->workload[0] || (src->g->project && !kpt_project_workload(src->g->project, r->workload))) {
+				all = 1;
+				continue;
+			}
+			while (w < nn && strcmp(names[w], r->workload) != 0)
+				w++;
+			if (w == nn)
+				names[nn++] = r->workload;
+		}
+		if (!open)
+			break;
+		if (need > (rs->runs > 0 ? rs->runs : RESOLVE_RUNS_UNKNOWN))
+			need = rs->runs > 0 ? (uint32_t)rs->runs : RESOLVE_RUNS_UNKNOWN;
+		if (all)
+			nn = 0;
+		/* seconds per run: the last round's (its workloads only), else
+		 * the first recording's (every workload: an upper bound); as
+		 * many runs as the budget left allows, at least 2 */
+		if (budget >= 0 && per_run > 0 && budget - spent < 2 * per_run) {
+			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: 2 more runs would pass the %.0f s resolve "
+				"budget (--resolve-time)\n", open, open == 1 ? "" : "s", budget);
+			break;
+		}
+		if (budget >= 0 && per_run > 0 && need > (budget - spent) / per_run)
+			need = (uint32_t)((budget - spent) / per_run);
+		if (budget == 0 || (budget > 0 && spent >= budget)) {
+			fprintf(stderr, "kptprof gate: %zu AMBG key%s left: the %.0f s resolve budget is spent (--resolve-time)\n",
+				open, open == 1 ? "" : "s", budget);
+			break;
+		}
+		fprintf(stderr, "kptprof gate: resolving %zu AMBG key%s: recording %u more runs of %s", open,
+			open == 1 ? "" : "s", need, nn ? kpt_cli_term(names[0]) : "every workload");
+		if (nn > 1)
+			fprintf(stderr, " and %zu other workload%s", nn - 1, nn == 2 ? "" : "s");
+		fprintf(stderr, " (round %u of %u)\n", k, rounds);
+		snprintf(path, sizeof path, "%s/kptprof-resolve-%ld-%u.kpt", tmpdir, (long)getpid(), k);
+		rc = source_runs(src, names, nn, need, path, &load, &wall, &d);
+		if (rc == 0)
+			rc = kpt_file_open(load, &f, &d);
+		if (rc == 0)
+			rc = kpt_diff_side_load(f, &dc->o, &sides[nsides++], &d);
+		kpt_file_close(f);
+		f = NULL;
+		if (!src->from)
+			unlink(path);
+		if (rc < 0)
+			goto fail;
+		spent += wall;
+		if (wall > 0 && need > 0)
+			per_run = wall / need;
+		df0->resolve.rounds = k;
+		{
+			const uint32_t *ids;
+			uint32_t got;
+
+			kpt_diff_side_runs(sides[nsides - 1], &ids, &got);
+			df0->resolve.extra_runs += got;
+		}
+		kpt_diff_side_destroy(cand);
+		cand = NULL;
+		if ((rc = kpt_diff_side_combine((const struct kpt_diff_side *const *)sides, nsides, 0, rec, &cand, &d)) < 0 ||
+		    (rc = kpt_diff_compare(base, cand, &ok, &dfk[k - 1], &d)) < 0)
+			goto fail;
+		/* only keys still AMBG by run noise are looked at again */
+		df0->resolve.settled += kpt_diff_adopt_relook(df0, dfk[k - 1], k);
+	}
+	df0->resolve.extra_wall_s = spent;
+report:
+	if (df0->resolve.settled)
+		fprintf(stderr, "kptprof gate: %u of %u AMBG key%s settled in %u extra round%s (%u runs, %.1f s)\n",
+			df0->resolve.settled, df0->resolve.initial, df0->resolve.initial == 1 ? "" : "s",
+			df0->resolve.rounds, df0->resolve.rounds == 1 ? "" : "s", df0->resolve.extra_runs, spent);
+	rc = kpt_diff_cli_report(df0, dc);
+	df0 = NULL;
+	if (machine)
+		fprintf(stderr, "kptprof gate: %u key%s AMBG by machine noise (not re-recorded: more runs here cannot "
+			"settle them): 'kptprof gate --against REF' or 'kptprof ab' hears them, or add baseline sessions "
+			"of this runner\n", machine, machine == 1 ? "" : "s");
+	goto out;
+fail:
+	rc = kpt_diff_cli_fail(dc, &d);
+out:
+	kpt_file_close(f);
+	kpt_diff_destroy(df0);
+	for (uint32_t i = 0; i < RESOLVE_MAX_ROUNDS; i++)
+		kpt_diff_destroy(dfk[i]);
+	for (uint32_t i = 0; i < nsides; i++)
+		kpt_diff_side_destroy(sides[i]);
+	kpt_diff_side_destroy(cand);
+	kpt_diff_side_destroy(own);
+	free(names);
+	return rc;
+}
+
+/* The runs of a recording of p's own runs: run i is run i of every
+ * workload (kpt_record_project), so the most any workload has. */
+static long project_runs(const struct kpt_project *p)
+{
+	long n = 0;
+
+	for (size_t i = 0; p && i < p->nwl; i++) {
+		long w = p->wl[i].runs ? p->wl[i].runs : p->runs;
+
+		n = w > n ? w : n;
+	}
+	return n;
+}
+
+/* Extra rounds apply: asked for, and runs that can be appended (not
+ * --paired, whose runs pair by number, nor run subsets by number). */
+static int resolve_on(const struct gate_resolve *rs, const struct kpt_diff_cli *dc)
+{
+	return rs->rounds && !dc->o.paired && !dc->o.base_runs && !dc->o.new_runs;
+}
+
+static const char *resolve_tmpdir(void)
+{
+	return getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+}
+
 /* Says what rec is gated against, then diffs: the session files listed at
  * open (each a file: no second listing), or the store's side. */
-static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, struct kpt_diff_cli *dc)
+static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, const struct gate_source *src,
+		     const struct gate_resolve *rs, struct kpt_diff_cli *dc)
 {
 	struct kpt_baseline_desc ds;
 	const char *const *files;
@@ -317,11 +570,15 @@ static int gate_diff(const char *cmd, struct kpt_baseline *b, const char *rec, s
 			kpt_cli_term(ds.suite), kpt_cli_term(ds.slug), kpt_cli_term(kpt_cli_short_commit(ds.first_commit, c0)),
 			kpt_cli_term(kpt_cli_short_commit(ds.last_commit, c1)), kpt_cli_term(ds.first_added),
 			kpt_cli_term(ds.last_added), (unsigned long long)ds.runs);
+		if (resolve_on(rs, dc))
+			return gate_resolve_diff(kpt_baseline_side(b), NULL, 0, rec, src, rs, dc, resolve_tmpdir());
 		return kpt_diff_cli_run_side(kpt_baseline_side(b), rec, dc);
 	}
 	fprintf(stderr, "kptprof gate: %s vs baseline %s (%zu session%s)\n", kpt_cli_term(rec), kpt_cli_term(ds.where),
 		ds.sessions, ds.sessions == 1 ? "" : "s");
 	files = kpt_baseline_files(b, &n);
+	if (resolve_on(rs, dc))
+		return gate_resolve_diff(NULL, files, n, rec, src, rs, dc, resolve_tmpdir());
 	return kpt_diff_cli_run(cmd, files, n, rec, dc);
 }
 
@@ -387,6 +644,8 @@ struct gate_args {
 	const char *project;                                            /* --project FILE, NULL: found or none */
 	uint64_t runs, nsess;                                           /* 0: not given */
 	uint64_t settle_us;                                             /* idle gap; NOT_GIVEN: default */
+	uint64_t resolve_rounds, resolve_time;                          /* NOT_GIVEN: default */
+	const char *resolve_from;                                       /* tests: extra runs from FILE */
 	struct kpt_diff_cli dc;
 };
 
@@ -422,6 +681,15 @@ static const struct kpt_opt gate_own_opts[] = {
 	KPT_OPT_U64(0, "settle-us", "U", GA, settle_us, 0, 1000000,
 		    "the GPU idles U microseconds before each timed iteration of the suite, so each starts from "
 		    "the same power state; 0: off (default: as the baseline was recorded; --against: 3000)"),
+	KPT_OPT_U64(0, "resolve-rounds", "N", GA, resolve_rounds, 0, RESOLVE_MAX_ROUNDS,
+		    "keys AMBG by run-to-run noise: record up to N more rounds of runs of their workloads, appended "
+		    "to the recording, and look again at alpha/(1+N) (docs/decision-rule.md); 0: off; --from: only "
+		    "with --resolve-from (default 2)"),
+	KPT_OPT_U64(0, "resolve-time", "SEC", GA, resolve_time, 0, 86400,
+		    "at most SEC seconds of extra rounds in all (default: half of the first recording's wall time)"),
+	KPT_OPT_STRING(0, "resolve-from", "FILE", GA, resolve_from,
+		       "for tests: each extra round's runs are the runs of recording FILE instead of recorded ones "
+		       "(default: record)"),
 	KPT_OPT_END,
 };
 
@@ -437,6 +705,10 @@ const struct kpt_opt kpt_gate_opts[] = {
  * baseline opened once, the suite recorded once (or --from FILE), one diff. */
 static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 {
+	struct gate_source src = { .from = a->resolve_from };
+	struct gate_resolve rs = { .rounds = a->resolve_rounds == NOT_GIVEN ? 2 : a->resolve_rounds,
+				   .time_s = a->resolve_time == NOT_GIVEN ? -1 : (double)a->resolve_time };
+	struct timespec t0, t1;
 	struct gate_plan g = { .suite = a->suite ? a->suite : "default", .project_given = a->project };
 	struct kpt_diff_cli *dc = &a->dc;
 	struct kpt_baseline *b = NULL;
@@ -475,7 +747,13 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 		if (from_slug(a->from, &g, a->suite != NULL, slug, sizeof slug, &d) < 0 ||
 		    open_baseline(&g, slug, &b, &d) < 0)
 			goto fail;
-		rc = gate_diff(cmd, b, a->from, dc);
+		rs.runs = runs ? runs : project_runs(g.project);
+		/* made elsewhere: more runs of this machine would mix two
+		 * machines in one session; only the test hook supplies them */
+		if (!a->resolve_from)
+			rs.rounds = 0;
+		src.g = &g;
+		rc = gate_diff(cmd, b, a->from, &src, &rs, dc);
 		goto out;
 	}
 	/* the one probe: whether this machine records, and the GPU whose
@@ -524,7 +802,15 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 	else
 		fprintf(stderr, "kptprof gate: recording suite '%s', %ld runs, %ld us idle before each timed iteration "
 				"-> %s\n", kpt_cli_term(g.suite), runs, settle, kpt_cli_term(rec));
-	if ((rc = gate_record(&g, skip_probe ? NULL : &l, runs, settle, rec, &r, &d)) == KPT_E_NODEV) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = gate_record(&g, skip_probe ? NULL : &l, runs, settle, rec, &r, &d);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rs.first_wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	rs.runs = runs ? runs : project_runs(g.project);
+	src.g = &g;
+	src.gpus = skip_probe ? NULL : &l;
+	src.settle = settle;
+	if (rc == KPT_E_NODEV) {
 		kpt_cli_fail(&d);
 		fprintf(stderr, "kptprof gate: the recorder found no usable GPU (skipped)\n");
 		rc = KPT_EXIT_SKIP;
@@ -551,7 +837,7 @@ static int gate_committed(const char *cmd, struct gate_args *a, long runs)
 		if (kpt_cli_check_component("GPU slug", slug, rec, &d) < 0 || open_baseline(&g, slug, &b, &d) < 0)
 			goto fail;
 	}
-	rc = gate_diff(cmd, b, rec, dc);
+	rc = gate_diff(cmd, b, rec, &src, &rs, dc);
 	goto out;
 fail:
 	rc = kpt_diff_cli_fail(dc, &d);
@@ -567,7 +853,7 @@ out:
 
 int cmd_gate(int argc, char **argv)
 {
-	struct gate_args a = { .settle_us = NOT_GIVEN };
+	struct gate_args a = { .settle_us = NOT_GIVEN, .resolve_rounds = NOT_GIVEN, .resolve_time = NOT_GIVEN };
 	struct kpt_diff_cli *dc = &a.dc;
 	const char *suite, *dir, *from, *keep, *db, *branch, *against;
 	char runs[24];
@@ -612,6 +898,13 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "--settle-us is how to record: not with --from (nothing is recorded)");
 		goto out;
 	}
+	if (against && (a.resolve_rounds != NOT_GIVEN || a.resolve_time != NOT_GIVEN || a.resolve_from)) {
+		/* paired runs of both revisions: no AMBG by run noise to chase
+		 * with more runs of one side */
+		rc = kpt_cli_usage_error(argv[0], "--resolve-%s records more runs against a committed baseline: not with "
+					 "--against", a.resolve_from ? "from" : a.resolve_time != NOT_GIVEN ? "time" : "rounds");
+		goto out;
+	}
 	if (against && (from || db)) {
 		rc = kpt_cli_usage_error(argv[0], "--against runs both builds here: not with %s", from ? "--from" : "--db");
 		goto out;
@@ -622,10 +915,10 @@ int cmd_gate(int argc, char **argv)
 		/* the reports and --keep never over an input: --from, the
 		 * store, a session of the baselines (checked before recording;
 		 * with --against, --keep is ab's folder) */
-		const char *const ins[] = { from, db, dir },
+		const char *const ins[] = { from, db, dir, a.resolve_from },
 				  *const outs[] = { dc->json, dc->junit, dc->markdown, against ? NULL : keep };
 
-		if ((rc = kpt_cli_outputs(argv[0], ins, 3, outs, 4)) != 0)
+		if ((rc = kpt_cli_outputs(argv[0], ins, 4, outs, 4)) != 0)
 			goto out;
 	}
 	if (against) {

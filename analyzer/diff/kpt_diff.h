@@ -271,6 +271,9 @@ struct kpt_diff_row {
 	 * the interval across the threshold: more runs cannot settle it, the
 	 * same machine can (`kptprof ab`, a baseline session of this runner). */
 	int machine_limited;
+	/* gate's sequential resolution: the extra round (1..) whose runs
+	 * settled this key, AMBG before; 0: decided in the first look */
+	uint32_t settled_round;
 
 	uint32_t base_runs, new_runs;      /* runs with at least one sample */
 	const double *base_run_ns;         /* [base_runs] run medians, ns */
@@ -371,6 +374,17 @@ struct kpt_diff {
 	 * (docs/decision-rule.md), and `gate` refuses the comparison. */
 	int64_t settle_new_us, settle_base_us;
 	int settle_differs;
+	/* gate's sequential resolution (docs/decision-rule.md, "Sequential
+	 * resolution"), filled by the caller; on 0: none was tried */
+	struct kpt_diff_resolve {
+		int on;
+		uint32_t rounds;            /* extra rounds recorded */
+		uint32_t initial;           /* run-noise AMBG keys of the first look */
+		uint32_t settled;           /* of those, decided in an extra round */
+		uint32_t extra_runs;        /* runs recorded in all extra rounds */
+		double extra_wall_s, first_wall_s; /* seconds; first 0: unknown (--from) */
+		double alpha_relook;        /* alpha of each extra look */
+	} resolve;
 };
 
 /* Compares two sides. Different GPU slugs fail with KPT_E_MISMATCH unless
@@ -395,6 +409,16 @@ int kpt_diff_sessions_load(const char *const *base_paths, size_t nbase, const st
  * centre ns when the base has one session (docs/decision-rule.md). */
 double kpt_diff_between_prior_pct(double centre_ns);
 void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
+/* Sequential resolution (gate; docs/decision-rule.md): the keys of df that
+ * are AMBG by run-to-run noise (AMBG, not machine_limited, runs on both
+ * sides) take their row from later, a diff of the same base against the
+ * candidate with more runs (at a smaller alpha); those no longer AMBG get
+ * settled_round = round. Every other row of df keeps its verdict. Counts,
+ * order and result are made again. later's rows are referred to: it must
+ * outlive df. Returns how many keys settled. O(n log n) in the rows. */
+uint32_t kpt_diff_adopt_relook(struct kpt_diff *df, const struct kpt_diff *later, uint32_t round);
+/* Whether row r is AMBG by run-to-run noise: more runs can settle it. */
+int kpt_diff_row_run_noise_ambg(const struct kpt_diff_row *r);
 /* Fills row.counters of the SLOW rows from the two sides' counter tables
  * (lib/kpt_counters.h; either may be NULL or empty: nothing is set).
  * kpt_diff_paths does this when both files have counters. Returns 0 or

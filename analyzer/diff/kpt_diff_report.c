@@ -103,6 +103,8 @@ static const char *fmt_verdict(char *buf, size_t cap, const struct kpt_diff_row 
 		snprintf(buf, cap, "AMBG (>1000 more runs)");
 	else if (r->verdict == KPT_V_AMBG && r->more_runs)
 		snprintf(buf, cap, "AMBG (~%u more run%s)", r->more_runs, r->more_runs == 1 ? "" : "s");
+	else if (r->settled_round)
+		snprintf(buf, cap, "%s (settled in round %u)", kpt_verdict_name(r->verdict), r->settled_round);
 	else
 		snprintf(buf, cap, "%s", kpt_verdict_name(r->verdict));
 	return buf;
@@ -775,6 +777,18 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 	json_env(&j, "new", &df->new_);
 	kpt_json_key(&j, "counts");
 	json_counts(&j, df->counts);
+	if (df->resolve.on) {
+		kpt_json_key(&j, "resolve");
+		kpt_json_begin_object(&j);
+		kpt_json_kv_u64(&j, "rounds", df->resolve.rounds);
+		kpt_json_kv_u64(&j, "keys_ambg_run_noise_initial", df->resolve.initial);
+		kpt_json_kv_u64(&j, "settled", df->resolve.settled);
+		kpt_json_kv_u64(&j, "extra_runs", df->resolve.extra_runs);
+		kpt_json_kv_double(&j, "extra_wall_s", df->resolve.extra_wall_s);
+		kpt_json_kv_double(&j, "first_wall_s", df->resolve.first_wall_s);
+		kpt_json_kv_double(&j, "alpha_relook", df->resolve.alpha_relook);
+		kpt_json_end_object(&j);
+	}
 	kpt_json_key(&j, "keys");
 	kpt_json_begin_array(&j);
 	for (size_t i = 0; i < df->nrows; i++) {
@@ -814,6 +828,8 @@ int kpt_diff_write_json(const struct kpt_diff *df, FILE *out,
 		kpt_json_kv_double(&j, "cycles_change_pct", r->cycles_change_pct);
 		kpt_json_kv_u64(&j, "more_runs", r->more_runs);
 		kpt_json_kv_bool(&j, "machine_limited", r->machine_limited);
+		if (r->settled_round)
+			kpt_json_kv_u64(&j, "settled_round", r->settled_round);
 		if (r->counters)
 			kpt_json_kv_str(&j, "counters", r->counters);
 		json_runs(&j, "base_run_ns", r->base_run_ns, r->base_runs);

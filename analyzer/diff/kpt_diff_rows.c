@@ -313,3 +313,44 @@ void kpt_diff_sort_rows(struct kpt_diff *df)
 	if (df->nrows > 1)
 		qsort(df->rows, df->nrows, sizeof *df->rows, cmp_rows);
 }
+
+int kpt_diff_row_run_noise_ambg(const struct kpt_diff_row *r)
+{
+	return r->verdict == KPT_V_AMBG && !r->machine_limited && r->base_runs && r->new_runs;
+}
+
+static int same_key(const struct kpt_diff_row *a, const struct kpt_diff_row *b)
+{
+	return a->ordinal == b->ordinal && a->aggregated == b->aggregated && a->loose == b->loose &&
+	       !strcmp(a->mangled, b->mangled) && !strcmp(a->path, b->path) &&
+	       !memcmp(a->grid, b->grid, sizeof a->grid) && !memcmp(a->block, b->block, sizeof a->block);
+}
+
+/* A scan of later per open key: O(open x rows); the open keys are the
+ * few AMBG ones. */
+uint32_t kpt_diff_adopt_relook(struct kpt_diff *df, const struct kpt_diff *later, uint32_t round)
+{
+	uint32_t settled = 0;
+
+	for (size_t i = 0; i < df->nrows; i++) {
+		struct kpt_diff_row *r = &df->rows[i];
+
+		if (!kpt_diff_row_run_noise_ambg(r))
+			continue;
+		for (size_t j = 0; j < later->nrows; j++) {
+			if (!same_key(r, &later->rows[j]))
+				continue;
+			*r = later->rows[j];
+			r->settled_round = r->verdict != KPT_V_AMBG ? round : 0;
+			settled += r->verdict != KPT_V_AMBG;
+			break;
+		}
+	}
+	memset(df->counts, 0, sizeof df->counts);
+	for (size_t i = 0; i < df->nrows; i++)
+		df->counts[df->rows[i].verdict]++;
+	kpt_diff_sort_rows(df);
+	if (df->counts[KPT_V_SLOW])
+		df->result = KPT_DIFF_REGRESSION;
+	return settled;
+}

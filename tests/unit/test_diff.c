@@ -833,6 +833,52 @@ static void test_noisy_small_change_is_ambiguous_with_more_runs(void **state)
 	kpt_diff_destroy(df);
 }
 
+/* gate's sequential resolution: only the keys AMBG by run noise take the
+ * later look's row; every other verdict of the first look stands, even
+ * where the later look says otherwise. */
+static void test_relook_changes_only_run_noise_ambg_keys(void **state)
+{
+	struct gen a, b;
+	struct kpt_diff *df0, *later;
+	const struct kpt_diff_row *r;
+	uint32_t ambg0, settled;
+	size_t same0 = 0;
+
+	gen_defaults(&a);
+	a.runs = 3;
+	a.run_sigma = 0.03;
+	b = a;
+	b.seed = 5;
+	b.slow = "copy";
+	b.slow_pct = 3;
+	df0 = diff2(*state, &a, &b, NULL);
+	r = find_row(df0, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->verdict, KPT_V_AMBG);
+	assert_true(kpt_diff_row_run_noise_ambg(r));
+	ambg0 = df0->counts[KPT_V_AMBG];
+	for (size_t i = 0; i < df0->nrows; i++)
+		same0 += df0->rows[i].verdict == KPT_V_SAME;
+	assert_true(same0 > 0);
+	later = diff2(*state, &a, &b, NULL);
+	/* a later look that calls every key SLOW */
+	for (size_t i = 0; i < later->nrows; i++)
+		later->rows[i].verdict = KPT_V_SLOW;
+	settled = kpt_diff_adopt_relook(df0, later, 2);
+	assert_int_equal(settled, ambg0);
+	assert_int_equal(df0->counts[KPT_V_SLOW], ambg0);
+	assert_int_equal(df0->counts[KPT_V_SAME], same0);
+	assert_int_equal(df0->counts[KPT_V_AMBG], 0);
+	assert_int_equal(df0->result, KPT_DIFF_REGRESSION);
+	for (size_t i = 0; i < df0->nrows; i++)
+		assert_int_equal(df0->rows[i].settled_round, df0->rows[i].verdict == KPT_V_SLOW ? 2 : 0);
+	/* sorted again: the settled SLOW rows first */
+	assert_int_equal(df0->rows[0].verdict, KPT_V_SLOW);
+	r = find_row(df0, "copy(float*, float const*, unsigned long)", 0);
+	assert_int_equal(r->settled_round, 2);
+	kpt_diff_destroy(df0);
+	kpt_diff_destroy(later);
+}
+
 static void test_run_subsets_select_runs(void **state)
 {
 	struct paths *p = *state;
@@ -1317,6 +1363,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_keep_throttled_and_ignore_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_environment_differences_are_noted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_noisy_small_change_is_ambiguous_with_more_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_relook_changes_only_run_noise_ambg_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_subsets_select_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pooled_u_flags_identical_code_with_run_noise, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_totals_per_workload, setup, teardown),
