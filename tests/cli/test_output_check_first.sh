@@ -1,6 +1,6 @@
 #!/bin/bash
 # A report path that cannot be written fails before anything is computed or
-# printed: diff --json/--markdown/--junit and export -o into /proc (a
+# printed: diff --json/--markdown/--junit, gate --from, ab and export -o into /proc (a
 # folder that takes no new file, although access(2) says yes to root) are
 # one line on stderr, nothing on stdout, exit 2; the check leaves no
 # temporary behind where the write then succeeds.
@@ -14,6 +14,9 @@ for opt in --json --markdown --junit; do
 done
 run "$KPTPROF" gate --from "$N" --baselines "$KPT_SRC/baselines" --suite default --json /proc/kpt-report.out
 expect_error "gate --from --json into /proc" "cannot write '/proc/kpt-report.out'"
+# ab: before the GPU is looked for (here, without one, instead of exit 77)
+run "$KPTPROF" ab --runs 2 --json /proc/kpt-report.out -- true ::: true
+expect_error "ab --json into /proc" "cannot write '/proc/kpt-report.out'"
 run "$KPTPROF" export "$B" --format csv -o /proc/kpt-report.csv
 expect_error "export -o into /proc" "cannot write '/proc/kpt-report.csv'"
 

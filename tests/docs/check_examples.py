@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the command examples of README.md and docs/*.md against committed data.
 
-The convention (docs/cli.md, "Examples in the docs", says it for writers):
+The convention (CONTRIBUTING.md, "Test", says it for writers):
 
 * A fenced block whose lines start with "$ " is a transcript. Each "$ CMD"
   (a line ending in a backslash continues on the next) is run with bash in a
