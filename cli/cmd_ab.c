@@ -179,6 +179,13 @@ int cmd_ab(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "out of memory");
 		goto out;
 	}
+	{
+		/* a report that cannot be written fails now, not after the pairs */
+		const char *const outs[] = { dcp->junit, dcp->markdown, dcp->json };
+
+		if ((rc = kpt_cli_outputs(argv[0], NULL, 0, outs, 3)) != 0)
+			goto out;
+	}
 	if (!getenv("KPTPROF_SKIP_GPU_CHECK") && kpt_collector_find(NULL)->probe(&gpus, &d) < 0) {
 		fprintf(stderr, "kptprof ab: no NVIDIA GPU or driver on this machine: nothing recorded (skipped)\n"
 				"hint: 'kptprof diff --paired A.kpt B.kpt' compares recordings made elsewhere\n");

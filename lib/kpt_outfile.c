@@ -267,6 +267,16 @@ int kpt_out_check(const char *path, struct kpt_diag *d)
 	else if (access(dir, W_OK | X_OK) != 0)
 		how = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
 	free(dir);
+	if (how >= 0) {
+		/* access() says yes to root everywhere, and nothing of a
+		 * read-only mount or a folder such as /proc: the temporary the
+		 * write will make is made (and removed) now, so a command fails
+		 * before it prints or computes anything */
+		struct kpt_out o;
+
+		if ((how = kpt_out_open(path, 0, &o, d)) == 0)
+			kpt_out_abandon(&o);
+	}
 	return how < 0 ? how : 0;
 }
 

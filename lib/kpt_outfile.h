@@ -74,7 +74,9 @@ void kpt_out_inputs_clear(void);
 /* Whether path may be opened as an output (the rules above) and is not an
  * input: 0, or KPT_E_INVAL with "refusing to write 'PATH': ..." (and a
  * hint), or KPT_E_NOTFOUND / KPT_E_IO when its folder is missing or not
- * writable. Writes nothing. */
+ * writable. Leaves path as it is: for a file to be replaced, the
+ * temporary the write will use is created and removed (proof that the
+ * folder takes a file, for root and on read-only mounts too). */
 int kpt_out_check(const char *path, struct kpt_diag *d);
 
 /* ---- one output as a descriptor ---------------------------------------------------------- */

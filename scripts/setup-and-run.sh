@@ -16,7 +16,12 @@
 # Without a GPU: diffs a committed real candidate recording of the default
 # suite (made on an H100) against the committed H100 baseline, the same
 # comparison `gate` makes. CANDIDATE=file.kpt and BASELINE=file.kpt pick
-# others; KPT_NO_GPU=1 takes the no-GPU path on a GPU machine.
+# others; KPT_NO_GPU=1 takes the no-GPU path on a GPU machine. Wherever
+# CMake finds the CUDA toolkit (a GPU or not) the collector and the
+# kpt-workloads runner are built too, so `kptprof workloads` and `record`
+# work from this build (on a machine without a GPU: for every default
+# architecture, slower). KPT_SETUP_DRY=1 (a test's knob) stops after the
+# configure step and prints the targets it would build.
 # KPT_GATE_OPTS adds options to the gate on a GPU (word-split), e.g.
 # KPT_GATE_OPTS="-o run.kpt --junit gate.xml" keeps the recording and writes
 # a JUnit report.
@@ -34,7 +39,6 @@ kpt_install_deps build || exit 2
 kpt_check_cmake || exit 2
 mkdir -p "$BUILD"
 targets=(kptprof)
-[ $gpu = 1 ] && targets+=(kptinject kpt-workloads)
 # On a GPU machine, build the kernels for this GPU only (much faster than
 # the four default architectures) unless the caller chose architectures.
 arch=()
@@ -44,6 +48,12 @@ if [ $gpu = 1 ] && [[ " $* " != *CMAKE_CUDA_ARCHITECTURES* ]]; then
 fi
 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${arch[@]}" "$@" >"$BUILD/configure.log" 2>&1 \
 	|| { cat "$BUILD/configure.log"; exit 2; }
+# The top CMakeLists.txt says this line once when it leaves the CUDA side out.
+grep -q 'kptprof: no CUDA toolkit found' "$BUILD/configure.log" || targets+=(kptinject kpt-workloads)
+if [ "${KPT_SETUP_DRY:-0}" = 1 ]; then
+	echo "setup-and-run: would build: ${targets[*]}" >&2
+	exit 0
+fi
 cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" >"$BUILD/build.log" 2>&1 \
 	|| { tail -50 "$BUILD/build.log"; exit 2; }
 

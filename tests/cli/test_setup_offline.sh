@@ -70,4 +70,20 @@ expect_err "left out optional 'gnuplot-nox' (not root and no password-less sudo)
 expect_err "left out optional 'chromium'"
 run bash -c '. "$KPT_SRC/scripts/kpt-deps.sh" && KPT_DEPS_PRETEND_MISSING="libcmocka-dev" kpt_install_deps test'
 expect_setup_error "kpt_install_deps test without cmocka as a user" "libcmocka-dev (not root and no password-less sudo)"
+
+# 4. Where CMake finds the CUDA toolkit but there is no GPU, the runner is
+# built too (kptprof workloads needs it); without the toolkit only kptprof.
+run env KPT_NO_GPU=1 KPT_SETUP_DRY=1 BUILD="$T/build4" KPT_DEPS_PRETEND_MISSING="$optional" \
+	"$KPT_SRC/scripts/setup-and-run.sh" -DKPT_CUDA=OFF
+expect_rc 0 "setup-and-run.sh dry, KPT_CUDA=OFF"
+expect_err "setup-and-run: would build: kptprof"
+! grep -q kpt-workloads "$T/err" || fail "the runner is built without CUDA: $(cat "$T/err")"
+if command -v nvcc >/dev/null; then
+	run env KPT_NO_GPU=1 KPT_SETUP_DRY=1 BUILD="$T/build5" KPT_DEPS_PRETEND_MISSING="$optional" \
+		"$KPT_SRC/scripts/setup-and-run.sh" -DCMAKE_CUDA_ARCHITECTURES=90
+	expect_rc 0 "setup-and-run.sh dry with nvcc"
+	expect_err "setup-and-run: would build: kptprof kptinject kpt-workloads"
+else
+	echo "note: no nvcc here: the CUDA-toolkit-without-GPU case was not checked" >&2
+fi
 echo "ok"
