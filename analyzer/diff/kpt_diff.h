@@ -417,7 +417,8 @@ void kpt_diff_destroy(struct kpt_diff *df); /* accepts NULL */
  * order and result are made again. later's rows are referred to: it must
  * outlive df. Returns how many keys settled. O(n log n) in the rows. */
 uint32_t kpt_diff_adopt_relook(struct kpt_diff *df, const struct kpt_diff *later, uint32_t round);
-/* Whether row r is AMBG by run-to-run noise: more runs can settle it. */
+/* Whether row r is AMBG by run-to-run noise: more runs can settle it (not
+ * machine-limited, and more_runs below its cap). */
 int kpt_diff_row_run_noise_ambg(const struct kpt_diff_row *r);
 /* Fills row.counters of the SLOW rows from the two sides' counter tables
  * (lib/kpt_counters.h; either may be NULL or empty: nothing is set).
