@@ -778,6 +778,14 @@ static const char *const pool_kind_names[] = {
 	[KPT_POOL_KEY] = "key", [KPT_POOL_GROUP] = "launches", [KPT_POOL_FAMILY] = "family", [KPT_POOL_TOTAL] = "workload",
 };
 
+/* detect's rows on a terminal (piped or --wide: the one-line rows of
+ * old, whose numbers alone take 100 columns): the series on a line of its
+ * own */
+static int detect_narrow(void)
+{
+	return kpt_cli_table_width() > 0;
+}
+
 static void print_found(const struct kpt_history_set *set, const struct kpt_pool_series *x, const struct kpt_pool_cp *c)
 {
 	const struct kpt_history_session *s = &set->sessions[x->sess[c->cp.at]];
@@ -791,6 +799,25 @@ static void print_found(const struct kpt_history_set *set, const struct kpt_pool
 	} else {
 		kpt_cli_fmt_ns(c->cp.before_ns, b1, sizeof b1);
 		kpt_cli_fmt_ns(c->cp.after_ns, b2, sizeof b2);
+	}
+	if (detect_narrow()) {
+		/* a terminal too narrow for the piped row: previous commit and
+		 * session give way, the series goes on its own wrapped line */
+		char *st = NULL;
+		size_t sl = 0;
+		FILE *sf = open_memstream(&st, &sl);
+
+		printf("%+7.2f%% %7.4f %-12s %9s -> %-9s %5.2f%% %5s %s\n", c->cp.step_pct, 1 - c->cp.p,
+		       kpt_cli_term(kpt_cli_short_commit(s->commit, sha)), b1, b2, c->cp.noise_pct, mach,
+		       c->regression ? "REGRESSION" : "");
+		if (sf) {
+			pool_series_text(sf, x);
+			fclose(sf);
+			fputs("    ", stdout);
+			kpt_text_wrap(stdout, st, 4, (size_t)kpt_cli_table_width(), 4);
+		}
+		free(st);
+		return;
 	}
 	printf("%+7.2f%% %10.6f  %-12s %-12s %8" PRId64 " %10s -> %-10s %5.2f%% %8s  %s", c->cp.step_pct, 1 - c->cp.p,
 	       kpt_cli_term(kpt_cli_short_commit(s->commit, sha)), kpt_cli_term(kpt_cli_short_commit(prev->commit, sha2)), s->id, b1, b2, c->cp.noise_pct, mach,
@@ -873,8 +900,12 @@ static int detect_group(struct detect_run *r, const struct kpt_history_set *set)
 			       res->min_machines, res->min_machines < r->a->min_machines ? " (all: fewer than --min-machines)" : "");
 	}
 	if (!r->j && res->ncps) {
-		printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s %8s  %s\n", "step", "confidence", "commit",
-		       "previous", "session", "before", "after", "noise", "machines", "series");
+		if (detect_narrow())
+			printf("%8s %7s %-12s %9s    %-9s %6s %5s\n    %s\n", "step", "conf", "commit", "before", "after",
+			       "noise", "mach", "series");
+		else
+			printf("%8s %10s  %-12s %-12s %8s %10s    %-10s %6s %8s  %s\n", "step", "confidence", "commit",
+			       "previous", "session", "before", "after", "noise", "machines", "series");
 	}
 	for (size_t c = 0; c < res->ncps; c++) {
 		const struct kpt_pool_series *x = &res->series[res->cps[c].series];
@@ -945,9 +976,20 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			kpt_json_kv_u64(&j, "sessions", set->nsessions);
 			kpt_json_kv_u64(&j, "keys", set->nseries);
 		} else {
-			printf("%ssuite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys\n", gi ? "\n" : "",
-			       f.suite[0] ? kpt_cli_term(f.suite) : "-", kpt_cli_term(f.gpu_slug), kpt_cli_term(branch),
-			       set->nsessions, set->nseries);
+			char *ht = NULL;
+			size_t hl = 0;
+			FILE *hf = open_memstream(&ht, &hl);
+
+			if (gi)
+				printf("\n");
+			if (hf) {
+				fprintf(hf, "suite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys",
+					f.suite[0] ? kpt_cli_term(f.suite) : "-", kpt_cli_term(f.gpu_slug), kpt_cli_term(branch),
+					set->nsessions, set->nseries);
+				fclose(hf);
+				kpt_text_wrap(stdout, ht, 0, (size_t)kpt_cli_table_width(), 4);
+			}
+			free(ht);
 		}
 		rc = detect_group(&r, set);
 		if (a->json)
@@ -968,8 +1010,18 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			goto out;
 		}
 	} else if (r.regressions) {
-		printf("\n%u series (kernel keys, launches, families, workload totals) got slower by %g%% or more in the last %u sessions of %s\n",
-		       r.regressions, a->threshold, a->head, branch);
+		char *mt = NULL;
+		size_t ml = 0;
+		FILE *mf = open_memstream(&mt, &ml);
+
+		printf("\n");
+		if (mf) {
+			fprintf(mf, "%u series (kernel keys, launches, families, workload totals) got slower by %g%% or more in the last %u sessions of %s",
+				r.regressions, a->threshold, a->head, branch);
+			fclose(mf);
+			kpt_text_wrap(stdout, mt, 0, (size_t)kpt_cli_table_width(), 0);
+		}
+		free(mt);
 	}
 	rc = r.regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
 out:

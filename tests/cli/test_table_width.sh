@@ -134,6 +134,25 @@ if "$KPTPROF" history add "$KPT_DATA/history_plant_h100_01.kpt" --db "$DB" --com
 	done
 	run "$KPTPROF" history ls --db "$DB"
 	expect_out "runner=a-very-long-runner-label-that-goes-on-and-on"
+	# detect: 13 sessions of other machines, then 3 with planted steps
+	D2=$T/d.db
+	for f in "$KPT_SRC"/tests/data/baselines-20261124/nvidia-h100-80gb-hbm3/default/*.kpt; do
+		"$KPTPROF" history add "$f" --db "$D2" --commit "m$(basename "$f" .kpt | cut -c1-8)" >/dev/null || fail "history add $f"
+	done
+	for i in 01 02 03; do
+		"$KPTPROF" history add "$KPT_DATA/history_plant_h100_$i.kpt" --db "$D2" --commit "p$i" --suite default >/dev/null ||
+			fail "history add plant $i"
+	done
+	for w in 80 120; do
+		run "$KPTPROF" history detect --db "$D2" --width $w
+		expect_rc 1 "history detect --width $w"
+		fits $w "$T/out" "history detect"
+		expect_out "workload memory.triad.f32.64M (sum of its kernels)"
+	done
+	run "$KPTPROF" history detect --db "$D2"
+	expect_rc 1 "history detect piped"
+	grep -q "REGRESSION workload memory.copy.128MiB (sum of its kernels)$" "$T/out" ||
+		fail "piped detect rows changed: $(head -c 600 "$T/out")"
 else
 	grep -q "built without SQLite" "$T/err" || fail "history add: $(cat "$T/err")"
 fi
