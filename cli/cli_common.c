@@ -404,6 +404,20 @@ int kpt_cli_watch_outputs(const char *cmd)
 	return 0;
 }
 
+/* d as "kptprof CMD: problem" (and its hint) on stderr: KPT_EXIT_ERROR */
+static int output_refused(const char *cmd, const struct kpt_diag *d)
+{
+	fprintf(stderr, "kptprof %s: ", cmd);
+	kpt_text_write(stderr, KPT_TEXT_TERM, d->msg);
+	fputc('\n', stderr);
+	if (d->hint[0]) {
+		fputs("hint: ", stderr);
+		kpt_text_write(stderr, KPT_TEXT_TERM, d->hint);
+		fputc('\n', stderr);
+	}
+	return KPT_EXIT_ERROR;
+}
+
 int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout)
 {
 	struct kpt_diag d = { 0 };
@@ -414,18 +428,16 @@ int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const ch
 			return KPT_EXIT_ERROR;
 		}
 	for (size_t i = 0; i < nout; i++)
-		if (out[i] && kpt_out_check(out[i], &d) < 0) {
-			fprintf(stderr, "kptprof %s: ", cmd);
-			kpt_text_write(stderr, KPT_TEXT_TERM, d.msg);
-			fputc('\n', stderr);
-			if (d.hint[0]) {
-				fputs("hint: ", stderr);
-				kpt_text_write(stderr, KPT_TEXT_TERM, d.hint);
-				fputc('\n', stderr);
-			}
-			return KPT_EXIT_ERROR;
-		}
+		if (out[i] && kpt_out_check(out[i], &d) < 0)
+			return output_refused(cmd, &d);
 	return 0;
+}
+
+int kpt_cli_output_dir(const char *cmd, const char *dir)
+{
+	struct kpt_diag d = { 0 };
+
+	return dir && kpt_out_check_dir(dir, &d) < 0 ? output_refused(cmd, &d) : 0;
 }
 
 int kpt_cli_same_file(const char *in, const char *out)

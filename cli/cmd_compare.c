@@ -299,6 +299,8 @@ int cmd_compare(int argc, char **argv)
 	plots = a.plots;
 	if (n < 2)
 		return kpt_cli_usage_error("compare", "give at least two recordings (the first is the reference)");
+	if ((rc = kpt_cli_output_dir("compare", plots)) != 0)   /* before the table */
+		return rc;
 	kpt_diag_clear(&d);
 	if (kpt_compare_paths(paths, n, &c, &d) < 0)
 		return kpt_cli_fail(&d);

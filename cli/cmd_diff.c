@@ -360,7 +360,8 @@ int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, co
 		const char *const outs[] = { dc->junit, dc->markdown, dc->json };
 
 		if ((rc = kpt_cli_outputs(cmd, bases, nbase, NULL, 0)) != 0 ||
-		    (rc = kpt_cli_outputs(cmd, &new_, 1, outs, 3)) != 0)
+		    (rc = kpt_cli_outputs(cmd, &new_, 1, outs, 3)) != 0 ||
+		    (rc = kpt_cli_output_dir(cmd, dc->plots)) != 0)
 			return rc;
 	}
 	if (dc->quiet)

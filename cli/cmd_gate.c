@@ -918,7 +918,8 @@ int cmd_gate(int argc, char **argv)
 		const char *const ins[] = { from, db, dir, a.resolve_from },
 				  *const outs[] = { dc->json, dc->junit, dc->markdown, against ? NULL : keep };
 
-		if ((rc = kpt_cli_outputs(argv[0], ins, 4, outs, 4)) != 0)
+		if ((rc = kpt_cli_outputs(argv[0], ins, 4, outs, 4)) != 0 ||
+		    (rc = kpt_cli_output_dir(argv[0], dc->plots)) != 0)
 			goto out;
 	}
 	if (against) {

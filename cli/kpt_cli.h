@@ -200,6 +200,9 @@ int kpt_cli_same_file(const char *in, const char *out);
  * after one line (and a hint) on stderr. Every later open of an output
  * checks the inputs again. */
 int kpt_cli_outputs(const char *cmd, const char *const *in, size_t nin, const char *const *out, size_t nout);
+/* The same for a folder of outputs (--plots DIR; kpt_out_check_dir): dir
+ * NULL or writable into: 0; else KPT_EXIT_ERROR after one line on stderr. */
+int kpt_cli_output_dir(const char *cmd, const char *dir);
 /* Prints the usage of cmd to stdout (for --help) and returns 0. */
 int kpt_cli_help(const char *cmd);
 /* s (a name or value from a recording or store) cleaned for a terminal

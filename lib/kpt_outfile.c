@@ -280,6 +280,30 @@ int kpt_out_check(const char *path, struct kpt_diag *d)
 	return how < 0 ? how : 0;
 }
 
+int kpt_out_check_dir(const char *dir, struct kpt_diag *d)
+{
+	struct stat st;
+
+	if (stat(dir, &st) != 0) {   /* to be made (mkdir): its folder must take it */
+		char *up = dir_of(dir);
+		int rc = 0;
+
+		if (!up)
+			return kpt_diag_set(d, KPT_E_NOMEM, "cannot create '%s': out of memory", dir);
+		if (stat(up, &st) != 0 || !S_ISDIR(st.st_mode))
+			rc = kpt_diag_set(d, KPT_E_NOTFOUND, "cannot create '%s': no folder '%s'", dir, up);
+		else if (access(up, W_OK | X_OK) != 0)
+			rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", dir, strerror(errno));
+		free(up);
+		return rc;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return kpt_diag_set(d, KPT_E_INVAL, "cannot write into '%s': not a folder", dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot write into '%s': %s", dir, strerror(errno));
+	return 0;
+}
+
 /* ---- temporaries and the signal list ----------------------------------------------------- */
 
 #define OUT_TEMPS 64

@@ -78,6 +78,11 @@ void kpt_out_inputs_clear(void);
  * temporary the write will use is created and removed (proof that the
  * folder takes a file, for root and on read-only mounts too). */
 int kpt_out_check(const char *path, struct kpt_diag *d);
+/* Whether files may be written into the folder dir (plots): an existing
+ * folder that is writable, or a new one whose folder is (made by mkdir).
+ * 0, or a negative code with "cannot write into ..." or "cannot create
+ * ...". Writes nothing. */
+int kpt_out_check_dir(const char *dir, struct kpt_diag *d);
 
 /* ---- one output as a descriptor ---------------------------------------------------------- */
 
