@@ -252,22 +252,31 @@ static char *dir_of(const char *path)
 	return slash == path ? strdup("/") : slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 }
 
+/* Whether the folder of path takes a new entry (verb: "write" a file,
+ * "create" a folder): 0, or "cannot VERB 'PATH': ..." in d. */
+static int folder_takes(const char *verb, const char *path, struct kpt_diag *d)
+{
+	char *dir = dir_of(path);
+	struct stat st;
+	int rc = 0;
+
+	if (!dir)
+		return kpt_diag_set(d, KPT_E_NOMEM, "cannot %s '%s': out of memory", verb, path);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		rc = kpt_diag_set(d, KPT_E_NOTFOUND, "cannot %s '%s': no folder '%s'", verb, path, dir);
+	else if (access(dir, W_OK | X_OK) != 0)
+		rc = kpt_diag_set(d, KPT_E_IO, "cannot %s '%s': %s", verb, path, strerror(errno));
+	free(dir);
+	return rc;
+}
+
 int kpt_out_check(const char *path, struct kpt_diag *d)
 {
 	int dupfd, how = classify(path, &dupfd, d);
-	char *dir;
-	struct stat st;
 
 	if (how != OUT_REPLACE)
 		return how < 0 ? how : 0;
-	if (!(dir = dir_of(path)))
-		return kpt_diag_set(d, KPT_E_NOMEM, "cannot write '%s': out of memory", path);
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		how = kpt_diag_set(d, KPT_E_NOTFOUND, "cannot write '%s': no folder '%s'", path, dir);
-	else if (access(dir, W_OK | X_OK) != 0)
-		how = kpt_diag_set(d, KPT_E_IO, "cannot write '%s': %s", path, strerror(errno));
-	free(dir);
-	if (how >= 0) {
+	if ((how = folder_takes("write", path, d)) >= 0) {
 		/* access() says yes to root everywhere, and nothing of a
 		 * read-only mount or a folder such as /proc: the temporary the
 		 * write will make is made (and removed) now, so a command fails
@@ -284,19 +293,8 @@ int kpt_out_check_dir(const char *dir, struct kpt_diag *d)
 {
 	struct stat st;
 
-	if (stat(dir, &st) != 0) {   /* to be made (mkdir): its folder must take it */
-		char *up = dir_of(dir);
-		int rc = 0;
-
-		if (!up)
-			return kpt_diag_set(d, KPT_E_NOMEM, "cannot create '%s': out of memory", dir);
-		if (stat(up, &st) != 0 || !S_ISDIR(st.st_mode))
-			rc = kpt_diag_set(d, KPT_E_NOTFOUND, "cannot create '%s': no folder '%s'", dir, up);
-		else if (access(up, W_OK | X_OK) != 0)
-			rc = kpt_diag_set(d, KPT_E_IO, "cannot create '%s': %s", dir, strerror(errno));
-		free(up);
-		return rc;
-	}
+	if (stat(dir, &st) != 0)   /* to be made (mkdir): its folder must take it */
+		return folder_takes("create", dir, d);
 	if (!S_ISDIR(st.st_mode))
 		return kpt_diag_set(d, KPT_E_INVAL, "cannot write into '%s': not a folder", dir);
 	if (access(dir, W_OK | X_OK) != 0)
