@@ -30,12 +30,31 @@
 
 /* ---- ceilings ------------------------------------------------------------------------------ */
 
-/* $XDG_CACHE_HOME/kptprof/ceilings-<uuid>.tsv, else ~/.cache/kptprof/...;
- * creates the folders. Returns 0, or -1 when there is no home. */
+/* This boot's id (/proc/sys/kernel/random/boot_id) into out, "" when
+ * there is none. */
+static void boot_id(char *out, size_t cap)
+{
+	FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	out[0] = '\0';
+	if (bf && fgets(out, (int)cap, bf))
+		out[strcspn(out, "\n")] = '\0';
+	else
+		out[0] = '\0';
+	if (bf)
+		fclose(bf);
+}
+
+/* $XDG_CACHE_HOME/kptprof/ceilings-<uuid>-<boot id>.tsv, else
+ * ~/.cache/kptprof/...: once per GPU and boot, so that every session
+ * (a machine and boot, what the rule calls a machine) carries ceilings
+ * measured in it, which the rule's calibration step compares
+ * (docs/decision-rule.md, "Calibration"); creates the folders. Returns 0,
+ * or -1 when there is no home. */
 static int ceilings_path(const char *uuid, char *out, size_t cap)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], boot[64];
 
 	if (xdg && *xdg)
 		snprintf(dir, sizeof dir, "%s/kptprof", xdg);
@@ -52,7 +71,9 @@ static int ceilings_path(const char *uuid, char *out, size_t cap)
 		mkdir(parent, 0755);
 	}
 	mkdir(dir, 0755);
-	snprintf(out, cap, "%s/ceilings-%s.tsv", dir, uuid);
+	boot_id(boot, sizeof boot);
+	if ((size_t)snprintf(out, cap, "%s/ceilings-%s%s%s.tsv", dir, uuid, boot[0] ? "-" : "", boot) >= cap)
+		return -1; /* a home too deep for a path: no cache */
 	return 0;
 }
 
@@ -389,14 +410,9 @@ static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res,
 	kpt_writer_meta(w, "host", host, d);
 	{
 		/* the session's identity for baselines: this boot of this machine */
-		FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
-
-		if (bf && fgets(buf, sizeof buf, bf)) {
-			buf[strcspn(buf, "\n")] = '\0';
+		boot_id(buf, sizeof buf);
+		if (buf[0])
 			kpt_writer_meta(w, "boot_id", buf, d);
-		}
-		if (bf)
-			fclose(bf);
 	}
 	meta_time(buf, sizeof buf);
 	kpt_writer_meta(w, "time", buf, d);
