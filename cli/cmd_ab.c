@@ -121,7 +121,7 @@ const struct kpt_opt kpt_ab_opts[] = {
 		       "keep the recordings as DIR/a.kpt and DIR/b.kpt (default: a temporary folder, removed)"),
 	KPT_OPT_OPERAND("-- CMD_A ::: CMD_B",
 			"the baseline's and the candidate's command, e.g. two builds' kpt-workloads --suite default"),
-	/* diff's options, as there, but --threshold 1 and --paired implied */
+	/* diff's options, as there, but --threshold 1, --long-threshold 0.5 and --paired implied */
 	KPT_OPT_TABLE(struct ab_args, dc, kpt_diff_rule_opts),
 	KPT_OPT_TABLE(struct ab_args, dc, kpt_diff_report_opts),
 	KPT_OPT_END,

@@ -676,8 +676,8 @@ static const struct kpt_opt gate_own_opts[] = {
 	KPT_OPT_STRING(0, "against", "BUILD|REF", GA, against,
 		       "A/B against git ref REF, checked out in a worktree and built with the project's build "
 		       "command (the bundled suite: CMake; or a build folder of it): every workload of both "
-		       "revisions interleaved here, paired verdicts, then this revision against the committed "
-		       "baseline (one line) (default: off)"),
+		       "revisions interleaved here, paired verdicts (thresholds as ab's: 1%, 0.5% from 200 us, unless "
+		       "given), then this revision against the committed baseline (one line) (default: off)"),
 	KPT_OPT_U64(0, "settle-us", "U", GA, settle_us, 0, 1000000,
 		    "the GPU idles U microseconds before each timed iteration of the suite, so each starts from "
 		    "the same power state; 0: off (default: as the baseline was recorded; --against: 3000)"),

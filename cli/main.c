@@ -30,7 +30,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  "             [--runs M] [-o FILE | --from FILE | --against BUILD|REF] [diff options]", .opts = kpt_gate_opts },
 	{ .name = "ab", .fn = cmd_ab, .summary = "run two commands interleaved on this machine and give paired verdicts",
 	  .usage = "kptprof ab [--runs M] [-o DIR] [diff options] -- CMD_A [ARGS...] ::: CMD_B [ARGS...]\n"
-	  "        (diff options as in 'kptprof diff', but --threshold 1 and --paired implied)",
+	  "        (diff options as in 'kptprof diff', but --threshold 1, --long-threshold 0.5 and --paired implied)",
 	  .opts = kpt_ab_opts },
 	{ .name = "baseline", .fn = cmd_baseline, .summary = "list, show, update or locate baselines per GPU model",
 	  .usage = "kptprof baseline list|show|update|path [--baselines DIR] [--suite S] [--gpu NAME | --from FILE] [--keep N] [FILE]",
