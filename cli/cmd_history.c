@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -778,6 +779,19 @@ static const char *const pool_kind_names[] = {
 	[KPT_POOL_KEY] = "key", [KPT_POOL_GROUP] = "launches", [KPT_POOL_FAMILY] = "family", [KPT_POOL_TOTAL] = "workload",
 };
 
+/* One line of text wrapped to the table width (one line when piped),
+ * continuation lines indented by indent. */
+__attribute__((format(printf, 2, 3))) static void printf_wrapped(size_t indent, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	kpt_text_wrap(stdout, buf, 0, (size_t)kpt_cli_table_width(), indent);
+}
+
 /* detect's rows on a terminal (piped or --wide: the one-line rows of
  * old, whose numbers alone take 100 columns): the series on a line of its
  * own */
@@ -976,20 +990,11 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			kpt_json_kv_u64(&j, "sessions", set->nsessions);
 			kpt_json_kv_u64(&j, "keys", set->nseries);
 		} else {
-			char *ht = NULL;
-			size_t hl = 0;
-			FILE *hf = open_memstream(&ht, &hl);
-
 			if (gi)
 				printf("\n");
-			if (hf) {
-				fprintf(hf, "suite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys",
-					f.suite[0] ? kpt_cli_term(f.suite) : "-", kpt_cli_term(f.gpu_slug), kpt_cli_term(branch),
-					set->nsessions, set->nseries);
-				fclose(hf);
-				kpt_text_wrap(stdout, ht, 0, (size_t)kpt_cli_table_width(), 4);
-			}
-			free(ht);
+			printf_wrapped(4, "suite %s, GPU %s, branch %s: %zu sessions, %zu kernel keys",
+				       f.suite[0] ? kpt_cli_term(f.suite) : "-", kpt_cli_term(f.gpu_slug), kpt_cli_term(branch),
+				       set->nsessions, set->nseries);
 		}
 		rc = detect_group(&r, set);
 		if (a->json)
@@ -1010,18 +1015,9 @@ static int h_detect(struct args *a, struct kpt_history *h)
 			goto out;
 		}
 	} else if (r.regressions) {
-		char *mt = NULL;
-		size_t ml = 0;
-		FILE *mf = open_memstream(&mt, &ml);
-
 		printf("\n");
-		if (mf) {
-			fprintf(mf, "%u series (kernel keys, launches, families, workload totals) got slower by %g%% or more in the last %u sessions of %s",
-				r.regressions, a->threshold, a->head, branch);
-			fclose(mf);
-			kpt_text_wrap(stdout, mt, 0, (size_t)kpt_cli_table_width(), 0);
-		}
-		free(mt);
+		printf_wrapped(0, "%u series (kernel keys, launches, families, workload totals) got slower by %g%% or more "
+			       "in the last %u sessions of %s", r.regressions, a->threshold, a->head, branch);
 	}
 	rc = r.regressions ? KPT_EXIT_REGRESSION : KPT_EXIT_OK;
 out:
