@@ -38,11 +38,14 @@ import tempfile
 import time
 
 
-def mode_table(k, floor):
+def mode_table(k, floor, k_old=None):
     rec = lambda *extra: [k, "record", *extra, "-o", "{kpt}", "--"]
     return {
         "plain": ({}, [], []),
         "kptprof": ({}, rec(), []),
+        # another build's kptprof as typed (--kptprof-old: a refactor's
+        # before, scripts/gpu/collector_ab.sh)
+        "kptprof-old": ({}, [k_old or "/nonexistent/kptprof-old", "record", "-o", "{kpt}", "--"], []),
         "kptprof-all": ({}, rec("--kinds", "all"), []),
         # capture windows: one "step" range in 20 traced (scripts/gpu/windows.sh)
         "kptprof-every20": ({}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
@@ -145,6 +148,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--kptprof", required=True)
     ap.add_argument("--floor", required=True)
+    ap.add_argument("--kptprof-old", default=None, help="another build's kptprof (mode kptprof-old)")
     ap.add_argument("--script", required=True)
     ap.add_argument("--modes", nargs="+", default=["plain", "kptprof", "torch.profiler", "floor-kernel"])
     ap.add_argument("--rounds", type=int, default=15)
@@ -154,7 +158,7 @@ def main():
     ap.add_argument("--budget-s", type=float, default=420, help="no round starts after this many seconds")
     ap.add_argument("--pin", default="", help="taskset CPU list for every process")
     a = ap.parse_args()
-    table = mode_table(a.kptprof, a.floor)
+    table = mode_table(a.kptprof, a.floor, a.kptprof_old)
     for m in a.modes:
         if m not in table:
             sys.exit(f"overhead_interleave: unknown mode '{m}'")

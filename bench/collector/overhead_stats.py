@@ -12,11 +12,12 @@ import random
 import sys
 from collections import defaultdict
 
-ORDER = ["kptprof", "kptprof-all", "kptprof-every20", "kptprof-every20-nopreroll",
+ORDER = ["kptprof", "kptprof-old", "kptprof-all", "kptprof-every20", "kptprof-every20-nopreroll",
          "win-never", "win-once", "every20-no-nvml", "every20-no-callbacks", "every20-no-kinds", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
          "abl-no-nvml", "abl-link-runtime", "abl-link-off", "torch.profiler", "floor-kernel", "floor"]
 ABOUT = {
     "kptprof": "kptprof record -- CMD as typed (default: kernels, NVTX range links, NVML)",
+    "kptprof-old": "kptprof record -- CMD with another build (the refactor's before; scripts/gpu/collector_ab.sh)",
     "kptprof-all": "kptprof record --kinds all (kernel, memcpy, memset, sync)",
     "kptprof-every20": "kptprof record --capture-range nvtx:step --every 20 (1 step in 20 traced, and the step before it as the pre-roll)",
     "kptprof-every20-nopreroll": "the same with KPT_PREROLL=0 (1 step in 20 traced, no pre-roll)",
@@ -85,6 +86,14 @@ def main():
           "| --- | --- | --- | --- | --- | --- | --- |"]
     for wl, mode, (n, est, lo, hi), pm, mm in rows:
         md.append(f"| {wl} | {mode} | {n} | {pm:.3f} | {mm:.3f} | {est:+.1f}% | {lo:+.1f}% .. {hi:+.1f}% |")
+    # a build against another, paired in the same rounds (collector_ab.sh)
+    for wl in sorted({w for w, _ in med}, key=lambda w: (w != "launch", w)):
+        if (wl, "kptprof") in med and (wl, "kptprof-old") in med:
+            p = paired(med[(wl, "kptprof-old")], med[(wl, "kptprof")], rng)
+            if p:
+                n, est, lo, hi = p
+                md.append(f"| {wl} | kptprof vs kptprof-old | {n} | | | {est:+.1f}% | {lo:+.1f}% .. {hi:+.1f}% |")
+                rows.append((wl, "kptprof/kptprof-old", p, float("nan"), float("nan")))
     md.append("")
     shown = [m for m in ORDER if any(r[1] == m for r in rows)]
     md.append("Modes: " + "; ".join(f"`{m}`: {ABOUT[m]}" for m in shown) + ".")

@@ -23,7 +23,10 @@
 # LAUNCH_ROUNDS (0), BUDGET_S (420: no round starts
 # after this many seconds, so the whole part stays within 8 minutes of
 # device time with the build), MODES (space list, default all), CORES
-# (taskset list for every process, default 2-9: one L3 on the H100 hosts).
+# (taskset list for every process, default 2-9: one L3 on the H100 hosts),
+# OLD_BUILD (another build folder: adds the mode kptprof-old, that build's
+# kptprof, to both parts, and the paired row "kptprof vs kptprof-old";
+# scripts/gpu/collector_ab.sh).
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-15}
@@ -57,7 +60,9 @@ export KPTPROF_NO_CALIBRATE=1
 # diagnosis. launch.tsv: round mode median_us.
 LAUNCH_ROUNDS=${LAUNCH_ROUNDS:-0}
 LB=$BUILD/bench/collector/kpt-launch-bench
-lmodes=(plain floor-kernel kptprof kptprof-nonvtx no-nvml link-runtime link-off)
+lmodes=(${LAUNCH_MODES:-plain floor-kernel kptprof kptprof-nonvtx no-nvml link-runtime link-off})
+KOLD=${OLD_BUILD:+$OLD_BUILD/cli/kptprof}
+[ -n "$KOLD" ] && lmodes+=(kptprof-old)
 [ "$LAUNCH_ROUNDS" -gt 0 ] && echo "round mode median_us" >"$RES/launch.tsv"
 for ((r = 0; r < LAUNCH_ROUNDS; r++)); do
 	for ((i = 0; i < ${#lmodes[@]}; i++)); do
@@ -67,6 +72,7 @@ for ((r = 0; r < LAUNCH_ROUNDS; r++)); do
 		plain) out=$($LB $la --nvtx 2>/dev/null) ;;
 		floor-kernel) out=$(KPT_FLOOR_KINDS=kernel CUDA_INJECTION64_PATH=$FLOOR $LB $la --nvtx 2>/dev/null) ;;
 		kptprof) out=$("$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
+		kptprof-old) out=$("$KOLD" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
 		kptprof-nonvtx) out=$("$K" record -o "$T/l.kpt" -- $LB $la 2>/dev/null) ;;
 		no-nvml) out=$(KPT_SAMPLE_MS=0 "$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
 		link-runtime) out=$(KPT_RANGE_LINK=runtime "$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
@@ -76,10 +82,18 @@ for ((r = 0; r < LAUNCH_ROUNDS; r++)); do
 		echo "$r $m $(echo "$out" | sed -n 's/.*median_us=\([0-9.]*\).*/\1/p')" >>"$RES/launch.tsv"
 	done
 done
-[ "$LAUNCH_ROUNDS" -gt 0 ] && awk 'NR>1{v[$2]=v[$2]" "$3} END{for(m in v) print "launch", m, v[m]}' "$RES/launch.tsv" | tee "$RES/launch_summary.txt"
+if [ "$LAUNCH_ROUNDS" -gt 0 ]; then
+	awk 'NR>1{v[$2]=v[$2]" "$3} END{for(m in v) print "launch", m, v[m]}' "$RES/launch.tsv" | tee "$RES/launch_summary.txt"
+	# the same through overhead_stats.py (us per launch in place of ms per
+	# step; the abl- names are its): paired against plain, and new vs old
+	awk 'NR==1{print "round mode workload median_ms mean_ms kernels_per_step"; next}
+		$3!="" {m=$2; if (m=="no-nvml"||m=="link-runtime"||m=="link-off") m="abl-" m; if (m=="kptprof-nonvtx") next;
+			print $1, m, "launch-us", $3, $3, 0}' "$RES/launch.tsv" >"$RES/launch_raw.tsv"
+	python3 "$SRC/bench/collector/overhead_stats.py" "$RES/launch_raw.tsv" "$RES/launch.md" | tee -a "$RES/launch_summary.txt"
+fi
 
 python3 "$SRC/bench/collector/overhead_interleave.py" --out "$RES" --kptprof "$K" --floor "$FLOOR" \
 	--script "$S" --modes $MODES --rounds "$ROUNDS" --blocks "$BLOCKS" --steps "$STEPS" \
-	--gpu-steps "$GPU_STEPS" --budget-s "$BUDGET_S" ${PIN:+--pin "$CORES"} | tee -a "$RES/env.txt"
+	--gpu-steps "$GPU_STEPS" --budget-s "$BUDGET_S" ${PIN:+--pin "$CORES"} ${KOLD:+--kptprof-old "$KOLD"} | tee -a "$RES/env.txt"
 echo "dropped-record warnings: $(cat "$RES/dropped.txt" 2>/dev/null | wc -l)" >>"$RES/env.txt"
 python3 "$SRC/bench/collector/overhead_stats.py" "$RES/raw.tsv" "$RES/overhead.md" | tee "$RES/summary.txt"
