@@ -4,8 +4,9 @@
  * CUDA_INJECTION64_PATH names it; the driver calls InitializeInjection()
  * during cuInit. The library then records, with CUPTI, every kernel, memcpy,
  * memset and synchronization of the process (plus runtime/driver API calls
- * when asked), NVTX ranges (NVTX_INJECTION64_PATH names this library too,
- * which hands NVTX to the libcupti it subscribed with), device properties, and NVML
+ * when asked), NVTX ranges (NVTX_INJECTION64_PATH names this library too: it
+ * fills NVTX's function tables itself, kpt_nvtx_inject.c, without CUPTI),
+ * device properties, and NVML
  * samples, and writes one .kpt file per process when the process exits.
  *
  * Environment read by the library (the launcher, `kptprof record`, sets

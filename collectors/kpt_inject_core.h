@@ -14,8 +14,8 @@
  * backend is a new folder beside cupti/, not a copy of this one.
  *
  * Threads and locks (the same for every backend):
- * - application threads run the backend's callbacks (NVTX, API enter,
- *   resource) and its buffer requests. On the launch path they never take
+ * - application threads run NVTX's calls (kpt_nvtx_inject.c), the
+ *   backend's callbacks (API enter, resource) and its buffer requests. On the launch path they never take
  *   kpt_g.lock: NVTX ranges go into per-thread logs, launch -> range links
  *   into a lock-free table (kpt_core_corr_range), and buffers come
  *   from a pool allocated up front (atomic flags). Off it they do, once
@@ -67,8 +67,9 @@ struct kpt_backend_ops {
 	 * here too (kpt_g.counters, .counters_mode): the core then arms no
 	 * activity kinds and no window. */
 	int (*start)(struct kpt_diag *d);
-	/* The last step of a successful start: the lifecycle (context) and
-	 * NVTX callbacks on. */
+	/* The last step of a successful start: the lifecycle (context)
+	 * callbacks on. (NVTX reaches the core without the backend:
+	 * kpt_nvtx_inject.c.) */
 	int (*listen)(struct kpt_diag *d);
 	/* start or listen failed: unsubscribe (what was buffered is flushed
 	 * first); the core then destroys the writer. */
@@ -283,6 +284,14 @@ enum kpt_test_off {
 extern struct kpt_core kpt_g KPT_CORE_HIDDEN;
 
 /* ---- the core's calls (kpt_inject_core.c, kpt_inject_trace.c) ---------- */
+
+/* Symbols libkptinject.so exports (kptinject.map lists them). */
+#define KPT_EXPORT __attribute__((visibility("default")))
+
+/* The CUDA injection entry point (the driver calls it during cuInit): the
+ * backend defines it, starting the core with its ops, once. NVTX's entry
+ * points (kpt_nvtx_inject.c) call it first. */
+KPT_EXPORT int InitializeInjection(void);
 
 /* Starts collecting with backend ops (once per process; the backend's
  * entry point calls it). Never stops the target: a failure goes to the

@@ -1,9 +1,9 @@
 /* kpt_nvtx_stack.h - the collector's NVTX bookkeeping without CUDA: the
  * per-thread stack of open push/pop ranges across NVTX domains, and the
  * handle tables (domains, registered strings, open start/end ranges).
- * The collector's core (kpt_inject_trace.c) keeps them, fed by the
- * backend's NVTX events (cupti/kpt_cupti_nvtx.c: CUPTI's NVTX callbacks and
- * the NVTX payload extension); tests/unit/test_nvtx_stack.c drives them
+ * The collector's core (kpt_inject_trace.c) keeps them, fed by NVTX's
+ * calls (kpt_nvtx_inject.c: the tool NVTX_INJECTION64_PATH names, and the
+ * NVTX payload extension); tests/unit/test_nvtx_stack.c drives them
  * directly.
  *
  * The range path rule (docs/cli.md, "NVTX ranges"):

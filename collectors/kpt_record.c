@@ -37,7 +37,8 @@ static const char *const cupti_rel[] = {
 	"../lib/libkptinject.so", "../lib64/kptprof/libkptinject.so", NULL,
 };
 /* The driver loads it through CUDA_INJECTION64_PATH; NVTX through
- * NVTX_INJECTION64_PATH (the same library hands NVTX to its libcupti). */
+ * NVTX_INJECTION64_PATH (the same library is NVTX's tool itself:
+ * kpt_nvtx_inject.c). */
 static const char *const cupti_inject[] = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", NULL };
 /* NVLink multicast off in NCCL, PyTorch and NVSHMEM: a program that uses
  * it can take the GPUs of a shared host out of service. */

@@ -3,8 +3,8 @@
  * its callbacks, the activity buffers' conversion into the writer, the
  * activity kinds and work-API callbacks a window switches, per-stream drop
  * queries, the device properties, the counters pass's launch hooks, the
- * detach (cuptiFinalize) and the CUDA injection entry point. NVTX through
- * CUPTI is kpt_cupti_nvtx.c.
+ * detach (cuptiFinalize) and the CUDA injection entry point. NVTX does
+ * not go through CUPTI: the core is NVTX's tool itself (kpt_nvtx_inject.c).
  */
 #define _GNU_SOURCE
 #include "kpt_grow.h"
@@ -561,10 +561,6 @@ static void window_profiler(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			      const void *data)
 {
-	if (domain == CUPTI_CB_DOMAIN_NVTX) {
-		kpt_cupti_nvtx_callback(cbid, data);
-		return;
-	}
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		const CUpti_CallbackData *cd = data;
 
@@ -635,7 +631,6 @@ static int cupti_listen(struct kpt_diag *d)
 	KPT_CUPTI(d, cuptiEnableCallback(1, cb.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
 	KPT_CUPTI(d, cuptiEnableCallback(1, cb.sub, CUPTI_CB_DOMAIN_RESOURCE,
 					 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
-	KPT_CUPTI(d, cuptiEnableDomain(1, cb.sub, CUPTI_CB_DOMAIN_NVTX));
 	/* No runtime API callback here: enabling even one makes every launch
 	 * pass through CUPTI's callback dispatch. cudaDeviceReset is seen as
 	 * CONTEXT_DESTROY_STARTING (flush there). */
@@ -744,7 +739,7 @@ static const struct kpt_backend_ops kpt_cupti_backend = {
 };
 
 /* The CUDA driver calls it during cuInit when CUDA_INJECTION64_PATH names
- * this library (kpt_inject.h); NVTX's entry points too (kpt_cupti_nvtx.c).
+ * this library (kpt_inject.h); NVTX's entry points too (kpt_nvtx_inject.c).
  * Always 1: a failure is in the status file, the program runs on. */
 int InitializeInjection(void)
 {

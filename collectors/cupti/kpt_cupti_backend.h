@@ -10,13 +10,4 @@
 
 #include "kpt_inject_core.h"
 
-#define KPT_EXPORT __attribute__((visibility("default")))
-
-/* The CUDA injection entry point (kpt_cupti_backend.c): starts the core
- * with the CUPTI backend, once; NVTX's entry points call it first. */
-KPT_EXPORT int InitializeInjection(void);
-
-/* An NVTX event CUPTI's callback API reported (kpt_cupti_nvtx.c). */
-void kpt_cupti_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *nd);
-
 #endif
