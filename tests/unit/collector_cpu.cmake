@@ -29,3 +29,22 @@ if(CMOCKA_FOUND)
   add_test(NAME unit.test_inject_core COMMAND test_inject_core)
   set_tests_properties(unit.test_inject_core PROPERTIES LABELS unit TIMEOUT 60)
 endif()
+
+# test_nvtx_inject: the collector's NVTX tool (collectors/kpt_nvtx_inject.c)
+# under the real NVTX ABI: needs the toolkit's nvtx3 headers (header-only),
+# not a GPU nor the CUDA language.
+list(APPEND KPT_UNIT_CUSTOM test_nvtx_inject)
+find_path(KPT_NVTX3_INCLUDE nvtx3/nvToolsExt.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{CUDA_HOME}/include /usr/local/cuda/include)
+if(CMOCKA_FOUND AND KPT_NVTX3_INCLUDE)
+  add_executable(test_nvtx_inject ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_nvtx_inject.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_nvtx_inject.c ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_core.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_trace.c ${PROJECT_SOURCE_DIR}/collectors/kpt_inject_path.c
+    ${PROJECT_SOURCE_DIR}/collectors/kpt_nvtx_stack.c ${PROJECT_SOURCE_DIR}/collectors/kpt_window.c)
+  target_include_directories(test_nvtx_inject PRIVATE ${PROJECT_SOURCE_DIR}/collectors)
+  target_include_directories(test_nvtx_inject SYSTEM PRIVATE ${KPT_NVTX3_INCLUDE})
+  target_compile_definitions(test_nvtx_inject PRIVATE KPT_VERSION="${PROJECT_VERSION}")
+  target_link_libraries(test_nvtx_inject PRIVATE ${kpt_cpu_libs} PkgConfig::CMOCKA Threads::Threads dl)
+  add_test(NAME unit.test_nvtx_inject COMMAND test_nvtx_inject)
+  set_tests_properties(unit.test_nvtx_inject PROPERTIES LABELS unit TIMEOUT 60)
+endif()
