@@ -117,7 +117,7 @@ static int child_main()
 	float *d;
 
 	/* The range opens before the first CUDA call: NVTX initialisation
-	 * starts the collector (cupti/kpt_cupti_nvtx.c, InitializeInjectionNvtx2). */
+	 * starts the collector (kpt_nvtx_inject.c, InitializeInjectionNvtx2). */
 	nvtxRangePushA("child_range");
 	CK(cudaMalloc(&d, 32 * sizeof(float)));
 	kpt_t_child<<<1, 32>>>(d);
