@@ -178,9 +178,9 @@ static void mark(char *name, uint64_t dom)
 		free(name);
 }
 
-/* The messages are copied only when the event is taken (nvtx_live): the
- * helpers above free a copy made for nothing, which costs a strdup per
- * event outside collection; cheap next to a range's record. */
+/* The message is copied before nvtx_live() is asked (one place decides):
+ * outside collection the helpers above free the copy, a strdup per event
+ * for nothing, cheap next to the program's own NVTX call. */
 static int range_push_a(const char *m) { return push(msg_copy(m), 0); }
 static int range_push_w(const wchar_t *m) { (void)m; return push(strdup("(wide string)"), 0); }
 static int range_push_ex(const struct kpt_nvtx_attr *a) { return push(attr_message(a, 0), 0); }
