@@ -8,7 +8,9 @@
  * faked with tables laid out as nvtx3's (the ids from the real header).
  * A wrong slot id, a wrong attribute layout or a missing slot fails here.
  *
- * The core (kpt_g) is one per process: the tests run in order on it.
+ * The core (kpt_g) is one per process, under a clock-only backend
+ * (nvtx_clock_tool.c): the tests run in order on it. nvtx_dyn_app.c checks
+ * the same tool loaded through NVTX_INJECTION64_PATH.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -25,31 +27,7 @@
 #include <nvtx3/nvToolsExtPayload.h>
 
 #include "kpt_inject_core.h"
-
-/* ---- the core under a clock-only backend -------------------------------- */
-
-static _Atomic uint64_t clock_ns = 1000;
-static int inits;
-
-static int fake_timestamp(uint64_t *ns)
-{
-	*ns = atomic_fetch_add(&clock_ns, 10);
-	return 0;
-}
-
-static const struct kpt_backend_ops clock_backend = { .name = "clock", .timestamp = fake_timestamp };
-
-/* The backend's entry point: collection on, no launch links (link off:
- * no work callbacks to list), no window. */
-int InitializeInjection(void)
-{
-	if (!inits++) {
-		kpt_g.ops = &clock_backend;
-		kpt_g.link = 2;
-		kpt_g.enabled = 1;
-	}
-	return 1;
-}
+#include "nvtx_clock_tool.h"
 
 /* NVTX's static tool hooks: this program links the tool in. */
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
@@ -97,9 +75,9 @@ static void test_first_nvtx_call_starts_collection(void **state)
 	const struct kpt_range_rec *a;
 
 	(void)state;
-	assert_int_equal(inits, 0);
+	assert_int_equal(kpt_test_nvtx_inits, 0);
 	assert_int_equal(nvtxRangePushA("a"), 0);   /* level 0 */
-	assert_int_equal(inits, 1);                 /* InitializeInjection first */
+	assert_int_equal(kpt_test_nvtx_inits, 1);                 /* InitializeInjection first */
 	a = rec("a");
 	assert_non_null(a);
 	assert_int_equal(a->row.kind, KPT_RANGE_PUSHPOP);
@@ -264,7 +242,7 @@ static void test_second_instance_gets_the_same_tool(void **state)
 {
 	nvtxDomainHandle_t dom, real_dom = nvtxDomainCreateA("torch");
 	nvtxEventAttributes_t at = attr_ascii("fake-dom");
-	int inits_before = inits;
+	int inits_before = kpt_test_nvtx_inits;
 
 	(void)state;
 	for (int i = 1; i < NVTX_CBID_CORE_SIZE; i++)
@@ -272,7 +250,7 @@ static void test_second_instance_gets_the_same_tool(void **state)
 	for (int i = 1; i < NVTX_CBID_CORE2_SIZE; i++)
 		core2_tab[i] = &core2_fn[i];
 	assert_int_equal(InitializeInjectionNvtx2(fake_export_table), 1);
-	assert_int_equal(inits, inits_before + 1); /* called first again: a no-op in the backend */
+	assert_int_equal(kpt_test_nvtx_inits, inits_before + 1); /* called first again: a no-op in the backend */
 	assert_int_equal(asked, 1u << NVTX_CB_MODULE_CORE | 1u << NVTX_CB_MODULE_CORE2);
 	/* the names of categories and threads, resources: left to NVTX */
 	assert_null(core_fn[NVTX_CBID_CORE_NameCategoryA]);
