@@ -23,6 +23,7 @@
 #include "kpt_project.h"
 #include "kpt_record.h"
 #include "kpt_window.h"
+#include "kpt_control.h"
 
 #define KPT_MAX_WORKLOADS 256
 #define NOT_GIVEN UINT64_MAX
@@ -38,9 +39,10 @@ struct record_args {
 	int nworkloads;
 	const char *counters;       /* --counters[=SPEC]: SPEC ("" default), NULL off */
 	const char *kinds;          /* --kinds LIST (checked), NULL: not given */
-	/* capture window: --capture-range, --steps, --every, --delay,
-	 * --duration (NULL: not given), checked into window */
-	const char *win[5];
+	/* capture window: its settings in kpt_window.h's order (NULL: not
+	 * given), checked into window; --on-demand is the flag on_demand */
+	const char *win[KPT_WINDOW_SETTINGS];
+	int on_demand;
 	struct kpt_window_spec window;
 	struct kpt_metric_list metrics; /* parsed counters */
 	char out_buf[PATH_MAX];     /* -o with %p / %r expanded */
@@ -131,6 +133,11 @@ const struct kpt_opt kpt_record_opts[] = {
 	WIN_OPT("every", "K", 2, "record one step in K: steps 0, K, 2K, ... (default: all)"),
 	WIN_OPT("delay", "S", 3, "record only from S seconds after CUDA starts in each process (default 0)"),
 	WIN_OPT("duration", "S", 4, "record for S seconds from --delay, S > 0 (default: to the end)"),
+	WIN_OPT("sample-every", "S", 5,
+		"record one step every S seconds of a long run, CUPTI attached only around it (default: all)"),
+	WIN_OPT("sample-steps", "N", 6, "steps per sample or per trigger (default 1)"),
+	KPT_OPT_FLAG(0, "on-demand", struct record_args, on_demand,
+		     "record nothing until 'kptprof trigger PID' asks for steps; CUPTI detached until then (default: off)"),
 	KPT_OPT_STRING(0, "project", "FILE", struct record_args, project,
 		       "record the workloads of this project file, docs/projects.md (default: kptprof.json here or in "
 		       "a parent folder, when neither --suite nor -- is given)"),
@@ -232,7 +239,9 @@ static int parse(int argc, char **argv, struct record_args *a, char ***cmd)
 		return kpt_cli_usage_error("record", "'--iterations', '--warmup', '--cold' and '--settle-us' apply to "
 					   "'--suite' and '--workload' only");
 	kpt_diag_clear(&d);
-	if (kpt_window_parse(a->win[0], a->win[1], a->win[2], a->win[3], a->win[4], &a->window, &d) < 0)
+	a->win[7] = a->on_demand ? "1" : NULL;
+	if (kpt_window_parse(a->win[0], a->win[1], a->win[2], a->win[3], a->win[4], &a->window, &d) < 0 ||
+	    kpt_window_parse_sampling(a->win[5], a->win[6], a->win[7], &a->window, &d) < 0)
 		return kpt_cli_usage_error("record", "%s", d.msg);
 	if (a->out && strchr(a->out, '%')) {
 		/* as KPT_OUTPUT: %p this kptprof's pid, %r its rank (when a launcher
@@ -516,6 +525,29 @@ static int record_project(const struct kpt_project *p, const struct record_args 
 	return kpt_cli_record_project(p, names, nnames, o);
 }
 
+/* A program recorded on demand: the control folder made for it (every
+ * process it starts finds it in KPT_CONTROL_DIR), the trigger command to
+ * type said once, the folder removed at the end. Else kpt_cli_record. */
+static int record_on_demand(const struct record_args *a, struct kpt_record_opts *o)
+{
+	char dir[4096];
+	struct kpt_diag d;
+	int rc;
+
+	if (!a->on_demand)
+		return kpt_cli_record(o);
+	kpt_diag_clear(&d);
+	if (kpt_control_dir_make(dir, sizeof dir, (uint32_t)getpid(), &d) < 0)
+		return kpt_cli_fail(&d);
+	setenv(KPT_ENV_CONTROL_DIR, dir, 1);
+	fprintf(stderr, "kptprof record: on demand: 'kptprof trigger %d [--steps N]' captures the next steps\n",
+		(int)getpid());
+	rc = kpt_cli_record(o);
+	kpt_control_remove(dir);
+	unsetenv(KPT_ENV_CONTROL_DIR);
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a;
@@ -573,7 +605,7 @@ int cmd_record(int argc, char **argv)
 	} else if (p && (rc = project_names(p, &a, o.runner)) == 1) {
 		rc = record_project(p, &a, &o, a.workloads, (size_t)a.nworkloads);
 	} else if (!p || rc == 0) {
-		rc = kpt_cli_record(&o);
+		rc = record_on_demand(&a, &o);
 	}
 	kpt_project_destroy(p);
 	free(metrics);

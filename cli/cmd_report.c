@@ -144,6 +144,24 @@ static void text_window_before(const struct report *r, FILE *out)
 	fprintf(out, " (counted, not recorded)\n");
 }
 
+/* A sampled run (--sample-every, --on-demand): CUPTI attached only around
+ * each window; what attaching and detaching took, summed over processes. */
+static void text_sampled(const struct report *r, FILE *out)
+{
+	const char *k[] = { "collector.attaches", "collector.attach_us", "collector.detaches", "collector.detach_us",
+			    "collector.windows_missed", "collector.requests", "collector.ranges_untraced_dropped" };
+	const char *v[7];
+
+	for (size_t i = 0; i < 7; i++) {
+		v[i] = kpt_file_meta_get(r->f, k[i]);
+		v[i] = v[i] && v[i][0] ? term_safe(r, v[i]) : "0";
+	}
+	fprintf(out, "          CUPTI attached only around each window: attached %s times (%s us), "
+		"detached %s times (%s us)\n", v[0], v[1], v[2], v[3]);
+	fprintf(out, "          windows missed %s, on-demand requests %s, untraced ranges not kept %s\n",
+		v[4], v[5], v[6]);
+}
+
 static void text_header(const struct report *r, FILE *out)
 {
 	char b1[32], b2[32], b3[32], b4[32];
@@ -180,7 +198,11 @@ static void text_header(const struct report *r, FILE *out)
 		if (opened && opened[0])
 			fprintf(out, "          opened %s time%s (all processes)\n", term_safe(r, opened),
 			       strcmp(opened, "1") == 0 ? "" : "s");
-		if (detached && detached[0])
+		const char *attaches = kpt_file_meta_get(r->f, "collector.attaches");
+
+		if (attaches && attaches[0])
+			text_sampled(r, out);
+		else if (detached && detached[0])
 			fprintf(out, "          CUPTI detached after the last window (%s process%s): later ranges not recorded\n",
 			       term_safe(r, detached), strcmp(detached, "1") == 0 ? "" : "es");
 		text_window_before(r, out);

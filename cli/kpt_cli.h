@@ -265,7 +265,7 @@ int kpt_cli_progress_start(const char *cmd); /* 0, or KPT_EXIT_ERROR: a bad test
 
 /* The option tables of the commands that have one (cmd_<name>.c). */
 extern const struct kpt_opt kpt_help_opts[], kpt_version_opts[], kpt_report_opts[], kpt_export_opts[],
-	kpt_compare_opts[], kpt_devices_opts[], kpt_workloads_opts[], kpt_view_opts[],
+	kpt_compare_opts[], kpt_devices_opts[], kpt_trigger_opts[], kpt_workloads_opts[], kpt_view_opts[],
 	kpt_diff_opts[], kpt_ab_opts[], kpt_gate_opts[], kpt_import_opts[],
 	kpt_baseline_opts[], kpt_history_opts[], kpt_record_opts[];
 void kpt_record_help_tail(void);
@@ -319,6 +319,7 @@ int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_trigger(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

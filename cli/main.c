@@ -51,6 +51,8 @@ const struct kpt_cmd kpt_cmds[] = {
 	  .opts = kpt_history_opts },
 	{ .name = "workloads", .fn = cmd_workloads, .summary = "list the built-in workloads and suites",
 	  .usage = "kptprof workloads [--suite NAME] [--json]", .opts = kpt_workloads_opts },
+	{ .name = "trigger", .fn = cmd_trigger, .summary = "capture the next steps of a program recorded on demand",
+	  .usage = "kptprof trigger [PID] [--steps N] [--wait S]\nkptprof trigger --list", .opts = kpt_trigger_opts },
 	{ .name = "devices", .fn = cmd_devices, .summary = "list the GPUs this machine has",
 	  .usage = "kptprof devices [--json]", .opts = kpt_devices_opts },
 	{ .name = "version", .fn = cmd_version, .summary = "print the version of kptprof and of its file format",

@@ -54,7 +54,7 @@
 #define KPT_ENV_BUFFERS "KPT_BUFFERS"
 #define KPT_ENV_DEVICE_BUFFER_MB "KPT_DEVICE_BUFFER_MB"
 #define KPT_ENV_ACTIVITY_KINDS "KPT_ACTIVITY_KINDS"
-#define KPT_ENV_RANGE_LINK "KPT_RANGE_LINK" /* api (default), runtime, off */
+#define KPT_ENV_RANGE_LINK "KPT_RANGE_LINK" /* api (default: driver callbacks), runtime, both, off */
 #define KPT_ENV_COUNTERS "KPT_COUNTERS"     /* metrics of a counters pass (kpt_counters_cupti.h) */
 /* Ranges per counter image before it is decoded (default 1024, 1..65536). */
 #define KPT_ENV_COUNTERS_RANGES "KPT_COUNTERS_RANGES"

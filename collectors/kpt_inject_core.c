@@ -46,6 +46,18 @@ uint64_t kpt_core_now(void)
 	return t;
 }
 
+/* The sampler thread's clock: the backend's, except in a sampled run,
+ * where the sampler never calls the backend (it may be attaching or
+ * detaching on a program thread at any time; CUPTI's own tracer hit a
+ * crash racing cuptiFinalize from another thread): the monotonic clock
+ * from the offset taken at the last attach. */
+static uint64_t sampler_now(void)
+{
+	if (kpt_g.sampled)
+		return (uint64_t)((int64_t)kpt_core_mono() + kpt_g.clock_off);
+	return kpt_core_now();
+}
+
 unsigned kpt_core_env_uint(const char *name, unsigned dflt, unsigned max)
 {
 	const char *s = getenv(name);
@@ -318,7 +330,7 @@ static void sample_once(void)
 	static struct { unsigned mem_mhz, temp_c; } last[KPT_MAX_DEVICES];
 	int slow = tick++ % KPT_SLOW_EVERY == 0;
 
-	atomic_store(&kpt_g.last_sample_ns, kpt_core_now());
+	atomic_store(&kpt_g.last_sample_ns, sampler_now());
 
 	for (uint32_t o = 0; o < KPT_MAX_DEVICES; o++) {
 		struct kpt_env_sample s = { 0 };
@@ -328,7 +340,7 @@ static void sample_once(void)
 
 		if (!__atomic_load_n(&kpt_g.dev[o].used, __ATOMIC_ACQUIRE) || !(h = kpt_g.dev[o].nvml))
 			continue;
-		s.t_ns = kpt_core_now();
+		s.t_ns = sampler_now();
 		s.device = kpt_g.dev[o].index;
 		s.process = 0;
 		if (kpt_g.nvml.nvmlDeviceGetClockInfo(h, KPT_NVML_CLOCK_SM, &v) == KPT_NVML_SUCCESS)
@@ -361,6 +373,10 @@ static void *sampler_main(void *arg)
 		struct timespec ts;
 		unsigned ms = kpt_core_window_clock(kpt_g.sample_ms && atomic_load(&kpt_g.sample_on) ? kpt_g.sample_ms : 1000);
 
+		/* on demand: the control folder polled every 100 ms */
+		if (kpt_g.control_dir && ms > 100)
+			ms = 100;
+
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += (long)(ms % 1000) * 1000000L;
 		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
@@ -373,6 +389,7 @@ static void *sampler_main(void *arg)
 		}
 		if (atomic_load(&kpt_g.stop))
 			return NULL;
+		kpt_core_control_poll();
 		if (kpt_g.nvml_ok && kpt_g.sample_ms && atomic_load(&kpt_g.sample_on))
 			sample_once();
 	}
@@ -588,7 +605,8 @@ static int start(struct kpt_diag *d)
 	{
 		const char *l = getenv(KPT_ENV_RANGE_LINK);
 
-		kpt_g.link = !l || !*l || !strcmp(l, "api") ? 0 : !strcmp(l, "runtime") ? 1 : !strcmp(l, "off") ? 2 : 0;
+		kpt_g.link = !l || !*l || !strcmp(l, "api") ? 0 : !strcmp(l, "runtime") ? 1 : !strcmp(l, "off") ? 2 :
+			     !strcmp(l, "both") ? 3 : 0;
 	}
 	kpt_g.test_off = test_off_parse(getenv(KPT_ENV_WINDOW_TEST_OFF));
 	if (kpt_g.test_off & KPT_TEST_OFF_CALLBACKS)

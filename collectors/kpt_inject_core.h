@@ -82,7 +82,8 @@ struct kpt_backend_ops {
 	 * runtime and driver API kinds too) on or off. Under winlock. */
 	int (*kinds)(int on, int mask, int api, struct kpt_diag *d);
 	/* Lists the work-API callbacks (kpt_inject_is_work_api) that link
-	 * launches to ranges; link 0: runtime and driver, 1: runtime only.
+	 * launches to ranges; link 0: the driver's (a runtime launch reaches
+	 * the driver under the same correlation id), 1: runtime only, 3: both.
 	 * Returns how many, negative when out of memory. Once. */
 	int (*work_list)(int link);
 	/* Turns the listed work callbacks on or off. Under winlock. Returns
@@ -98,9 +99,17 @@ struct kpt_backend_ops {
 	 * and each context's streams) with kpt_core_drop_add. Under
 	 * kpt_g.lock. */
 	void (*drops)(void);
-	/* Detaches from the tracing API for good (records flushed and drops
-	 * taken before); 0 when detached. No backend call follows a success. */
+	/* Detaches from the tracing API (records flushed and drops taken
+	 * before); 0 when detached. No backend call follows a success but
+	 * attach. */
 	int (*detach)(void);
+	/* Attaches again after a detach, for the next window of a sampled
+	 * run (--sample-every, --on-demand): what start and listen did,
+	 * without a counters pass; the activity kinds and work callbacks off.
+	 * Called under winlock on a program thread outside any of the
+	 * backend's callbacks (an NVTX range opening). 0, or negative with d
+	 * saying why (the backend then stays detached). */
+	int (*attach)(struct kpt_diag *d);
 	/* Fills row's properties (SMs, clocks, versions, memory) for device
 	 * ordinal, and row->name and row->uuid (owned, never NULL: "" when
 	 * unknown; kpt_core_strdup); the core set index and cuda_ordinal and
@@ -117,6 +126,8 @@ struct kpt_range_rec {
 	struct kpt_range row;       /* name/domain filled at write time */
 	char *name;                 /* owned copy */
 	const char *domain;         /* owned by the domain table, NULL default */
+	int traced;                 /* opened while tracing (a sampled run keeps it) */
+	uint32_t gen;               /* kpt_g.trace_gen when it opened */
 };
 
 struct kpt_range_chunk {
@@ -188,7 +199,8 @@ struct kpt_core {
 	/* launch correlation id -> innermost range (corr << 32 | range) */
 	_Atomic uint64_t *corr;
 	_Atomic int api_cb_on;
-	int link;                   /* KPT_RANGE_LINK: 0 api, 1 runtime only, 2 off */
+	int link;                   /* KPT_RANGE_LINK: 0 api (driver callbacks), 1 runtime only, 2 off,
+				     * 3 both (runtime and driver) */
 	_Atomic unsigned api_cbs, api_cbs_failed; /* work callbacks listed, failed to switch */
 	_Atomic uint32_t next_range;
 	_Atomic(struct kpt_thread_log *) logs;
@@ -239,6 +251,25 @@ struct kpt_core {
 	int64_t clock_off;          /* backend clock - mono_ns(), taken when the detach was armed */
 	pthread_mutex_t detlock;    /* held through a detach, and by finish against one;
 				     * the outermost lock (lock, winlock under it) */
+	/* a sampled run (--sample-every, --on-demand; fixed after start): the
+	 * backend is detached between windows and attached again at the
+	 * opening of each (sampled_attach, under winlock); NVTX keeps
+	 * reaching the core while detached (the window needs the steps), and
+	 * ranges that open and close outside every window are not kept */
+	int sampled;
+	uint64_t attaches, attach_ns, attach_failed, detaches, detach_ns;
+	uint64_t windows_missed;    /* openings while a detach was under way: not traced */
+	_Atomic uint64_t ranges_dropped; /* untraced ranges not kept (sampled) */
+	_Atomic uint32_t trace_gen; /* times tracing began (window_apply) */
+	/* on demand (KPT_CONTROL_DIR): the sampler polls the folder and
+	 * arms a capture (kpt_window_request); it acknowledges once it
+	 * opened (control_* under winlock) */
+	char *control_dir;
+	uint64_t control_seq, control_pending_seq, control_windows_at, requests;
+	/* one row per window of a sampled run (meta collector.sample_windows) */
+	struct kpt_sample_row { uint64_t step, open_ns, close_ns, open_wall_ns; } *samples;
+	size_t nsamples, capsamples;
+	int sample_open;            /* the last row's window is open */
 
 	/* drops, per (device, stream); process total */
 	struct kpt_drop *drops;
@@ -383,8 +414,12 @@ static inline void kpt_core_work_link(uint32_t corr)
 {
 	struct kpt_thread_log *t = kpt_tls_log;
 
-	if (t && kpt_g.corr && kpt_nvtx_stack_top(&t->st)) {
-		uint64_t e = (uint64_t)corr << 32 | kpt_nvtx_stack_top(&t->st)->id;
+	/* no open range stores KPT_NONE too: a sampled run attaches again,
+	 * and an entry of an earlier attachment must not be read as this
+	 * launch's (the backend's ids may start over) */
+	if (kpt_g.corr) {
+		const struct kpt_nvtx_frame *top = t ? kpt_nvtx_stack_top(&t->st) : NULL;
+		uint64_t e = (uint64_t)corr << 32 | (top ? top->id : KPT_NONE);
 
 		atomic_store_explicit(&kpt_g.corr[corr & ((1u << KPT_CORR_BITS) - 1)], e,
 				      memory_order_relaxed);
@@ -397,6 +432,8 @@ void kpt_core_window_profiler(int start); /* cudaProfilerStart (1) / Stop (0) en
 unsigned kpt_core_window_clock(unsigned ms);
 /* A work-API exit on a program thread with a detach pending. */
 void kpt_core_detach_maybe(void);
+/* On demand: the sampler's poll of the control folder (no lock held). */
+void kpt_core_control_poll(void);
 
 /* NVTX events; name is taken (owned, may be NULL on push/start/mark), dom
  * is the domain's handle (0: the default domain). */

@@ -6,10 +6,13 @@
  */
 #define _GNU_SOURCE
 #include "kpt_inject_core.h"
+#include "kpt_control.h"
+#include "kpt_grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +25,11 @@
 /* ... and the most: a window's queued work is bounded by the launch queue,
  * not by the window's length */
 #define KPT_DETACH_GRACE_MAX_NS 10000000000ull
+/* A sampled run detaches after every window: 2 x its longest window (a
+ * window is a pre-roll step and the picked ones: the queue the CPU ran
+ * ahead is done by then), within these bounds */
+#define KPT_SAMPLE_GRACE_MIN_NS 50000000ull
+#define KPT_SAMPLE_GRACE_MAX_NS 2000000000ull
 
 /* ---- capture windows (kpt_window.h) ------------------------------------ */
 
@@ -63,6 +71,96 @@ static int kinds_switch(int on, struct kpt_diag *d)
 	return 0;
 }
 
+/* Arms the detach (kpt_core_detach_maybe) grace ns from now, within the
+ * bounds of the run's kind. Under winlock. */
+static void detach_arm(uint64_t grace)
+{
+	uint64_t lo = kpt_g.sampled ? KPT_SAMPLE_GRACE_MIN_NS : KPT_DETACH_GRACE_NS;
+	uint64_t hi = kpt_g.sampled ? KPT_SAMPLE_GRACE_MAX_NS : KPT_DETACH_GRACE_MAX_NS;
+
+	if (!kpt_g.detach_ok || kpt_g.kinds_on || !kpt_g.work_listed || atomic_load(&kpt_g.detach) != KPT_DETACH_NO)
+		return;
+	grace = grace < lo ? lo : grace > hi ? hi : grace;
+	kpt_g.clock_off = (int64_t)kpt_core_now() - (int64_t)kpt_core_mono();
+	kpt_g.detach_at = kpt_core_mono() + grace;
+	work_callbacks_switch(1);
+	atomic_store_explicit(&kpt_g.detach, KPT_DETACH_PENDING, memory_order_release);
+}
+
+/* A sampled run's window is about to trace: the backend attached (a
+ * pending detach cancelled, a done one undone). Under winlock. Returns 0
+ * when attached, -1 when not (a thread is detaching it now, or the attach
+ * failed: this window goes untraced and is counted). */
+static int sampled_attach(void)
+{
+	int st = KPT_DETACH_PENDING;
+	struct kpt_diag d;
+	uint64_t t0;
+
+	if (atomic_compare_exchange_strong(&kpt_g.detach, &st, KPT_DETACH_NO))
+		return 0; /* armed, not begun: the work callbacks are still on */
+	if (st == KPT_DETACH_NO || st == KPT_DETACH_FAILED)
+		return 0; /* attached (a refused detach leaves it so) */
+	if (st != KPT_DETACH_DONE || kpt_g.forked_child || atomic_load(&kpt_g.finished) ||
+	    !atomic_compare_exchange_strong(&kpt_g.detach, &st, KPT_DETACH_BUSY)) {
+		kpt_g.windows_missed++;
+		return -1;
+	}
+	kpt_diag_clear(&d);
+	t0 = kpt_core_mono();
+	if (kpt_g.ops->attach(&d) < 0) {
+		atomic_store_explicit(&kpt_g.detach, KPT_DETACH_DONE, memory_order_release);
+		if (kpt_g.attach_failed++ == 0)
+			kpt_core_fail(&d);
+		kpt_g.windows_missed++;
+		return -1;
+	}
+	/* a new subscription: nothing of it is on yet; the backend's
+	 * correlation ids may start over, so the pre-roll periods of earlier
+	 * attachments (all their records were flushed at the detach) go */
+	kpt_g.kinds_on = 0;
+	kpt_g.work_cbs_on = 0;
+	pthread_mutex_lock(&kpt_g.prelock);
+	kpt_g.prelog.n = 0;
+	atomic_store(&kpt_g.corr_seen, 0);
+	pthread_mutex_unlock(&kpt_g.prelock);
+	kpt_g.attaches++;
+	kpt_g.attach_ns += kpt_core_mono() - t0;
+	atomic_store_explicit(&kpt_g.detach, KPT_DETACH_NO, memory_order_release);
+	/* the offset of the clocks again (the sampler's, and the stand-in's
+	 * while detached), so that it does not drift over a long run */
+	kpt_g.clock_off = (int64_t)kpt_core_now() - (int64_t)kpt_core_mono();
+	return 0;
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A sampled run's window rows: one per window, from its opening to its
+ * closing (the pre-roll not counted). Under winlock. */
+static void sample_row(int on)
+{
+	if (on && !kpt_g.sample_open) {
+		if (kpt_grow(&kpt_g.samples, &kpt_g.capsamples, kpt_g.nsamples + 1, sizeof *kpt_g.samples) == 0) {
+			kpt_g.samples[kpt_g.nsamples] = (struct kpt_sample_row){
+				.step = kpt_g.win.steps_seen ? kpt_g.win.steps_seen - 1 : 0,
+				.open_ns = kpt_core_now(),
+				.open_wall_ns = wall_ns(),
+			};
+			kpt_g.nsamples++;
+			kpt_g.sample_open = 1;
+		}
+	} else if (!on && kpt_g.sample_open) {
+		kpt_g.samples[kpt_g.nsamples - 1].close_ns = kpt_core_now();
+		kpt_g.sample_open = 0;
+	}
+}
+
 /* Applies the window's state after an event (on is its result; the kinds
  * follow kpt_window_tracing: in a window or its pre-roll). A pre-roll
  * period begins or ends here; it ends with the window's opening time when
@@ -79,6 +177,13 @@ static void window_apply(int on)
 	else if (!on && kpt_g.win_was_on && kpt_core_mono() - kpt_g.win_open_mono > kpt_g.win_longest)
 		kpt_g.win_longest = kpt_core_mono() - kpt_g.win_open_mono;
 	kpt_g.win_was_on = on;
+	/* a sampled run: attached again at a window's (or pre-roll's) opening */
+	if (kpt_g.sampled && kpt_window_tracing(&kpt_g.win) && sampled_attach() < 0)
+		return;
+	if (kpt_g.sampled)
+		sample_row(on);
+	if (kpt_window_tracing(&kpt_g.win) && !kpt_g.kinds_on)
+		atomic_fetch_add(&kpt_g.trace_gen, 1);
 	if (kpt_g.preroll_track && pre != kpt_g.preroll_was) {
 		uint32_t seen = atomic_load_explicit(&kpt_g.corr_seen, memory_order_relaxed);
 		uint64_t t = on ? kpt_core_now() : UINT64_MAX;
@@ -94,21 +199,14 @@ static void window_apply(int on)
 			kpt_core_fail(&d);
 		kpt_diag_clear(&d);
 	}
-	if (kinds_switch(kpt_window_tracing(&kpt_g.win), &d) < 0)
+	/* no backend call while it is detached or a thread detaches it */
+	if (!kpt_core_gone() && kinds_switch(kpt_window_tracing(&kpt_g.win), &d) < 0)
 		kpt_core_fail(&d);
-	/* The last window closed: detach once its work is done (detach_maybe);
-	 * a work-API exit on a program thread does it, so the work callbacks
-	 * stay on until then */
-	if (kpt_g.detach_ok && !kpt_g.kinds_on && kpt_g.work_listed && atomic_load(&kpt_g.detach) == KPT_DETACH_NO &&
-	    kpt_window_done(&kpt_g.win)) {
-		uint64_t grace = 4 * kpt_g.win_longest;
-
-		grace = grace < KPT_DETACH_GRACE_NS ? KPT_DETACH_GRACE_NS : grace > KPT_DETACH_GRACE_MAX_NS ? KPT_DETACH_GRACE_MAX_NS : grace;
-		kpt_g.clock_off = (int64_t)kpt_core_now() - (int64_t)kpt_core_mono();
-		kpt_g.detach_at = kpt_core_mono() + grace;
-		work_callbacks_switch(1);
-		atomic_store_explicit(&kpt_g.detach, KPT_DETACH_PENDING, memory_order_release);
-	}
+	/* The last window closed (a sampled run: any window): detach once its
+	 * work is done (detach_maybe); a work-API exit on a program thread
+	 * does it, so the work callbacks stay on until then */
+	if (kpt_g.sampled ? kpt_window_idle(&kpt_g.win) : kpt_window_done(&kpt_g.win))
+		detach_arm(kpt_g.sampled ? 2 * kpt_g.win_longest : 4 * kpt_g.win_longest);
 	/* NVML follows the tracing: the sampler skips its queries between
 	 * windows and is woken at an opening for one sample at once (a window
 	 * of a few ms would otherwise often hold none), at most once a second:
@@ -154,6 +252,8 @@ unsigned kpt_core_window_clock(unsigned ms)
 	return ms;
 }
 
+static void launch_callbacks_list(int force);
+
 int kpt_core_window_start(struct kpt_diag *d)
 {
 	struct kpt_window_spec spec;
@@ -162,13 +262,15 @@ int kpt_core_window_start(struct kpt_diag *d)
 
 	if ((rc = kpt_window_parse(getenv(KPT_ENV_WINDOW_CAPTURE), getenv(KPT_ENV_WINDOW_STEPS),
 				   getenv(KPT_ENV_WINDOW_EVERY), getenv(KPT_ENV_WINDOW_DELAY),
-				   getenv(KPT_ENV_WINDOW_DURATION), &spec, d)) < 0)
+				   getenv(KPT_ENV_WINDOW_DURATION), &spec, d)) < 0 ||
+	    (rc = kpt_window_parse_sampling(getenv(KPT_ENV_WINDOW_SAMPLE_EVERY), getenv(KPT_ENV_WINDOW_SAMPLE_STEPS),
+					    getenv(KPT_ENV_WINDOW_ON_DEMAND), &spec, d)) < 0)
 		return rc;
 	/* A pre-roll's records are told from the window's by the correlation
 	 * ids the work callbacks see: all launches only with the driver's
-	 * (KPT_RANGE_LINK=api, the default; runtime would miss cuBLAS's, off
-	 * sees none). */
-	if (kpt_g.link != 0 || ((pre = getenv(KPT_ENV_WINDOW_PREROLL)) && strcmp(pre, "0") == 0))
+	 * (KPT_RANGE_LINK=api, the default, or both; runtime would miss
+	 * cuBLAS's, off sees none). */
+	if (kpt_g.link == 1 || kpt_g.link == 2 || ((pre = getenv(KPT_ENV_WINDOW_PREROLL)) && strcmp(pre, "0") == 0))
 		spec.preroll = 0;
 	kpt_g.win_set = kpt_window_is_set(&spec);
 	/* Not after a --delay/--duration window: the sampler thread switches
@@ -181,12 +283,25 @@ int kpt_core_window_start(struct kpt_diag *d)
 	kpt_g.detach_ok = kpt_g.win_set && !spec.timed && !kpt_g.counters_mode &&
 		      !((pre = getenv(KPT_ENV_WINDOW_DETACH)) && strcmp(pre, "0") == 0);
 	kpt_g.preroll_track = spec.preroll;
+	/* sampled: detached between windows (unless KPT_DETACH=0, a
+	 * measurement's knob), from the first work-API exit on */
+	kpt_g.sampled = kpt_window_sampled(&spec) && kpt_g.detach_ok;
 	kpt_window_init(&kpt_g.win, &spec);
 	if (spec.trigger == KPT_WINDOW_PROFILER_API && (rc = kpt_g.ops->profiler_api(d)) < 0)
 		return rc;
 	if ((rc = kinds_switch(kpt_g.win.on, d)) < 0)
 		return rc;
 	atomic_store(&kpt_g.sample_on, kpt_g.kinds_on);
+	if (kpt_g.sampled) {
+		const char *dir = getenv(KPT_ENV_CONTROL_DIR);
+
+		if (dir && *dir && !(kpt_g.control_dir = strdup(dir)))
+			return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+		launch_callbacks_list(1);
+		pthread_mutex_lock(&kpt_g.winlock);
+		detach_arm(0);
+		pthread_mutex_unlock(&kpt_g.winlock);
+	}
 	return 0;
 }
 
@@ -201,7 +316,7 @@ static void window_range(const struct kpt_range_rec *r, int open)
 	if (!kpt_g.win_set || s->trigger != KPT_WINDOW_NVTX || !r || strcmp(r->name, s->range) != 0)
 		return;
 	pthread_mutex_lock(&kpt_g.winlock);
-	window_apply(open ? kpt_window_range_open(&kpt_g.win, r->name, r->domain) :
+	window_apply(open ? kpt_window_range_open_at(&kpt_g.win, r->name, r->domain, kpt_core_mono() - kpt_g.start_mono) :
 			    kpt_window_range_close(&kpt_g.win, r->name, r->domain));
 	pthread_mutex_unlock(&kpt_g.winlock);
 }
@@ -224,17 +339,21 @@ static struct kpt_thread_log *thread_log(void)
 	return t;
 }
 
-static void enable_launch_callbacks(void)
+/* Lists the work-API callbacks (range links, the pre-roll's ids, the
+ * detach's program-thread exit) and the launch -> range table, once: at
+ * the first NVTX push, or at start for a sampled run (force: even with
+ * range links off, for its detaches). */
+static void launch_callbacks_list(int force)
 {
 	_Atomic uint64_t *t;
 	int n;
 
 	if (atomic_exchange(&kpt_g.api_cb_on, 1))
 		return;
-	if (kpt_g.link == 2)
+	if (kpt_g.link == 2 && !force)
 		return;
 	t = calloc((size_t)1 << KPT_CORR_BITS, sizeof *t);
-	if (!t || (n = kpt_g.ops->work_list(kpt_g.link)) < 0) {
+	if (!t || (n = kpt_g.ops->work_list(kpt_g.link == 2 ? 0 : kpt_g.link)) < 0) {
 		free(t);
 		return;
 	}
@@ -300,11 +419,39 @@ void kpt_core_range_push(char *name, uint64_t dom)
 		free(name);
 		return;
 	}
-	enable_launch_callbacks();
+	launch_callbacks_list(0);
 	/* without a record (out of memory) the frame still keeps the nesting */
 	r = range_new(t, KPT_RANGE_PUSHPOP, name, dom_name(dom));
 	kpt_nvtx_stack_push(&t->st, dom, r ? r->row.id : KPT_NONE, r);
 	window_range(r, 1);
+	if (r && kpt_g.sampled) {
+		r->traced = atomic_load_explicit(&kpt_g.sample_on, memory_order_relaxed);
+		r->gen = atomic_load_explicit(&kpt_g.trace_gen, memory_order_relaxed);
+	}
+}
+
+/* A sampled run keeps no push/pop range that opened and closed with no
+ * tracing in between (a week of steps would fill the memory): a closed
+ * range is taken back when it is still the last record of its thread's
+ * log (its children, closed before it, were taken back first), opened
+ * untraced, and tracing has not begun since (then a launch could link
+ * to it). Not once the file is being written. */
+static void range_retract(struct kpt_thread_log *t, struct kpt_range_rec *r)
+{
+	struct kpt_range_chunk *c = t->tail;
+	uint32_t n;
+
+	if (!kpt_g.sampled || !r || r->traced || !c || atomic_load(&kpt_g.finished) ||
+	    atomic_load_explicit(&kpt_g.sample_on, memory_order_relaxed) ||
+	    r->gen != atomic_load_explicit(&kpt_g.trace_gen, memory_order_relaxed))
+		return;
+	n = atomic_load_explicit(&c->n, memory_order_relaxed);
+	if (!n || &c->recs[n - 1] != r)
+		return;
+	free(r->name);
+	r->name = NULL;
+	atomic_store_explicit(&c->n, n - 1, memory_order_release);
+	atomic_fetch_add_explicit(&kpt_g.ranges_dropped, 1, memory_order_relaxed);
 }
 
 /* Closes the innermost open range of domain on this thread, and the ranges
@@ -324,6 +471,8 @@ void kpt_core_range_pop(uint64_t dom)
 			__atomic_store_n(&((struct kpt_range_rec *)c[i].rec)->row.end_ns, now, __ATOMIC_RELAXED);
 			window_range(c[i].rec, 0);
 		}
+	for (size_t i = n; i-- > 0;) /* the crossed (inner) ones first */
+		range_retract(t, c[i].rec);
 }
 
 /* Opens a start/end range; its end may come from any thread. */
@@ -394,6 +543,8 @@ void kpt_core_detach_maybe(void)
 	pthread_mutex_unlock(&kpt_g.lock);
 	kpt_g.detached_mono = kpt_core_mono();
 	rc = kpt_g.ops->detach();
+	kpt_g.detaches += rc == 0;
+	kpt_g.detach_ns += kpt_core_mono() - kpt_g.detached_mono;
 	if (rc < 0) {
 		pthread_mutex_lock(&kpt_g.winlock);
 		work_callbacks_switch(0);
@@ -401,6 +552,82 @@ void kpt_core_detach_maybe(void)
 	}
 	atomic_store_explicit(&kpt_g.detach, rc == 0 ? KPT_DETACH_DONE : KPT_DETACH_FAILED, memory_order_release);
 	pthread_mutex_unlock(&kpt_g.detlock);
+}
+
+/* On demand (KPT_CONTROL_DIR; the sampler thread, every 100 ms): a new
+ * request arms a capture of its steps at the next step opening
+ * (kpt_window_request); once that window opened, each process
+ * acknowledges it (its first step and when it opened), which is what
+ * `kptprof trigger` waits for. */
+void kpt_core_control_poll(void)
+{
+	uint64_t seq = kpt_g.control_seq, nsteps = 0, ack_seq = 0, step = 0, opened = 0;
+
+	if (!kpt_g.control_dir || atomic_load(&kpt_g.finished))
+		return;
+	if (kpt_control_poll(kpt_g.control_dir, &seq, &nsteps) == 1) {
+		pthread_mutex_lock(&kpt_g.winlock);
+		kpt_window_request(&kpt_g.win, nsteps);
+		kpt_g.requests++;
+		kpt_g.control_pending_seq = seq;
+		kpt_g.control_windows_at = kpt_g.nsamples;
+		pthread_mutex_unlock(&kpt_g.winlock);
+		kpt_g.control_seq = seq;
+	}
+	pthread_mutex_lock(&kpt_g.winlock);
+	if (kpt_g.control_pending_seq && kpt_g.nsamples > kpt_g.control_windows_at) {
+		const struct kpt_sample_row *r = &kpt_g.samples[kpt_g.control_windows_at];
+
+		ack_seq = kpt_g.control_pending_seq;
+		step = r->step;
+		opened = r->open_wall_ns;
+		kpt_g.control_pending_seq = 0;
+	}
+	pthread_mutex_unlock(&kpt_g.winlock);
+	if (ack_seq)
+		(void)kpt_control_ack(kpt_g.control_dir, kpt_g.pid, ack_seq, step, opened);
+}
+
+/* A sampled run's attachments and windows: counts and times (meta), and
+ * one row per window, the newest KPT_SAMPLE_ROWS_MAX, as
+ * "step:opened_ns:length_ns" (the records' clock) joined with commas
+ * (collector.sample_windows; `report` reads it). Under kpt_g.lock. */
+#define KPT_SAMPLE_ROWS_MAX 4096
+static void sampled_meta(struct kpt_diag *d)
+{
+	char buf[64];
+	const struct { const char *key; uint64_t v; } kv[] = {
+		{ "collector.attaches", kpt_g.attaches },
+		{ "collector.attach_us", kpt_g.attach_ns / 1000 },
+		{ "collector.attach_failed", kpt_g.attach_failed },
+		{ "collector.detaches", kpt_g.detaches },
+		{ "collector.detach_us", kpt_g.detach_ns / 1000 },
+		{ "collector.windows_missed", kpt_g.windows_missed },
+		{ "collector.ranges_untraced_dropped", atomic_load(&kpt_g.ranges_dropped) },
+		{ "collector.requests", kpt_g.requests },
+		{ "collector.samples", kpt_g.nsamples },
+	};
+	size_t first, cap, len = 0;
+	char *rows;
+
+	for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)kv[i].v);
+		kpt_writer_meta(kpt_g.w, kv[i].key, buf, d);
+	}
+	first = kpt_g.nsamples > KPT_SAMPLE_ROWS_MAX ? kpt_g.nsamples - KPT_SAMPLE_ROWS_MAX : 0;
+	cap = (kpt_g.nsamples - first) * 64 + 1;
+	if (!kpt_g.nsamples || !(rows = malloc(cap)))
+		return;
+	rows[0] = 0;
+	for (size_t i = first; i < kpt_g.nsamples; i++) {
+		const struct kpt_sample_row *r = &kpt_g.samples[i];
+
+		len += (size_t)snprintf(rows + len, cap - len, "%s%llu:%llu:%llu", i > first ? "," : "",
+					(unsigned long long)r->step, (unsigned long long)r->open_ns,
+					(unsigned long long)(r->close_ns > r->open_ns ? r->close_ns - r->open_ns : 0));
+	}
+	kpt_writer_meta(kpt_g.w, "collector.sample_windows", rows, d);
+	free(rows);
 }
 
 int kpt_core_ranges_write(struct kpt_diag *d)
@@ -482,6 +709,11 @@ void kpt_core_window_meta(struct kpt_diag *d)
 	pthread_mutex_unlock(&kpt_g.winlock);
 	if (getenv(KPT_ENV_WINDOW_TEST_OFF))
 		kpt_writer_meta(kpt_g.w, "collector.window_test_off", getenv(KPT_ENV_WINDOW_TEST_OFF), d);
+	if (kpt_g.sampled) {
+		pthread_mutex_lock(&kpt_g.winlock);
+		sampled_meta(d);
+		pthread_mutex_unlock(&kpt_g.winlock);
+	}
 	switch (kpt_g.forked_child ? KPT_DETACH_NO : atomic_load(&kpt_g.detach)) {
 	case KPT_DETACH_DONE:
 		kpt_writer_meta(kpt_g.w, "collector.detached", "1", d);

@@ -81,10 +81,13 @@ struct kpt_nvtx_callbacks {
 /* ---- handlers ----------------------------------------------------------------- */
 
 /* Whether an NVTX event goes to the core now: collecting, and the backend
- * neither detaching nor gone. The one place that decides it. */
+ * neither detaching nor gone, except in a sampled run (--sample-every,
+ * --on-demand), whose windows need the steps while the backend is
+ * detached (the core makes no backend call then). The one place that
+ * decides it. */
 static inline int nvtx_live(void)
 {
-	return kpt_g.enabled && !kpt_core_gone();
+	return kpt_g.enabled && (kpt_g.sampled || !kpt_core_gone());
 }
 
 /* Handles NVTX hands out for this process: domains and registered strings

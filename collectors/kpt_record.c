@@ -199,9 +199,9 @@ static void forward_signal(int sig)
 
 /* The capture-window settings, in the order of kpt_record_opts.win (the
  * collector's variables, kpt_window.h). */
-static const char *const window_env[] = {
+static const char *const window_env[KPT_WINDOW_SETTINGS] = {
 	KPT_ENV_WINDOW_CAPTURE, KPT_ENV_WINDOW_STEPS, KPT_ENV_WINDOW_EVERY, KPT_ENV_WINDOW_DELAY,
-	KPT_ENV_WINDOW_DURATION,
+	KPT_ENV_WINDOW_DURATION, KPT_ENV_WINDOW_SAMPLE_EVERY, KPT_ENV_WINDOW_SAMPLE_STEPS, KPT_ENV_WINDOW_ON_DEMAND,
 };
 
 

@@ -23,6 +23,7 @@
 
 #include "kpt_devprobe.h"
 #include "kpt_err.h"
+#include "kpt_window.h"
 
 /* One collector backend. Arrays are NULL-terminated. */
 struct kpt_collector {
@@ -73,7 +74,7 @@ struct kpt_record_opts {
 	long settle_us;
 	int cold, api;
 	const char *kinds;          /* KPT_ACTIVITY_KINDS, NULL: the default (kernel for a program) */
-	const char *win[5];         /* --capture-range, --steps, --every, --delay, --duration; NULL each */
+	const char *win[KPT_WINDOW_SETTINGS]; /* the window's settings (kpt_window.h); NULL each */
 	const char *window;         /* the checked window's description (meta "window"), NULL none */
 	/* the counters pass: counters NULL off; counters_set the set as asked
 	 * (meta counters.set), counters_metrics the metric list (KPT_COUNTERS) */

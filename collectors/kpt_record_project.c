@@ -54,7 +54,7 @@ struct proj_wl {
 	const struct kpt_project_workload *w;
 	size_t index;
 	long runs;
-	const char *win[5];
+	const char *win[KPT_WINDOW_SETTINGS];
 	char tag[32];
 	struct launch l;
 };

@@ -129,6 +129,43 @@ int kpt_window_parse(const char *capture, const char *steps, const char *every, 
 	return 0;
 }
 
+int kpt_window_parse_sampling(const char *sample_every, const char *sample_steps, const char *on_demand,
+			      struct kpt_window_spec *spec, struct kpt_diag *d)
+{
+	const char *opt = sample_every ? "--sample-every" : "--on-demand";
+	int rc;
+
+	if (on_demand && (!*on_demand || strcmp(on_demand, "0") == 0))
+		on_demand = NULL;
+	if (sample_steps && !sample_every && !on_demand)
+		return kpt_diag_set(d, KPT_E_INVAL, "--sample-steps needs --sample-every or --on-demand");
+	if (!sample_every && !on_demand)
+		return 0;
+	if (spec->trigger == KPT_WINDOW_PROFILER_API || spec->steps || spec->every || spec->timed)
+		return kpt_diag_set(d, KPT_E_INVAL, "%s picks steps of an NVTX range: not with %s", opt,
+				    spec->trigger == KPT_WINDOW_PROFILER_API ? "--capture-range cudaProfilerApi" :
+				    spec->steps ? "--steps" : spec->every ? "--every" : "--delay or --duration");
+	if (sample_every && (rc = parse_seconds("--sample-every", sample_every, 1, &spec->sample_ns, d)) < 0)
+		return rc;
+	spec->sample_steps = 1;
+	if (sample_steps && (parse_u64(sample_steps, sample_steps + strlen(sample_steps), &spec->sample_steps) < 0 ||
+			     spec->sample_steps < 1 || spec->sample_steps > 1000000))
+		return kpt_diag_set(d, KPT_E_INVAL, "bad --sample-steps '%s': want a whole number of steps, 1 to 1000000",
+				    sample_steps);
+	spec->on_demand = on_demand != NULL;
+	if (spec->trigger == KPT_WINDOW_ALWAYS) {
+		strcpy(spec->range, "kpt:iter");
+		spec->trigger = KPT_WINDOW_NVTX;
+	}
+	spec->preroll = 1;
+	return 0;
+}
+
+int kpt_window_sampled(const struct kpt_window_spec *spec)
+{
+	return spec->sample_ns > 0 || spec->on_demand;
+}
+
 int kpt_window_is_set(const struct kpt_window_spec *spec)
 {
 	return spec->trigger != KPT_WINDOW_ALWAYS || spec->timed;
@@ -156,7 +193,18 @@ int kpt_window_describe(const struct kpt_window_spec *s, char *out, unsigned lon
 	if (s->trigger == KPT_WINDOW_PROFILER_API) {
 		append(out, cap, &n, "cudaProfilerStart..cudaProfilerStop");
 	} else if (s->trigger == KPT_WINDOW_NVTX) {
-		if (s->steps)
+		if (kpt_window_sampled(s)) {
+			if (s->sample_steps > 1)
+				append(out, cap, &n, "%llu steps ", (unsigned long long)s->sample_steps);
+			else
+				append(out, cap, &n, "one step ");
+			if (s->sample_ns)
+				append(out, cap, &n, "every %.3f s%s", (double)s->sample_ns / 1e9,
+				       s->on_demand ? " and " : "");
+			if (s->on_demand)
+				append(out, cap, &n, "on demand");
+			append(out, cap, &n, " of ");
+		} else if (s->steps)
 			append(out, cap, &n, "steps %llu-%llu of ", (unsigned long long)s->first,
 			       (unsigned long long)s->last);
 		else if (s->every)
@@ -180,8 +228,12 @@ int kpt_window_describe(const struct kpt_window_spec *s, char *out, unsigned lon
 	return n;
 }
 
-static int picked(const struct kpt_window_spec *s, uint64_t step)
+static int picked(const struct kpt_window *w, uint64_t step)
 {
+	const struct kpt_window_spec *s = &w->spec;
+
+	if (kpt_window_sampled(s))
+		return w->cap_n && step >= w->cap_from && step - w->cap_from < w->cap_n;
 	if (s->steps)
 		return step >= s->first && step <= s->last;
 	if (s->every)
@@ -208,7 +260,7 @@ static int update(struct kpt_window *w)
 	/* the step after the last one opened is picked: this step (or the gap
 	 * after it) runs up to a window */
 	pre = !on && w->spec.preroll && w->spec.trigger == KPT_WINDOW_NVTX && w->steps_seen > 0 &&
-	      picked(&w->spec, w->steps_seen) && (!w->spec.timed || w->time_on);
+	      picked(w, w->steps_seen) && (!w->spec.timed || w->time_on);
 	if (on && !w->on)
 		w->windows++;
 	if (pre && !w->preroll)
@@ -239,6 +291,7 @@ int kpt_window_init(struct kpt_window *w, const struct kpt_window_spec *spec)
 	memset(w, 0, sizeof *w);
 	w->spec = *spec;
 	w->time_on = spec->delay_ns == 0;
+	w->next_sample_ns = spec->sample_ns;
 	return update(w);
 }
 
@@ -251,11 +304,57 @@ static int is_step_range(const struct kpt_window *w, const char *name, const cha
 	return strcmp(domain, w->spec.domain) == 0;
 }
 
+/* A sampled run at the opening of step s (time t): a capture armed when
+ * one is due (the clock's, or a request) and none is armed or running. */
+static void sample_arm(struct kpt_window *w, uint64_t s, uint64_t t)
+{
+	const struct kpt_window_spec *sp = &w->spec;
+	uint64_t pre = sp->preroll ? 1 : 0, n = 0;
+
+	/* armed or running: the pre-roll step and the capture's, [from - pre, from + n) */
+	if (w->cap_n && s >= w->cap_from - pre && s < w->cap_from + w->cap_n)
+		return;
+	if (w->request_steps) {
+		n = w->request_steps;
+		w->request_steps = 0;
+	} else if (sp->sample_ns && t >= w->next_sample_ns) {
+		n = sp->sample_steps;
+		w->next_sample_ns = t + sp->sample_ns;
+	}
+	if (!n)
+		return;
+	w->cap_from = s + pre;
+	w->cap_n = n;
+	w->captures++;
+}
+
+int kpt_window_range_open_at(struct kpt_window *w, const char *name, const char *domain, uint64_t t)
+{
+	if (is_step_range(w, name, domain) && w->open++ == 0) {
+		if (kpt_window_sampled(&w->spec))
+			sample_arm(w, w->steps_seen, t);
+		w->step_on = picked(w, w->steps_seen++);
+	}
+	return update(w);
+}
+
 int kpt_window_range_open(struct kpt_window *w, const char *name, const char *domain)
 {
-	if (is_step_range(w, name, domain) && w->open++ == 0)
-		w->step_on = picked(&w->spec, w->steps_seen++);
-	return update(w);
+	return kpt_window_range_open_at(w, name, domain, 0);
+}
+
+void kpt_window_request(struct kpt_window *w, uint64_t nsteps)
+{
+	if (!nsteps)
+		nsteps = w->spec.sample_steps ? w->spec.sample_steps : 1;
+	if (nsteps > w->request_steps)
+		w->request_steps = nsteps;
+	w->requests++;
+}
+
+int kpt_window_idle(const struct kpt_window *w)
+{
+	return !kpt_window_tracing(w);
 }
 
 int kpt_window_range_close(struct kpt_window *w, const char *name, const char *domain)

@@ -58,6 +58,9 @@
 #define KPT_ENV_WINDOW_DURATION "KPT_DURATION"     /* seconds, decimal */
 #define KPT_ENV_WINDOW_PREROLL "KPT_PREROLL"       /* 0: no pre-roll (the collector reads it) */
 #define KPT_ENV_WINDOW_DETACH "KPT_DETACH"         /* 0: stay attached after the last window */
+#define KPT_ENV_WINDOW_SAMPLE_EVERY "KPT_SAMPLE_EVERY" /* seconds, decimal: --sample-every */
+#define KPT_ENV_WINDOW_SAMPLE_STEPS "KPT_SAMPLE_STEPS" /* N: --sample-steps */
+#define KPT_ENV_WINDOW_ON_DEMAND "KPT_ON_DEMAND"       /* 1: --on-demand */
 /* A measurement knob, not for users: a comma list of parts of the
  * collector to leave off, to attribute what a window costs
  * (scripts/gpu/windows.sh): nvml (no NVML sampling, in windows either),
@@ -65,6 +68,11 @@
  * (the activity kinds are never enabled: windows open and close, nothing
  * is traced). Recorded as meta collector.window_test_off. */
 #define KPT_ENV_WINDOW_TEST_OFF "KPT_WINDOW_TEST_OFF"
+
+/* The window's settings as `kptprof record` passes them (NULL: not
+ * given), in this order: --capture-range, --steps, --every, --delay,
+ * --duration, --sample-every, --sample-steps, --on-demand ("1"). */
+#define KPT_WINDOW_SETTINGS 8
 
 #define KPT_WINDOW_NAME_MAX 256  /* bytes of NAME and of DOMAIN, with the NUL */
 
@@ -85,6 +93,12 @@ struct kpt_window_spec {
 	int timed;                         /* --delay or --duration given */
 	int preroll;                       /* trace the step before each window (set with --steps/--every;
 					    * the collector clears it when it cannot tell launches apart) */
+	/* sampled (kpt_window_parse_sampling): a capture of sample_steps
+	 * steps every sample_ns (0: not timed) and/or at each request
+	 * (on_demand, kpt_window_request) */
+	uint64_t sample_ns;
+	uint64_t sample_steps;
+	int on_demand;
 };
 
 /* Parses the five settings (each NULL when not given) into *spec. Returns
@@ -94,6 +108,22 @@ struct kpt_window_spec {
  * --steps with --every, --steps/--every with cudaProfilerApi. */
 int kpt_window_parse(const char *capture, const char *steps, const char *every, const char *delay,
 		     const char *duration, struct kpt_window_spec *spec, struct kpt_diag *d);
+
+/* Sparse sampling and on-demand capture (`--sample-every S`,
+ * `--sample-steps N`, `--on-demand`; each NULL when not given), parsed
+ * into spec after kpt_window_parse: a capture is N steps (default 1) of
+ * the step range (the trigger's NAME, else kpt:iter), armed at a step's
+ * opening once S seconds have passed since the last capture was armed
+ * (the first S seconds after the start), or after a request; with the
+ * pre-roll that opening's step is the pre-roll and the capture the steps
+ * after it. Not with --steps, --every, cudaProfilerApi, --delay or
+ * --duration. Returns 0 or KPT_E_INVAL with d naming the bad value. */
+int kpt_window_parse_sampling(const char *sample_every, const char *sample_steps, const char *on_demand,
+			      struct kpt_window_spec *spec, struct kpt_diag *d);
+
+/* Whether spec samples (--sample-every or --on-demand): the collector
+ * then detaches between captures. */
+int kpt_window_sampled(const struct kpt_window_spec *spec);
 
 /* Whether spec restricts recording at all. */
 int kpt_window_is_set(const struct kpt_window_spec *spec);
@@ -115,6 +145,13 @@ struct kpt_window {
 	int preroll;                /* off, but the next step is picked: tracing ahead of it */
 	uint64_t windows;           /* times collection turned on */
 	uint64_t prerolls;          /* times the pre-roll began */
+	/* sampled: the capture armed (steps cap_from .. cap_from + cap_n - 1;
+	 * cap_n 0: none), when the next timed one is due (ns since the
+	 * start), a request waiting for the next opening (its steps), counts */
+	uint64_t cap_from, cap_n;
+	uint64_t next_sample_ns;
+	uint64_t request_steps;
+	uint64_t requests, captures;
 };
 
 /* Starts the state: time 0 is the process start. Returns whether
@@ -125,6 +162,16 @@ int kpt_window_init(struct kpt_window *w, const struct kpt_window_spec *spec);
  * state before to find a transition). name/domain: the range's name and
  * domain name (NULL or "" the default domain). */
 int kpt_window_range_open(struct kpt_window *w, const char *name, const char *domain);
+/* The same at since_start_ns (a sampled window arms by the clock). */
+int kpt_window_range_open_at(struct kpt_window *w, const char *name, const char *domain, uint64_t since_start_ns);
+/* On demand: capture nsteps steps (0: spec's sample_steps) from the next
+ * step opening. A request while one waits keeps the larger count; one
+ * while a capture is armed or running waits for the opening after it.
+ * Counted in w->requests. */
+void kpt_window_request(struct kpt_window *w, uint64_t nsteps);
+/* Whether nothing is traced now and nothing is armed to be: a sampled
+ * run may detach. */
+int kpt_window_idle(const struct kpt_window *w);
 int kpt_window_range_close(struct kpt_window *w, const char *name, const char *domain);
 int kpt_window_profiler(struct kpt_window *w, int start);
 int kpt_window_clock(struct kpt_window *w, uint64_t since_start_ns);

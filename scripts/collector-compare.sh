@@ -13,6 +13,8 @@
 # timings are not compared (run scripts/gpu/overhead.sh for those).
 #
 # Usage: OLD=build-of-old NEW=build-of-new scripts/collector-compare.sh
+# NEW_ENV="VAR=value ...": set for NEW's recordings only (one build in two
+# settings: OLD=NEW=build NEW_ENV=KPT_RANGE_LINK=driver).
 # Both builds need the targets kptinject kptprof kpt-collector-check, and
 # NEW the test programs kpt-collector-app kpt-window-app kpt-nvtx-app.
 # Writes under $RES (default a temporary folder, kept): MODE-old.sig,
@@ -59,7 +61,9 @@ for m in "${modes[@]}"; do
 	for side in old new; do
 		b=$OLD
 		[ $side = new ] && b=$NEW
-		if ! "$b/cli/kptprof" record -o "$RES/$name-$side.kpt" "${args[@]}" >"$RES/$name-$side.log" 2>&1; then
+		envs=()
+		[ $side = new ] && [ -n "${NEW_ENV:-}" ] && read -r -a envs <<<"$NEW_ENV"
+		if ! env "${envs[@]}" "$b/cli/kptprof" record -o "$RES/$name-$side.kpt" "${args[@]}" >"$RES/$name-$side.log" 2>&1; then
 			echo "FAIL $name: $side's record (see $RES/$name-$side.log)"
 			tail -3 "$RES/$name-$side.log"
 			rc=2

@@ -63,12 +63,19 @@ def mode_table(k, floor, k_old=None):
         "every20-no-callbacks": ({"KPT_WINDOW_TEST_OFF": "callbacks"},
                                  rec("--capture-range", "nvtx:step", "--every", "20"), []),
         "every20-no-kinds": ({"KPT_WINDOW_TEST_OFF": "kinds"}, rec("--capture-range", "nvtx:step", "--every", "20"), []),
+        # sparse sampling (issue 37): one step every 1 s / 10 s, CUPTI
+        # attached only around it; --on-demand never triggered (what a
+        # run waiting for `kptprof trigger` pays)
+        "sample-1s": ({}, rec("--capture-range", "nvtx:step", "--sample-every", "1"), []),
+        "sample-10s": ({}, rec("--capture-range", "nvtx:step", "--sample-every", "10"), []),
+        "ondemand-idle": ({}, rec("--capture-range", "nvtx:step", "--on-demand"), []),
         "abl-kernel+memcpy": ({}, rec("--kinds", "kernel,memcpy"), []),
         "abl-kernel+memset": ({}, rec("--kinds", "kernel,memset"), []),
         "abl-kernel+sync": ({}, rec("--kinds", "kernel,sync"), []),
         "abl-no-nvml": ({"KPT_SAMPLE_MS": "0"}, rec(), []),
         "abl-link-runtime": ({"KPT_RANGE_LINK": "runtime"}, rec(), []),
         "abl-link-off": ({"KPT_RANGE_LINK": "off"}, rec(), []),
+        "abl-link-both": ({"KPT_RANGE_LINK": "both"}, rec(), []),
         "torch.profiler": ({}, [], ["--mode", "profiler"]),
         "floor-kernel": ({"CUDA_INJECTION64_PATH": floor, "KPT_FLOOR_KINDS": "kernel"}, [], []),
         "floor": ({"CUDA_INJECTION64_PATH": floor}, [], []),
@@ -137,7 +144,7 @@ def window_meta(a, r, mode, kpt):
     except ValueError:
         return
     kv = {k[len("collector."):]: v for k, v in meta.items()
-          if k.startswith("collector.") and ("window" in k or "preroll" in k)}
+          if k.startswith("collector.") and any(w in k for w in ("window", "preroll", "sample", "attach", "detach"))}
     if kv:
         with open(f"{a.out}/window_meta.txt", "a") as f:
             f.write(f"{r} {mode} " + " ".join(f"{k}={v}" for k, v in sorted(kv.items()) if " " not in str(v)) + "\n")

@@ -13,14 +13,17 @@ import sys
 from collections import defaultdict
 
 ORDER = ["kptprof", "kptprof-old", "kptprof-all", "kptprof-every20", "kptprof-every20-nopreroll",
-         "win-never", "win-once", "every20-no-nvml", "every20-no-callbacks", "every20-no-kinds", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
-         "abl-no-nvml", "abl-link-runtime", "abl-link-off", "torch.profiler", "floor-kernel", "floor"]
+         "sample-1s", "sample-10s", "ondemand-idle", "win-never", "win-once", "every20-no-nvml", "every20-no-callbacks", "every20-no-kinds", "abl-kernel+memcpy", "abl-kernel+memset", "abl-kernel+sync",
+         "abl-no-nvml", "abl-link-runtime", "abl-link-both", "abl-link-off", "torch.profiler", "floor-kernel", "floor"]
 ABOUT = {
     "kptprof": "kptprof record -- CMD as typed (default: kernels, NVTX range links, NVML)",
     "kptprof-old": "kptprof record -- CMD with another build (the refactor's before; scripts/gpu/collector_ab.sh)",
     "kptprof-all": "kptprof record --kinds all (kernel, memcpy, memset, sync)",
     "kptprof-every20": "kptprof record --capture-range nvtx:step --every 20 (1 step in 20 traced, and the step before it as the pre-roll)",
     "kptprof-every20-nopreroll": "the same with KPT_PREROLL=0 (1 step in 20 traced, no pre-roll)",
+    "sample-1s": "kptprof record --capture-range nvtx:step --sample-every 1 (one step a second, CUPTI attached only around it)",
+    "sample-10s": "the same, one step every 10 s",
+    "ondemand-idle": "kptprof record --capture-range nvtx:step --on-demand, never triggered (CUPTI detached from the first API call)",
     "win-never": "kptprof record --capture-range nvtx:step --steps 1000000000 (a window that never opens: what stays on between windows)",
     "win-once": "kptprof record --capture-range nvtx:step --steps 0-0 (one window, before the timed steps, then none: what a window leaves on)",
     "every20-no-nvml": "kptprof-every20 with KPT_WINDOW_TEST_OFF=nvml (no NVML sample)",
@@ -31,6 +34,7 @@ ABOUT = {
     "abl-kernel+sync": "kptprof record --kinds kernel,sync",
     "abl-no-nvml": "the default without the NVML sampler (KPT_SAMPLE_MS=0)",
     "abl-link-runtime": "the default with NVTX range links from runtime-API launches only (KPT_RANGE_LINK=runtime)",
+    "abl-link-both": "the default with NVTX range links from both the runtime's and the driver's launch callbacks (KPT_RANGE_LINK=both, the default before 2026-11-28)",
     "abl-link-off": "the default without NVTX range links (KPT_RANGE_LINK=off)",
     "torch.profiler": "torch.profiler, CUDA activity only, timed inside its context",
     "floor": "raw CUPTI, all four kinds, nothing else (libkptfloor.so)",

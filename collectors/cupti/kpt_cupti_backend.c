@@ -599,17 +599,26 @@ static void CUPTIAPI callback(void *user, CUpti_CallbackDomain domain, CUpti_Cal
 
 /* ---- the ops ------------------------------------------------------------------- */
 
-static int cupti_start(struct kpt_diag *d)
+/* The subscription and the activity buffers: start's, and attach's again. */
+static int subscribe(struct kpt_diag *d)
 {
-	const char *counters = getenv(KPT_ENV_COUNTERS);
 	size_t dev_buf = (size_t)kpt_core_env_uint(KPT_ENV_DEVICE_BUFFER_MB, 32, 1024) << 20;
-	int rc;
 
 	KPT_CUPTI(d, cuptiSubscribe(&cb.sub, callback, NULL));
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	KPT_CUPTI(d, cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
 					       &(size_t){ sizeof dev_buf }, &dev_buf));
 	KPT_CUPTI(d, cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+	return 0;
+}
+
+static int cupti_start(struct kpt_diag *d)
+{
+	const char *counters = getenv(KPT_ENV_COUNTERS);
+	int rc;
+
+	if ((rc = subscribe(d)) < 0)
+		return rc;
 	if (counters && *counters) {
 		/* Counters pass: no activity (replay would distort it and the
 		 * timing runs have it); kernel launches set contexts up. */
@@ -670,8 +679,15 @@ static int cupti_work_list(int link)
 
 	if (!cbs)
 		return -1;
-	collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-	if (link == 0)
+	/* The driver's callbacks alone see every launch: a runtime launch
+	 * calls the driver under the runtime call's correlation id (the
+	 * collector-compare modes recorded the same range paths with both
+	 * domains and with the driver's alone, H200, 2026-11-28), at half the
+	 * callbacks per launch; runtime-only misses the driver-API launches
+	 * of cuBLAS, cuDNN, Triton. */
+	if (link == 1 || link == 3)
+		collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+	if (link == 0 || link == 3)
 		collect_work_callbacks(cbs, &n, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
 	/* read under winlock, with the core's work_listed set after this */
 	cb.work_cbs = cbs;
@@ -716,6 +732,25 @@ static int cupti_detach(void)
 	return cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
 }
 
+/* After cuptiFinalize, any CUPTI call initialises CUPTI again: the
+ * subscription, buffers and lifecycle callbacks as at the start (a context
+ * created while detached is not in the context table: its drops are not
+ * counted). A failure half-way detaches what was made. */
+static int cupti_attach(struct kpt_diag *d)
+{
+	int rc;
+
+	cb.sub = NULL;
+	if ((rc = subscribe(d)) < 0 || (rc = cupti_listen(d)) < 0) {
+		if (cb.sub)
+			cuptiUnsubscribe(cb.sub);
+		cuptiFinalize();
+		cb.sub = NULL;
+		return rc;
+	}
+	return 0;
+}
+
 static int cupti_write(struct kpt_writer *w, struct kpt_diag *d)
 {
 	return kpt_ccount_write(w, 0, d);
@@ -734,6 +769,7 @@ static const struct kpt_backend_ops kpt_cupti_backend = {
 	.flush = cupti_flush,
 	.drops = cupti_drops,
 	.detach = cupti_detach,
+	.attach = cupti_attach,
 	.device = cupti_device,
 	.write = cupti_write,
 };

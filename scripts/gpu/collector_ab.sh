@@ -7,13 +7,18 @@
 #   1. scripts/collector-compare.sh old against new, new against new and
 #      old against old (each build's own test programs): what differs
 #      between the builds, and what differs between two runs of one build;
+#      and new against new with KPT_RANGE_LINK=both (range links from the
+#      runtime's and the driver's launch callbacks, against the driver's
+#      alone, the default: the same range paths?);
 #   2. scripts/gpu/overhead.sh with OLD_BUILD: host microseconds per launch
 #      (kpt-launch-bench, LAUNCH_ROUNDS interleaved rounds) and the
 #      launch-bound PyTorch step (ROUNDS interleaved rounds), the modes
 #      plain, kptprof, kptprof-old and floor-kernel, with the paired row
 #      "kptprof vs kptprof-old".
 # Needs SRC, BUILD, RES. Knobs: OLD_SRC, OLD_BUILD, ROUNDS (10),
-# LAUNCH_ROUNDS (15), STEPS (200), BUDGET_S (200). Exit 77 without the old
+# LAUNCH_ROUNDS (15), STEPS (200), BUDGET_S (200), PAIRS (the comparisons
+# to run, default "old-new new-new old-old new-both"), SKIP_OVERHEAD=1
+# (the comparisons only). Exit 77 without the old
 # source or a GPU.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
@@ -30,15 +35,20 @@ cmake --build "$BUILD" -j16 --target kptprof kptinject kptfloor kpt-launch-bench
 	{ tail -30 "$RES/build-new.log"; exit 1; }
 
 rc=0
-for pair in "old-new $OLD_BUILD $BUILD" "new-new $BUILD $BUILD" "old-old $OLD_BUILD $OLD_BUILD"; do
+pairs=("old-new $OLD_BUILD $BUILD" "new-new $BUILD $BUILD" "old-old $OLD_BUILD $OLD_BUILD" "new-both $BUILD $BUILD")
+for pair in "${pairs[@]}"; do
+	case " ${PAIRS:-old-new new-new old-old new-both} " in *" ${pair%% *} "*) ;; *) continue ;; esac
 	set -- $pair
-	OLD=$2 NEW=$3 RES=$RES/cmp-$1 bash "$SRC/scripts/collector-compare.sh" >"$RES/cmp-$1.txt" 2>&1
+	ne=""
+	[ "$1" = new-both ] && ne=KPT_RANGE_LINK=both
+	NEW_ENV=$ne OLD=$2 NEW=$3 RES=$RES/cmp-$1 bash "$SRC/scripts/collector-compare.sh" >"$RES/cmp-$1.txt" 2>&1
 	r=$?
 	echo "compare $1: rc=$r"
 	grep -E '^(SAME|DIFF|FAIL)|differ' "$RES/cmp-$1.txt" | head -12
 	[ "$1" = new-new ] && [ $r -ne 0 ] && rc=1
 done
 
+[ "${SKIP_OVERHEAD:-0}" = 1 ] && exit $rc
 OLD_BUILD=$OLD_BUILD RES=$RES/overhead MODES="plain kptprof kptprof-old floor-kernel" \
 	LAUNCH_ROUNDS=${LAUNCH_ROUNDS:-15} \
 	ROUNDS=${ROUNDS:-10} STEPS=${STEPS:-200} GPU_STEPS=0 BUDGET_S=${BUDGET_S:-200} \

@@ -76,6 +76,7 @@ for ((r = 0; r < LAUNCH_ROUNDS; r++)); do
 		kptprof-nonvtx) out=$("$K" record -o "$T/l.kpt" -- $LB $la 2>/dev/null) ;;
 		no-nvml) out=$(KPT_SAMPLE_MS=0 "$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
 		link-runtime) out=$(KPT_RANGE_LINK=runtime "$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
+		link-both) out=$(KPT_RANGE_LINK=both "$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
 		link-off) out=$(KPT_RANGE_LINK=off "$K" record -o "$T/l.kpt" -- $LB $la --nvtx 2>/dev/null) ;;
 		esac
 		rm -f "$T/l.kpt"
@@ -87,7 +88,7 @@ if [ "$LAUNCH_ROUNDS" -gt 0 ]; then
 	# the same through overhead_stats.py (us per launch in place of ms per
 	# step; the abl- names are its): paired against plain, and new vs old
 	awk 'NR==1{print "round mode workload median_ms mean_ms kernels_per_step"; next}
-		$3!="" {m=$2; if (m=="no-nvml"||m=="link-runtime"||m=="link-off") m="abl-" m; if (m=="kptprof-nonvtx") next;
+		$3!="" {m=$2; if (m=="no-nvml"||m=="link-runtime"||m=="link-off"||m=="link-both") m="abl-" m; if (m=="kptprof-nonvtx") next;
 			print $1, m, "launch-us", $3, $3, 0}' "$RES/launch.tsv" >"$RES/launch_raw.tsv"
 	python3 "$SRC/bench/collector/overhead_stats.py" "$RES/launch_raw.tsv" "$RES/launch.md" | tee -a "$RES/launch_summary.txt"
 fi

@@ -28,6 +28,9 @@ if(CMOCKA_FOUND)
   target_link_libraries(test_inject_core PRIVATE ${kpt_cpu_libs} PkgConfig::CMOCKA Threads::Threads dl)
   add_test(NAME unit.test_inject_core COMMAND test_inject_core)
   set_tests_properties(unit.test_inject_core PROPERTIES LABELS unit TIMEOUT 60)
+  # the same binary on a sampled run (--on-demand): a process of its own
+  add_test(NAME unit.test_inject_sampled COMMAND test_inject_core sampled)
+  set_tests_properties(unit.test_inject_sampled PROPERTIES LABELS unit TIMEOUT 60)
 endif()
 
 # test_nvtx_inject: the collector's NVTX tool (collectors/kpt_nvtx_inject.c)

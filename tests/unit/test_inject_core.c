@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kpt_control.h"
 #include "kpt_format.h"
 #include "kpt_inject_core.h"
 
@@ -33,7 +34,7 @@ struct fake_kernel {
 
 static struct {
 	uint64_t now;                     /* the backend's clock */
-	int started, listened, stopped, detached, flushes;
+	int started, listened, stopped, detached, flushes, attached;
 	int kinds[8], nkinds;             /* on/off per ops->kinds call */
 	int on;                           /* the kinds now: records exist */
 	int work[8], nwork;               /* on/off per ops->work_switch call */
@@ -134,6 +135,13 @@ static int fake_detach(void)
 	return 0;
 }
 
+static int fake_attach(struct kpt_diag *d)
+{
+	(void)d;
+	fk.attached++;
+	return 0;
+}
+
 static void fake_device(uint32_t ordinal, struct kpt_device *r)
 {
 	(void)ordinal;
@@ -162,6 +170,7 @@ static const struct kpt_backend_ops fake_backend = {
 	.flush = fake_flush,
 	.drops = fake_drops,
 	.detach = fake_detach,
+	.attach = fake_attach,
 	.device = fake_device,
 	.write = fake_write,
 };
@@ -353,8 +362,156 @@ static void test_finish_writes_the_file(void **state)
 	rmdir(dir);
 }
 
-int main(void)
+/* ---- a sampled run (`record --on-demand`), in a process of its own ----- */
+
+static char cdir[] = "/tmp/kpt-test-inject-ctl-XXXXXX";
+
+/* One step of the program while detached: no work callback reaches the
+ * core (none is enabled), only NVTX. */
+static void step_detached(uint64_t t)
 {
+	fk.now = t;
+	kpt_core_range_push(strdup("step"), 0);
+	fk.now = t + 500;
+	kpt_core_range_pop(0);
+}
+
+static void test_sampled_starts_then_detaches(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(cdir));
+	snprintf(out, sizeof out, "%s/run-%%p.kpt", dir);
+	snprintf(status, sizeof status, "%s/status", dir);
+	setenv(KPT_ENV_OUTPUT, out, 1);
+	setenv(KPT_ENV_STATUS, status, 1);
+	setenv(KPT_ENV_SAMPLE_MS, "0", 1);
+	setenv(KPT_ENV_BUFFERS, "2", 1);
+	setenv(KPT_ENV_BUFFER_MB, "1", 1);
+	setenv(KPT_ENV_WINDOW_CAPTURE, "nvtx:step", 1);
+	setenv(KPT_ENV_WINDOW_ON_DEMAND, "1", 1);
+	setenv(KPT_ENV_CONTROL_DIR, cdir, 1);
+	fk.now = 1000;
+	kpt_core_init(&fake_backend);
+	assert_true(kpt_g.sampled);
+	assert_int_equal(fk.nkinds, 0);
+	/* listed at the start (no NVTX push yet) and on for the detach */
+	assert_int_equal(atomic_load(&kpt_g.api_cbs), 3);
+	assert_int_equal(fk.nwork, 1);
+	assert_int_equal(fk.work[0], 1);
+	assert_int_equal(atomic_load(&kpt_g.detach), KPT_DETACH_PENDING);
+	usleep(60 * 1000);                   /* KPT_SAMPLE_GRACE_MIN_NS, 50 ms */
+	kpt_core_detach_maybe();             /* the first work-API exit */
+	assert_int_equal(fk.detached, 1);
+	assert_int_equal(atomic_load(&kpt_g.detach), KPT_DETACH_DONE);
+}
+
+static void test_sampled_steps_while_detached_leave_nothing(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		step_detached(2000 + 1000 * (uint64_t)i);
+	assert_int_equal(kpt_g.win.steps_seen, 5);
+	assert_int_equal(fk.nkinds, 0);      /* no backend call */
+	assert_int_equal(fk.attached, 0);
+	assert_int_equal(atomic_load(&kpt_g.ranges_dropped), 5);
+	assert_int_equal(atomic_load_explicit(&kpt_tls_log->tail->n, memory_order_relaxed), 0);
+}
+
+/* A request, then the pre-roll step and the captured one: attached at the
+ * pre-roll's opening, the window's kernel kept, the pre-roll's dropped,
+ * acknowledged once the window opened, detached after the grace. */
+static void capture_once(uint64_t seq_want, uint32_t corr, uint64_t t)
+{
+	struct kpt_control_ack acks[4];
+	struct kpt_diag d;
+	uint64_t seq = 0;
+	size_t n = 99;
+
+	kpt_diag_clear(&d);
+	assert_int_equal(kpt_control_request(cdir, 1, &seq, &d), 0);
+	assert_int_equal(seq, seq_want);
+	kpt_core_control_poll();             /* the sampler's poll */
+	assert_int_equal(kpt_g.requests, seq_want);
+	step(corr, t);                       /* the pre-roll */
+	assert_int_equal(fk.attached, (int)seq_want);
+	assert_int_equal(atomic_load(&kpt_g.detach), KPT_DETACH_NO);
+	assert_true(fk.on);
+	kpt_core_control_poll();
+	assert_int_equal(kpt_control_acks(cdir, seq, acks, 4, &n, &d), 0);
+	assert_int_equal(n, 0);              /* not before the window opened */
+	step(corr + 10, t + 1000);           /* the capture */
+	assert_false(fk.on);
+	assert_int_equal(atomic_load(&kpt_g.detach), KPT_DETACH_PENDING);
+	kpt_core_control_poll();
+	assert_int_equal(kpt_control_acks(cdir, seq, acks, 4, &n, &d), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(acks[0].pid, (uint32_t)getpid());
+	assert_int_equal(acks[0].first_step, kpt_g.win.steps_seen - 1);
+	usleep(60 * 1000);
+	kpt_core_detach_maybe();
+	assert_int_equal(fk.detached, (int)seq_want + 1);
+	assert_int_equal(atomic_load(&kpt_g.detach), KPT_DETACH_DONE);
+}
+
+static void test_sampled_request_captures_the_next_step(void **state)
+{
+	(void)state;
+	capture_once(1, 30, 10000);
+	step_detached(13000);                /* between captures: not kept */
+	capture_once(2, 50, 20000);
+}
+
+static void test_sampled_file(void **state)
+{
+	const struct kpt_range *ranges;
+	const struct kpt_kernel *k;
+	struct kpt_kernel_cursor *cur;
+	struct kpt_file *f;
+	struct kpt_diag d;
+	char path[300];
+	size_t n, steps = 0;
+
+	(void)state;
+	kpt_core_finish();
+	snprintf(path, sizeof path, "%s/run-%u.kpt", dir, (unsigned)getpid());
+	assert_int_equal(kpt_file_open(path, &f, &d), 0);
+	assert_int_equal(kpt_file_load_strings(f, &d), 0);
+	/* the two captured steps and their pre-rolls; none of the 6 others */
+	assert_int_equal(kpt_file_ranges(f, &ranges, &n, &d), 0);
+	for (size_t i = 0; i < n; i++)
+		steps += strcmp(kpt_file_string(f, ranges[i].name), "step") == 0;
+	assert_int_equal(steps, 4);
+	assert_int_equal(kpt_kernel_cursor_create(f, &cur, &d), 0);
+	assert_int_equal(kpt_kernel_cursor_next(cur, &k, &n, &d), 1);
+	assert_int_equal(n, 2);              /* the windows' kernels, pre-rolls' dropped */
+	assert_int_equal(k[0].correlation, 40);
+	assert_int_equal(k[1].correlation, 60);
+	assert_int_not_equal(k[0].range, KPT_NONE);
+	kpt_kernel_cursor_destroy(cur);
+	assert_string_equal(kpt_file_meta_get(f, "collector.attaches"), "2");
+	assert_string_equal(kpt_file_meta_get(f, "collector.detaches"), "3");
+	assert_string_equal(kpt_file_meta_get(f, "collector.samples"), "2");
+	assert_string_equal(kpt_file_meta_get(f, "collector.requests"), "2");
+	assert_string_equal(kpt_file_meta_get(f, "collector.windows_missed"), "0");
+	assert_string_equal(kpt_file_meta_get(f, "collector.ranges_untraced_dropped"), "6");
+	assert_non_null(strstr(kpt_file_meta_get(f, "collector.window"), "on demand"));
+	assert_int_equal(strncmp(kpt_file_meta_get(f, "collector.sample_windows"), "6:", 2), 0);
+	kpt_file_close(f);
+	unlink(path);
+	unlink(status);
+	rmdir(dir);
+	kpt_control_remove(cdir);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest sampled[] = {
+		cmocka_unit_test(test_sampled_starts_then_detaches),
+		cmocka_unit_test(test_sampled_steps_while_detached_leave_nothing),
+		cmocka_unit_test(test_sampled_request_captures_the_next_step),
+		cmocka_unit_test(test_sampled_file),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_starts_through_the_ops),
 		cmocka_unit_test(test_pool_grows_when_exhausted),
@@ -363,5 +520,7 @@ int main(void)
 		cmocka_unit_test(test_finish_writes_the_file),
 	};
 
+	if (argc > 1 && strcmp(argv[1], "sampled") == 0)
+		return cmocka_run_group_tests(sampled, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
