@@ -65,13 +65,20 @@ def main():
         os.replace(a.pidfile + ".tmp", a.pidfile)
     steps = 0
     t0 = time.time()
-    while time.time() - t0 < a.seconds:
+    stop = torch.zeros(1, device=dev)
+    while True:
         torch.cuda.nvtx.range_push("step")
         step()
         torch.cuda.nvtx.range_pop()
         steps += 1
         if steps % 8 == 0:
-            torch.cuda.synchronize()
+            # the ranks stop at the same step (each rank's own clock would
+            # leave one waiting in an all-reduce the others never join)
+            stop.fill_(1.0 if time.time() - t0 >= a.seconds else 0.0)
+            if dist is not None:
+                dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+            if stop.item() > 0:
+                break
     torch.cuda.synchronize()
     print(f"sampled_steps rank {rank} steps {steps} seconds {time.time() - t0:.1f}", flush=True)
     if dist is not None:

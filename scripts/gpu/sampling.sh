@@ -57,13 +57,13 @@ mkdir -p "$RES/soak" "$RES/ondemand"
 echo "ranks $ranks gpus $ngpu $(date -u +%FT%TZ)" | tee -a "$RES/summary.txt"
 
 # 0. the whole run
-"$K" record -o "$RES/soak/whole.kpt" -- "${job[@]}" --seconds 3 >"$RES/soak/whole.out" 2>"$RES/soak/whole.err"
+timeout 120 "$K" record -o "$RES/soak/whole.kpt" -- "${job[@]}" --seconds 3 >"$RES/soak/whole.out" 2>"$RES/soak/whole.err"
 check whole-run $? "$(grep -h '^sampled_steps' "$RES/soak/whole.out" | tr '\n' ' ')"
 "$K" export "$RES/soak/whole.kpt" --format csv -o "$RES/soak/whole.csv" >/dev/null 2>&1
 
 # 1. soak
 t0=$(date +%s)
-"$K" record -o "$RES/soak/sampled.kpt" --capture-range nvtx:step --sample-every "$SOAK_EVERY" -- \
+timeout $((SOAK_S + 90)) "$K" record -o "$RES/soak/sampled.kpt" --capture-range nvtx:step --sample-every "$SOAK_EVERY" -- \
 	"${job[@]}" --seconds "$SOAK_S" >"$RES/soak/sampled.out" 2>"$RES/soak/sampled.err"
 rc=$?
 check soak-exit $rc "exit $rc after $(($(date +%s) - t0)) s; $(grep -h '^sampled_steps' "$RES/soak/sampled.out" | tr '\n' ' ')"
@@ -74,7 +74,7 @@ python3 "$WK" "$RES/soak/sampled.csv" "$RES/soak/whole.csv" >"$RES/soak/kernels.
 check soak-kernels $? "$(tail -1 "$RES/soak/kernels.txt")"
 
 # 2. on demand
-"$K" record -o "$RES/ondemand/od.kpt" --capture-range nvtx:step --on-demand -- \
+timeout $((ONDEMAND_S + 90)) "$K" record -o "$RES/ondemand/od.kpt" --capture-range nvtx:step --on-demand -- \
 	"${job[@]}" --seconds "$ONDEMAND_S" --pidfile "$RES/ondemand/pid" >"$RES/ondemand/od.out" 2>"$RES/ondemand/od.err" &
 rec=$!
 for _ in $(seq 240); do [ -s "$RES/ondemand/pid" ] && break; sleep 0.25; done
@@ -83,7 +83,7 @@ ok=0 bad=0 i=0
 t0=$(date +%s)
 while [ $i -lt "$TRIGGERS" ] && kill -0 $rec 2>/dev/null; do
 	i=$((i + 1))
-	out=$("$K" trigger "$rec" --steps 1 --wait 3 2>&1)
+	out=$("$K" trigger --steps 1 --wait 3 2>&1) # the only recording on demand (rec is timeout's pid)
 	n=$(grep -c '^pid ' <<<"$out")
 	if [ "$n" -ge "$ranks" ]; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "trigger $i: $out" >>"$RES/ondemand/trigger-fail.txt"; fi
 	sed -n "s/^pid \([0-9]*\) .*opened \([0-9.]*\) ms.*/$i \1 \2/p" <<<"$out" >>"$RES/ondemand.tsv"
