@@ -525,23 +525,25 @@ static int record_project(const struct kpt_project *p, const struct record_args 
 	return kpt_cli_record_project(p, names, nnames, o);
 }
 
-/* A program recorded on demand: the control folder made for it (every
- * process it starts finds it in KPT_CONTROL_DIR), the trigger command to
- * type said once, the folder removed at the end. Else kpt_cli_record. */
+/* A program recorded sampled or on demand: the control folder made for it
+ * (every process it starts finds it in KPT_CONTROL_DIR; `kptprof trigger`
+ * writes there), with --on-demand the trigger command to type said once,
+ * the folder removed at the end. Else kpt_cli_record. */
 static int record_on_demand(const struct record_args *a, struct kpt_record_opts *o)
 {
 	char dir[4096];
 	struct kpt_diag d;
 	int rc;
 
-	if (!a->on_demand)
+	if (!kpt_window_sampled(&a->window))
 		return kpt_cli_record(o);
 	kpt_diag_clear(&d);
-	if (kpt_control_dir_make(dir, sizeof dir, (uint32_t)getpid(), &d) < 0)
+	if (kpt_control_dir_make(dir, sizeof dir, (long)getpid(), &d) < 0)
 		return kpt_cli_fail(&d);
 	setenv(KPT_ENV_CONTROL_DIR, dir, 1);
-	fprintf(stderr, "kptprof record: on demand: 'kptprof trigger %d [--steps N]' captures the next steps\n",
-		(int)getpid());
+	if (a->on_demand)
+		fprintf(stderr, "kptprof record: on demand: kptprof trigger %d --steps %llu\n", (int)getpid(),
+			(unsigned long long)a->window.sample_steps);
 	rc = kpt_cli_record(o);
 	kpt_control_remove(dir);
 	unsetenv(KPT_ENV_CONTROL_DIR);

@@ -565,7 +565,7 @@ void kpt_core_control_poll(void)
 
 	if (!kpt_g.control_dir || atomic_load(&kpt_g.finished))
 		return;
-	if (kpt_control_poll(kpt_g.control_dir, &seq, &nsteps) == 1) {
+	if (kpt_control_poll(kpt_g.control_dir, &seq, &nsteps, NULL) == 1) {
 		pthread_mutex_lock(&kpt_g.winlock);
 		kpt_window_request(&kpt_g.win, nsteps);
 		kpt_g.requests++;
@@ -585,7 +585,7 @@ void kpt_core_control_poll(void)
 	}
 	pthread_mutex_unlock(&kpt_g.winlock);
 	if (ack_seq)
-		(void)kpt_control_ack(kpt_g.control_dir, kpt_g.pid, ack_seq, step, opened);
+		(void)kpt_control_ack(kpt_g.control_dir, (long)kpt_g.pid, ack_seq, step, opened, NULL);
 }
 
 /* A sampled run's attachments and windows: counts and times (meta), and

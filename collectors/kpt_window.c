@@ -141,17 +141,19 @@ int kpt_window_parse_sampling(const char *sample_every, const char *sample_steps
 		return kpt_diag_set(d, KPT_E_INVAL, "--sample-steps needs --sample-every or --on-demand");
 	if (!sample_every && !on_demand)
 		return 0;
-	if (spec->trigger == KPT_WINDOW_PROFILER_API || spec->steps || spec->every || spec->timed)
-		return kpt_diag_set(d, KPT_E_INVAL, "%s picks steps of an NVTX range: not with %s", opt,
-				    spec->trigger == KPT_WINDOW_PROFILER_API ? "--capture-range cudaProfilerApi" :
+	if (spec->trigger == KPT_WINDOW_PROFILER_API)
+		return kpt_diag_set(d, KPT_E_INVAL, "%s picks steps of an NVTX range: not with --capture-range "
+				    "cudaProfilerApi", opt);
+	if (spec->steps || spec->every || spec->timed)
+		return kpt_diag_set(d, KPT_E_INVAL, "%s and %s exclude each other", opt,
 				    spec->steps ? "--steps" : spec->every ? "--every" : "--delay or --duration");
 	if (sample_every && (rc = parse_seconds("--sample-every", sample_every, 1, &spec->sample_ns, d)) < 0)
 		return rc;
 	spec->sample_steps = 1;
 	if (sample_steps && (parse_u64(sample_steps, sample_steps + strlen(sample_steps), &spec->sample_steps) < 0 ||
-			     spec->sample_steps < 1 || spec->sample_steps > 1000000))
-		return kpt_diag_set(d, KPT_E_INVAL, "bad --sample-steps '%s': want a whole number of steps, 1 to 1000000",
-				    sample_steps);
+			     spec->sample_steps < 1 || spec->sample_steps > KPT_WINDOW_SAMPLE_STEPS_MAX))
+		return kpt_diag_set(d, KPT_E_INVAL, "bad --sample-steps '%s': want a whole number of steps, 1 to %d",
+				    sample_steps, KPT_WINDOW_SAMPLE_STEPS_MAX);
 	spec->on_demand = on_demand != NULL;
 	if (spec->trigger == KPT_WINDOW_ALWAYS) {
 		strcpy(spec->range, "kpt:iter");

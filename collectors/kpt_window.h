@@ -74,7 +74,8 @@
  * --duration, --sample-every, --sample-steps, --on-demand ("1"). */
 #define KPT_WINDOW_SETTINGS 8
 
-#define KPT_WINDOW_NAME_MAX 256  /* bytes of NAME and of DOMAIN, with the NUL */
+#define KPT_WINDOW_NAME_MAX 256
+#define KPT_WINDOW_SAMPLE_STEPS_MAX 1000000 /* --sample-steps, kptprof trigger --steps */  /* bytes of NAME and of DOMAIN, with the NUL */
 
 enum kpt_window_trigger {
 	KPT_WINDOW_ALWAYS = 0,       /* no trigger: time window or everything */

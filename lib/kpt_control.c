@@ -1,4 +1,4 @@
-/* kpt_control.c - the on-demand control folder (kpt_control.h). */
+/* kpt_control.c - the control folder of a recording (kpt_control.h). */
 #define _GNU_SOURCE
 #include "kpt_control.h"
 
@@ -10,218 +10,382 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define REQUEST "request"
-#define ACK "ack."
+#define ACK_PREFIX "ack."
 
-/* A folder of the caller's, private, not a symlink (lstat: the path
- * itself). */
-static int private_dir(const char *p, struct kpt_diag *d)
+uint64_t kpt_control_now_ns(void)
 {
-	struct stat st;
+	struct timespec ts;
 
-	if (lstat(p, &st) < 0)
-		return kpt_diag_set(d, KPT_E_IO, "cannot read control folder '%s': %s", p, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return kpt_diag_set(d, KPT_E_INVAL, "control folder '%s' is not a folder (a symlink or a file)", p);
-	if (st.st_uid != geteuid())
-		return kpt_diag_set(d, KPT_E_INVAL, "control folder '%s' belongs to another user", p);
-	if (st.st_mode & 077)
-		return kpt_diag_set(d, KPT_E_INVAL, "control folder '%s' is open to other users (mode %03o)", p,
-				    (unsigned)(st.st_mode & 0777));
-	return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int mkdir_private(const char *p, struct kpt_diag *d)
+/* fd of a folder that is ours and closed to others, opened without
+ * following a link; a negative kpt_err otherwise. */
+static int open_private_at(int at, const char *path, struct kpt_diag *d)
 {
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return kpt_diag_set(d, KPT_E_IO, "cannot make control folder '%s': %s", p, strerror(errno));
-	return private_dir(p, d);
+	struct stat st;
+	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return kpt_diag_set(d, errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_PERM,
+				    "cannot open control folder '%s': %s", path,
+				    errno == ENOTDIR || errno == ELOOP ? "not a folder (a link or a file)" : strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return kpt_diag_set(d, KPT_E_PERM, "control folder '%s' is not private: another owner or open to others",
+				    path);
+	}
+	return fd;
 }
 
 int kpt_control_base(char *out, size_t cap, struct kpt_diag *d)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct kpt_diag ignore;
+	const char *x = getenv("XDG_RUNTIME_DIR");
 	int n;
 
-	kpt_diag_clear(&ignore);
-	if (xdg && xdg[0] == '/' && private_dir(xdg, &ignore) == 0) {
-		n = snprintf(out, cap, "%s/kptprof", xdg);
-		if (n > 0 && (size_t)n < cap)
-			return mkdir_private(out, d);
-	}
-	n = snprintf(out, cap, "/tmp/kptprof-%u", (unsigned)geteuid());
+	if (x && x[0] == '/')
+		n = snprintf(out, cap, "%s/kptprof", x);
+	else
+		n = snprintf(out, cap, "/tmp/kptprof-%lu", (unsigned long)geteuid());
 	if (n < 0 || (size_t)n >= cap)
-		return kpt_diag_set(d, KPT_E_INVAL, "control folder path too long");
-	return mkdir_private(out, d);
-}
-
-int kpt_control_dir_check(const char *dir, struct kpt_diag *d)
-{
-	return private_dir(dir, d);
-}
-
-/* dir/name into buf; -1 when it does not fit */
-static int path_of(char *buf, size_t cap, const char *dir, const char *name)
-{
-	int n = snprintf(buf, cap, "%s/%s", dir, name);
-
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-void kpt_control_remove(const char *dir)
-{
-	DIR *dp = opendir(dir);
-	struct dirent *e;
-	char p[4096];
-
-	if (dp) {
-		while ((e = readdir(dp)))
-			if ((strcmp(e->d_name, REQUEST) == 0 || strncmp(e->d_name, ACK, strlen(ACK)) == 0 ||
-			     strncmp(e->d_name, ".tmp.", 5) == 0) &&
-			    path_of(p, sizeof p, dir, e->d_name) == 0)
-				unlink(p);
-		closedir(dp);
-	}
-	rmdir(dir);
-}
-
-int kpt_control_dir_make(char *out, size_t cap, uint32_t pid, struct kpt_diag *d)
-{
-	char base[4096];
-	int rc, n;
-
-	if ((rc = kpt_control_base(base, sizeof base, d)) < 0)
-		return rc;
-	n = snprintf(out, cap, "%s/%u", base, (unsigned)pid);
-	if (n < 0 || (size_t)n >= cap)
-		return kpt_diag_set(d, KPT_E_INVAL, "control folder path too long");
-	if ((rc = mkdir_private(out, d)) < 0)
-		return rc;
-	/* a folder left by a dead recording with this pid: its files go */
-	kpt_control_remove(out);
-	return mkdir_private(out, d);
-}
-
-/* Writes line to dir/name through a temporary file and a rename. */
-static int write_line(const char *dir, const char *name, const char *line)
-{
-	char tmp[4096], dst[4096];
-	size_t len = strlen(line);
-	int fd, ok;
-
-	if (path_of(dst, sizeof dst, dir, name) < 0 ||
-	    snprintf(tmp, sizeof tmp, "%s/.tmp.%s.%d", dir, name, (int)getpid()) >= (int)sizeof tmp)
-		return -1;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	ok = write(fd, line, len) == (ssize_t)len;
-	ok &= close(fd) == 0;
-	if (!ok || rename(tmp, dst) < 0) {
-		unlink(tmp);
-		return -1;
-	}
+		return kpt_diag_set(d, KPT_E_INVAL, "control folder path too long: '%s'", x ? x : "/tmp");
 	return 0;
 }
 
-/* Reads at most KPT_CONTROL_LINE_MAX - 1 bytes of dir/name into buf (a
- * regular file, not followed through a symlink, never blocking). 0, -2
- * when there is no such file, -1 otherwise. */
-static int read_line(const char *dir, const char *name, char *buf)
+/* Reads a small regular file name in folder fd into buf (cap, NUL ended). */
+static int read_small(int dfd, const char *name, char *buf, size_t cap)
 {
-	char p[4096];
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-	if (path_of(p, sizeof p, dir, name) < 0)
-		return -1;
-	fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? -2 : -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= KPT_CONTROL_LINE_MAX) {
+		return errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_IO;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= (off_t)cap) {
 		close(fd);
-		return -1;
+		return KPT_E_FORMAT;
 	}
-	n = read(fd, buf, KPT_CONTROL_LINE_MAX - 1);
+	n = read(fd, buf, cap - 1);
 	close(fd);
-	if (n <= 0)
-		return -1;
+	if (n < 0)
+		return KPT_E_IO;
 	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Writes text to name in folder fd whole: a temporary file renamed. */
+static int write_whole(int dfd, const char *name, const char *text, struct kpt_diag *d)
+{
+	char tmp[128];
+	size_t len = strlen(text);
+	int fd, ok;
+
+	snprintf(tmp, sizeof tmp, ".%s.tmp.%ld", name, (long)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return kpt_diag_set(d, KPT_E_IO, "cannot write control file '%s': %s", name, strerror(errno));
+	ok = write(fd, text, len) == (ssize_t)len;
+	ok = close(fd) == 0 && ok;
+	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
+		int e = errno;
+
+		unlinkat(dfd, tmp, 0);
+		return kpt_diag_set(d, KPT_E_IO, "cannot write control file '%s': %s", name, strerror(e));
+	}
 	return 0;
 }
 
-int kpt_control_poll(const char *dir, uint64_t *last_seq, uint64_t *nsteps)
+/* "magic 1\nk1 v1\nk2 v2\n..." into vals (keys in order); 0 or KPT_E_FORMAT. */
+static int parse_record(const char *text, const char *magic, const char *const *keys, uint64_t *vals, int n)
 {
-	char line[KPT_CONTROL_LINE_MAX], end;
-	uint64_t seq, n;
+	const char *p = text;
+	size_t ml = strlen(magic);
 
-	int rc = read_line(dir, REQUEST, line);
+	if (strncmp(p, magic, ml) != 0 || strncmp(p + ml, " 1\n", 3) != 0)
+		return KPT_E_FORMAT;
+	p += ml + 3;
+	for (int i = 0; i < n; i++) {
+		size_t kl = strlen(keys[i]);
+		char *e;
+
+		if (strncmp(p, keys[i], kl) != 0 || p[kl] != ' ' || p[kl + 1] < '0' || p[kl + 1] > '9')
+			return KPT_E_FORMAT;
+		errno = 0;
+		vals[i] = strtoull(p + kl + 1, &e, 10);
+		if (errno || *e != '\n')
+			return KPT_E_FORMAT;
+		p = e + 1;
+	}
+	return *p ? KPT_E_FORMAT : 0;
+}
+
+static const char *const request_keys[] = { "seq", "steps", "time" };
+static const char *const ack_keys[] = { "seq", "first_step", "time" };
+
+static int read_request(int dfd, uint64_t v[3])
+{
+	char buf[KPT_CONTROL_FILE_MAX];
+	int rc = read_small(dfd, REQUEST, buf, sizeof buf);
 
 	if (rc < 0)
-		return rc == -2 ? 0 : -1;
-	if (sscanf(line, "kptprof-request %" SCNu64 " %" SCNu64 "%c", &seq, &n, &end) != 3 || end != '\n' || !seq ||
-	    !n || n > 1000000)
-		return -1;
-	if (seq <= *last_seq)
-		return 0;
-	*last_seq = seq;
-	*nsteps = n;
-	return 1;
+		return rc;
+	return parse_record(buf, "kptprof-request", request_keys, v, 3) < 0 ? KPT_E_FORMAT : 1;
+}
+
+/* Removes this protocol's files in folder fd. */
+static void remove_files(int dfd)
+{
+	int fd2 = dup(dfd);
+	DIR *dir = fd2 >= 0 ? fdopendir(fd2) : NULL;
+	struct dirent *e;
+
+	if (!dir) {
+		if (fd2 >= 0)
+			close(fd2);
+		return;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		const char *n = e->d_name;
+
+		if (strcmp(n, REQUEST) == 0 || strncmp(n, ACK_PREFIX, strlen(ACK_PREFIX)) == 0 ||
+		    (n[0] == '.' && strstr(n, ".tmp.") != NULL))
+			unlinkat(dfd, n, 0);
+	}
+	closedir(dir);
+}
+
+int kpt_control_dir_make(char *out, size_t cap, long record_pid, struct kpt_diag *d)
+{
+	char base[512], name[32];
+	int bfd, fd, n;
+
+	if (kpt_control_base(base, sizeof base, d) < 0)
+		return KPT_E_INVAL;
+	if (mkdir(base, 0700) < 0 && errno != EEXIST)
+		return kpt_diag_set(d, KPT_E_IO, "cannot make control folder '%s': %s", base, strerror(errno));
+	if ((bfd = open_private_at(AT_FDCWD, base, d)) < 0)
+		return bfd == KPT_E_NOTFOUND ? KPT_E_IO : bfd;
+	snprintf(name, sizeof name, "%ld", record_pid);
+	if (mkdirat(bfd, name, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+
+		close(bfd);
+		return kpt_diag_set(d, KPT_E_IO, "cannot make control folder '%s/%s': %s", base, name, strerror(e));
+	}
+	fd = open_private_at(bfd, name, d);
+	close(bfd);
+	if (fd < 0)
+		return fd == KPT_E_NOTFOUND ? KPT_E_IO : fd;
+	remove_files(fd);
+	close(fd);
+	n = snprintf(out, cap, "%s/%s", base, name);
+	if (n < 0 || (size_t)n >= cap)
+		return kpt_diag_set(d, KPT_E_INVAL, "control folder path too long: '%s'", base);
+	return 0;
 }
 
 int kpt_control_request(const char *dir, uint64_t nsteps, uint64_t *seq, struct kpt_diag *d)
 {
-	char line[KPT_CONTROL_LINE_MAX];
-	uint64_t last = 0, n;
-	int rc;
+	uint64_t v[3] = { 0, 0, 0 };
+	char text[KPT_CONTROL_FILE_MAX];
+	int fd = open_private_at(AT_FDCWD, dir, d), rc;
 
-	if ((rc = private_dir(dir, d)) < 0)
+	if (fd < 0)
+		return fd;
+	if (read_request(fd, v) < 0)
+		v[0] = 0;               /* none or bad: start again */
+	v[0]++;
+	snprintf(text, sizeof text, "kptprof-request 1\nseq %" PRIu64 "\nsteps %" PRIu64 "\ntime %" PRIu64 "\n", v[0],
+		 nsteps, kpt_control_now_ns());
+	rc = write_whole(fd, REQUEST, text, d);
+	close(fd);
+	if (rc == 0 && seq)
+		*seq = v[0];
+	return rc;
+}
+
+int kpt_control_poll(const char *dir, uint64_t *last_seq, uint64_t *nsteps, uint64_t *time_ns)
+{
+	uint64_t v[3];
+	int fd = open_private_at(AT_FDCWD, dir, NULL), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = read_request(fd, v);
+	close(fd);
+	if (rc == KPT_E_NOTFOUND)
+		return 0;
+	if (rc < 0)
 		return rc;
-	if (kpt_control_poll(dir, &last, &n) < 0)
-		last = 0; /* an unreadable old request is replaced */
-	*seq = last + 1;
-	snprintf(line, sizeof line, "kptprof-request %" PRIu64 " %" PRIu64 "\n", *seq, nsteps);
-	if (write_line(dir, REQUEST, line) < 0)
-		return kpt_diag_set(d, KPT_E_IO, "cannot write the request in '%s': %s", dir, strerror(errno));
+	if (v[0] <= *last_seq)
+		return 0;
+	*last_seq = v[0];
+	*nsteps = v[1];
+	if (time_ns)
+		*time_ns = v[2];
+	return 1;
+}
+
+int kpt_control_ack(const char *dir, long pid, uint64_t seq, uint64_t first_step, uint64_t time_ns,
+		    struct kpt_diag *d)
+{
+	char name[40], text[KPT_CONTROL_FILE_MAX];
+	int fd = open_private_at(AT_FDCWD, dir, d), rc;
+
+	if (fd < 0)
+		return fd;
+	snprintf(name, sizeof name, ACK_PREFIX "%ld", pid);
+	snprintf(text, sizeof text, "kptprof-ack 1\nseq %" PRIu64 "\nfirst_step %" PRIu64 "\ntime %" PRIu64 "\n", seq,
+		 first_step, time_ns);
+	rc = write_whole(fd, name, text, d);
+	close(fd);
+	return rc;
+}
+
+/* The folder as a stream, private as open_private_at checks; NULL with *rc. */
+static DIR *open_private_dir(const char *path, int *rc, struct kpt_diag *d)
+{
+	int fd = open_private_at(AT_FDCWD, path, d);
+	DIR *dp;
+
+	if ((*rc = fd) < 0)
+		return NULL;
+	if (!(dp = fdopendir(fd))) {
+		close(fd);
+		*rc = kpt_diag_set(d, KPT_E_IO, "cannot read control folder '%s': %s", path, strerror(errno));
+	}
+	return dp;
+}
+
+static int ack_cmp(const void *a, const void *b)
+{
+	long x = ((const struct kpt_control_ack *)a)->pid, y = ((const struct kpt_control_ack *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+int kpt_control_acks(const char *dir, uint64_t seq, struct kpt_control_ack *out, size_t cap, struct kpt_diag *d)
+{
+	int count = 0, rc;
+	DIR *dp = open_private_dir(dir, &rc, d);
+	struct dirent *e;
+
+	if (!dp)
+		return rc;
+	while ((e = readdir(dp)) != NULL) {
+		char buf[KPT_CONTROL_FILE_MAX], *end;
+		uint64_t v[3];
+		long pid;
+
+		if (strncmp(e->d_name, ACK_PREFIX, strlen(ACK_PREFIX)) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + strlen(ACK_PREFIX), &end, 10);
+		if (errno || *end || pid <= 0 || read_small(dirfd(dp), e->d_name, buf, sizeof buf) < 0 ||
+		    parse_record(buf, "kptprof-ack", ack_keys, v, 3) < 0 || v[0] != seq)
+			continue;
+		if ((size_t)count < cap)
+			out[count] = (struct kpt_control_ack){ .pid = pid, .seq = v[0], .first_step = v[1], .time_ns = v[2] };
+		count++;
+	}
+	closedir(dp);
+	qsort(out, (size_t)count < cap ? (size_t)count : cap, sizeof *out, ack_cmp);
+	return count;
+}
+
+int kpt_control_remove(const char *dir)
+{
+	int fd = open_private_at(AT_FDCWD, dir, NULL);
+
+	if (fd < 0)
+		return fd == KPT_E_NOTFOUND ? 0 : KPT_E_IO;
+	remove_files(fd);
+	close(fd);
+	return rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY ? KPT_E_IO : 0;
+}
+
+int kpt_control_dir_of(long pid, char *out, size_t cap, struct kpt_diag *d)
+{
+	static const char key[] = KPT_ENV_CONTROL_DIR "=";
+	char path[64], *buf;
+	struct stat st;
+	size_t n = 0, bufcap = 1 << 20;
+	ssize_t k;
+	int fd, rc = KPT_E_NOTFOUND;
+
+	snprintf(path, sizeof path, "/proc/%ld", pid);
+	if (pid <= 0 || stat(path, &st) < 0)
+		return kpt_diag_set(d, KPT_E_NOTFOUND, "no process '%ld'", pid);
+	if (st.st_uid != geteuid())
+		return kpt_diag_set(d, KPT_E_PERM, "process '%ld' is another user's", pid);
+	snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return kpt_diag_set(d, errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_PERM,
+				    "cannot read the environment of process '%ld': %s", pid, strerror(errno));
+	if (!(buf = malloc(bufcap))) {
+		close(fd);
+		return kpt_diag_set(d, KPT_E_NOMEM, "out of memory");
+	}
+	while (n < bufcap - 1 && (k = read(fd, buf + n, bufcap - 1 - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	buf[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (strncmp(buf + i, key, sizeof key - 1) == 0) {
+			const char *v = buf + i + sizeof key - 1;
+
+			rc = snprintf(out, cap, "%s", v) >= (int)cap || !v[0] ? KPT_E_INVAL : 0;
+			break;
+		}
+	}
+	free(buf);
+	if (rc == KPT_E_NOTFOUND)
+		return kpt_diag_set(d, rc, "process '%ld' is not under kptprof record --on-demand", pid);
+	if (rc < 0)
+		return kpt_diag_set(d, rc, "bad %s in process '%ld'", KPT_ENV_CONTROL_DIR, pid);
 	return 0;
 }
 
-int kpt_control_ack(const char *dir, uint32_t pid, uint64_t seq, uint64_t first_step, uint64_t opened_ns)
+static int long_cmp(const void *a, const void *b)
 {
-	char line[KPT_CONTROL_LINE_MAX], name[32];
+	long x = *(const long *)a, y = *(const long *)b;
 
-	snprintf(name, sizeof name, ACK "%u", (unsigned)pid);
-	snprintf(line, sizeof line, "kptprof-ack %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", (unsigned)pid, seq,
-		 first_step, opened_ns);
-	return write_line(dir, name, line);
+	return (x > y) - (x < y);
 }
 
-int kpt_control_acks(const char *dir, uint64_t seq, struct kpt_control_ack *out, size_t cap, size_t *n,
-		     struct kpt_diag *d)
+int kpt_control_list(long *pids, size_t cap, struct kpt_diag *d)
 {
+	char base[512], proc[64];
+	int count = 0, rc;
 	DIR *dp;
 	struct dirent *e;
 
-	*n = 0;
-	if (!(dp = opendir(dir)))
-		return kpt_diag_set(d, KPT_E_IO, "cannot read control folder '%s': %s", dir, strerror(errno));
-	while ((e = readdir(dp)) && *n < cap) {
-		char line[KPT_CONTROL_LINE_MAX], end;
-		struct kpt_control_ack a;
-		unsigned pid;
+	if (kpt_control_base(base, sizeof base, d) < 0)
+		return KPT_E_INVAL;
+	if (!(dp = open_private_dir(base, &rc, d)))
+		return rc == KPT_E_NOTFOUND ? 0 : rc;
+	while ((e = readdir(dp)) != NULL) {
+		char *end;
+		long pid;
+		struct stat st;
 
-		if (strncmp(e->d_name, ACK, strlen(ACK)) != 0 || read_line(dir, e->d_name, line) < 0)
+		errno = 0;
+		pid = strtol(e->d_name, &end, 10);
+		if (errno || *end || pid <= 0 || e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
-		if (sscanf(line, "kptprof-ack %u %" SCNu64 " %" SCNu64 " %" SCNu64 "%c", &pid, &a.seq, &a.first_step,
-			   &a.opened_ns, &end) != 5 || end != '\n' || a.seq != seq)
-			continue;
-		a.pid = pid;
-		out[(*n)++] = a;
+		snprintf(proc, sizeof proc, "/proc/%ld", pid);
+		if (stat(proc, &st) < 0 || st.st_uid != geteuid())
+			continue;           /* stale: that recording is gone */
+		if ((size_t)count < cap)
+			pids[count] = pid;
+		count++;
 	}
 	closedir(dp);
-	return 0;
+	qsort(pids, (size_t)count < cap ? (size_t)count : cap, sizeof *pids, long_cmp);
+	return count;
 }

@@ -1,18 +1,21 @@
-/* kpt_control.h - how `kptprof trigger` asks the processes of a running
- * `kptprof record --on-demand` to capture (issue 37). No CUDA.
+/* kpt_control.h - the control folder of a recording: how `kptprof trigger`
+ * asks the processes of a `kptprof record --on-demand` (every rank of a
+ * torchrun inherits the environment) to capture, and how they answer.
  *
- * `record` makes a private folder per recording (kpt_control_dir_make:
- * BASE/<record's pid>, BASE = $XDG_RUNTIME_DIR/kptprof when that is the
- * caller's own private folder, else /tmp/kptprof-<uid>; each level a
- * folder of the caller's, mode 0700, no symlink) and hands it to every
- * process it starts in KPT_CONTROL_DIR (every rank of a torchrun inherits
- * it). The trigger writes a request there (a sequence number and a step
- * count; temporary file and rename: a reader sees a whole one or none);
- * each collector polls it (its sampler thread, every 100 ms: one small
- * read) and, once the capture it armed has opened, writes its own
- * acknowledgement (pid, sequence, first step, when it opened), which the
- * trigger reads back. Files are small text lines; a reader takes at most
- * KPT_CONTROL_LINE_MAX bytes and refuses anything that does not parse.
+ * `kptprof record` makes a private folder (mode 0700, owned by the user)
+ * $XDG_RUNTIME_DIR/kptprof/<record pid>, else /tmp/kptprof-<uid>/<record
+ * pid>, and names it in KPT_CONTROL_DIR. In it:
+ * - "request": the last request, written whole (a temporary file renamed
+ *   over it): "kptprof-request 1\nseq S\nsteps N\ntime T\n", S increasing
+ *   from 1, T the request's CLOCK_REALTIME in ns.
+ * - "ack.<pid>": one per traced process, its answer to the last request it
+ *   took: "kptprof-ack 1\nseq S\nfirst_step F\ntime T\n", T CLOCK_REALTIME
+ *   ns when its capture began.
+ * Every function opens the folder without following a symbolic link and
+ * refuses one not owned by the user or open to others, and files in it
+ * that are links, not regular or longer than KPT_CONTROL_FILE_MAX bytes.
+ * Two triggers at the same instant may write the same sequence number:
+ * the processes then take one of them. Linux (procfs) only.
  */
 #ifndef KPT_CONTROL_H
 #define KPT_CONTROL_H
@@ -23,43 +26,60 @@
 #include "kpt_err.h"
 
 #define KPT_ENV_CONTROL_DIR "KPT_CONTROL_DIR"
-#define KPT_CONTROL_LINE_MAX 128
+#define KPT_CONTROL_FILE_MAX 256      /* bytes of a request or an ack */
 
-/* The folder base (created, checked) into out; 0 or a negative kpt_err
- * with d naming the problem (not the caller's, a symlink, open to others). */
+/* Makes the folder of recording record_pid (and its parent when missing)
+ * and writes its path to out (cap bytes). A folder left by an earlier
+ * process of the same pid is reused, its files removed. Returns 0, or
+ * KPT_E_IO / KPT_E_PERM (a link, another owner, a file in the way, a
+ * folder open to others) with d naming the path. */
+int kpt_control_dir_make(char *out, size_t cap, long record_pid, struct kpt_diag *d);
+
+/* Where the folders of this user's recordings are (out: cap bytes);
+ * KPT_E_INVAL when it does not fit. */
 int kpt_control_base(char *out, size_t cap, struct kpt_diag *d);
 
-/* Makes BASE/<pid> (a stale one of a dead recording with the same pid is
- * emptied) into out. */
-int kpt_control_dir_make(char *out, size_t cap, uint32_t pid, struct kpt_diag *d);
-
-/* Whether dir is a control folder the caller may use: a folder of the
- * caller's, mode 0700, not a symlink. 0 or KPT_E_INVAL with d saying why. */
-int kpt_control_dir_check(const char *dir, struct kpt_diag *d);
-
-/* Writes a request for nsteps steps; *seq receives its sequence number
- * (one more than the last request's). */
+/* Writes a request for a capture of nsteps steps; *seq (may be NULL) its
+ * sequence number. Returns 0 or a negative kpt_err. */
 int kpt_control_request(const char *dir, uint64_t nsteps, uint64_t *seq, struct kpt_diag *d);
 
-/* A request newer than *last_seq: 1 with *last_seq and *nsteps set, 0
- * none, -1 unreadable or malformed. Never blocks, never prints. */
-int kpt_control_poll(const char *dir, uint64_t *last_seq, uint64_t *nsteps);
+/* Cheap and never blocks (a sampler thread calls it every ~100 ms): 1 when
+ * the request in dir is newer than *last_seq (then *last_seq, *nsteps and
+ * *time_ns (may be NULL) are set), 0 when there is none or no newer one,
+ * a negative kpt_err when the folder or the request is bad. */
+int kpt_control_poll(const char *dir, uint64_t *last_seq, uint64_t *nsteps, uint64_t *time_ns);
 
-/* This process's acknowledgement of request seq: its capture opened at
- * step first_step, at opened_ns (CLOCK_REALTIME). 0 or -1. */
-int kpt_control_ack(const char *dir, uint32_t pid, uint64_t seq, uint64_t first_step, uint64_t opened_ns);
+/* Process pid answers request seq: its capture began at step first_step,
+ * at time_ns (CLOCK_REALTIME). */
+int kpt_control_ack(const char *dir, long pid, uint64_t seq, uint64_t first_step, uint64_t time_ns,
+		    struct kpt_diag *d);
 
 struct kpt_control_ack {
-	uint32_t pid;
-	uint64_t seq, first_step, opened_ns;
+	long pid;
+	uint64_t seq, first_step, time_ns;
 };
 
-/* The acknowledgements of request seq in dir, at most cap into out; *n
- * how many. 0 or a negative kpt_err. */
-int kpt_control_acks(const char *dir, uint64_t seq, struct kpt_control_ack *out, size_t cap, size_t *n,
+/* The acknowledgements of request seq in dir, up to cap of them into out,
+ * ordered by pid; returns their count (all of them, may exceed cap) or a
+ * negative kpt_err. Bad ack files are skipped. */
+int kpt_control_acks(const char *dir, uint64_t seq, struct kpt_control_ack *out, size_t cap,
 		     struct kpt_diag *d);
 
-/* Removes the files this protocol makes in dir and dir itself. */
-void kpt_control_remove(const char *dir);
+/* Removes the request, the acks, temporary files of this protocol and the
+ * folder (left when something else is in it). Returns 0 or KPT_E_IO. */
+int kpt_control_remove(const char *dir);
+
+/* The control folder named in the environment of process pid (out: cap
+ * bytes). Only the caller's own processes: KPT_E_PERM for another user's,
+ * KPT_E_NOTFOUND for none of that pid or no KPT_CONTROL_DIR in it. */
+int kpt_control_dir_of(long pid, char *out, size_t cap, struct kpt_diag *d);
+
+/* The recordings with a live control folder in kpt_control_base: their
+ * pids into pids (cap), ascending; returns their count or a negative
+ * kpt_err (0 when the base folder does not exist). */
+int kpt_control_list(long *pids, size_t cap, struct kpt_diag *d);
+
+/* CLOCK_REALTIME in ns. */
+uint64_t kpt_control_now_ns(void);
 
 #endif

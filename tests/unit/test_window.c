@@ -423,6 +423,128 @@ static void test_done_after_the_last_window_only(void **state)
 	assert_false(kpt_window_done(&w));
 }
 
+/* ---- sampled captures (--sample-every, --sample-steps, --on-demand) ---- */
+
+static int sample_spec(const char *capture, const char *steps, const char *every, const char *delay,
+		       const char *se, const char *ss, const char *od, struct kpt_window_spec *s, struct kpt_diag *d)
+{
+	kpt_diag_clear(d);
+	assert_int_equal(kpt_window_parse(capture, steps, every, delay, NULL, s, d), 0);
+	return kpt_window_parse_sampling(se, ss, od, s, d);
+}
+
+static void sampling_refused(const char *capture, const char *steps, const char *every, const char *delay,
+			     const char *se, const char *ss, const char *od, const char *msg_part)
+{
+	struct kpt_window_spec s;
+	struct kpt_diag d;
+
+	assert_int_equal(sample_spec(capture, steps, every, delay, se, ss, od, &s, &d), KPT_E_INVAL);
+	assert_non_null(strstr(d.msg, msg_part));
+}
+
+static void test_sampling_parse_and_errors(void **state)
+{
+	struct kpt_window_spec s;
+	struct kpt_diag d;
+	char buf[200];
+
+	(void)state;
+	assert_int_equal(sample_spec(NULL, NULL, NULL, NULL, NULL, NULL, "0", &s, &d), 0);
+	assert_false(kpt_window_sampled(&s));
+	assert_int_equal(sample_spec("nvtx:step", NULL, NULL, NULL, "10", NULL, "1", &s, &d), 0);
+	assert_true(kpt_window_sampled(&s));
+	assert_true(kpt_window_is_set(&s));
+	assert_int_equal(s.sample_ns, 10000000000ull);
+	assert_int_equal(s.sample_steps, 1);
+	assert_true(s.on_demand);
+	assert_true(s.preroll);
+	kpt_window_describe(&s, buf, sizeof buf);
+	assert_string_equal(buf, "one step every 10.000 s and on demand of range 'step'");
+	assert_int_equal(sample_spec(NULL, NULL, NULL, NULL, NULL, "2", "1", &s, &d), 0);
+	assert_string_equal(s.range, "kpt:iter");
+	kpt_window_describe(&s, buf, sizeof buf);
+	assert_string_equal(buf, "2 steps on demand of range 'kpt:iter'");
+	sampling_refused("cudaProfilerApi", NULL, NULL, NULL, "1", NULL, NULL, "cudaProfilerApi");
+	sampling_refused(NULL, "1-2", NULL, NULL, "1", NULL, NULL, "--steps");
+	sampling_refused(NULL, NULL, "4", NULL, NULL, NULL, "1", "--every");
+	sampling_refused(NULL, NULL, NULL, "2", "1", NULL, NULL, "--delay");
+	sampling_refused(NULL, NULL, NULL, NULL, "0", NULL, NULL, "more than 0");
+	sampling_refused(NULL, NULL, NULL, NULL, "1e3", NULL, NULL, "bad --sample-every");
+	sampling_refused(NULL, NULL, NULL, NULL, "1", "0", NULL, "bad --sample-steps");
+	sampling_refused(NULL, NULL, NULL, NULL, "1", "1000001", NULL, "bad --sample-steps");
+	sampling_refused(NULL, NULL, NULL, NULL, NULL, "2", NULL, "needs --sample-every or --on-demand");
+}
+
+#define SEC 1000000000ull
+
+/* Opens and closes step range r at time t; returns whether it was on. */
+static int step_at(struct kpt_window *w, const char *r, uint64_t t)
+{
+	int on = kpt_window_range_open_at(w, r, NULL, t);
+
+	kpt_window_range_close(w, r, NULL);
+	return on;
+}
+
+static void test_sampled_picks_by_time_with_preroll(void **state)
+{
+	struct kpt_window_spec s;
+	struct kpt_diag d;
+	struct kpt_window w;
+
+	(void)state;
+	assert_int_equal(sample_spec("nvtx:step", NULL, NULL, NULL, "10", "2", NULL, &s, &d), 0);
+	assert_int_equal(kpt_window_init(&w, &s), 0);
+	assert_false(step_at(&w, "step", 0));              /* step 0 */
+	assert_false(step_at(&w, "step", 9 * SEC));        /* 1: not due */
+	assert_true(kpt_window_idle(&w));
+	/* step 2 at 10 s: due, it is the pre-roll of steps 3-4 */
+	assert_int_equal(kpt_window_range_open_at(&w, "step", NULL, 10 * SEC), 0);
+	assert_true(w.preroll);
+	assert_false(kpt_window_idle(&w));
+	kpt_window_range_open_at(&w, "other", NULL, 10 * SEC); /* another name counts nothing */
+	kpt_window_range_close(&w, "other", NULL);
+	kpt_window_range_close(&w, "step", NULL);
+	assert_true(kpt_window_tracing(&w));               /* the gap before the capture */
+	assert_true(step_at(&w, "step", 11 * SEC));        /* 3 */
+	assert_false(kpt_window_idle(&w));                 /* 4 to come: traced between */
+	assert_true(step_at(&w, "step", 12 * SEC));        /* 4 */
+	assert_true(kpt_window_idle(&w));
+	assert_false(kpt_window_done(&w));
+	assert_false(step_at(&w, "step", 19 * SEC));       /* 5: the next is due at 20 s */
+	assert_false(step_at(&w, "step", 20 * SEC));       /* 6: pre-roll */
+	assert_true(step_at(&w, "step", 20 * SEC + 1));    /* 7 */
+	assert_int_equal(w.captures, 2);
+	assert_int_equal(w.windows, 3);                    /* each step of a capture opens one */
+	assert_int_equal(w.prerolls, 4);                   /* the step before and the gap between the two */
+}
+
+static void test_requests_arm_the_next_opening(void **state)
+{
+	struct kpt_window_spec s;
+	struct kpt_diag d;
+	struct kpt_window w;
+
+	(void)state;
+	assert_int_equal(sample_spec("nvtx:step", NULL, NULL, NULL, NULL, NULL, "1", &s, &d), 0);
+	s.preroll = 0;                                      /* as KPT_PREROLL=0 */
+	assert_int_equal(kpt_window_init(&w, &s), 0);
+	assert_false(step_at(&w, "step", 5 * SEC));        /* never by the clock */
+	assert_false(step_at(&w, "step", 500 * SEC));
+	kpt_window_request(&w, 2);
+	kpt_window_request(&w, 1);                          /* merged: the larger count stays */
+	assert_true(kpt_window_idle(&w));                   /* armed only at the opening */
+	assert_true(step_at(&w, "step", 501 * SEC));       /* no pre-roll: this step */
+	kpt_window_request(&w, 1);                          /* while running: waits */
+	assert_true(step_at(&w, "step", 502 * SEC));
+	assert_true(step_at(&w, "step", 503 * SEC));       /* the waiting request */
+	assert_false(step_at(&w, "step", 504 * SEC));
+	assert_int_equal(w.requests, 3);
+	assert_int_equal(w.captures, 2);
+	assert_int_equal(w.windows, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +564,9 @@ int main(void)
 		cmocka_unit_test(test_no_preroll_without_steps_or_outside_the_time),
 		cmocka_unit_test(test_preroll_log_classifies_records),
 		cmocka_unit_test(test_done_after_the_last_window_only),
+		cmocka_unit_test(test_sampling_parse_and_errors),
+		cmocka_unit_test(test_sampled_picks_by_time_with_preroll),
+		cmocka_unit_test(test_requests_arm_the_next_opening),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
