@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "kpt_cli.h"
+#include "kpt_units.h"
 #include "kpt_export.h"
 #include "kpt_counters_compare.h"
 #include "kpt_demangle.h"
@@ -148,18 +149,19 @@ static void text_window_before(const struct report *r, FILE *out)
  * each window; what attaching and detaching took, summed over processes. */
 static void text_sampled(const struct report *r, FILE *out)
 {
-	const char *k[] = { "collector.attaches", "collector.attach_us", "collector.detaches", "collector.detach_us",
-			    "collector.windows_missed", "collector.requests", "collector.ranges_untraced_dropped" };
-	const char *v[7];
+	int ok;
+	unsigned long long na = meta_count(r, "collector.attaches", &ok);
+	unsigned long long ta = meta_count(r, "collector.attach_us", &ok);
+	unsigned long long nd = meta_count(r, "collector.detaches", &ok);
+	unsigned long long td = meta_count(r, "collector.detach_us", &ok);
+	char b[2][32];
 
-	for (size_t i = 0; i < 7; i++) {
-		v[i] = kpt_file_meta_get(r->f, k[i]);
-		v[i] = v[i] && v[i][0] ? term_safe(r, v[i]) : "0";
-	}
-	fprintf(out, "          CUPTI attached only around each window: attached %s times (%s us), "
-		"detached %s times (%s us)\n", v[0], v[1], v[2], v[3]);
-	fprintf(out, "          windows missed %s, on-demand requests %s, untraced ranges not kept %s\n",
-		v[4], v[5], v[6]);
+	fprintf(out, "          CUPTI only around windows: attached %llu x %s, detached %llu x %s\n", na,
+		kpt_fmt_duration(na ? (double)ta * 1e3 / (double)na : 0, b[0], sizeof b[0]), nd,
+		kpt_fmt_duration(nd ? (double)td * 1e3 / (double)nd : 0, b[1], sizeof b[1]));
+	fprintf(out, "          windows missed %llu, requests %llu, untraced ranges not kept %llu\n",
+		meta_count(r, "collector.windows_missed", &ok), meta_count(r, "collector.requests", &ok),
+		meta_count(r, "collector.ranges_untraced_dropped", &ok));
 }
 
 static void text_header(const struct report *r, FILE *out)
