@@ -294,7 +294,8 @@ int kpt_control_acks(const char *dir, uint64_t seq, struct kpt_control_ack *out,
 		count++;
 	}
 	closedir(dp);
-	qsort(out, (size_t)count < cap ? (size_t)count : cap, sizeof *out, ack_cmp);
+	if (out && cap && count > 1) /* qsort's base must not be NULL, even for 0 elements */
+		qsort(out, (size_t)count < cap ? (size_t)count : cap, sizeof *out, ack_cmp);
 	return count;
 }
 
