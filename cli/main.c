@@ -11,6 +11,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	  .usage = "kptprof record [-o FILE] [--runs M] [--iterations N] [--warmup W] [--counters[=SET]] [--cold]\n"
 	  "               [--api] [--kinds LIST] [--capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]]\n"
 	  "               [--steps A-B | --every K] [--delay S] [--duration S]\n"
+	  "               [--sample-every S] [--sample-steps N] [--on-demand]\n"
 	  "               (--suite NAME | --workload NAME... | -- CMD [ARGS...])\n"
 	  "       kptprof record [-o FILE] [--runs M] [--project FILE] [--workload NAME...]",
 	  .opts = kpt_record_opts, .help_tail = kpt_record_help_tail },
@@ -52,7 +53,7 @@ const struct kpt_cmd kpt_cmds[] = {
 	{ .name = "workloads", .fn = cmd_workloads, .summary = "list the built-in workloads and suites",
 	  .usage = "kptprof workloads [--suite NAME] [--json]", .opts = kpt_workloads_opts },
 	{ .name = "trigger", .fn = cmd_trigger, .summary = "capture the next steps of a program recorded on demand",
-	  .usage = "kptprof trigger [PID] [--steps N] [--wait S]\nkptprof trigger --list", .opts = kpt_trigger_opts },
+	  .usage = "kptprof trigger [PID] [--steps N] [--wait S]\n       kptprof trigger --list", .opts = kpt_trigger_opts },
 	{ .name = "devices", .fn = cmd_devices, .summary = "list the GPUs this machine has",
 	  .usage = "kptprof devices [--json]", .opts = kpt_devices_opts },
 	{ .name = "version", .fn = cmd_version, .summary = "print the version of kptprof and of its file format",
