@@ -135,7 +135,7 @@ const struct kpt_opt kpt_record_opts[] = {
 	WIN_OPT("duration", "S", 4, "record for S seconds from --delay, S > 0 (default: to the end)"),
 	WIN_OPT("sample-every", "S", 5,
 		"record one step every S seconds of a long run; CUPTI is attached only around it (about 17 ms of "
-		"attach and detach per capture on an H200) (default: all)"),
+		"attach and detach per capture on an H200) (default: off, every step recorded)"),
 	WIN_OPT("sample-steps", "N", 6, "steps per sample or per trigger (default 1)"),
 	KPT_OPT_FLAG(0, "on-demand", struct record_args, on_demand,
 		     "record nothing until 'kptprof trigger PID' asks for steps; CUPTI detached until then (default: off)"),

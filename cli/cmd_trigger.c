@@ -31,7 +31,7 @@ const struct kpt_opt kpt_trigger_opts[] = {
 	KPT_OPT_U64(0, "steps", "N", struct trigger_args, steps, 1, KPT_WINDOW_SAMPLE_STEPS_MAX,
 		    "steps to capture in each process, from its next step (default: the recording's --sample-steps)"),
 	KPT_OPT_STRING(0, "wait", "S", struct trigger_args, wait,
-		       "seconds to wait for the processes to begin their capture (default 5)"),
+		       "seconds to wait for the processes to begin their capture; 0: send the request, do not wait (default 5)"),
 	KPT_OPT_FLAG(0, "list", struct trigger_args, list,
 		     "list this user's running on-demand recordings: pid, command, since"),
 	KPT_OPT_END,
