@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -133,14 +132,6 @@ static int sampled_attach(void)
 	return 0;
 }
 
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A sampled run's window rows: one per window, from its opening to its
  * closing (the pre-roll not counted). Under winlock. */
 static void sample_row(int on)
@@ -150,7 +141,7 @@ static void sample_row(int on)
 			kpt_g.samples[kpt_g.nsamples] = (struct kpt_sample_row){
 				.step = kpt_g.win.steps_seen ? kpt_g.win.steps_seen - 1 : 0,
 				.open_ns = kpt_core_now(),
-				.open_wall_ns = wall_ns(),
+				.open_wall_ns = kpt_control_now_ns(), /* the trigger's clock */
 			};
 			kpt_g.nsamples++;
 			kpt_g.sample_open = 1;
