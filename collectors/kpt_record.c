@@ -300,6 +300,10 @@ int kpt_record_run_once(const struct launch *l, char **argv, long run, int *kill
 			setenv(kv, eq + 1, 1);
 		}
 		setenv(KPT_ENV_STATUS, st, 1);
+		if (l->calibrate_out && l->prefix == 'r')
+			setenv(KPT_ENV_CALIBRATE_OUT, l->calibrate_out, 1);
+		else
+			unsetenv(KPT_ENV_CALIBRATE_OUT);
 		if (l->api)
 			setenv(KPT_ENV_API, "1", 1);
 		else
@@ -672,6 +676,10 @@ int kpt_record_run(const struct kpt_record_opts *o, struct kpt_record_result *r,
 	command = kpt_record_join_argv(cmd);
 	l = (struct launch){ .coll = s.coll, .inject = s.inject, .tmp = s.tmp, .api = o->api, .prefix = 'r',
 			     .kinds = o->kinds, .win = o->win, .child_log = o->child_log };
+	if (!o->no_calibrate && !o->skip_gpu_check && s.gpus.n > 0 && kpt_record_cmd_is_runner(cmd)) {
+		snprintf(s.calibration, sizeof s.calibration, "%s/" KPT_RECORD_CALIBRATION, s.tmp);
+		l.calibrate_out = s.calibration;
+	}
 	if (o->cmd)
 		kpt_record_program_defaults(&l);
 	for (long run = 0; run < o->runs; run++) {

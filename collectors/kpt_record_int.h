@@ -13,6 +13,21 @@
 
 #include "kpt_record.h"
 
+/* The environment variable and file through which the workload runner's
+ * timing runs hand their calibration probes to the recorder (the name
+ * kernels/runner/kpt_calibrate.h reads), and the reader of that file:
+ * the median of each probe over the lines of uuid into *c; 0 when at least
+ * one line was read. */
+#define KPT_ENV_CALIBRATE_OUT "KPT_CALIBRATE_OUT"
+#define KPT_RECORD_CALIBRATION "calibration.tsv"
+struct kpt_record_probes {
+	double copy_gbps, bf16_tflops, fp8_tflops, sm_mhz; /* medians over runs, 0 unknown */
+	unsigned runs;              /* lines (runs) they come from */
+};
+int kpt_record_probes_read(const char *path, const char *uuid, struct kpt_record_probes *c);
+/* 1 when argv[0] is the workload runner (basename kpt-workloads). */
+int kpt_record_cmd_is_runner(char *const *argv);
+
 struct launch {
 	const struct kpt_collector *coll;
 	const char *inject, *tmp;
@@ -25,6 +40,10 @@ struct launch {
 	const char *sample_ms;      /* KPT_SAMPLE_MS value; NULL: left as inherited */
 	const char *const *win;     /* window option values (kpt_record_opts.win), NULL each: inherited */
 	const char *child_log;      /* kpt_record_opts.child_log */
+	/* KPT_CALIBRATE_OUT for the timing runs of the workload runner (each
+	 * appends its probes there, kernels/runner/kpt_calibrate.h); NULL:
+	 * unset (any other program, the counters pass, calibration off) */
+	const char *calibrate_out;
 	/* a project's workload (kpt_project.h): tag goes into the file names
 	 * after the run ("-w003": its index), env is added, the target starts
 	 * in cwd and is killed with its process group past timeout_s; "", NULL,
@@ -42,6 +61,7 @@ struct session {
 	const struct kpt_collector *coll;
 	struct kpt_gpu_list gpus;
 	char inject[PATH_MAX], tmp[PATH_MAX];
+	char calibration[PATH_MAX + 32]; /* tmp/KPT_RECORD_CALIBRATION when the runs calibrate, else "" */
 	struct sigaction old_int, old_term;
 	int tmp_made, signals;
 	char *exits;                /* "0,0,3": meta "exit_status" */

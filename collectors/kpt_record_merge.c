@@ -77,16 +77,121 @@ static int ceilings_path(const char *uuid, char *out, size_t cap)
 	return 0;
 }
 
-/* Parses "uuid copy_gbps bf16_tflops name" (kpt-workloads --calibrate).
- * Returns 0 when the uuid matches and both numbers are positive. */
-static int ceilings_parse(const char *line, const char *uuid, double *copy, double *bf16)
+/* Splits a ceilings line "uuid copy bf16 name p_copy p_bf16 p_fp8 p_mhz"
+ * (kpt-workloads --calibrate; older runners wrote the first four fields)
+ * in place at its tabs: up to 8 fields into f; returns how many. */
+static int ceilings_fields(char *line, char *f[8])
 {
-	char u[64];
+	int n = 0;
 
-	if (sscanf(line, "%63[^\t]\t%lf\t%lf", u, copy, bf16) != 3 || strcmp(u, uuid) != 0 ||
-	    !(*copy > 0) || !(*bf16 > 0))
+	line[strcspn(line, "\n")] = '\0';
+	for (char *p = line; n < 8; p++) {
+		f[n++] = p;
+		if (!(p = strchr(p, '\t')))
+			break;
+		*p = '\0';
+	}
+	return n;
+}
+
+static int positive(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && *end == '\0' && *v > 0 && *v < 1e9 ? 0 : -1;
+}
+
+/* Parses a ceilings line: 0 when its uuid matches and both ceilings are
+ * positive; the probes into *pr when the line has them (runs 1), else
+ * pr->runs 0. line is cut up. */
+static int ceilings_parse(char *line, const char *uuid, double *copy, double *bf16, struct kpt_record_probes *pr)
+{
+	char *f[8];
+	int n = ceilings_fields(line, f);
+
+	memset(pr, 0, sizeof *pr);
+	if (n < 3 || strcmp(f[0], uuid) != 0 || positive(f[1], copy) < 0 || positive(f[2], bf16) < 0)
 		return -1;
+	/* e4m3 is 0 before compute capability 8.9: the other three must be there */
+	if (n == 8 && positive(f[4], &pr->copy_gbps) == 0 && positive(f[5], &pr->bf16_tflops) == 0 &&
+	    positive(f[7], &pr->sm_mhz) == 0) {
+		if (positive(f[6], &pr->fp8_tflops) < 0)
+			pr->fp8_tflops = 0;
+		pr->runs = 1;
+	}
 	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, unsigned n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define KPT_PROBES_MAX 4096 /* lines read from one calibration file */
+
+int kpt_record_probes_read(const char *path, const char *uuid, struct kpt_record_probes *c)
+{
+	double *v[4] = { NULL, NULL, NULL, NULL };
+	unsigned n = 0, nfp8 = 0;
+	char line[1024];
+	int fd, rc = -1;
+	FILE *f;
+
+	memset(c, 0, sizeof *c);
+	/* the recorder's own temporary folder; still no link, no FIFO */
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return -1;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return -1;
+	}
+	for (int k = 0; k < 4; k++)
+		if (!(v[k] = calloc(KPT_PROBES_MAX, sizeof *v[k])))
+			goto out;
+	while (n < KPT_PROBES_MAX && fgets(line, sizeof line, f)) {
+		struct kpt_record_probes p;
+		double copy, bf16;
+
+		if (ceilings_parse(line, uuid, &copy, &bf16, &p) < 0 || !p.runs)
+			continue;
+		v[0][n] = p.copy_gbps;
+		v[1][n] = p.bf16_tflops;
+		v[3][n] = p.sm_mhz;
+		if (p.fp8_tflops > 0)
+			v[2][nfp8++] = p.fp8_tflops;
+		n++;
+	}
+	if (n > 0) {
+		c->copy_gbps = median_of(v[0], n);
+		c->bf16_tflops = median_of(v[1], n);
+		c->fp8_tflops = median_of(v[2], nfp8);
+		c->sm_mhz = median_of(v[3], n);
+		c->runs = n;
+		rc = 0;
+	}
+out:
+	for (int k = 0; k < 4; k++)
+		free(v[k]);
+	fclose(f);
+	return rc;
+}
+
+int kpt_record_cmd_is_runner(char *const *argv)
+{
+	const char *base = argv && argv[0] ? strrchr(argv[0], '/') : NULL;
+
+	return argv && argv[0] && strcmp(base ? base + 1 : argv[0], "kpt-workloads") == 0;
 }
 
 /* Starts the workload runner (argv[0] is its path) with its stdout into a
@@ -137,11 +242,12 @@ static int runner_finish(FILE *in, pid_t pid)
 struct ceil {
 	char uuid[48];
 	double copy_gbps, bf16_tflops;
+	struct kpt_record_probes probes; /* from the same line, runs 0: none (an older runner's cache) */
 };
 
 static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *runner, const struct kpt_gpu *gpu)
 {
-	char path[PATH_MAX + 64] = "", line[512] = "";
+	char path[PATH_MAX + 64] = "", line[512] = "", cut[512];
 	char *argv[] = { (char *)runner, "--calibrate", NULL };
 	int cached = 0, ok;
 	FILE *f;
@@ -150,7 +256,9 @@ static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *
 	if (!gpu->uuid[0])
 		return;
 	if (ceilings_path(gpu->uuid, path, sizeof path) == 0 && (f = fopen(path, "r"))) {
-		cached = fgets(line, sizeof line, f) && ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) == 0;
+		cached = fgets(line, sizeof line, f) && (memcpy(cut, line, sizeof cut), 1) &&
+			 ceilings_parse(cut, gpu->uuid, &o->copy_gbps, &o->bf16_tflops, &o->probes) == 0 &&
+			 o->probes.runs > 0; /* an older runner's line: measured again */
 		fclose(f);
 	}
 	if (!cached) {
@@ -159,7 +267,8 @@ static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *
 			line[0] = '\0';
 		if (ok && runner_finish(f, pid) < 0)
 			ok = 0;
-		if (!ok || ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops) < 0) {
+		memcpy(cut, line, sizeof cut);
+		if (!ok || ceilings_parse(cut, gpu->uuid, &o->copy_gbps, &o->bf16_tflops, &o->probes) < 0) {
 			kpt_record_note(res, KPT_NOTE_WARNING, "'%s --calibrate' failed: no ceilings in this recording", runner);
 			o->copy_gbps = o->bf16_tflops = 0;
 			return;
@@ -347,10 +456,9 @@ static void workload_meta(struct kpt_writer *w, const struct kpt_record_opts *o,
  * --against`): U, 0 without the option; -1 for any other program. */
 static long runner_cmd_settle(char *const *cmd)
 {
-	const char *base = strrchr(cmd[0], '/');
 	long v = 0;
 
-	if (strcmp(base ? base + 1 : cmd[0], "kpt-workloads") != 0)
+	if (!kpt_record_cmd_is_runner(cmd))
 		return -1;
 	for (int i = 1; cmd[i]; i++)
 		if (strcmp(cmd[i], "--settle-us") == 0 && cmd[i + 1]) {
@@ -369,7 +477,7 @@ static long runner_cmd_settle(char *const *cmd)
  * runner: the workload runner when it was the command, else NULL;
  * pm: a project's roots and meta, NULL for one program or suite. */
 static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res, const struct ceil *ceil,
-		 const char *tmp, const struct proc_file *files, int n, const char *command, const char *exits,
+		 const struct kpt_record_probes *pr, const char *pr_where, const char *tmp, const struct proc_file *files, int n, const char *command, const char *exits,
 		 const char *runner, const struct proj_merge *pm, struct kpt_diag *d)
 {
 	struct kpt_writer *w = NULL;
@@ -455,6 +563,22 @@ static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res,
 			kpt_writer_meta(w, "settle_us", buf, d);
 		}
 	}
+	if (pr && pr->runs) {
+		/* the probes of the rule's calibration (kernels/runner/kpt_calibrate.h) */
+		const struct { const char *key; double v; } probes[] = {
+			{ "calibration.copy_gbps", pr->copy_gbps }, { "calibration.bf16_tflops", pr->bf16_tflops },
+			{ "calibration.fp8_tflops", pr->fp8_tflops }, { "calibration.sm_mhz", pr->sm_mhz },
+		};
+
+		kpt_writer_meta(w, "calibration.where", pr_where, d);
+		snprintf(buf, sizeof buf, "%u", pr->runs);
+		kpt_writer_meta(w, "calibration.runs", buf, d);
+		for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
+			if (probes[i].v > 0) {
+				snprintf(buf, sizeof buf, "%.1f", probes[i].v);
+				kpt_writer_meta(w, probes[i].key, buf, d);
+			}
+	}
 	if (o->nworkloads) {
 		size_t len = 0;
 
@@ -479,15 +603,28 @@ int kpt_record_session_merge(struct session *s, const struct kpt_record_opts *o,
 			     const char *what, const char *command, const char *runner,
 			     const struct proj_merge *pm, struct kpt_diag *d)
 {
-	struct ceil ceil = { "", 0, 0 };
+	struct ceil ceil;
+	struct kpt_record_probes pr;
+	const char *pr_where = "";
 	struct proc_file *files = NULL;
 	struct kpt_diag perr;
 	int n, rc;
 
 	kpt_diag_clear(&perr);
+	memset(&pr, 0, sizeof pr);
+	memset(&ceil, 0, sizeof ceil);
 	/* After the timing runs, so that calibration heat cannot touch them. */
 	if (!o->skip_gpu_check && !o->no_calibrate && o->runner && s->gpus.n > 0)
 		ceilings(&ceil, r, o->runner, &s->gpus.gpu[0]);
+	/* the probes: each run's, measured in its process after its workloads
+	 * (a suite), else the cached line's, measured once per GPU and boot in
+	 * a process of its own (any other program) */
+	if (s->calibration[0] && s->gpus.n > 0 && kpt_record_probes_read(s->calibration, s->gpus.gpu[0].uuid, &pr) == 0)
+		pr_where = "in each run";
+	else if (ceil.uuid[0] && ceil.probes.runs) {
+		pr = ceil.probes;
+		pr_where = "once per boot, in a process of its own";
+	}
 	n = list_files(s->tmp, &files, &perr);
 	if (n < 0)
 		return kpt_diag_set(d, KPT_E_IO, "cannot read the temporary folder '%s'", s->tmp);
@@ -506,7 +643,7 @@ int kpt_record_session_merge(struct session *s, const struct kpt_record_opts *o,
 			kpt_record_note(r, KPT_NOTE_HINT, "%s", perr.hint);
 	}
 	r->files = n;
-	rc = merge(o, r, &ceil, s->tmp, files, n, command, s->exits, runner, pm, d);
+	rc = merge(o, r, &ceil, &pr, pr_where, s->tmp, files, n, command, s->exits, runner, pm, d);
 	free(files);
 	return rc;
 }

@@ -34,8 +34,10 @@ def main():
     dist = None
     if world > 1:
         import torch.distributed as dist
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        dist.init_process_group("nccl")
+        # one GPU: the ranks share it and talk through gloo (sampling.sh
+        # when only one GPU is lent); else one GPU each, NCCL
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) % torch.cuda.device_count())
+        dist.init_process_group(os.environ.get("KPT_DIST_BACKEND", "nccl"))
     dev = torch.device("cuda")
     g = torch.Generator(device=dev).manual_seed(1 + rank)
     n = a.size

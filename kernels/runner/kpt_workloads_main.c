@@ -4,9 +4,13 @@
  *   kpt-workloads --list [--json] [--suite NAME]
  *   kpt-workloads [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]
  *                 [--settle-us U] [--check] [--plant NAME=PCT]... [--seed S] [--json]
- *   kpt-workloads --calibrate [--json]   this GPU's copy and bf16 ceilings
- *                 (kpt_calibrate.h); plain output is one tab-separated line
- *                 "uuid copy_gbps bf16_tflops name" that kptprof record reads
+ *   kpt-workloads --calibrate [--settle-us U] [--json]   this GPU's ceilings
+ *                 and probes (kpt_calibrate.h); plain output is one
+ *                 tab-separated line "uuid copy_gbps bf16_tflops name p_copy
+ *                 p_bf16 p_fp8 p_sm_mhz" that kptprof record reads
+ * With KPT_CALIBRATE_OUT set (kptprof record sets it for a suite's runs),
+ * a run that succeeded appends that line, measured after its workloads in
+ * this process, to the file it names.
  *
  * NVTX: one range per workload (its name) around its warm-up ("kpt:warmup")
  * and timed iterations (one "kpt:iter" each); --cold flushes L2 between
@@ -24,6 +28,7 @@
  * 77 no GPU.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,6 +480,15 @@ static int gpu_open(const struct opts *o, struct gpu *g)
 	return EXIT_OK;
 }
 
+/* One line of ceilings: "uuid copy bf16 name p_copy p_bf16 p_fp8 p_mhz",
+ * tab-separated (kptprof record reads the first three of the cache and all
+ * eight of a run's KPT_CALIBRATE_OUT). */
+static void ceilings_line(FILE *f, const struct kpt_ceilings *c)
+{
+	fprintf(f, "%s\t%.1f\t%.1f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\n", c->uuid, c->copy_gbps, c->bf16_tflops, c->name,
+		c->p_copy_gbps, c->p_bf16_tflops, c->p_fp8_tflops, c->p_sm_mhz);
+}
+
 static int calibrate(const struct opts *o, struct gpu *g)
 {
 	struct kpt_ceilings c;
@@ -482,17 +496,55 @@ static int calibrate(const struct opts *o, struct gpu *g)
 
 	kpt_diag_clear(&d);
 	nvtxRangePushA("kpt:calibrate");
-	if (kpt_calibrate(g->stream, &c, &d) < 0) {
+	if (kpt_calibrate(g->stream, o->settle_us, &c, &d) < 0) {
 		nvtxRangePop();
 		return fail(NULL, &d);
 	}
 	nvtxRangePop();
 	if (o->json)
-		printf("{\"gpu\": \"%s\", \"uuid\": \"%s\", \"copy_gbps\": %.1f, \"bf16_tflops\": %.1f}\n", c.name,
-		       c.uuid, c.copy_gbps, c.bf16_tflops);
+		printf("{\"gpu\": \"%s\", \"uuid\": \"%s\", \"copy_gbps\": %.1f, \"bf16_tflops\": %.1f, "
+		       "\"probe_copy_gbps\": %.1f, \"probe_bf16_tflops\": %.1f, \"probe_fp8_tflops\": %.1f, "
+		       "\"probe_sm_mhz\": %.1f}\n",
+		       c.name, c.uuid, c.copy_gbps, c.bf16_tflops, c.p_copy_gbps, c.p_bf16_tflops, c.p_fp8_tflops,
+		       c.p_sm_mhz);
 	else
-		printf("%s\t%.1f\t%.1f\t%s\n", c.uuid, c.copy_gbps, c.bf16_tflops, c.name);
+		ceilings_line(stdout, &c);
 	return EXIT_OK;
+}
+
+/* A run of a suite recording (KPT_CALIBRATE_OUT set by kptprof record):
+ * after the workloads, in this process, at this run's idle gap, the probes
+ * appended as one line to that file (opened without following a link).
+ * Outside every kpt:iter range, so no key of the recording. Best effort:
+ * a failure is one line on stderr and changes no exit status. */
+static void calibrate_after_run(const struct opts *o, struct gpu *g)
+{
+	const char *path = getenv(KPT_ENV_CALIBRATE_OUT);
+	struct kpt_ceilings c;
+	struct kpt_diag d;
+	FILE *f;
+	int fd, rc;
+
+	if (!path || !*path || o->check || o->list)
+		return;
+	kpt_diag_clear(&d);
+	nvtxRangePushA("kpt:calibrate");
+	rc = kpt_calibrate(g->stream, o->settle_us, &c, &d);
+	nvtxRangePop();
+	if (rc < 0) {
+		fprintf(stderr, PROG ": calibration after the run failed: %s\n", d.msg);
+		return;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
+	    !(f = fdopen(fd, "a"))) {
+		fprintf(stderr, PROG ": cannot write the calibration to '%s': %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	ceilings_line(f, &c);
+	if (fclose(f) != 0)
+		fprintf(stderr, PROG ": cannot write the calibration to '%s': %s\n", path, strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -530,6 +582,9 @@ int main(int argc, char **argv)
 	}
 	if (o.json)
 		printf("\n]\n");
+	fflush(stdout);
+	if (worst == EXIT_OK)
+		calibrate_after_run(&o, &g);
 	for (long i = 0; i < 2 * o.iterations; i++)
 		cudaEventDestroy(g.ev[i]);
 	cudaFree(g.flush);

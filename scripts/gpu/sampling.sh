@@ -3,7 +3,8 @@
 # (issue 37): CUPTI attached only around each captured step, detached
 # between; `kptprof trigger` against every rank of a running job.
 # The job: bench/collector/sampled_steps.py (NVTX "step" ranges, the same
-# kernels each step) on 2 ranks (torchrun, NCCL) with 2 GPUs, else 1.
+# kernels each step) on 2 ranks: torchrun with NCCL on 2 GPUs, else both
+# ranks share the one GPU through gloo (RANKS=1: one rank).
 #   0. a whole-run recording of the job (3 s): the kernels of one step;
 #   1. soak: `record --capture-range nvtx:step --sample-every SOAK_EVERY`
 #      for SOAK_S seconds: hundreds of captures, each with its attach and
@@ -39,6 +40,12 @@ export KPTPROF_NO_CALIBRATE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAS
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
 ranks=1
 [ "$ngpu" -ge 2 ] && python3 -c 'import torch.distributed as d; assert d.is_nccl_available()' 2>/dev/null && ranks=2
+# one GPU: 2 ranks share it through gloo (the trigger still has to reach
+# two traced processes); RANKS=1 keeps one
+if [ "$ranks" = 1 ] && [ "${RANKS:-2}" = 2 ]; then
+	ranks=2
+	export KPT_DIST_BACKEND=gloo
+fi
 job=(python3 "$S")
 [ "$ranks" -gt 1 ] && job=(python3 -m torch.distributed.run --standalone --nproc-per-node "$ranks" "$S")
 fails=0
