@@ -18,6 +18,7 @@
 # Writes under RES: gpu.txt (uuid, clocks, power limit, boot id), gate.txt,
 # gate.json, rec.kpt, project.kpt, torch.kpt, calib-separate.txt,
 # probes.txt (each recording's calibration meta), steps.txt (times).
+# Knobs: TORCH_RUNS (5), TORCH_STEPS (20) for the PyTorch program.
 # Needs SRC and BUILD (gpu-check.sh sets them) and RES.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
@@ -56,8 +57,8 @@ cp -r "$SRC/examples/cuda-project/." "$P/"
 	step project 180 "$K" record --project kptprof.json -o "$RES/project.kpt" >"$RES/project.txt" 2>&1)
 echo "project.kpt $(probes "$RES/project.kpt")" | tee -a "$RES/probes.txt"
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-	step torch 200 "$K" record --runs 5 -o "$RES/torch.kpt" -- python3 "$SRC/bench/collector/transformer_step.py" \
-		--steps 20 --warmup 4 >"$RES/torch.txt" 2>&1
+	step torch 200 "$K" record --runs "${TORCH_RUNS:-5}" -o "$RES/torch.kpt" -- \
+		python3 "$SRC/bench/collector/transformer_step.py" --steps "${TORCH_STEPS:-20}" --warmup 4 >"$RES/torch.txt" 2>&1
 	echo "torch.kpt $(probes "$RES/torch.kpt")" | tee -a "$RES/probes.txt"
 fi
 
