@@ -60,7 +60,7 @@ import json, sys
 m = json.load(sys.stdin).get("meta", {})
 keys = ("windows", "samples", "attaches", "attach_us", "detaches", "detach_us", "windows_missed",
         "requests", "ranges_untraced_dropped", "detach_failed", "attach_failed")
-print(" ".join(f"{k}={m.get(\"collector.\" + k, \"-\")}" for k in keys))'
+print(" ".join("%s=%s" % (k, m.get("collector." + k, "-")) for k in keys))'
 }
 mkdir -p "$RES/soak" "$RES/ondemand"
 : >"$RES/summary.txt"
@@ -96,7 +96,10 @@ while [ $i -lt "$TRIGGERS" ] && kill -0 $rec 2>/dev/null; do
 	out=$("$K" trigger --steps 1 --wait 3 2>&1) # the only recording on demand (rec is timeout's pid)
 	n=$(grep -c '^pid ' <<<"$out")
 	if [ "$n" -ge "$ranks" ]; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "trigger $i: $out" >>"$RES/ondemand/trigger-fail.txt"; fi
-	sed -n "s/^pid \([0-9]*\) .*opened \([0-9.]*\) ms.*/$i \1 \2/p" <<<"$out" >>"$RES/ondemand.tsv"
+	echo "$out" >>"$RES/ondemand/triggers.txt"
+	# "pid 123: capture from step 45, 38 ms after the request" (cli/cmd_trigger.c)
+	sed -n "s/^pid \([0-9]*\): capture from step [0-9]*, \([0-9.]*\) ms after the request.*/$i \1 \2/p" \
+		<<<"$out" >>"$RES/ondemand.tsv"
 done
 tt=$(($(date +%s) - t0))
 wait $rec
@@ -107,7 +110,10 @@ awk 'NR > 1 { print $3 }' "$RES/ondemand.tsv" | sort -n | awk '{ v[NR] = $1 } EN
 	if (NR) printf "on-demand delay request -> capture opened: %d answers, median %.1f ms, 90th %.1f ms, max %.1f ms\n",
 		NR, v[int((NR + 1) / 2)], v[int(NR * 0.9 + 0.5)], v[NR] }' | tee -a "$RES/summary.txt"
 maxd=$(awk 'NR > 1 && $3 > m { m = $3 } END { print m + 0 }' "$RES/ondemand.tsv")
-check ondemand-delay "$(awk -v m="$maxd" 'BEGIN { print (m < 1000) ? 0 : 1 }')" "max delay $maxd ms (goal < 1000 ms)"
+nd=$(($(wc -l <"$RES/ondemand.tsv") - 1))
+# every answer's delay read (an unread answer would leave the maximum blind)
+check ondemand-delay "$(awk -v m="$maxd" -v n="$nd" -v want=$((ok * ranks)) 'BEGIN { print (m < 1000 && n >= want) ? 0 : 1 }')" \
+	"max delay $maxd ms over $nd answers of $((ok * ranks)) (goal < 1000 ms)"
 echo "on-demand meta: $(meta "$RES/ondemand/od.kpt")" | tee -a "$RES/summary.txt"
 "$K" export "$RES/ondemand/od.kpt" --format csv -o "$RES/ondemand/od.csv" >/dev/null 2>&1
 python3 "$WK" "$RES/ondemand/od.csv" "$RES/soak/whole.csv" >"$RES/ondemand/kernels.txt" 2>&1
