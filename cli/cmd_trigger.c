@@ -69,7 +69,7 @@ static int list(void)
 
 	kpt_diag_clear(&d);
 	if ((n = kpt_control_list(pids, MAX_RECORDINGS, &d)) < 0 || kpt_control_base(base, sizeof base, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	if (n == 0) {
 		printf("no on-demand recording of this user is running\n");
 		return KPT_EXIT_OK;
@@ -90,7 +90,8 @@ static int list(void)
 }
 
 /* The control folder of pid: its own (a `kptprof record`) or the one in
- * its environment (a traced process). */
+ * its environment (a traced process). A link in its own place is passed on
+ * for kpt_control_request to refuse by name. */
 static int folder_of(long pid, char *out, size_t cap)
 {
 	char base[PATH_MAX], proc[64];
@@ -99,13 +100,13 @@ static int folder_of(long pid, char *out, size_t cap)
 
 	kpt_diag_clear(&d);
 	if (kpt_control_base(base, sizeof base, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	snprintf(proc, sizeof proc, "/proc/%ld", pid);
-	if ((size_t)snprintf(out, cap, "%s/%ld", base, pid) < cap && lstat(out, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    stat(proc, &st) == 0 && st.st_uid == geteuid())
+	if ((size_t)snprintf(out, cap, "%s/%ld", base, pid) < cap && lstat(out, &st) == 0 &&
+	    (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) && stat(proc, &st) == 0 && st.st_uid == geteuid())
 		return 0;
 	if (kpt_control_dir_of(pid, out, cap, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	return 0;
 }
 
@@ -118,7 +119,7 @@ static int the_only_one(char *out, size_t cap)
 
 	kpt_diag_clear(&d);
 	if ((n = kpt_control_list(pids, MAX_RECORDINGS, &d)) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	if (n == 0)
 		return kpt_cli_usage_error("trigger", "no on-demand recording of this user is running "
 					   "(kptprof record --on-demand)");
@@ -195,9 +196,9 @@ int cmd_trigger(int argc, char **argv)
 	kpt_diag_clear(&d);
 	t0 = kpt_control_now_ns();
 	if (kpt_control_request(dir, a.steps, &seq, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	if (!(acks = calloc(MAX_ACKS, sizeof *acks))) {
-		fprintf(stderr, "kptprof: out of memory\n");
+		fprintf(stderr, "kptprof trigger: out of memory\n");
 		return KPT_EXIT_ERROR;
 	}
 	n = collect(dir, seq, t0, wait_ns, acks);

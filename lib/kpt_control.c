@@ -31,10 +31,15 @@ static int open_private_at(int at, const char *path, struct kpt_diag *d)
 	struct stat st;
 	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (fd < 0)
-		return kpt_diag_set(d, errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_PERM,
-				    "cannot open control folder '%s': %s", path,
-				    errno == ENOTDIR || errno == ELOOP ? "not a folder (a link or a file)" : strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+
+		if ((e == ENOTDIR || e == ELOOP) && fstatat(at, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode))
+			return kpt_diag_set(d, KPT_E_PERM, "control folder '%s' is a symbolic link: refused", path);
+		return kpt_diag_set(d, e == ENOENT ? KPT_E_NOTFOUND : KPT_E_PERM, "cannot open control folder '%s': %s",
+				    path, e == ENOTDIR || e == ELOOP ? "not a folder" : strerror(e));
+	}
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
 		close(fd);
 		return kpt_diag_set(d, KPT_E_PERM, "control folder '%s' is not private: another owner or open to others",
