@@ -63,6 +63,22 @@ trig_error "trigger of a linked folder" "control folder '$T/xdg/kptprof/$$' is a
 [ ! -e "$T/elsewhere/request" ] || fail "trigger wrote through a linked control folder"
 rm "$T/xdg/kptprof/$$"
 
+# --list piped: the whole command, however long; fitted to a width when given
+LONG=long-argument-$(printf 'x%.0s' $(seq 300))-end
+sh -c 'sleep 30; :' "$LONG" >"$T/sh.out" 2>&1 &
+LISTED=$!
+for _ in $(seq 100); do grep -q -- -end "/proc/$LISTED/cmdline" 2>/dev/null && break; sleep 0.05; done
+mkdir -m 700 "$T/xdg/kptprof/$LISTED"
+run "$KPTPROF" trigger --list
+expect_rc 0 "trigger --list piped"
+grep -q "^$LISTED .* sh -c sleep 30; : $LONG\$" "$T/out" || { kill $LISTED; fail "--list piped cut the command: $(cat "$T/out")"; }
+KPTPROF_COLUMNS=80 run "$KPTPROF" trigger --list
+grep -q "^$LISTED .*\.\.\..*-end\$" "$T/out" || { kill $LISTED; fail "--list did not fit 80 columns: $(cat "$T/out")"; }
+[ "$(awk '{ if (length($0) > 80) n++ } END { print n + 0 }' "$T/out")" = 0 ] ||
+	{ kill $LISTED; fail "--list wider than 80 columns: $(cat "$T/out")"; }
+LISTED_CHILD=$(cat "/proc/$LISTED/task/$LISTED/children" 2>/dev/null)
+kill $LISTED $LISTED_CHILD
+wait $LISTED 2>/dev/null
 
 # the environment record gives the program
 run "$KPTPROF" record -o "$T/w.kpt" --sample-every 2.5 --sample-steps 3 -- sh -c 'env >"$0"' "$T/env"
