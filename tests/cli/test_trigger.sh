@@ -79,6 +79,10 @@ grep -q "^$LISTED .*\.\.\..*-end\$" "$T/out" || { kill $LISTED; fail "--list did
 LISTED_CHILD=$(cat "/proc/$LISTED/task/$LISTED/children" 2>/dev/null)
 kill $LISTED $LISTED_CHILD
 wait $LISTED 2>/dev/null
+# its pid gone (as after a SIGKILL), --list removes the folder it left
+run "$KPTPROF" trigger --list
+expect_out "no on-demand recording of this user is running"
+[ ! -e "$T/xdg/kptprof/$LISTED" ] || fail "--list left the folder of a recording that is gone"
 
 # the environment record gives the program
 run "$KPTPROF" record -o "$T/w.kpt" --sample-every 2.5 --sample-steps 3 -- sh -c 'env >"$0"' "$T/env"
