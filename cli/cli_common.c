@@ -50,8 +50,13 @@ const char *kpt_cli_short_commit(const char *commit, char buf[13])
 
 int kpt_cli_fail(const struct kpt_diag *d)
 {
+	return kpt_cli_fail_in(NULL, d);
+}
+
+int kpt_cli_fail_in(const char *cmd, const struct kpt_diag *d)
+{
 	/* a message quotes names from recordings and stores: one line, always */
-	fputs("kptprof: ", stderr);
+	fprintf(stderr, "kptprof%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	kpt_text_write(stderr, KPT_TEXT_TERM, d && d->msg[0] ? d->msg : "unknown error");
 	fputc('\n', stderr);
 	if (d && d->hint[0]) {

@@ -16,6 +16,8 @@
 
 #include "kpt_cli.h"
 #include "kpt_control.h"
+#include "kpt_grow.h"
+#include "kpt_text.h"
 #include "kpt_window.h"
 
 #define MAX_RECORDINGS 64
@@ -37,39 +39,59 @@ const struct kpt_opt kpt_trigger_opts[] = {
 	KPT_OPT_END,
 };
 
-/* The command line of pid, its words joined by spaces, cut to cap. */
-static void command_of(long pid, char *out, size_t cap)
+/* The whole command line of pid, its words joined by spaces (malloc'd,
+ * the caller frees it), or NULL when it cannot be read. */
+static char *command_of(long pid)
 {
-	char path[64];
-	ssize_t n = -1;
+	char path[64], *buf = NULL;
+	size_t n = 0, cap = 0;
+	ssize_t k = 0;
 	int fd;
 
 	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, out, cap - 1);
-		close(fd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	while (kpt_grow(&buf, &cap, n + 4096, 1) == 0 && (k = read(fd, buf + n, cap - n - 1)) > 0)
+		n += (size_t)k;
+	close(fd);
+	if (k != 0 || n == 0) {
+		free(buf);
+		return NULL;
 	}
-	if (n <= 0) {
-		snprintf(out, cap, "?");
-		return;
-	}
-	for (ssize_t i = 0; i < n - 1; i++)
-		if (out[i] == '\0')
-			out[i] = ' ';
-	out[n] = '\0';
+	for (size_t i = 0; i + 1 < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* One row of --list: on a terminal the command is cut to what is left of
+ * width; piped (width 0) it is whole. */
+static void list_row(long pid, const char *since, int width)
+{
+	char *cmd = command_of(pid), *cut[1] = { NULL };
+	const char *show = cmd ? cmd : "?";
+	size_t room = width > 29 + 10 ? (size_t)width - 29 : 10;
+
+	if (width > 0 && kpt_text_columns(show) > room &&
+	    kpt_text_column((const char *const[]){ show }, 1, room, KPT_CUT_MIDDLE, cut) == 0)
+		show = cut[0];
+	printf("%-8ld %-19s %s\n", pid, since, kpt_cli_term(show));
+	kpt_text_column_free(cut, 1);
+	free(cmd);
 }
 
 static int list(void)
 {
 	long pids[MAX_RECORDINGS];
-	char base[PATH_MAX], path[PATH_MAX + 32], cmd[120], since[32];
+	char base[PATH_MAX], path[PATH_MAX + 32], since[32];
 	struct kpt_diag d;
 	struct stat st;
-	int n;
+	int n, width = kpt_cli_table_width();
 
 	kpt_diag_clear(&d);
 	if ((n = kpt_control_list(pids, MAX_RECORDINGS, &d)) < 0 || kpt_control_base(base, sizeof base, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	if (n == 0) {
 		printf("no on-demand recording of this user is running\n");
 		return KPT_EXIT_OK;
@@ -83,14 +105,14 @@ static int list(void)
 
 			strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", localtime_r(&st.st_mtime, &tm));
 		}
-		command_of(pids[i], cmd, sizeof cmd);
-		printf("%-8ld %-19s %s\n", pids[i], since, cmd);
+		list_row(pids[i], since, width);
 	}
 	return KPT_EXIT_OK;
 }
 
 /* The control folder of pid: its own (a `kptprof record`) or the one in
- * its environment (a traced process). */
+ * its environment (a traced process). A link in its own place is passed on
+ * for kpt_control_request to refuse by name. */
 static int folder_of(long pid, char *out, size_t cap)
 {
 	char base[PATH_MAX], proc[64];
@@ -99,13 +121,13 @@ static int folder_of(long pid, char *out, size_t cap)
 
 	kpt_diag_clear(&d);
 	if (kpt_control_base(base, sizeof base, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	snprintf(proc, sizeof proc, "/proc/%ld", pid);
-	if ((size_t)snprintf(out, cap, "%s/%ld", base, pid) < cap && lstat(out, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    stat(proc, &st) == 0 && st.st_uid == geteuid())
+	if ((size_t)snprintf(out, cap, "%s/%ld", base, pid) < cap && lstat(out, &st) == 0 &&
+	    (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) && stat(proc, &st) == 0 && st.st_uid == geteuid())
 		return 0;
 	if (kpt_control_dir_of(pid, out, cap, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	return 0;
 }
 
@@ -118,7 +140,7 @@ static int the_only_one(char *out, size_t cap)
 
 	kpt_diag_clear(&d);
 	if ((n = kpt_control_list(pids, MAX_RECORDINGS, &d)) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	if (n == 0)
 		return kpt_cli_usage_error("trigger", "no on-demand recording of this user is running "
 					   "(kptprof record --on-demand)");
@@ -195,9 +217,9 @@ int cmd_trigger(int argc, char **argv)
 	kpt_diag_clear(&d);
 	t0 = kpt_control_now_ns();
 	if (kpt_control_request(dir, a.steps, &seq, &d) < 0)
-		return kpt_cli_fail(&d);
+		return kpt_cli_fail_in("trigger", &d);
 	if (!(acks = calloc(MAX_ACKS, sizeof *acks))) {
-		fprintf(stderr, "kptprof: out of memory\n");
+		fprintf(stderr, "kptprof trigger: out of memory\n");
 		return KPT_EXIT_ERROR;
 	}
 	n = collect(dir, seq, t0, wait_ns, acks);

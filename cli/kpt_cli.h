@@ -156,6 +156,8 @@ void kpt_cli_help_list(void);
  * KPT_EXIT_SKIP (77) when d says there is no GPU or no driver
  * (KPT_E_NODEV): every GPU command exits 77 without a GPU. */
 int kpt_cli_fail(const struct kpt_diag *d);
+/* The same as "kptprof CMD: <msg>" (cmd NULL: as kpt_cli_fail). */
+int kpt_cli_fail_in(const char *cmd, const struct kpt_diag *d);
 /* printf-style variant for option errors: "kptprof CMD: <msg>"; returns 2. */
 int kpt_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

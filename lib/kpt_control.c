@@ -31,10 +31,15 @@ static int open_private_at(int at, const char *path, struct kpt_diag *d)
 	struct stat st;
 	int fd = openat(at, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (fd < 0)
-		return kpt_diag_set(d, errno == ENOENT ? KPT_E_NOTFOUND : KPT_E_PERM,
-				    "cannot open control folder '%s': %s", path,
-				    errno == ENOTDIR || errno == ELOOP ? "not a folder (a link or a file)" : strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+
+		if ((e == ENOTDIR || e == ELOOP) && fstatat(at, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode))
+			return kpt_diag_set(d, KPT_E_PERM, "control folder '%s' is a symbolic link: refused", path);
+		return kpt_diag_set(d, e == ENOENT ? KPT_E_NOTFOUND : KPT_E_PERM, "cannot open control folder '%s': %s",
+				    path, e == ENOTDIR || e == ELOOP ? "not a folder" : strerror(e));
+	}
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
 		close(fd);
 		return kpt_diag_set(d, KPT_E_PERM, "control folder '%s' is not private: another owner or open to others",
@@ -137,26 +142,37 @@ static int read_request(int dfd, uint64_t v[3])
 	return parse_record(buf, "kptprof-request", request_keys, v, 3) < 0 ? KPT_E_FORMAT : 1;
 }
 
-/* Removes this protocol's files in folder fd. */
-static void remove_files(int dfd)
+/* Whether n is a file name of this protocol. */
+static int is_ours(const char *n)
 {
-	int fd2 = dup(dfd);
+	size_t a = strlen(ACK_PREFIX);
+
+	return strcmp(n, REQUEST) == 0 || (strncmp(n, ACK_PREFIX, a) == 0 && n[a] && !n[a + strspn(n + a, "0123456789")]) ||
+	       (n[0] == '.' && strstr(n, ".tmp.") != NULL);
+}
+
+/* Removes this protocol's files in folder fd; with only_if_all, nothing
+ * unless every entry is one of them. Returns 1 when every entry was ours. */
+static int remove_files(int dfd, int only_if_all)
+{
+	int fd2 = dup(dfd), all = 1;
 	DIR *dir = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	struct dirent *e;
 
 	if (!dir) {
 		if (fd2 >= 0)
 			close(fd2);
-		return;
+		return 0;
 	}
-	while ((e = readdir(dir)) != NULL) {
-		const char *n = e->d_name;
-
-		if (strcmp(n, REQUEST) == 0 || strncmp(n, ACK_PREFIX, strlen(ACK_PREFIX)) == 0 ||
-		    (n[0] == '.' && strstr(n, ".tmp.") != NULL))
-			unlinkat(dfd, n, 0);
-	}
+	while ((e = readdir(dir)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && !is_ours(e->d_name))
+			all = 0;
+	rewinddir(dir);
+	while ((all || !only_if_all) && (e = readdir(dir)) != NULL)
+		if (is_ours(e->d_name))
+			unlinkat(dfd, e->d_name, 0);
 	closedir(dir);
+	return all;
 }
 
 int kpt_control_dir_make(char *out, size_t cap, long record_pid, struct kpt_diag *d)
@@ -181,7 +197,7 @@ int kpt_control_dir_make(char *out, size_t cap, long record_pid, struct kpt_diag
 	close(bfd);
 	if (fd < 0)
 		return fd == KPT_E_NOTFOUND ? KPT_E_IO : fd;
-	remove_files(fd);
+	remove_files(fd, 0);
 	close(fd);
 	n = snprintf(out, cap, "%s/%s", base, name);
 	if (n < 0 || (size_t)n >= cap)
@@ -305,7 +321,7 @@ int kpt_control_remove(const char *dir)
 
 	if (fd < 0)
 		return fd == KPT_E_NOTFOUND ? 0 : KPT_E_IO;
-	remove_files(fd);
+	remove_files(fd, 0);
 	close(fd);
 	return rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY ? KPT_E_IO : 0;
 }
@@ -359,6 +375,21 @@ static int long_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Removes folder name in the base folder bfd, left by a recording that is
+ * gone (killed before it could): only a folder of ours, not a link, holding
+ * nothing but this protocol's files. */
+static void sweep(int bfd, const char *name)
+{
+	struct stat st;
+	int fd = openat(bfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && remove_files(fd, 1))
+		unlinkat(bfd, name, AT_REMOVEDIR);
+	close(fd);
+}
+
 int kpt_control_list(long *pids, size_t cap, struct kpt_diag *d)
 {
 	char base[512], proc[64];
@@ -380,8 +411,13 @@ int kpt_control_list(long *pids, size_t cap, struct kpt_diag *d)
 		if (errno || *end || pid <= 0 || e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		snprintf(proc, sizeof proc, "/proc/%ld", pid);
-		if (stat(proc, &st) < 0 || st.st_uid != geteuid())
-			continue;           /* stale: that recording is gone */
+		if (stat(proc, &st) < 0) {
+			if (errno == ENOENT)
+				sweep(dirfd(dp), e->d_name);
+			continue;
+		}
+		if (st.st_uid != geteuid())
+			continue;
 		if ((size_t)count < cap)
 			pids[count] = pid;
 		count++;

@@ -76,7 +76,11 @@ int kpt_control_dir_of(long pid, char *out, size_t cap, struct kpt_diag *d);
 
 /* The recordings with a live control folder in kpt_control_base: their
  * pids into pids (cap), ascending; returns their count or a negative
- * kpt_err (0 when the base folder does not exist). */
+ * kpt_err (0 when the base folder does not exist). On the way it removes
+ * the folders of recordings whose pid no longer exists (killed before
+ * they could): only folders of the user, not links, holding nothing but
+ * this protocol's files (a recording in another pid namespace sharing the
+ * base folder would look gone: the base is per user and per machine). */
 int kpt_control_list(long *pids, size_t cap, struct kpt_diag *d);
 
 /* CLOCK_REALTIME in ns. */

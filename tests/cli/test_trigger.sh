@@ -28,24 +28,61 @@ bad "--sample-every and --every exclude each other" --sample-every 2 --every 3
 bad "not with --capture-range cudaProfilerApi" --on-demand --capture-range cudaProfilerApi
 bad "--sample-every and --delay or --duration exclude each other" --sample-every 2 --duration 3
 
-run "$KPTPROF" trigger --steps 0
-expect_error "trigger --steps 0" "--steps"
-run "$KPTPROF" trigger --wait -1
-expect_error "trigger --wait -1" "bad --wait"
-run "$KPTPROF" trigger 12x
-expect_error "trigger 12x" "bad pid '12x'"
-run "$KPTPROF" trigger 999999999
-expect_error "trigger of no process" "no process '999999999'"
+# every error of trigger: "kptprof trigger: <problem>" (+ hint), exit 2
+trig_error() {
+	local what=$1 want=$2
+	shift 2
+	run "$KPTPROF" trigger "$@"
+	expect_error "$what" "$want"
+	head -n1 "$T/err" | grep -q '^kptprof trigger: ' || fail "$what: not 'kptprof trigger: ': $(head -n1 "$T/err")"
+}
+trig_error "trigger --steps 0" "--steps" --steps 0
+trig_error "trigger --wait -1" "bad --wait '-1'" --wait -1
+trig_error "trigger --wait x" "bad --wait 'x'" --wait x
+trig_error "trigger 12x" "bad pid '12x'" 12x
+trig_error "trigger of two pids" "one pid at most" 1 2
+trig_error "trigger --list with a pid" "'--list' takes no pid" --list 1
+trig_error "trigger of no process" "no process '999999999'" 999999999
 sleep 30 &
 SLEEPER=$!
-run "$KPTPROF" trigger $SLEEPER
-expect_error "trigger of a process without the environment" "not under kptprof record --on-demand"
+trig_error "trigger of a process without the environment" "process '$SLEEPER' is not under kptprof record --on-demand" $SLEEPER
 kill $SLEEPER
 run "$KPTPROF" trigger --list
 expect_rc 0 "trigger --list"
 expect_out "no on-demand recording of this user is running"
-run "$KPTPROF" trigger
-expect_error "trigger with none running" "no on-demand recording"
+trig_error "trigger with none running" "no on-demand recording"
+# a control folder that is not ours: open to others, a link
+mkdir -m 700 "$T/xdg/kptprof"
+chmod 755 "$T/xdg/kptprof"
+trig_error "trigger --list, base folder open to others" "control folder '$T/xdg/kptprof' is not private" --list
+trig_error "trigger, base folder open to others" "control folder '$T/xdg/kptprof' is not private"
+chmod 700 "$T/xdg/kptprof"
+mkdir -m 700 "$T/elsewhere"
+ln -s "$T/elsewhere" "$T/xdg/kptprof/$$"
+trig_error "trigger of a linked folder" "control folder '$T/xdg/kptprof/$$' is a symbolic link: refused" $$ --wait 0
+[ ! -e "$T/elsewhere/request" ] || fail "trigger wrote through a linked control folder"
+rm "$T/xdg/kptprof/$$"
+
+# --list piped: the whole command, however long; fitted to a width when given
+LONG=long-argument-$(printf 'x%.0s' $(seq 300))-end
+sh -c 'sleep 30; :' "$LONG" >"$T/sh.out" 2>&1 &
+LISTED=$!
+for _ in $(seq 100); do grep -q -- -end "/proc/$LISTED/cmdline" 2>/dev/null && break; sleep 0.05; done
+mkdir -m 700 "$T/xdg/kptprof/$LISTED"
+run "$KPTPROF" trigger --list
+expect_rc 0 "trigger --list piped"
+grep -q "^$LISTED .* sh -c sleep 30; : $LONG\$" "$T/out" || { kill $LISTED; fail "--list piped cut the command: $(cat "$T/out")"; }
+KPTPROF_COLUMNS=80 run "$KPTPROF" trigger --list
+grep -q "^$LISTED .*\.\.\..*-end\$" "$T/out" || { kill $LISTED; fail "--list did not fit 80 columns: $(cat "$T/out")"; }
+[ "$(awk '{ if (length($0) > 80) n++ } END { print n + 0 }' "$T/out")" = 0 ] ||
+	{ kill $LISTED; fail "--list wider than 80 columns: $(cat "$T/out")"; }
+LISTED_CHILD=$(cat "/proc/$LISTED/task/$LISTED/children" 2>/dev/null)
+kill $LISTED $LISTED_CHILD
+wait $LISTED 2>/dev/null
+# its pid gone (as after a SIGKILL), --list removes the folder it left
+run "$KPTPROF" trigger --list
+expect_out "no on-demand recording of this user is running"
+[ ! -e "$T/xdg/kptprof/$LISTED" ] || fail "--list left the folder of a recording that is gone"
 
 # the environment record gives the program
 run "$KPTPROF" record -o "$T/w.kpt" --sample-every 2.5 --sample-steps 3 -- sh -c 'env >"$0"' "$T/env"

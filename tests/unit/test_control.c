@@ -130,7 +130,7 @@ static void test_hostile_base_folders(void **state)
 	assert_int_equal(symlink(target, base), 0);
 	kpt_diag_clear(&d);
 	assert_int_equal(kpt_control_dir_make(dir, sizeof dir, 9, &d), KPT_E_PERM);
-	assert_non_null(strstr(d.msg, "not a folder"));
+	assert_non_null(strstr(d.msg, "is a symbolic link: refused"));
 	assert_int_equal(unlink(base), 0);
 	/* a file */
 	write_file(base, "x", 1);
@@ -153,7 +153,9 @@ static void test_hostile_base_folders(void **state)
 	assert_int_equal(symlink(target, dir), 0);
 	assert_int_equal(kpt_control_dir_make(dir, sizeof dir, 9, &d), KPT_E_PERM);
 	path_in(dir, sizeof dir, "kptprof/9");
+	kpt_diag_clear(&d);
 	assert_int_equal(kpt_control_request(dir, 1, NULL, &d), KPT_E_PERM);
+	assert_non_null(strstr(d.msg, "/kptprof/9' is a symbolic link: refused"));
 	{
 		uint64_t last = 0, n;
 
@@ -293,6 +295,77 @@ static void test_dir_of_and_list(void **state)
 	setenv("XDG_RUNTIME_DIR", tmpdir, 1);
 }
 
+/* A pid no process has: above /proc/sys/kernel/pid_max. */
+static long dead_pid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	long max = 0;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld", &max), 1);
+	fclose(f);
+	return max + 1;
+}
+
+static void test_list_sweeps_folders_of_dead_recordings(void **state)
+{
+	char live[512], dead[512], kept[512], path[700], target[512];
+	long pids[4], gone = dead_pid();
+	struct kpt_diag d;
+	struct stat st;
+	pid_t child;
+
+	(void)state;
+	/* a reaped child's pid: gone too */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(kpt_control_dir_make(live, sizeof live, (long)getpid(), &d), 0);
+	/* killed with a request and an ack in it: removed */
+	assert_int_equal(kpt_control_dir_make(dead, sizeof dead, gone, &d), 0);
+	assert_int_equal(kpt_control_request(dead, 2, NULL, &d), 0);
+	assert_int_equal(kpt_control_ack(dead, 77, 1, 5, 6, &d), 0);
+	assert_int_equal(kpt_control_dir_make(path, sizeof path, (long)child, &d), 0);
+	/* a folder holding something kptprof did not make: left whole */
+	assert_int_equal(kpt_control_dir_make(kept, sizeof kept, gone + 1, &d), 0);
+	assert_int_equal(kpt_control_request(kept, 2, NULL, &d), 0);
+	snprintf(path, sizeof path, "%s/notes.txt", kept);
+	write_file(path, "mine", 4);
+	/* a link named as a dead pid, to a folder with a request: not followed */
+	path_in(target, sizeof target, "elsewhere");
+	assert_int_equal(mkdir(target, 0700), 0);
+	snprintf(path, sizeof path, "%s/request", target);
+	write_file(path, "x", 1);
+	path_in(path, sizeof path, "kptprof/");
+	snprintf(path + strlen(path), sizeof path - strlen(path), "%ld", gone + 2);
+	assert_int_equal(symlink(target, path), 0);
+
+	assert_int_equal(kpt_control_list(pids, 4, &d), 1);
+	assert_int_equal(pids[0], getpid());
+	assert_int_equal(stat(dead, &st), -1);                     /* swept */
+	path_in(path, sizeof path, "kptprof/");
+	snprintf(path + strlen(path), sizeof path - strlen(path), "%ld", (long)child);
+	assert_int_equal(stat(path, &st), -1);                     /* swept */
+	assert_int_equal(stat(live, &st), 0);                      /* running */
+	snprintf(path, sizeof path, "%s/request", kept);
+	assert_int_equal(stat(path, &st), 0);                      /* not ours alone */
+	snprintf(path, sizeof path, "%s/request", target);
+	assert_int_equal(stat(path, &st), 0);                      /* behind a link */
+	path_in(path, sizeof path, "kptprof/");
+	snprintf(path + strlen(path), sizeof path - strlen(path), "%ld", gone + 2);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* another user's folder (as root: nobody's) stays */
+	if (geteuid() == 0) {
+		assert_int_equal(kpt_control_dir_make(dead, sizeof dead, gone, &d), 0);
+		assert_int_equal(chown(dead, 65534, 65534), 0);
+		assert_int_equal(kpt_control_list(pids, 4, &d), 1);
+		assert_int_equal(stat(dead, &st), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +375,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_requests_are_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_request_and_poll, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_of_and_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_sweeps_folders_of_dead_recordings, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
