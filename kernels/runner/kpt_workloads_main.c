@@ -82,7 +82,7 @@ static const char usage[] =
 	"usage: " PROG " --list [--json | --tsv] [--suite NAME] [NAME...]\n"
 	"       " PROG " [--suite NAME]... [NAME...] [--iterations N] [--warmup W] [--cold]\n"
 	"                     [--settle-us U] [--check] [--plant NAME=PCT]... [--seed S | --seed random] [--json]\n"
-	"       " PROG " --calibrate [--json]\n";
+	"       " PROG " --calibrate [--settle-us U] [--json]\n";
 
 /* Timing runs use one fixed seed unless --seed says otherwise: every run,
  * process and machine times the same (random, never zero) inputs, so
