@@ -765,6 +765,8 @@ static double cal_value(const struct kpt_diff_session *q, int probes, int k)
  * non-empty meta calibration.where, and some probe in each. */
 static int cal_probes_alike(const struct kpt_rule_ctx *c, const struct kpt_diff_session *nw)
 {
+	if (!nw->probe_where)
+		return 0;
 	for (uint32_t q = 0; q <= c->b->nsessions; q++) {
 		const struct kpt_diff_session *x = q < c->b->nsessions ? &c->b->sessions[q] : nw;
 		int any = 0;

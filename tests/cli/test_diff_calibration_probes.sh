@@ -9,7 +9,8 @@
 # drops and +5% of it on a seventh machine is SLOW, without calibration
 # AMBG; (b) the seventh machine unchanged has no SLOW or FAST; (c) a base
 # where one session lacks the probes, or measured them elsewhere, falls
-# back to the device ceilings, and the note says so.
+# back to the device ceilings, and the note says so; so does one whose
+# calibration.* values are not numbers > 0.
 set -u
 SYNTH=${KPT_BUILD:?}/kpt-synth
 [ -x "$SYNTH" ] || { echo "skip: kpt-synth not built"; exit 77; }
@@ -34,6 +35,10 @@ done
 "$SYNTH" -o "$T/old6.kpt" "${common[@]}" --machine 1.3:6 --meta boot_id=b6 || fail "kpt-synth"
 "$SYNTH" -o "$T/boot6.kpt" "${common[@]}" --machine 1.3:6 --meta boot_id=b6 --probes "$(probes 6)" \
 	--probe-where "once per boot, in a process of its own" || fail "kpt-synth"
+# and with probe values that are not numbers > 0 (ignored: no probes)
+"$SYNTH" -o "$T/junk6.kpt" "${common[@]}" --machine 1.3:6 --meta boot_id=b6 --meta "calibration.where=in each run" \
+	--meta calibration.copy_gbps=inf --meta calibration.bf16_tflops=-800 --meta calibration.fp8_tflops=1610abc \
+	--meta calibration.sm_mhz=nan || fail "kpt-synth"
 n7=(--machine 1.3:7 --meta boot_id=b7 --probes "$(probes 7)")
 "$SYNTH" -o "$T/slow.kpt" "${common[@]}" "${n7[@]}" --slow "$V:5" || fail "kpt-synth"
 "$SYNTH" -o "$T/same.kpt" "${common[@]}" "${n7[@]}" || fail "kpt-synth"
@@ -57,9 +62,10 @@ rc=$?; [ $rc -eq 0 ] || { cat "$T/same.txt"; fail "A/A with probes: exit $rc, wa
 grep -Eq ' (SLOW|FAST)$' "$T/same.txt" && { cat "$T/same.txt"; fail "A/A with probes: SLOW or FAST"; }
 grep -q "calibration (probes" "$T/same.txt" || { cat "$T/same.txt"; fail "A/A: no probe calibration"; }
 
-# (c) one base session without probes, or measured elsewhere: the device's
+# (c) one base session without probes, measured elsewhere, or with junk
+# for probes: the device's
 # ceilings, as before the probes
-for odd in old6 boot6; do
+for odd in old6 boot6 junk6; do
 	"$KPTPROF" diff "$T"/b{1,2,3,4,5}.kpt "$T/$odd.kpt" "$T/slow.kpt" --json "$T/$odd.json" >"$T/$odd.txt"
 	grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of" "$T/$odd.txt" ||
 		{ cat "$T/$odd.txt"; fail "$odd: no device-ceiling calibration note"; }
