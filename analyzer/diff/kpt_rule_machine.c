@@ -865,7 +865,7 @@ static void cal_note(struct kpt_rule_ctx *c, const struct machine_state *s)
 	};
 	static const int order[] = { KPT_CAL_BF16, KPT_CAL_FP8, KPT_CAL_COPY, KPT_CAL_SM };
 	const char *words = "probes";
-	char list[128];
+	char list[128];             /* four names and counts: at most 90 characters */
 	size_t n = 0;
 
 	if (!s->cal_where) {
@@ -882,7 +882,7 @@ static void cal_note(struct kpt_rule_ctx *c, const struct machine_state *s)
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		int k = order[i];
 
-		if (!s->ucal[k])
+		if (!s->ucal[k] || n >= sizeof list)
 			continue;
 		n += (size_t)snprintf(list + n, sizeof list - n, n ? ", %s of %u" : "%s taken out of %u keys",
 				      cal_name[k], s->ncal[k]);
