@@ -86,6 +86,12 @@ struct kpt_side_key {
 	struct kpt_sample_vec *runs; /* [side->nruns] */
 };
 
+/* The calibration probes a recording may carry in its meta (KPT_PROBE_
+ * order is kpt_probe_meta's): the driver's D2D copy in GB/s, the bf16 and
+ * fp8 GEMMs in TFLOP/s, the SM clock under load in MHz. */
+enum { KPT_PROBE_COPY, KPT_PROBE_BF16, KPT_PROBE_FP8, KPT_PROBE_SM, KPT_PROBE_N };
+extern const char *const kpt_probe_meta[KPT_PROBE_N]; /* "calibration.copy_gbps", ... */
+
 /* One session of a side: the recording one machine made at one time (a
  * file). A baseline of several sessions (kpt_diff_side_combine) lets the
  * rule measure the between-session (machine, day) part of the noise. */
@@ -99,6 +105,12 @@ struct kpt_diff_session {
 	 * (a history store keeps no such field): never compared */
 	int64_t settle_us;
 	double copy_gbps, bf16_tflops; /* ceilings measured with the recording, 0 unknown */
+	/* meta calibration.*: the probes `kptprof record` measured (medians
+	 * over runs), 0 unknown or absent; probe_where is meta
+	 * calibration.where ("in each run", "once per boot, ..."), "" when the
+	 * recording has none (all recordings before them, the history store) */
+	double probe[KPT_PROBE_N];
+	const char *probe_where;
 };
 
 struct kpt_diff_side {

@@ -140,12 +140,13 @@ static int combine(const struct kpt_diff_side *const *in, size_t n, uint32_t kee
 				d->host = adup(c, x->host);
 				d->boot = adup(c, x->boot);
 				d->time = adup(c, x->time);
+				d->probe_where = adup(c, x->probe_where ? x->probe_where : "");
 			} else {
 				d->path = adup(c, s->env.path);
-				d->uuid = d->host = d->boot = d->time = adup(c, "");
+				d->uuid = d->host = d->boot = d->time = d->probe_where = adup(c, "");
 				d->settle_us = -1;
 			}
-			if (!d->path || !d->uuid || !d->host || !d->boot || !d->time)
+			if (!d->path || !d->uuid || !d->host || !d->boot || !d->time || !d->probe_where)
 				goto out;
 			d->runs = 0;
 		}

@@ -19,7 +19,15 @@
 #define UCB_Q 0.05      /* lower chi-square quantile of a key's own upper bound on its between part */
 #define SHIFT_PRIOR_PCT 0.5 /* between-session SD of a family's median change, one session */
 
-enum { KPT_CAL_COPY, KPT_CAL_BF16, KPT_CAL_N };
+/* The ceilings calibration may take out, in the order it tries them: of
+ * the device (kpt-workloads --calibrate's copy and bf16, measured with the
+ * recording) or the probes the recordings carry (meta calibration.*, all
+ * four), whichever set cal_setup picks. */
+enum { KPT_CAL_COPY = KPT_PROBE_COPY, KPT_CAL_BF16 = KPT_PROBE_BF16, KPT_CAL_FP8 = KPT_PROBE_FP8,
+       KPT_CAL_SM = KPT_PROBE_SM, KPT_CAL_N = KPT_PROBE_N };
+static const char *const cal_name[KPT_CAL_N] = {
+	[KPT_CAL_COPY] = "copy", [KPT_CAL_BF16] = "bf16", [KPT_CAL_FP8] = "fp8", [KPT_CAL_SM] = "sm",
+};
 
 /* One unit's pieces of the noise model, from pass 1 (all in log space). */
 struct est {
@@ -48,10 +56,13 @@ struct machine_state {
 	 * itself; nunits of them */
 	uint32_t *unit, nunits;
 	/* Calibration (docs/decision-rule.md, "Calibration"): with cal_on, the
-	 * log of each unit's measured ceilings (copy, bf16; the mean over its
-	 * sessions), minus their mean over units, and NEW's likewise; ncal
-	 * counts the keys each was taken out of. */
+	 * log of each unit's measured ceilings (the mean over its sessions),
+	 * minus their mean over units, and NEW's likewise; ucal[k] NULL: not a
+	 * candidate. ncal counts the keys each was taken out of. cal_where:
+	 * NULL for the device's ceilings, else the probes' meta
+	 * calibration.where, the same in every session. */
 	int cal_on;
+	const char *cal_where;
 	double *ucal[KPT_CAL_N], ncal_new[KPT_CAL_N];
 	uint32_t ncal[KPT_CAL_N];
 };
@@ -77,6 +88,8 @@ static int calibrate(struct machine_state *st, double *xs, const uint32_t *uid, 
 	for (int k = 0; k < KPT_CAL_N; k++) {
 		double s2 = 0;
 
+		if (!st->ucal[k])
+			continue;
 		for (uint32_t j = 0; j < S; j++) {
 			double r = xs[j] - mu + st->ucal[k][uid[j]];
 
@@ -739,32 +752,87 @@ static void machine_notes(struct kpt_rule_ctx *c, struct kpt_diff *df)
 
 
 
-/* Calibration is on with 5+ base units whose sessions all measured both
- * ceilings and a NEW that did, unless --no-calibration; ucal then holds
- * each unit's mean log ceiling minus the mean over units, ncal_new NEW's. */
+/* A session's ceiling k of the set: the probes (meta calibration.*) or
+ * the device's copy and bf16; 0 unknown. */
+static double cal_value(const struct kpt_diff_session *q, int probes, int k)
+{
+	if (probes)
+		return q->probe[k];
+	return k == KPT_CAL_COPY ? q->copy_gbps : k == KPT_CAL_BF16 ? q->bf16_tflops : 0;
+}
+
+/* Whether every base session and NEW carry probes measured alike: the same
+ * non-empty meta calibration.where, and some probe in each. */
+static int cal_probes_alike(const struct kpt_rule_ctx *c, const struct kpt_diff_session *nw)
+{
+	if (!nw->probe_where)
+		return 0;
+	for (uint32_t q = 0; q <= c->b->nsessions; q++) {
+		const struct kpt_diff_session *x = q < c->b->nsessions ? &c->b->sessions[q] : nw;
+		int any = 0;
+
+		if (!x->probe_where || !x->probe_where[0] || strcmp(x->probe_where, nw->probe_where) != 0)
+			return 0;
+		for (int k = 0; k < KPT_CAL_N; k++)
+			any |= x->probe[k] > 0;
+		if (!any)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether ceiling k of the set is known (> 0) in every base session and
+ * in NEW. */
+static int cal_known(const struct kpt_rule_ctx *c, const struct kpt_diff_session *nw, int probes, int k)
+{
+	if (!(cal_value(nw, probes, k) > 0))
+		return 0;
+	for (uint32_t q = 0; q < c->b->nsessions; q++)
+		if (!(cal_value(&c->b->sessions[q], probes, k) > 0))
+			return 0;
+	return 1;
+}
+
+/* Calibration is on with 5+ base units, unless --no-calibration. Its set:
+ * the probes when every base session and NEW carry them measured alike
+ * (cal_probes_alike), each probe known in all of them a candidate; else
+ * the device's copy and bf16 ceilings, when every session and NEW
+ * measured both. ucal then holds each unit's mean log ceiling minus the
+ * mean over units, ncal_new NEW's. */
 static int cal_setup(struct kpt_rule_ctx *c, struct machine_state *s)
 {
 	const struct kpt_diff_session *nw = c->n->nsessions ? &c->n->sessions[0] : NULL;
 	uint32_t nb = c->b->nsessions;
+	int use[KPT_CAL_N] = { 0 }, probes = 0, n = 0;
 
-	if (c->o.no_calibration || s->nunits < 5 || !nw || !(nw->copy_gbps > 0) || !(nw->bf16_tflops > 0))
+	if (c->o.no_calibration || s->nunits < 5 || !nw)
 		return 0;
-	for (uint32_t q = 0; q < nb; q++)
-		if (!(c->b->sessions[q].copy_gbps > 0) || !(c->b->sessions[q].bf16_tflops > 0))
+	if (cal_probes_alike(c, nw)) {
+		for (int k = 0; k < KPT_CAL_N; k++)
+			n += use[k] = cal_known(c, nw, 1, k);
+		probes = n > 0;
+	}
+	if (!probes) {
+		if (!cal_known(c, nw, 0, KPT_CAL_COPY) || !cal_known(c, nw, 0, KPT_CAL_BF16))
 			return 0;
+		memset(use, 0, sizeof use);
+		use[KPT_CAL_COPY] = use[KPT_CAL_BF16] = 1;
+	}
 	for (int k = 0; k < KPT_CAL_N; k++) {
-		double *sum = calloc(nb, sizeof *sum), mean = 0;
-		uint32_t *cnt = calloc(nb, sizeof *cnt);
+		double *sum, mean = 0;
+		uint32_t *cnt;
 
+		if (!use[k])
+			continue;
+		sum = calloc(nb, sizeof *sum);
+		cnt = calloc(nb, sizeof *cnt);
 		if (!sum || !cnt || !(s->ucal[k] = calloc(nb, sizeof *s->ucal[k]))) {
 			free(sum);
 			free(cnt);
 			return KPT_E_NOMEM;
 		}
 		for (uint32_t q = 0; q < nb; q++) {
-			const struct kpt_diff_session *b = &c->b->sessions[q];
-
-			sum[s->unit[q]] += log(k == KPT_CAL_COPY ? b->copy_gbps : b->bf16_tflops);
+			sum[s->unit[q]] += log(cal_value(&c->b->sessions[q], probes, k));
 			cnt[s->unit[q]]++;
 		}
 		for (uint32_t u = 0; u < nb; u++)
@@ -776,12 +844,53 @@ static int cal_setup(struct kpt_rule_ctx *c, struct machine_state *s)
 		for (uint32_t u = 0; u < nb; u++)
 			if (cnt[u])
 				s->ucal[k][u] -= mean;
-		s->ncal_new[k] = log(k == KPT_CAL_COPY ? nw->copy_gbps : nw->bf16_tflops) - mean;
+		s->ncal_new[k] = log(cal_value(nw, probes, k)) - mean;
 		free(sum);
 		free(cnt);
 	}
+	s->cal_where = probes ? nw->probe_where : NULL;
 	s->cal_on = 1;
 	return 0;
+}
+
+/* The calibration note: the device's ceilings in the words it always had;
+ * the probes named, with where they were measured. */
+static void cal_note(struct kpt_rule_ctx *c, const struct machine_state *s)
+{
+	/* calibration.where values kptprof record writes; others are text
+	 * from the file and are not echoed */
+	static const struct { const char *where, *words; } wheres[] = {
+		{ "in each run", "probes measured in each run" },
+		{ "once per boot, in a process of its own", "probes measured once per boot" },
+	};
+	static const int order[] = { KPT_CAL_BF16, KPT_CAL_FP8, KPT_CAL_COPY, KPT_CAL_SM };
+	const char *words = "probes";
+	char list[128];             /* four names and counts: at most 90 characters */
+	size_t n = 0;
+
+	if (!s->cal_where) {
+		kpt_rule_note(c, "calibration", 0,
+			      kpt_rule_afmt(c, "calibration: bf16 ceiling taken out of %u keys, copy ceiling out of %u (time x ceiling, "
+					       "where the base's %u machines' means agree better so; --no-calibration: none)",
+					    s->ncal[KPT_CAL_BF16], s->ncal[KPT_CAL_COPY], s->nunits));
+		return;
+	}
+	for (size_t i = 0; i < sizeof wheres / sizeof wheres[0]; i++)
+		if (strcmp(s->cal_where, wheres[i].where) == 0)
+			words = wheres[i].words;
+	list[0] = '\0';
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		int k = order[i];
+
+		if (!s->ucal[k] || n >= sizeof list)
+			continue;
+		n += (size_t)snprintf(list + n, sizeof list - n, n ? ", %s of %u" : "%s taken out of %u keys",
+				      cal_name[k], s->ncal[k]);
+	}
+	kpt_rule_note(c, "calibration", 0,
+		      kpt_rule_afmt(c, "calibration (%s): %s (time x probe, where the base's %u machines' means agree "
+				       "better so; --no-calibration: none)",
+				    words, list, s->nunits));
 }
 
 static int machine_key(struct kpt_rule_ctx *c, uint32_t i, struct kpt_diff_row *r, const struct kpt_side_stats *sb,
@@ -864,10 +973,7 @@ static void machine_finish(struct kpt_rule_ctx *c, struct kpt_diff *df)
 
 	machine_notes(c, df);
 	if (s && s->cal_on)
-		kpt_rule_note(c, "calibration", 0,
-			      kpt_rule_afmt(c, "calibration: bf16 ceiling taken out of %u keys, copy ceiling out of %u (time x ceiling, "
-					       "where the base's %u machines' means agree better so; --no-calibration: none)",
-					    s->ncal[KPT_CAL_BF16], s->ncal[KPT_CAL_COPY], s->nunits));
+		cal_note(c, s);
 	if (s) {
 		free(s->E);
 		free(s->unit);

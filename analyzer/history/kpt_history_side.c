@@ -117,6 +117,9 @@ static int sessions(const struct kpt_history_set *set, const char *label, struct
 		ss->settle_us = -1; /* not stored */
 		ss->copy_gbps = x->copy_gbps;
 		ss->bf16_tflops = x->bf16_tflops;
+		/* the store keeps no calibration probes (probe[] stays 0): a base
+		 * from it calibrates on the device ceilings above */
+		ss->probe_where = "";
 		for (uint32_t r = off[i]; r < end; r++)
 			c->run_session[r] = (uint32_t)i;
 		/* a session stored before schema 3 does not say: a suite's

@@ -14,12 +14,17 @@ static const char usage[] =
 	"usage: kpt-synth -o FILE [--runs M] [--iterations N] [--kernels-per-iter K]\n"
 	"                 [--names K] [--noise PCT] [--within PCT] [--slow SUBSTR:PCT]...\n"
 	"                 [--gpu NAME] [--suite NAME] [--command CMD] [--meta KEY=VALUE]...\n"
-	"                 [--seed S] [--total-kernels N] [--machine PCT:SEED] [--stable SUBSTR]\n";
+	"                 [--seed S] [--total-kernels N] [--machine PCT:SEED] [--stable SUBSTR]\n"
+	"                 [--probes COPY:BF16:FP8:SM] [--probe-where TEXT] [--follow SUBSTR:PROBE]\n";
 
 enum opt_id {
 	OPT_RUNS = 256, OPT_ITER, OPT_KPI, OPT_NAMES, OPT_NOISE, OPT_WITHIN, OPT_SLOW,
 	OPT_GPU, OPT_SUITE, OPT_COMMAND, OPT_META, OPT_SEED, OPT_TOTAL, OPT_HELP, OPT_MACHINE, OPT_STABLE,
+	OPT_PROBES, OPT_PROBE_WHERE, OPT_FOLLOW,
 };
+
+/* --follow's probe names, in kpt_synth_opts.probes order. */
+static const char *const probe_names[4] = { "copy", "bf16", "fp8", "sm" };
 
 static const struct option longopts[] = {
 	{ "runs", required_argument, NULL, OPT_RUNS },
@@ -38,6 +43,9 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "machine", required_argument, NULL, OPT_MACHINE },
 	{ "stable", required_argument, NULL, OPT_STABLE },
+	{ "probes", required_argument, NULL, OPT_PROBES },
+	{ "probe-where", required_argument, NULL, OPT_PROBE_WHERE },
+	{ "follow", required_argument, NULL, OPT_FOLLOW },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -146,6 +154,36 @@ int main(int argc, char **argv)
 		case OPT_STABLE:
 			o.stable = optarg;
 			break;
+		case OPT_PROBES: {
+			char *p = optarg, *end;
+
+			for (int k = 0; k < 4; k++) {
+				errno = 0;
+				o.probes[k] = strtod(p, &end);
+				if (errno || end == p || *end != (k < 3 ? ':' : '\0') || !(o.probes[k] >= 0) ||
+				    o.probes[k] > 1e9)
+					return fail("invalid --probes '%s' (COPY:BF16:FP8:SM, numbers >= 0)", optarg);
+				p = end + 1;
+			}
+			o.have_probes = 1;
+			break;
+		}
+		case OPT_PROBE_WHERE:
+			o.probe_where = optarg;
+			break;
+		case OPT_FOLLOW: {
+			char *colon = strrchr(optarg, ':');
+
+			o.follow_probe = -1;
+			for (int k = 0; colon && k < 4; k++)
+				if (strcmp(colon + 1, probe_names[k]) == 0)
+					o.follow_probe = k;
+			if (!colon || colon == optarg || o.follow_probe < 0)
+				return fail("invalid --follow '%s' (SUBSTR:copy|bf16|fp8|sm)", optarg);
+			*colon = '\0';
+			o.follow = optarg;
+			break;
+		}
 		case OPT_GPU:
 			if (!*optarg)
 				return fail("empty GPU name");

@@ -51,6 +51,18 @@ struct kpt_synth_opts {
 	double machine_pct;
 	uint64_t machine_seed;
 	const char *stable;
+	/* --probes COPY:BF16:FP8:SM: meta calibration.* as `kptprof record`
+	 * writes them (a 0 leaves that probe out), with calibration.where
+	 * probe_where (default "in each run") and calibration.runs = runs;
+	 * have_probes 0: none (a recording from before them). */
+	int have_probes;
+	double probes[4];           /* copy GB/s, bf16 and fp8 TFLOP/s, SM MHz */
+	const char *probe_where;
+	/* --follow SUBSTR:PROBE: sites whose name holds SUBSTR are bound by
+	 * that probe's ceiling (0 copy, 1 bf16, 2 fp8, 3 sm): their time is
+	 * x (the GPU's nominal value / the probe's). NULL: none. */
+	const char *follow;
+	int follow_probe;
 };
 
 /* Fills o with the defaults above. */

@@ -129,6 +129,31 @@ void kpt_synth_defaults(struct kpt_synth_opts *o)
 	o->suite = "synth";
 	o->command = "kpt-synth";
 	o->seed = 1;
+	o->probe_where = "in each run";
+}
+
+/* The GPU's nominal value of probe k (kpt_synth_opts.probes order); fp8
+ * is twice bf16 as on Hopper. */
+static double probe_nominal(const struct gpu_spec *g, int k)
+{
+	const double v[4] = { g->copy_gbps, g->bf16_tflops, 2 * g->bf16_tflops, g->sm_mhz };
+
+	return k >= 0 && k < 4 ? v[k] : 0;
+}
+
+/* --follow: the factor of a site whose name holds the text, 1 for others. */
+static double follow_factor(const struct kpt_synth_opts *o, const struct gpu_spec *g, const char *mangled)
+{
+	char *dem;
+	int hit;
+	double p = o->follow_probe >= 0 && o->follow_probe < 4 ? o->probes[o->follow_probe] : 0;
+
+	if (!o->follow || !o->have_probes || !(p > 0))
+		return 1;
+	dem = kpt_demangle(mangled);
+	hit = strstr(mangled, o->follow) || (dem && strstr(dem, o->follow));
+	free(dem);
+	return hit ? probe_nominal(g, o->follow_probe) / p : 1;
 }
 
 /* Name i of the pool: distinct for distinct i (mixed-radix digits). Every
@@ -287,6 +312,7 @@ int kpt_synth_create(const struct kpt_synth_opts *o, struct kpt_synth **out,
 		st->group = i / 4;
 		if (o->machine_pct > 0)
 			st->slow *= machine_factor(o, i, s->names[st->name_idx]);
+		st->slow *= follow_factor(o, s->gpu, s->names[st->name_idx]);
 	}
 	*out = s;
 	return 0;
@@ -360,6 +386,24 @@ int kpt_synth_begin(struct kpt_synth *s, struct kpt_writer *w, struct kpt_diag *
 	for (int i = 0; i < o->nmeta; i++)
 		if ((rc = kpt_writer_meta(w, o->meta[i].key, o->meta[i].value, d)))
 			return rc;
+	if (o->have_probes) {
+		static const char *const keys[4] = { "calibration.copy_gbps", "calibration.bf16_tflops",
+						     "calibration.fp8_tflops", "calibration.sm_mhz" };
+
+		snprintf(num, sizeof num, "%u", o->runs);
+		if ((rc = kpt_writer_meta(w, "calibration.where", o->probe_where, d)) ||
+		    (rc = kpt_writer_meta(w, "calibration.runs", num, d)))
+			return rc;
+		for (int k = 0; k < 4; k++) {
+			char v[64];
+
+			if (!(o->probes[k] > 0))
+				continue;
+			snprintf(v, sizeof v, "%.1f", o->probes[k]);
+			if ((rc = kpt_writer_meta(w, keys[k], v, d)))
+				return rc;
+		}
+	}
 	s->t = 1000000000ull * (1000 + o->seed % 1000);
 	s->next_range = 1;
 	return 0;

@@ -24,6 +24,9 @@ expect_error() {  # WANT ARGS...
 expect_error "invalid count '0'" -o "$tmp/b.kpt" --runs 0
 expect_error "invalid count 'x'" -o "$tmp/b.kpt" --iterations x
 expect_error "invalid --slow 'gemm'" -o "$tmp/b.kpt" --slow gemm
+expect_error "invalid --probes '1:2:3'" -o "$tmp/b.kpt" --probes 1:2:3
+expect_error "invalid --probes '1:2:-3:4'" -o "$tmp/b.kpt" --probes 1:2:-3:4
+expect_error "invalid --follow 'gemm:tf32'" -o "$tmp/b.kpt" --follow gemm:tf32
 expect_error "no output file" --runs 2
 expect_error "unrecognized option or missing value: .--bogus." -o "$tmp/b.kpt" --bogus
 expect_error "cannot write '$tmp/no/such/dir/c.kpt'" -o "$tmp/no/such/dir/c.kpt"

@@ -36,6 +36,15 @@ the mean of the other sessions using the other sessions only:
                 other sessions (each key centred)
   fam?:C        the same, used only where the pooled residual variance per
                 df is below the raw one
+  probe:P       slope -1 on the probe P (P = copy, bf16, fp8, sm: meta
+                calibration.copy_gbps, .bf16_tflops, .fp8_tflops, .sm_mhz,
+                what `kptprof record` measured with the workloads), in the
+                fixed? form: where the others' means agree better so, their
+                variance over 1 df less (n-2) below the raw one (n-1); a
+                probe is a candidate only where every session of the group
+                has it and all say the same calibration.where
+  probe?:any    the lowest of none and each such probe, as kpt_rule_machine.c
+                picks among the probes
 
 Each candidate is scored alone and followed by the rule's family effect
 ("+fam": the median over the family's other keys of their residual in h,
@@ -51,6 +60,18 @@ session move together).
 import csv, io, json, math, statistics, subprocess, sys, collections
 
 COVS = ['copy', 'bf16', 'power', 'sm']
+# the probes of meta calibration.* (kptprof record), cal keys 'probe:P'
+PROBES = {'copy': 'calibration.copy_gbps', 'bf16': 'calibration.bf16_tflops',
+          'fp8': 'calibration.fp8_tflops', 'sm': 'calibration.sm_mhz'}
+
+
+def meta_num(meta, key):
+    """A meta value as a positive number, NaN when absent or not one."""
+    try:
+        v = float(meta.get(key))
+    except (TypeError, ValueError):
+        return float('nan')
+    return v if v > 0 and math.isfinite(v) else float('nan')
 
 
 def load(kpt, path):
@@ -66,6 +87,8 @@ def load(kpt, path):
         'power': (env.get('power_mw_median') or nan) / 1000.0,
     }
     meta = rep.get('meta') or {}
+    for p, key in PROBES.items():
+        cal['probe:' + p] = meta_num(meta, key)
     out = subprocess.run([kpt, 'export', path, '--format', 'csv', '-o', '-'], check=True,
                          capture_output=True, text=True).stdout
     per = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -170,6 +193,12 @@ def analyse(S):
     X = {}  # log covariate per session, 'bound' resolved per key below
     for c in COVS:
         X[c] = [math.log(s['cal'][c]) if s['cal'][c] > 0 else float('nan') for s in S]
+    # probes every session has, measured alike (the rule's condition)
+    wheres = set(s['meta'].get('calibration.where', '') for s in S)
+    probes = [p for p in PROBES if len(wheres) == 1 and '' not in wheres
+              and all(s['cal']['probe:' + p] > 0 for s in S)]
+    for p in probes:
+        X['probe:' + p] = [math.log(s['cal']['probe:' + p]) for s in S]
     grp = rule_groups(ks_all)
     fam_keys = collections.defaultdict(list)
     for k in ks_all:
@@ -244,6 +273,22 @@ def analyse(S):
                         p = b * (xof(c, k)[h] - cen[k])
                         pred['fam:' + c][(k, h)] = p
                         pred['fam?:' + c][(k, h)] = p if use else 0.0
+            # the probes in the rule's fixed? form, each alone and the
+            # rule's pick among them
+            m = n - 1
+            for k in ks if m > 2 else []:
+                raw = statistics.variance(dev[k])
+                best, bp = raw, 0.0
+                for p in probes:
+                    xs = [X['probe:' + p][i] for i in others]
+                    mx = statistics.fmean(xs)
+                    v = statistics.variance([y + (x - mx) for x, y in zip(xs, dev[k])]) * (m - 1) / (m - 2)
+                    pp = -(X['probe:' + p][h] - mx)
+                    pred['probe:' + p][(k, h)] = pp if v < raw else 0.0
+                    if v < best:
+                        best, bp = v, pp
+                if probes:
+                    pred['probe?:any'][(k, h)] = bp
         # scores: alone vs none, +fam vs family alone
         def err_of(m, with_fam):
             e = {}
@@ -287,7 +332,7 @@ def analyse(S):
 
 METHODS = ['family', 'slope:copy', 'slope:bf16', 'slope:power', 'slope?:copy', 'slope?:bf16',
            'slope?:power', 'fixed:bound', 'fixed?:bound', 'fixed?:either', 'fam:copy', 'fam:bf16', 'fam:bound',
-           'fam?:bound']
+           'fam?:bound', 'probe:copy', 'probe:bf16', 'probe:fp8', 'probe:sm', 'probe?:any']
 
 
 def fmt(v):
@@ -316,7 +361,9 @@ def main():
         for s in S:
             c = s['cal']
             print('  %s copy %.0f GB/s bf16 %.0f TFLOP/s sm %.0f MHz power %.0f W' %
-                  (s['id'], c['copy'], c['bf16'], c['sm'], c['power']))
+                  (s['id'], c['copy'], c['bf16'], c['sm'], c['power']) +
+                  ('; probes copy %.0f bf16 %.0f fp8 %.0f sm %.0f' %
+                   tuple(c['probe:' + p] for p in PROBES) if c['probe:copy'] > 0 or c['probe:bf16'] > 0 else ''))
         fams = list(res)
         print('%-14s' % 'explained' + ''.join('%14s' % f for f in fams))
         print('%-14s' % 'keys (bf16)' + ''.join('%14s' % ('%d (%d)' % (res[f]['keys'], res[f]['bound_bf16_keys']))
