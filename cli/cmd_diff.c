@@ -157,6 +157,9 @@ const struct kpt_opt kpt_diff_rule_opts[] = {
 		     "keep a family's common move in its keys' changes (default: reported once, taken out)"),
 	KPT_OPT_FLAG(0, "no-calibration", struct kpt_diff_cli, o.no_calibration,
 		     "take no session's measured ceiling (copy, bf16) out of any key (default: where the base says it helps)"),
+	KPT_OPT_FLAG(0, "probe-calibration", struct kpt_diff_cli, o.calibration_probes,
+		     "calibrate on the probes each run measured (meta calibration.*) where every session has them; on six "
+		     "fresh H200s they explained less than the device ceilings (default: the device ceilings)"),
 	KPT_OPT_FLAG(0, "paired", struct kpt_diff_cli, o.paired,
 		     "run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)"),
 	KPT_OPT_CHOICE(0, "ranges", "RULE", struct kpt_diff_cli, o.any_thread, range_rules,

@@ -125,6 +125,11 @@ struct kpt_diff_opts {
 	/* do not take the sessions' measured ceilings out of any key
 	 * (docs/decision-rule.md, "Calibration") */
 	int no_calibration;
+	/* calibrate on the probes each run measured (meta calibration.*:
+	 * copy, bf16, fp8, SM clock) when every base session and NEW carry
+	 * them alike, instead of the device ceilings (docs/decision-rule.md,
+	 * "The probes": they did worse on six fresh H200s, so not the default) */
+	int calibration_probes;
 	/* --ranges any-thread: a kernel launched outside any range of its own
 	 * thread gets the path of the innermost range open on another thread
 	 * of its process at its GPU start, marked " (other thread)". */

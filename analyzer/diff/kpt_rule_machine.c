@@ -807,7 +807,7 @@ static int cal_setup(struct kpt_rule_ctx *c, struct machine_state *s)
 
 	if (c->o.no_calibration || s->nunits < 5 || !nw)
 		return 0;
-	if (cal_probes_alike(c, nw)) {
+	if (c->o.calibration_probes && cal_probes_alike(c, nw)) {
 		for (int k = 0; k < KPT_CAL_N; k++)
 			n += use[k] = cal_known(c, nw, 1, k);
 		probes = n > 0;

@@ -1,6 +1,6 @@
 /* kpt_pool_eval.c - the decision rule across machines, leave one machine out.
  *
- *   kpt-pool-eval [--base-runs 5] [--hold-out-host] [--no-calibration] [--markdown OUT] MACHINE_DIR...
+ *   kpt-pool-eval [--base-runs 5] [--hold-out-host] [--no-calibration | --probe-calibration] [--markdown OUT] MACHINE_DIR...
  *
  * Each MACHINE_DIR holds one freshly started machine's recordings
  * (bench/analyzer/pool_call.sh): pool.kpt (the `default` suite, 10 runs,
@@ -46,12 +46,14 @@ static int g_agg;         /* --aggregate: opts.aggregate_min (0 default) */
 static double g_floor;    /* --between-floor-ns */
 static double g_ab_threshold = 1; /* kptprof ab's default threshold */
 static int g_nocal;       /* --no-calibration: opts.no_calibration */
+static int g_probes;      /* --probe-calibration: opts.calibration_probes */
 
 static void eval_opts(struct kpt_diff_opts *o)
 {
 	o->aggregate_min = g_agg;
 	o->between_floor_ns = g_floor;
 	o->no_calibration = g_nocal;
+	o->calibration_probes = g_probes;
 }
 
 struct machine {
@@ -231,6 +233,8 @@ int main(int argc, char **argv)
 			g_floor = atof(argv[++i]);
 		else if (strcmp(argv[i], "--no-calibration") == 0)
 			g_nocal = 1;
+		else if (strcmp(argv[i], "--probe-calibration") == 0)
+			g_probes = 1;
 		else if (n < MAXM)
 			m[n++].dir = argv[i];
 	}

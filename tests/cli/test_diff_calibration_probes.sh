@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Calibration on the probes (docs/decision-rule.md, "Calibration"): when
-# every base session and NEW carry meta calibration.* measured alike (the
-# same calibration.where), the rule's candidates are the probes (copy, bf16,
-# fp8, sm) instead of the device's copy and bf16 ceilings. Six synthetic
+# Calibration on the probes (docs/decision-rule.md, "Calibration"): with
+# --probe-calibration, when every base session and NEW carry meta
+# calibration.* measured alike (the same calibration.where), the rule's
+# candidates are the probes (copy, bf16, fp8, sm) instead of the device's
+# copy and bf16 ceilings; without it (the default), the device's. Six synthetic
 # machines (kpt-synth --probes) whose one GEMM follows the fp8 probe
 # (--follow; --stable spares it the machine's own factor) while the other
 # probes wander independently: (a) with the probes that key's machine noise
@@ -45,7 +46,7 @@ n7=(--machine 1.3:7 --meta boot_id=b7 --probes "$(probes 7)")
 base=("$T"/b{1,2,3,4,5,6}.kpt)
 
 # (a) the probes take fp8 out of the GEMM: +5% is SLOW, and only it
-"$KPTPROF" diff "${base[@]}" "$T/slow.kpt" --json "$T/on.json" >"$T/on.txt"
+"$KPTPROF" diff "${base[@]}" "$T/slow.kpt" --probe-calibration --json "$T/on.json" >"$T/on.txt"
 rc=$?; [ $rc -eq 1 ] || { cat "$T/on.txt"; fail "+5% with probes: exit $rc, want 1"; }
 grep "$V" "$T/on.txt" | grep -q " SLOW$" || { cat "$T/on.txt"; fail "the fp8-bound GEMM is not SLOW with probes"; }
 [ "$(grep -cE ' (SLOW|FAST)$' "$T/on.txt")" -eq 1 ] || { cat "$T/on.txt"; fail "other keys SLOW or FAST"; }
@@ -57,7 +58,7 @@ grep "$V" "$T/off.txt" | grep -q " AMBG" || { cat "$T/off.txt"; fail "the GEMM i
 grep -q "calibration" "$T/off.txt" && { cat "$T/off.txt"; fail "--no-calibration still notes a calibration"; }
 
 # (b) A/A on the seventh machine
-"$KPTPROF" diff "${base[@]}" "$T/same.kpt" >"$T/same.txt"
+"$KPTPROF" diff "${base[@]}" "$T/same.kpt" --probe-calibration >"$T/same.txt"
 rc=$?; [ $rc -eq 0 ] || { cat "$T/same.txt"; fail "A/A with probes: exit $rc, want 0"; }
 grep -Eq ' (SLOW|FAST)$' "$T/same.txt" && { cat "$T/same.txt"; fail "A/A with probes: SLOW or FAST"; }
 grep -q "calibration (probes" "$T/same.txt" || { cat "$T/same.txt"; fail "A/A: no probe calibration"; }
@@ -66,12 +67,19 @@ grep -q "calibration (probes" "$T/same.txt" || { cat "$T/same.txt"; fail "A/A: n
 # for probes: the device's
 # ceilings, as before the probes
 for odd in old6 boot6 junk6; do
-	"$KPTPROF" diff "$T"/b{1,2,3,4,5}.kpt "$T/$odd.kpt" "$T/slow.kpt" --json "$T/$odd.json" >"$T/$odd.txt"
+	"$KPTPROF" diff "$T"/b{1,2,3,4,5}.kpt "$T/$odd.kpt" "$T/slow.kpt" --probe-calibration --json "$T/$odd.json" >"$T/$odd.txt"
 	grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of" "$T/$odd.txt" ||
 		{ cat "$T/$odd.txt"; fail "$odd: no device-ceiling calibration note"; }
 	grep -q "calibration (probes" "$T/$odd.txt" && { cat "$T/$odd.txt"; fail "$odd: the probes were used"; }
 	grep "$V" "$T/$odd.txt" | grep -q " SLOW$" && { cat "$T/$odd.txt"; fail "$odd: the GEMM is SLOW without probes"; }
 done
+
+# (d) the default is the device ceilings, probes or not (--probe-calibration
+# is opt-in: on six fresh H200s the probes explained less)
+"$KPTPROF" diff "${base[@]}" "$T/slow.kpt" >"$T/dflt.txt"
+grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of" "$T/dflt.txt" ||
+	{ cat "$T/dflt.txt"; fail "default: no device-ceiling calibration note"; }
+grep -q "calibration (probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the probes were used"; }
 
 python3 - "$T/on.json" "$T/off.json" "$V" <<'PY' || fail "JSON"
 import json, sys

@@ -94,7 +94,7 @@ def load(kpt, path):
     per = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in csv.DictReader(io.StringIO(out)):
         # the keys kptprof diff compares: a workload's steps, no warm-up
-        if r['kind'] != 'kernel' or '/' not in r['range'] or 'kpt:warmup' in r['range']:
+        if r['kind'] != 'kernel' or '/' not in r['range'] or 'kpt:warmup' in r['range'] or r['range'].startswith('kpt:calibrate'):
             continue
         per[(r['range'], r['name'])][int(r['run'])].append(int(r['duration_ns']))
     keys = {}
