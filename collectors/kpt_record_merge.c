@@ -145,6 +145,7 @@ int kpt_record_probes_read(const char *path, const char *uuid, struct kpt_record
 	double *v[4] = { NULL, NULL, NULL, NULL };
 	unsigned n = 0, nfp8 = 0;
 	char line[1024];
+	struct stat st;
 	int fd, rc = -1;
 	FILE *f;
 
@@ -152,7 +153,7 @@ int kpt_record_probes_read(const char *path, const char *uuid, struct kpt_record
 	/* the recorder's own temporary folder; still no link, no FIFO */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return -1;
-	if (!(f = fdopen(fd, "r"))) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
 		close(fd);
 		return -1;
 	}

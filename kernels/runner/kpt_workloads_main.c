@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -522,6 +523,7 @@ static void calibrate_after_run(const struct opts *o, struct gpu *g)
 	const char *path = getenv(KPT_ENV_CALIBRATE_OUT);
 	struct kpt_ceilings c;
 	struct kpt_diag d;
+	struct stat st = { 0 };
 	FILE *f;
 	int fd, rc;
 
@@ -535,9 +537,11 @@ static void calibrate_after_run(const struct opts *o, struct gpu *g)
 		fprintf(stderr, PROG ": calibration after the run failed: %s\n", d.msg);
 		return;
 	}
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
-	    !(f = fdopen(fd, "a"))) {
-		fprintf(stderr, PROG ": cannot write the calibration to '%s': %s\n", path, strerror(errno));
+	/* a plain file only: never a device, a FIFO or through a link */
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600)) < 0 ||
+	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "a"))) {
+		fprintf(stderr, PROG ": cannot write the calibration to '%s': %s\n", path,
+			fd >= 0 && !S_ISREG(st.st_mode) ? "not a plain file" : strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return;

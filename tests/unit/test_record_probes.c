@@ -2,7 +2,7 @@
  * that a suite's runs append (kpt_record_probes_read, kpt_record_int.h):
  * the median of each probe over the lines of one GPU, lines of another GPU,
  * an older runner's four fields and garbage left out, a missing e4m3 probe
- * (before compute capability 8.9) kept apart, no link followed; and which
+ * (before compute capability 8.9) kept apart, no link or device read; and which
  * commands are the runner. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "kpt_record_int.h"
@@ -106,6 +108,23 @@ static void refuses_links_and_missing(void **state)
 	assert_int_equal(kpt_record_probes_read(path, U1, &c), 0);
 }
 
+static void refuses_a_device(void **state)
+{
+	struct kpt_record_probes c;
+
+	(void)state;
+	/* a copy of /dev/zero where the file should be (mknod in the test's
+	 * own folder, root only): refused at once; read, its endless lines
+	 * of NULs would keep the recorder in the loop for ever */
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	assert_int_equal(mknod(path, S_IFCHR | 0600, makedev(1, 5)), 0);
+	assert_int_equal(kpt_record_probes_read(path, U1, &c), -1);
+	assert_int_equal(c.runs, 0);
+}
+
 static void runner_commands(void **state)
 {
 	char *runner[] = { "/opt/k/build/cli/kpt-workloads", "--suite", "default", NULL };
@@ -127,6 +146,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(medians_of_one_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_fp8_before_ada, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_links_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(refuses_a_device, setup, teardown),
 		cmocka_unit_test(runner_commands),
 	};
 
