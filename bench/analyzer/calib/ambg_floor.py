@@ -5,7 +5,7 @@ leave AMBG across machines, given how much the machines differ.
     ambg_floor.py KPTPROF SESSION.kpt...
 
 Each SESSION is one host's recording of one program (>= 3 runs). Per key
-(as kinds_eval.py reads them): the variance of the hosts' session means
+(as host_types.py reads them): the variance of the hosts' session means
 less the mean run-to-run part is the key's between-host variance b, taken
 as known exactly (no degrees of freedom lost, z = 1.96: better than any
 rule can do from a finite baseline). A new host's change d is then normal
@@ -22,7 +22,7 @@ import statistics as st
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kinds_eval import session  # noqa: E402
+from host_types import session  # noqa: E402
 
 
 def phi(z):

@@ -4,7 +4,7 @@ between-host variance a split of the hosts into two kinds explains.
 
     host_types.py KPTPROF [--kind-b UUID8,...] [--min-us 50] SESSION.kpt...
 
-Each SESSION is one host's recording (>= 5 runs): per key (workload and
+Each SESSION is one host's recording (>= 3 runs): per key (workload and
 kernel, the keys kptprof diff compares: kpt:iter steps, no warm-up, no
 kpt:calibrate) the session mean of log run medians. Prints a table: one row
 per key of at least --min-us, one column per host (the first 8 hex digits
@@ -32,7 +32,11 @@ def host_of(kpt, path):
     return uuid[4:12] if uuid.startswith('GPU-') else path
 
 
-def session_means(kpt, path):
+def session(kpt, path):
+    """Per key (workload, kernel name): (mean of log run medians, its
+    variance over runs / runs, median of run medians in ns); keys seen in
+    3 runs or more. The keys kptprof diff compares: no warm-up, no
+    kpt:calibrate; a suite's kpt:iter steps, a project's every launch."""
     out = subprocess.run([kpt, 'export', path, '--format', 'csv', '-o', '-'], check=True,
                          capture_output=True, text=True).stdout
     per = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -40,9 +44,14 @@ def session_means(kpt, path):
         rng = r['range']
         if r['kind'] != 'kernel' or 'kpt:warmup' in rng or rng.startswith('kpt:calibrate'):
             continue
-        # a suite's steps, or a project's (no kpt:iter: every launch)
         per[(rng.split('/')[0], r['name'])][int(r['run'])].append(int(r['duration_ns']))
-    return {k: st.mean(math.log(st.median(x)) for x in v.values()) for k, v in per.items() if len(v) >= 2}
+    res = {}
+    for k, v in per.items():
+        if len(v) < 3:
+            continue
+        logs = [math.log(st.median(x)) for x in v.values()]
+        res[k] = (st.mean(logs), st.variance(logs) / len(logs), st.median(st.median(x) for x in v.values()))
+    return res
 
 
 def main():
@@ -53,7 +62,7 @@ def main():
     ap.add_argument('--min-us', type=float, default=50)
     a = ap.parse_args()
     hosts = [host_of(a.kptprof, p) for p in a.sessions]
-    means = [session_means(a.kptprof, p) for p in a.sessions]
+    means = [{k: v[0] for k, v in session(a.kptprof, p).items()} for p in a.sessions]
     keys = sorted(set.intersection(*(set(m) for m in means)))
     keys = [k for k in keys if math.exp(st.mean(m[k] for m in means)) >= a.min_us * 1e3]
     print('%-58s %s' % ('key (>= %g us)' % a.min_us, ' '.join('%8s' % h for h in hosts)))

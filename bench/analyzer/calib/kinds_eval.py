@@ -40,13 +40,10 @@ import random
 import statistics as st
 import sys
 
-sys.path.insert(0, __import__('os').path.dirname(__file__))
-from host_types import host_of  # noqa: E402
+sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(__file__)))
+from host_types import host_of, session  # noqa: E402
 
 import collections  # noqa: E402
-import csv  # noqa: E402
-import io  # noqa: E402
-import subprocess  # noqa: E402
 
 T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 20: 2.086, 30: 2.042}
@@ -59,24 +56,6 @@ def t975(df):
         if d > df:
             return T975[d]
     return 1.96
-
-
-def session(kpt, path):
-    out = subprocess.run([kpt, 'export', path, '--format', 'csv', '-o', '-'], check=True,
-                         capture_output=True, text=True).stdout
-    per = collections.defaultdict(lambda: collections.defaultdict(list))
-    for r in csv.DictReader(io.StringIO(out)):
-        rng = r['range']
-        if r['kind'] != 'kernel' or 'kpt:warmup' in rng or rng.startswith('kpt:calibrate'):
-            continue
-        per[(rng.split('/')[0], r['name'])][int(r['run'])].append(int(r['duration_ns']))
-    res = {}
-    for k, v in per.items():
-        if len(v) < 3:
-            continue
-        logs = [math.log(st.median(x)) for x in v.values()]
-        res[k] = (st.mean(logs), st.variance(logs) / len(logs), st.median(st.median(x) for x in v.values()))
-    return res
 
 
 def two_means(sig, seed):
