@@ -115,6 +115,40 @@ static unsigned long long meta_count(const struct report *r, const char *key, in
 	return *ok ? n : 0;
 }
 
+/* A probe of meta calibration.KEY: its value when a finite number > 0
+ * (what the rule reads: the file is untrusted), else 0. */
+static double meta_probe(const struct report *r, const char *key)
+{
+	const char *v = kpt_file_meta_get(r->f, key);
+	char *e;
+	double x;
+
+	if (!v || !*v)
+		return 0;
+	x = strtod(v, &e);
+	return !*e && isfinite(x) && x > 0 && x < 1e9 ? x : 0;
+}
+
+/* The calibration probes (meta calibration.*, docs/counters.md
+ * "Ceilings"), one line when the recording has them. */
+static void text_probes(const struct report *r, FILE *out)
+{
+	double copy = meta_probe(r, "calibration.copy_gbps"), bf16 = meta_probe(r, "calibration.bf16_tflops");
+	double fp8 = meta_probe(r, "calibration.fp8_tflops"), sm = meta_probe(r, "calibration.sm_mhz");
+	const char *where = kpt_file_meta_get(r->f, "calibration.where");
+	int ok;
+	unsigned long long runs = meta_count(r, "calibration.runs", &ok);
+	char b[32] = "";
+
+	if (!(copy > 0) && !(bf16 > 0) && !(fp8 > 0) && !(sm > 0))
+		return;
+	if (fp8 > 0)
+		snprintf(b, sizeof b, ", e4m3 %.0f", fp8);
+	fprintf(out, "probes    copy %.0f GB/s, bf16 %.0f%s TFLOP/s, SM %.0f MHz under load (median of %llu run%s, %s)\n",
+		copy, bf16, b, sm, ok ? runs : 0ULL, ok && runs == 1 ? "" : "s",
+		where && where[0] ? term_safe(r, where) : "measured where unknown");
+}
+
 /* What ran into a window from before it: counted by the pre-roll of
  * --steps/--every windows (collector.kernels_before_window), else not seen
  * (docs/cli.md, "Capture windows"). */
@@ -236,6 +270,7 @@ static void text_header(const struct report *r, FILE *out)
 	}
 	if (!r->nenv)
 		fprintf(out, "env       no NVML samples in this recording\n");
+	text_probes(r, out);
 	fprintf(out, "processes %u in %u run%s; kernels %" PRIu64 ", memops %" PRIu64 ", NVTX ranges %" PRIu64
 	       "; GPU time %s in a %s span\n",
 	       r->c.processes, r->c.runs, r->c.runs == 1 ? "" : "s", r->c.kernels, r->c.memops, r->c.ranges,
