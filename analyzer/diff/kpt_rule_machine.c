@@ -871,8 +871,10 @@ static void cal_note(struct kpt_rule_ctx *c, const struct machine_state *s)
 	if (!s->cal_where) {
 		kpt_rule_note(c, "calibration", 0,
 			      kpt_rule_afmt(c, "calibration: bf16 ceiling taken out of %u keys, copy ceiling out of %u (time x ceiling, "
-					       "where the base's %u machines' means agree better so; --no-calibration: none)",
-					    s->ncal[KPT_CAL_BF16], s->ncal[KPT_CAL_COPY], s->nunits));
+					       "where the base's %u machines' means agree better so%s; --no-calibration: none)",
+					    s->ncal[KPT_CAL_BF16], s->ncal[KPT_CAL_COPY], s->nunits,
+					    c->o.calibration_probes ? "; not the probes: not every session carries them, "
+								      "measured alike" : ""));
 		return;
 	}
 	for (size_t i = 0; i < sizeof wheres / sizeof wheres[0]; i++)

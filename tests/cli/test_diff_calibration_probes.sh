@@ -71,6 +71,8 @@ for odd in old6 boot6 junk6; do
 	grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of" "$T/$odd.txt" ||
 		{ cat "$T/$odd.txt"; fail "$odd: no device-ceiling calibration note"; }
 	grep -q "calibration (probes" "$T/$odd.txt" && { cat "$T/$odd.txt"; fail "$odd: the probes were used"; }
+	grep -q "not the probes: not every session carries them" "$T/$odd.txt" ||
+		{ cat "$T/$odd.txt"; fail "$odd: the note does not say why not the probes"; }
 	grep "$V" "$T/$odd.txt" | grep -q " SLOW$" && { cat "$T/$odd.txt"; fail "$odd: the GEMM is SLOW without probes"; }
 done
 
@@ -80,6 +82,7 @@ done
 grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of" "$T/dflt.txt" ||
 	{ cat "$T/dflt.txt"; fail "default: no device-ceiling calibration note"; }
 grep -q "calibration (probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the probes were used"; }
+grep -q "not the probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the note speaks of probes not asked for"; }
 
 python3 - "$T/on.json" "$T/off.json" "$V" <<'PY' || fail "JSON"
 import json, sys
