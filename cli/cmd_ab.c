@@ -183,7 +183,7 @@ int cmd_ab(int argc, char **argv)
 		/* a report that cannot be written fails now, not after the pairs */
 		const char *const outs[] = { dcp->junit, dcp->markdown, dcp->json };
 
-		if ((rc = kpt_cli_outputs(argv[0], NULL, 0, outs, 3)) != 0)
+		if ((rc = kpt_cli_outputs(argv[0], NULL, 0, outs, 3)) != 0 || (rc = kpt_diff_cli_check(argv[0], dcp)) != 0)
 			goto out;
 	}
 	if (!getenv("KPTPROF_SKIP_GPU_CHECK") && kpt_collector_find(NULL)->probe(&gpus, &d) < 0) {

@@ -158,8 +158,9 @@ const struct kpt_opt kpt_diff_rule_opts[] = {
 	KPT_OPT_FLAG(0, "no-calibration", struct kpt_diff_cli, o.no_calibration,
 		     "take no session's measured ceiling (copy, bf16) out of any key (default: where the base says it helps)"),
 	KPT_OPT_FLAG(0, "probe-calibration", struct kpt_diff_cli, o.calibration_probes,
-		     "calibrate on the probes each run measured (meta calibration.*) where every session has them; on six "
-		     "fresh H200s they explained less than the device ceilings (default: the device ceilings)"),
+		     "calibrate on the probes each run measured (meta calibration.*) where every session has them (not a "
+		     "history-store base: it keeps none; no effect on ab's paired rule); on six fresh H200s they explained "
+		     "less than the device ceilings (default: the device ceilings)"),
 	KPT_OPT_FLAG(0, "paired", struct kpt_diff_cli, o.paired,
 		     "run i of NEW against run i of BASE, interleaved on one machine (default: off; ab: on)"),
 	KPT_OPT_CHOICE(0, "ranges", "RULE", struct kpt_diff_cli, o.any_thread, range_rules,
@@ -349,12 +350,22 @@ int kpt_diff_cli_report(struct kpt_diff *df, struct kpt_diff_cli *dc)
 	return report(df, dc);
 }
 
+int kpt_diff_cli_check(const char *cmd, const struct kpt_diff_cli *dc)
+{
+	if (dc->o.calibration_probes && dc->o.no_calibration)
+		return kpt_cli_usage_error(cmd, "--probe-calibration and --no-calibration contradict each other");
+	return 0;
+}
+
 int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
 		     struct kpt_diff_cli *dc)
 {
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
 	int rc;
+
+	if ((rc = kpt_diff_cli_check(cmd, dc)) != 0)
+		return rc;
 
 	/* a report written over an input (a session of a baseline folder
 	 * too) would destroy it, the error report of --json too: refused
@@ -382,6 +393,9 @@ int kpt_diff_cli_run_side(const struct kpt_diff_side *base, const char *new_, st
 	struct kpt_diff *df = NULL;
 	struct kpt_diag d = { 0 };
 	int rc;
+
+	if ((rc = kpt_diff_cli_check("gate", dc)) != 0)
+		return rc;
 
 	if (dc->quiet)
 		kpt_progress_stop();

@@ -33,6 +33,9 @@ extern const struct kpt_opt kpt_diff_rule_opts[], kpt_diff_report_opts[];
  * a session, or a folder of them), prints the table (stdout), writes the reports
  * and returns the exit status: 0 ok, 1 SLOW, 2 error (a --json file then
  * holds {"result": "error"}). */
+/* The rule's options that contradict each other: a usage error (exit 2)
+ * naming them, else 0. kpt_diff_cli_run/_run_side call it. */
+int kpt_diff_cli_check(const char *cmd, const struct kpt_diff_cli *dc);
 int kpt_diff_cli_run(const char *cmd, const char *const *bases, size_t nbase, const char *new_,
 		     struct kpt_diff_cli *dc);
 /* The same against a baseline side already built (gate --db: from the

@@ -866,6 +866,8 @@ int cmd_gate(int argc, char **argv)
 		rc = kpt_cli_usage_error(argv[0], "unexpected argument '%s' (gate takes options only)", argv[1]);
 		goto out;
 	}
+	if ((rc = kpt_diff_cli_check(argv[0], dc)) != 0) /* before anything is recorded */
+		goto out;
 	suite_given = a.suite != NULL;
 	suite = a.suite ? a.suite : "default";
 	dir = a.dir, from = a.from, keep = a.keep, db = a.db, branch = a.branch, against = a.against;

@@ -124,8 +124,8 @@ const struct kpt_opt kpt_record_opts[] = {
 	  .help = "one more run, reading hardware counters per kernel; sets below (default: off)" },
 	KPT_OPT_FLAG(0, "api", struct record_args, api, "also record CUDA runtime and driver API calls (default: off)"),
 	KPT_OPT_CALL(0, "kinds", "LIST", struct record_args, kinds, opt_kinds,
-		     "kernel,memcpy,memset,sync or all; on a launch-bound PyTorch step kernel costs what CUPTI's own "
-		     "kernel activity costs (~9% on an H200), sync adds ~17%, memcpy, memset ~1% "
+		     "kernel,memcpy,memset,sync or all; on a launch-bound PyTorch step 'kernel' alone costs what CUPTI's "
+		     "own kernel activity costs (~9% on an H200), sync adds ~17%, memcpy, memset ~1% "
 		     "(default: kernel for -- CMD, all for suites)"),
 	WIN_OPT("capture-range", "WHAT", 0,
 		"record only inside cudaProfilerStart..Stop, or while NVTX range NAME (of DOMAIN) is open (default: all)"),
@@ -135,8 +135,9 @@ const struct kpt_opt kpt_record_opts[] = {
 	WIN_OPT("delay", "S", 3, "record only from S seconds after CUDA starts in each process (default 0)"),
 	WIN_OPT("duration", "S", 4, "record for S seconds from --delay, S > 0 (default: to the end)"),
 	WIN_OPT("sample-every", "S", 5,
-		"record one step every S seconds of a long run; CUPTI is attached only around it (about 20 ms of "
-		"attach and detach per capture on an H200: ~0.2% of a run at S = 10) (default: off, every step recorded)"),
+		"record one step every S seconds of a long run; CUPTI is attached only around it (about 20-25 ms of "
+		"attach, detach and traced steps per capture on an H200, estimated from its measured parts: ~0.2% of a "
+		"run at S = 10) (default: off, every step recorded)"),
 	WIN_OPT("sample-steps", "N", 6, "steps per sample or per trigger (default 1)"),
 	KPT_OPT_FLAG(0, "on-demand", struct record_args, on_demand,
 		     "record nothing until 'kptprof trigger PID' asks for steps; CUPTI detached until then (default: off)"),
@@ -169,10 +170,10 @@ void kpt_record_help_tail(void)
 	printf("\n");
 	kpt_text_wrap(stdout, "What the collector adds to CUPTI, and how to turn each part off (environment; "
 		      "docs/cli.md): NVTX range paths on kernels, linked from the driver's launch callbacks "
-		      "(KPT_RANGE_LINK=off: none; =both: the runtime's too, as before 2026-11-28); the NVML clock "
+		      "(KPT_RANGE_LINK=off: none; =both: the runtime's launch callbacks too, as before 2026-11-28); the NVML clock "
 		      "and power sampler (KPT_SAMPLE_MS=0: off). With both on, record costs what CUPTI's kernel "
 		      "activity alone costs: -1.2% [-3.5, +0.9] against a 30-line CUPTI injection on a launch-bound "
-		      "PyTorch step (12 rounds, 6 H200s, bench/RESULTS.md), below what one part could be measured at.",
+		      "PyTorch step (12 rounds, 6 H200s, bench/RESULTS.md); each part's own cost is below what those rounds resolve.",
 		      0, (size_t)kpt_cli_help_width(), 0);
 }
 

@@ -60,6 +60,8 @@ static int parse_args(int argc, char **argv, struct view_args *a)
 
 	if (rc != KPT_OPT_GO)
 		return rc;
+	if ((rc = kpt_diff_cli_check("view", &a->dc)) != 0)
+		return rc;
 	a->o.timeline_width = (int)a->width;
 	a->o.top = (int)a->top;
 	if (!a->out)

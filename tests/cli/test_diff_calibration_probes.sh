@@ -84,6 +84,17 @@ grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of
 grep -q "calibration (probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the probes were used"; }
 grep -q "not the probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the note speaks of probes not asked for"; }
 
+# (e) --probe-calibration with --no-calibration: a usage error before
+# anything is read or recorded, in every command that takes both
+for c in "diff ${base[*]} $T/slow.kpt" "gate --from $T/slow.kpt" "view $T/slow.kpt -o $T/v" "ab -- true ::: true"; do
+	# shellcheck disable=SC2086
+	KPTPROF_SKIP_GPU_CHECK=1 "$KPTPROF" ${c%% *} --probe-calibration --no-calibration ${c#* } >"$T/x.out" 2>"$T/x.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "^kptprof ${c%% *}: --probe-calibration and --no-calibration contradict each other$" "$T/x.err" ||
+		fail "${c%% *} with both: exit $rc, $(cat "$T/x.err")"
+done
+[ -e "$T/v" ] && fail "view wrote its folder despite the usage error"
+
 python3 - "$T/on.json" "$T/off.json" "$V" <<'PY' || fail "JSON"
 import json, sys
 on, off = (json.load(open(p)) for p in sys.argv[1:3])

@@ -149,7 +149,7 @@ done
 grep -Eq -- '^  --runs M .*\(default 5\)$' "$T/lines.gate" || fail "gate: --runs default"
 grep -Eq -- '^  --runs M .*\(default 1; a project: its runs, else 5\)$' "$T/lines.record" || fail "record: --runs default"
 grep -Eq -- '^  -o, --output FILE .*\(default kptprof\.kpt; a project: PROJECT\.kpt\)$' "$T/lines.record" || fail "record: -o default"
-grep -qF "kernel costs what CUPTI's own kernel activity costs (~9% on an H200), sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)" "$T/lines.record" || fail "record: --kinds cost note"
+grep -qF "'kernel' alone costs what CUPTI's own kernel activity costs (~9% on an H200), sync adds ~17%, memcpy, memset ~1% (default: kernel for -- CMD, all for suites)" "$T/lines.record" || fail "record: --kinds cost note"
 # record --help also lists the counter sets (from the counters table)
 grep -Eq '^  default +time' "$T/help.record" || fail "record --help lacks the counter sets"
 exit 0
