@@ -3,6 +3,7 @@
  * (driver, clocks, throttling, dropped samples, ranks, runs), the measured
  * ceilings. Steps of kpt_diff_compare (kpt_diff_steps.h). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kpt_diff_steps.h"
@@ -196,4 +197,28 @@ void kpt_diff_ceiling_note(struct kpt_rule_ctx *c, struct kpt_diff *df)
 	if (!isnan(df->copy_ceiling_pct) || !isnan(df->bf16_ceiling_pct))
 		kpt_rule_note(c, "ceilings", 0, kpt_rule_afmt(c, "measured ceilings of new against the base's sessions: copy %+.1f%%, bf16 %+.1f%%",
 						df->copy_ceiling_pct, df->bf16_ceiling_pct));
+	/* with --probe-calibration, the probes the same way: each where NEW
+	 * and some base session carry it */
+	if (c->o.calibration_probes && c->n->nsessions) {
+		static const char *const name[KPT_PROBE_N] = { "copy", "bf16", "e4m3", "SM" };
+		char buf[160] = "";
+		size_t len = 0;
+
+		for (int k = 0; k < KPT_PROBE_N; k++) {
+			double sum = 0, nv = c->n->sessions[0].probe[k];
+			uint32_t cnt = 0;
+
+			for (uint32_t i = 0; i < c->b->nsessions; i++)
+				if (c->b->sessions[i].probe[k] > 0) {
+					sum += c->b->sessions[i].probe[k];
+					cnt++;
+				}
+			if (cnt && nv > 0 && len < sizeof buf)
+				len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s %+.1f%%", len ? ", " : "", name[k],
+							100 * (nv / (sum / cnt) - 1));
+		}
+		if (buf[0])
+			kpt_rule_note(c, "probes", 0,
+				      kpt_rule_afmt(c, "probes of new against the base's sessions: %s", buf));
+	}
 }

@@ -52,6 +52,8 @@ grep "$V" "$T/on.txt" | grep -q " SLOW$" || { cat "$T/on.txt"; fail "the fp8-bou
 [ "$(grep -cE ' (SLOW|FAST)$' "$T/on.txt")" -eq 1 ] || { cat "$T/on.txt"; fail "other keys SLOW or FAST"; }
 grep -Eq "calibration \(probes measured in each run\): bf16 taken out of [0-9]+ keys, fp8 of [1-9][0-9]*, copy of [0-9]+, sm of [0-9]+ .*6 machines" "$T/on.txt" ||
 	{ cat "$T/on.txt"; fail "no probe calibration note naming fp8"; }
+grep -Eq "probes of new against the base's sessions: copy [+-][0-9.]+%, bf16 [+-][0-9.]+%, e4m3 [+-][0-9.]+%, SM [+-][0-9.]+%" "$T/on.txt" ||
+	{ cat "$T/on.txt"; fail "no probes line beside the ceilings"; }
 "$KPTPROF" diff "${base[@]}" "$T/slow.kpt" --no-calibration --json "$T/off.json" >"$T/off.txt"
 rc=$?; [ $rc -eq 0 ] || { cat "$T/off.txt"; fail "+5% without calibration: exit $rc, want 0"; }
 grep "$V" "$T/off.txt" | grep -q " AMBG" || { cat "$T/off.txt"; fail "the GEMM is not AMBG without calibration"; }
@@ -82,6 +84,7 @@ done
 grep -q "calibration: bf16 ceiling taken out of [0-9]* keys, copy ceiling out of" "$T/dflt.txt" ||
 	{ cat "$T/dflt.txt"; fail "default: no device-ceiling calibration note"; }
 grep -q "calibration (probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the probes were used"; }
+grep -q "probes of new" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: a probes line"; }
 grep -q "not the probes" "$T/dflt.txt" && { cat "$T/dflt.txt"; fail "default: the note speaks of probes not asked for"; }
 
 # (e) --probe-calibration with --no-calibration: a usage error before
