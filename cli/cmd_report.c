@@ -115,26 +115,14 @@ static unsigned long long meta_count(const struct report *r, const char *key, in
 	return *ok ? n : 0;
 }
 
-/* A probe of meta calibration.KEY: its value when a finite number > 0
- * (what the rule reads: the file is untrusted), else 0. */
-static double meta_probe(const struct report *r, const char *key)
-{
-	const char *v = kpt_file_meta_get(r->f, key);
-	char *e;
-	double x;
-
-	if (!v || !*v)
-		return 0;
-	x = strtod(v, &e);
-	return !*e && isfinite(x) && x > 0 && x < 1e9 ? x : 0;
-}
-
 /* The calibration probes (meta calibration.*, docs/counters.md
  * "Ceilings"), one line when the recording has them. */
 static void text_probes(const struct report *r, FILE *out)
 {
-	double copy = meta_probe(r, "calibration.copy_gbps"), bf16 = meta_probe(r, "calibration.bf16_tflops");
-	double fp8 = meta_probe(r, "calibration.fp8_tflops"), sm = meta_probe(r, "calibration.sm_mhz");
+	double copy = kpt_file_meta_positive(r->f, "calibration.copy_gbps");
+	double bf16 = kpt_file_meta_positive(r->f, "calibration.bf16_tflops");
+	double fp8 = kpt_file_meta_positive(r->f, "calibration.fp8_tflops");
+	double sm = kpt_file_meta_positive(r->f, "calibration.sm_mhz");
 	const char *where = kpt_file_meta_get(r->f, "calibration.where");
 	int ok;
 	unsigned long long runs = meta_count(r, "calibration.runs", &ok);

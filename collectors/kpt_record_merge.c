@@ -26,6 +26,7 @@
 #include "kpt_project.h"
 #include "kpt_outfile.h"
 #include "kpt_record_int.h"
+#include "kpt_stats.h"
 #include "kpt_window.h"
 
 /* ---- ceilings ------------------------------------------------------------------------------ */
@@ -104,11 +105,15 @@ static int positive(const char *s, double *v)
 
 /* Parses a ceilings line: 0 when its uuid matches and both ceilings are
  * positive; the probes into *pr when the line has them (runs 1), else
- * pr->runs 0. line is cut up. */
-static int ceilings_parse(char *line, const char *uuid, double *copy, double *bf16, struct kpt_record_probes *pr)
+ * pr->runs 0. */
+static int ceilings_parse(const char *line, const char *uuid, double *copy, double *bf16,
+			  struct kpt_record_probes *pr)
 {
-	char *f[8];
-	int n = ceilings_fields(line, f);
+	char cut[1024], *f[8];
+	int n;
+
+	snprintf(cut, sizeof cut, "%s", line);
+	n = ceilings_fields(cut, f);
 
 	memset(pr, 0, sizeof *pr);
 	if (n < 3 || strcmp(f[0], uuid) != 0 || positive(f[1], copy) < 0 || positive(f[2], bf16) < 0)
@@ -121,21 +126,6 @@ static int ceilings_parse(char *line, const char *uuid, double *copy, double *bf
 		pr->runs = 1;
 	}
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, unsigned n)
-{
-	if (n == 0)
-		return 0;
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 #define KPT_PROBES_MAX 4096 /* lines read from one calibration file */
@@ -174,10 +164,10 @@ int kpt_record_probes_read(const char *path, const char *uuid, struct kpt_record
 		n++;
 	}
 	if (n > 0) {
-		c->copy_gbps = median_of(v[0], n);
-		c->bf16_tflops = median_of(v[1], n);
-		c->fp8_tflops = median_of(v[2], nfp8);
-		c->sm_mhz = median_of(v[3], n);
+		c->copy_gbps = kpt_median_f64(v[0], n);
+		c->bf16_tflops = kpt_median_f64(v[1], n);
+		c->fp8_tflops = nfp8 ? kpt_median_f64(v[2], nfp8) : 0;
+		c->sm_mhz = kpt_median_f64(v[3], n);
 		c->runs = n;
 		rc = 0;
 	}
@@ -243,12 +233,15 @@ static int runner_finish(FILE *in, pid_t pid)
 struct ceil {
 	char uuid[48];
 	double copy_gbps, bf16_tflops;
-	struct kpt_record_probes probes; /* from the same line, runs 0: none (an older runner's cache) */
+	/* the probes this recording carries (meta calibration.*) and where
+	 * they were measured; runs 0: none */
+	struct kpt_record_probes probes;
+	const char *probes_where;
 };
 
 static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *runner, const struct kpt_gpu *gpu)
 {
-	char path[PATH_MAX + 64] = "", line[512] = "", cut[512];
+	char path[PATH_MAX + 64] = "", line[512] = "";
 	char *argv[] = { (char *)runner, "--calibrate", NULL };
 	int cached = 0, ok;
 	FILE *f;
@@ -257,8 +250,8 @@ static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *
 	if (!gpu->uuid[0])
 		return;
 	if (ceilings_path(gpu->uuid, path, sizeof path) == 0 && (f = fopen(path, "r"))) {
-		cached = fgets(line, sizeof line, f) && (memcpy(cut, line, sizeof cut), 1) &&
-			 ceilings_parse(cut, gpu->uuid, &o->copy_gbps, &o->bf16_tflops, &o->probes) == 0 &&
+		cached = fgets(line, sizeof line, f) &&
+			 ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops, &o->probes) == 0 &&
 			 o->probes.runs > 0; /* an older runner's line: measured again */
 		fclose(f);
 	}
@@ -268,8 +261,7 @@ static void ceilings(struct ceil *o, struct kpt_record_result *res, const char *
 			line[0] = '\0';
 		if (ok && runner_finish(f, pid) < 0)
 			ok = 0;
-		memcpy(cut, line, sizeof cut);
-		if (!ok || ceilings_parse(cut, gpu->uuid, &o->copy_gbps, &o->bf16_tflops, &o->probes) < 0) {
+		if (!ok || ceilings_parse(line, gpu->uuid, &o->copy_gbps, &o->bf16_tflops, &o->probes) < 0) {
 			kpt_record_note(res, KPT_NOTE_WARNING, "'%s --calibrate' failed: no ceilings in this recording", runner);
 			o->copy_gbps = o->bf16_tflops = 0;
 			return;
@@ -478,7 +470,7 @@ static long runner_cmd_settle(char *const *cmd)
  * runner: the workload runner when it was the command, else NULL;
  * pm: a project's roots and meta, NULL for one program or suite. */
 static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res, const struct ceil *ceil,
-		 const struct kpt_record_probes *pr, const char *pr_where, const char *tmp, const struct proc_file *files, int n, const char *command, const char *exits,
+		 const char *tmp, const struct proc_file *files, int n, const char *command, const char *exits,
 		 const char *runner, const struct proj_merge *pm, struct kpt_diag *d)
 {
 	struct kpt_writer *w = NULL;
@@ -564,14 +556,15 @@ static int merge(const struct kpt_record_opts *o, struct kpt_record_result *res,
 			kpt_writer_meta(w, "settle_us", buf, d);
 		}
 	}
-	if (pr && pr->runs) {
+	if (ceil->probes.runs) {
 		/* the probes of the rule's calibration (kernels/runner/kpt_calibrate.h) */
+		const struct kpt_record_probes *pr = &ceil->probes;
 		const struct { const char *key; double v; } probes[] = {
 			{ "calibration.copy_gbps", pr->copy_gbps }, { "calibration.bf16_tflops", pr->bf16_tflops },
 			{ "calibration.fp8_tflops", pr->fp8_tflops }, { "calibration.sm_mhz", pr->sm_mhz },
 		};
 
-		kpt_writer_meta(w, "calibration.where", pr_where, d);
+		kpt_writer_meta(w, "calibration.where", ceil->probes_where, d);
 		snprintf(buf, sizeof buf, "%u", pr->runs);
 		kpt_writer_meta(w, "calibration.runs", buf, d);
 		for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
@@ -605,14 +598,12 @@ int kpt_record_session_merge(struct session *s, const struct kpt_record_opts *o,
 			     const struct proj_merge *pm, struct kpt_diag *d)
 {
 	struct ceil ceil;
-	struct kpt_record_probes pr;
-	const char *pr_where = "";
+	struct kpt_record_probes run_probes;
 	struct proc_file *files = NULL;
 	struct kpt_diag perr;
 	int n, rc;
 
 	kpt_diag_clear(&perr);
-	memset(&pr, 0, sizeof pr);
 	memset(&ceil, 0, sizeof ceil);
 	/* After the timing runs, so that calibration heat cannot touch them. */
 	if (!o->skip_gpu_check && !o->no_calibrate && o->runner && s->gpus.n > 0)
@@ -620,11 +611,12 @@ int kpt_record_session_merge(struct session *s, const struct kpt_record_opts *o,
 	/* the probes: each run's, measured in its process after its workloads
 	 * (a suite), else the cached line's, measured once per GPU and boot in
 	 * a process of its own (any other program) */
-	if (s->calibration[0] && s->gpus.n > 0 && kpt_record_probes_read(s->calibration, s->gpus.gpu[0].uuid, &pr) == 0)
-		pr_where = "in each run";
-	else if (ceil.uuid[0] && ceil.probes.runs) {
-		pr = ceil.probes;
-		pr_where = "once per boot, in a process of its own";
+	if (s->calibration[0] && s->gpus.n > 0 &&
+	    kpt_record_probes_read(s->calibration, s->gpus.gpu[0].uuid, &run_probes) == 0) {
+		ceil.probes = run_probes;
+		ceil.probes_where = "in each run";
+	} else if (ceil.probes.runs) {
+		ceil.probes_where = "once per boot, in a process of its own";
 	}
 	n = list_files(s->tmp, &files, &perr);
 	if (n < 0)
@@ -644,7 +636,7 @@ int kpt_record_session_merge(struct session *s, const struct kpt_record_opts *o,
 			kpt_record_note(r, KPT_NOTE_HINT, "%s", perr.hint);
 	}
 	r->files = n;
-	rc = merge(o, r, &ceil, &pr, pr_where, s->tmp, files, n, command, s->exits, runner, pm, d);
+	rc = merge(o, r, &ceil, s->tmp, files, n, command, s->exits, runner, pm, d);
 	free(files);
 	return rc;
 }

@@ -135,6 +135,10 @@ const char *kpt_file_meta_get(struct kpt_file *f, const char *key);
  * recording (record --settle-us): 0 when absent (recorded without one), -1
  * when it is not a whole number of 0 to 1000000 microseconds. */
 long kpt_file_settle_us(struct kpt_file *f);
+/* Meta KEY as a whole, finite number > 0 (the calibration probes,
+ * calibration.*); 0 for anything else: absent, empty, text after the
+ * number, "nan", "inf", <= 0 (the file is untrusted). */
+double kpt_file_meta_positive(struct kpt_file *f, const char *key);
 int kpt_file_devices(struct kpt_file *f, const struct kpt_device **dev, size_t *n,
 		     struct kpt_diag *d);
 int kpt_file_processes(struct kpt_file *f, const struct kpt_process **p, size_t *n,

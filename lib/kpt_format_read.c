@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -664,6 +665,18 @@ long kpt_file_settle_us(struct kpt_file *f)
 	errno = 0;
 	v = strtol(m, &end, 10);
 	return end == m || *end || errno || v < 0 || v > 1000000 ? -1 : v;
+}
+
+double kpt_file_meta_positive(struct kpt_file *f, const char *key)
+{
+	const char *m = kpt_file_meta_get(f, key);
+	char *end;
+	double v;
+
+	if (!m || !m[0])
+		return 0;
+	v = strtod(m, &end);
+	return *end || !isfinite(v) || !(v > 0) ? 0 : v;
 }
 
 static int cmp_u32(const void *a, const void *b)

@@ -1114,20 +1114,6 @@ const char *const kpt_probe_meta[KPT_PROBE_N] = {
 	[KPT_PROBE_SM] = "calibration.sm_mhz",
 };
 
-/* A meta value that is a whole finite number > 0; 0 for anything else
- * (absent, empty, text after the number, "nan", "inf", <= 0). */
-static double meta_positive(struct loader *L, const char *key)
-{
-	const char *v = kpt_file_meta_get(L->f, key);
-	char *end;
-	double x;
-
-	if (!v || !v[0])
-		return 0;
-	x = strtod(v, &end);
-	return *end || !isfinite(x) || !(x > 0) ? 0 : x;
-}
-
 /* Fills env strings from the device of the first kernel (first_dev) and meta. */
 static int load_env_strings(struct loader *L, const struct kpt_device *devs, size_t ndev,
 			    uint32_t first_dev)
@@ -1193,7 +1179,7 @@ static int load_env_strings(struct loader *L, const struct kpt_device *devs, siz
 		ss->copy_gbps = dv ? dv->copy_gbps : 0;
 		ss->bf16_tflops = dv ? dv->bf16_tflops : 0;
 		for (int k = 0; k < KPT_PROBE_N; k++)
-			ss->probe[k] = meta_positive(L, kpt_probe_meta[k]);
+			ss->probe[k] = kpt_file_meta_positive(L->f, kpt_probe_meta[k]);
 		ss->probe_where = meta_dup(L, "calibration.where");
 		if (!ss->uuid || !ss->boot || !ss->probe_where)
 			return kpt_diag_set(L->d, KPT_E_NOMEM, "out of memory loading '%s'", p);

@@ -24,6 +24,7 @@
 #include <cublasLt.h>
 
 #include "kpt_calibrate.h"
+#include "kpt_stats.h"
 #include "kpt_workload.h"
 
 #define KPT_CAL_ITERS 10
@@ -40,13 +41,6 @@ static int lt_check(struct kpt_diag *d, cublasStatus_t st, const char *where)
 			    cublasLtGetStatusString(st));
 }
 #define CAL_LT(d, call) lt_check((d), (call), __FILE__ ":" KPT_STR(__LINE__) ": " #call)
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* Seconds of KPT_CAL_ITERS calls of fn(arg) on s after warm-up calls: the
  * best into *best, the median into *med (may be NULL); with settle_us > 0
@@ -89,11 +83,11 @@ static int time_calls(int (*fn)(void *arg, struct kpt_diag *d), void *arg, cudaS
 	for (int i = 0; i < made; i++)
 		cudaEventDestroy(ev[i]);
 	if (rc == 0) {
-		qsort(t, KPT_CAL_ITERS, sizeof t[0], cmp_double);
 		*best = t[0];
+		for (int i = 1; i < KPT_CAL_ITERS; i++)
+			*best = t[i] < *best ? t[i] : *best;
 		if (med)
-			*med = KPT_CAL_ITERS % 2 ? t[KPT_CAL_ITERS / 2]
-						 : 0.5 * (t[KPT_CAL_ITERS / 2 - 1] + t[KPT_CAL_ITERS / 2]);
+			*med = kpt_median_f64(t, KPT_CAL_ITERS);
 	}
 	return rc;
 }
@@ -286,10 +280,8 @@ static int measure_clock(cudaStream_t s, long settle_us, int sms, double *mhz, s
 	*mhz = 0;
 	if ((rc = KPT_CUDA(d, cudaMalloc((void **)&c.dev, 2 * sizeof *c.dev * (size_t)c.blocks))) == 0 &&
 	    (rc = KPT_CUDA(d, cudaMallocHost((void **)&c.host, 2 * sizeof *c.host * (size_t)c.blocks))) == 0 &&
-	    (rc = time_calls(clock_once, &c, s, settle_us, &best, NULL, d)) == 0 && c.n > KPT_CAL_WARMUP) {
-		qsort(c.mhz + KPT_CAL_WARMUP, (size_t)(c.n - KPT_CAL_WARMUP), sizeof c.mhz[0], cmp_double);
-		*mhz = c.mhz[KPT_CAL_WARMUP + (c.n - KPT_CAL_WARMUP) / 2];
-	}
+	    (rc = time_calls(clock_once, &c, s, settle_us, &best, NULL, d)) == 0 && c.n > KPT_CAL_WARMUP)
+		*mhz = kpt_median_f64(c.mhz + KPT_CAL_WARMUP, (size_t)(c.n - KPT_CAL_WARMUP));
 	cudaFree(c.dev);
 	cudaFreeHost(c.host);
 	return rc;
