@@ -66,9 +66,11 @@ size_t kpt_reduce_sum_ws_bytes(void);
 int kpt_reduce_sum_f32(float *out, const float *in, size_t n, int extra_pct, void *ws, cudaStream_t s,
 		       struct kpt_diag *d);
 /* Pinned host <-> device copies (cudaMemcpyAsync); host memory from
- * cudaMallocHost/cudaHostAlloc. */
+ * cudaMallocHost/cudaHostAlloc. kpt_copy_d2d: the driver's device-to-device
+ * cudaMemcpyAsync, the anchor kpt_copy is measured against. */
 int kpt_copy_h2d(void *dst, const void *host_src, size_t bytes, cudaStream_t s, struct kpt_diag *d);
 int kpt_copy_d2h(void *host_dst, const void *src, size_t bytes, cudaStream_t s, struct kpt_diag *d);
+int kpt_copy_d2d(void *dst, const void *src, size_t bytes, cudaStream_t s, struct kpt_diag *d);
 
 /* ---- FP8 ------------------------------------------------------------------ */
 

@@ -6,14 +6,15 @@
 # quantizers in eager PyTorch, torch._scaled_mm = cuBLASLt's FP8 GEMM),
 # order alternating by round, both with the same 3 ms idle before each
 # iteration (the first run, 2026-11-26 on an H100, still timed torch back
-# to back). Then bench/kernels/rounds_summary.py: per row the median over
+# to back). The copy row's anchors: torch copy_ and the driver's
+# cudaMemcpyAsync D2D (memory.memcpy.d2d.1GiB, timed by kpt-workloads). Then bench/kernels/rounds_summary.py: per row the median over
 # rounds with a 95% bootstrap interval, GB/s or TFLOP/s.
 # Needs SRC, KW (kpt-workloads) and RES. Knobs: ROUNDS (15), ITERS (20).
 set -u -o pipefail
 : "${SRC:?}" "${KW:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-15}
 mkdir -p "$RES"
-rows=(memory.copy.1GiB memory.reduce.f32.256M fp8.gemm.e4m3xe4m3.8192x8192x8192
+rows=(memory.copy.1GiB memory.memcpy.d2d.1GiB memory.reduce.f32.256M fp8.gemm.e4m3xe4m3.8192x8192x8192
 	fp8.gemm.e4m3xe4m3.8192x8192x8192.fastacc fp8.quant.e4m3.bf16.per_token.16384x8192
 	fp8.quant.e4m3.bf16.block1x128.16384x8192 fp8.quant.e4m3.bf16.block128x128.16384x8192)
 rc=0

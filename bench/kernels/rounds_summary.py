@@ -29,7 +29,12 @@ PAIRS = {
     "fp8.quant.e4m3.bf16.per_token.16384x8192": "torch.quant.e4m3.bf16.per_token.16384x8192",
     "fp8.quant.e4m3.bf16.block1x128.16384x8192": "torch.quant.e4m3.bf16.block1x128.16384x8192",
     "fp8.quant.e4m3.bf16.block128x128.16384x8192": None,
+    "memory.memcpy.d2d.1GiB": None,
 }
+# Rows of ours against another kpt-workloads row of the same rounds (the
+# driver's cudaMemcpyAsync D2D beside the copy kernel): the per-round ratio
+# anchor time / ours, and the best anchor (this one or PAIRS' torch row).
+ANCHORS = {"memory.copy.1GiB": "memory.memcpy.d2d.1GiB"}
 
 
 def rate(row, t):
@@ -93,6 +98,36 @@ def main():
                      f"{statistics.median(ratios):.3f} [{rlo:.3f}, {rhi:.3f}]" if ratios else ""]
         print(f"| {name} | {len(xs)} | {med * 1e6:.1f} [{lo * 1e6:.1f}, {hi * 1e6:.1f}] | {rt} | {pct} | "
               f"{tname or ''} | {cells[0]} | {cells[1]} | {cells[2]} |")
+    anchored(kpt, tor)
+
+
+def ratio_cell(num, den):
+    """Median over common rounds of num[r] / den[r] with its 95% interval."""
+    common = sorted(set(num) & set(den))
+    ratios = [num[r] / den[r] for r in common]
+    if not ratios:
+        return "", 0.0
+    lo, hi = boot(ratios)
+    return f"{statistics.median(ratios):.3f} [{lo:.3f}, {hi:.3f}]", lo
+
+
+def anchored(kpt, tor):
+    """Ours against the driver's copy and torch in the same rounds: the
+    fastest anchor per round (the smaller time of the two) over ours."""
+    rows = [(n, a) for n, a in ANCHORS.items() if n in kpt and a in kpt]
+    if not rows:
+        return
+    print()
+    print("| ours | anchor | anchor / ours time [95%] | best of the anchors / ours [95%] |")
+    print("| --- | --- | --- | --- |")
+    for name, aname in rows:
+        cell, _ = ratio_cell(kpt[aname], kpt[name])
+        best = dict(kpt[aname])
+        tname = PAIRS.get(name)
+        if tname in tor:
+            best = {r: min(t, tor[tname][r]) for r, t in best.items() if r in tor[tname]}
+        bcell, _ = ratio_cell(best, kpt[name])
+        print(f"| {name} | {aname} | {cell} | {bcell} |")
 
 
 if __name__ == "__main__":

@@ -447,28 +447,33 @@ extern "C" int kpt_reduce_sum_f32(float *out, const float *in, size_t n, int ext
 	return 0;
 }
 
-/* ---- pinned host copies ---------------------------------------------------- */
+/* ---- driver copies (pinned host, device to device) ---------------------------------------------------- */
 
-extern "C" int kpt_copy_h2d(void *dst, const void *host_src, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+/* One cudaMemcpyAsync under an NVTX range of its name (0 bytes: nothing). */
+static int memcpy_ranged(const char *range, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+			 cudaStream_t s, struct kpt_diag *d)
 {
 	int rc;
 
 	if (bytes == 0)
 		return 0;
-	nvtxRangePushA("kpt_copy_h2d");
-	rc = KPT_CUDA(d, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, s));
+	nvtxRangePushA(range);
+	rc = KPT_CUDA(d, cudaMemcpyAsync(dst, src, bytes, kind, s));
 	nvtxRangePop();
 	return rc;
 }
 
+extern "C" int kpt_copy_h2d(void *dst, const void *host_src, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+{
+	return memcpy_ranged("kpt_copy_h2d", dst, host_src, bytes, cudaMemcpyHostToDevice, s, d);
+}
+
 extern "C" int kpt_copy_d2h(void *host_dst, const void *src, size_t bytes, cudaStream_t s, struct kpt_diag *d)
 {
-	int rc;
+	return memcpy_ranged("kpt_copy_d2h", host_dst, src, bytes, cudaMemcpyDeviceToHost, s, d);
+}
 
-	if (bytes == 0)
-		return 0;
-	nvtxRangePushA("kpt_copy_d2h");
-	rc = KPT_CUDA(d, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, s));
-	nvtxRangePop();
-	return rc;
+extern "C" int kpt_copy_d2d(void *dst, const void *src, size_t bytes, cudaStream_t s, struct kpt_diag *d)
+{
+	return memcpy_ranged("kpt_copy_d2d", dst, src, bytes, cudaMemcpyDeviceToDevice, s, d);
 }

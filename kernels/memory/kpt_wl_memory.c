@@ -11,9 +11,9 @@
 #include "kpt_workload.h"
 #include "ref/kpt_ref.h"
 
-enum mem_op { OP_COPY, OP_MEMSET, OP_TRIAD, OP_TRANSPOSE_F32, OP_TRANSPOSE_BF16, OP_REDUCE, OP_H2D, OP_D2H };
+enum mem_op { OP_COPY, OP_MEMSET, OP_TRIAD, OP_TRANSPOSE_F32, OP_TRANSPOSE_BF16, OP_REDUCE, OP_H2D, OP_D2H, OP_D2D };
 
-/* n: bytes (copy, memset, h2d, d2h) or float elements (triad, reduce);
+/* n: bytes (copy, memset, h2d, d2h, d2d) or float elements (triad, reduce);
  * rows x cols for transposes. */
 struct mem_cfg {
 	enum mem_op op;
@@ -42,7 +42,7 @@ static size_t round16(size_t b)
 static void sizes(const struct mem_cfg *m, size_t *in, size_t *out)
 {
 	switch (m->op) {
-	case OP_COPY: case OP_H2D: case OP_D2H: *in = m->n; *out = m->n; break;
+	case OP_COPY: case OP_H2D: case OP_D2H: case OP_D2D: *in = m->n; *out = m->n; break;
 	case OP_MEMSET: *in = 0; *out = m->n; break;
 	case OP_TRIAD: *in = m->n * 4; *out = m->n * 4; break;
 	case OP_TRANSPOSE_F32: *in = *out = m->rows * m->cols * 4; break;
@@ -157,6 +157,7 @@ static int mem_run(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct kp
 	case OP_REDUCE: rc = kpt_reduce_sum_f32(st->out[i], st->in[i], m->n, c->plant_pct, st->ws, c->stream, d); break;
 	case OP_H2D: rc = kpt_copy_h2d(st->out[i], st->host, m->n, c->stream, d); break;
 	case OP_D2H: rc = kpt_copy_d2h(st->host, st->in[i], m->n, c->stream, d); break;
+	case OP_D2D: rc = kpt_copy_d2d(st->out[i], st->in[i], m->n, c->stream, d); break;
 	}
 	st->last = i;
 	st->next = (i + 1) % st->nsets;
@@ -213,7 +214,7 @@ static int mem_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct 
 	else if (nout && (rc = KPT_CUDA(d, cudaMemcpy(out, st->out[i], nout, cudaMemcpyDeviceToHost))) < 0)
 		goto done;
 	switch (m->op) {
-	case OP_COPY: case OP_H2D: case OP_D2H: rc = mismatch_bytes(w, out, in, nout, d); break;
+	case OP_COPY: case OP_H2D: case OP_D2H: case OP_D2D: rc = mismatch_bytes(w, out, in, nout, d); break;
 	case OP_MEMSET:
 		memset(want, MEMSET_VALUE, nout);
 		rc = mismatch_bytes(w, out, want, nout, d);
@@ -265,6 +266,9 @@ done:
 #define RED(nm, st, n) MEMWL("memory.reduce.f32." nm, st, OP_REDUCE, (size_t)(n), 0, 0, 4.0 * (n), 1.0 * (n), 1)
 #define H2D(nm, st, b) MEMWL("memory.h2d.pinned." nm, st, OP_H2D, (size_t)(b), 0, 0, 1.0 * (b), 0, 0)
 #define D2H(nm, st, b) MEMWL("memory.d2h.pinned." nm, st, OP_D2H, (size_t)(b), 0, 0, 1.0 * (b), 0, 0)
+/* the driver's device-to-device copy (cudaMemcpyAsync), the anchor of
+ * memory.copy: the same bytes through the copy engines' path */
+#define D2D(nm, st, b) MEMWL("memory.memcpy.d2d." nm, st, OP_D2D, (size_t)(b), 0, 0, 2.0 * (b), 0, 0)
 
 #define MiB(x) ((x) * 1048576.0)
 #define M(x) ((x) * 1048576.0)
@@ -295,6 +299,7 @@ static const struct kpt_workload memory_workloads[] = {
 	H2D("64MiB", "default bench", MiB(64)),
 	D2H("4MiB", "quick", MiB(4)),
 	D2H("64MiB", "default bench", MiB(64)),
+	D2D("1GiB", "bench", MiB(1024)),
 	/* awkward sizes for the GPU tests */
 	COPY("0B", "check", 0),
 	COPY("1B", "check", 1),
@@ -321,6 +326,7 @@ static const struct kpt_workload memory_workloads[] = {
 	H2D("1B", "check", 1),
 	H2D("1000003B", "check", 1000003),
 	D2H("1000003B", "check", 1000003),
+	D2D("1000003B", "check", 1000003),
 };
 
 const struct kpt_wl_family kpt_wl_family_memory = {
