@@ -5,8 +5,11 @@
 # (scripts/gpu/attn_sota.sh, after the backward's --check), the MoE layers
 # vs torch._grouped_mm (bench/kernels/moe_rounds.sh), copy / reduce / FP8
 # quantize / FP8 GEMM vs PyTorch and cuBLASLt (bench/kernels/memfp8_rounds.sh).
-# ROUNDS (default 15) each; PARTS (default "attn moe memfp8") picks. Writes
-# RES/{attn,moe,memfp8}/ and their summaries. Needs SRC, BUILD, RES.
+# ROUNDS (default 15) each; PARTS (default "attn moe memfp8") picks; the
+# part "ab" (not in the default) runs `kpt-attn-moe bench BENCH` (BENCH
+# default "moe attn": a variant beside the kernel it replaces, in one
+# process). Writes RES/{attn,moe,memfp8,ab}/ and their summaries. Needs SRC,
+# BUILD, RES.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
 export ROUNDS=${ROUNDS:-15}
@@ -22,6 +25,7 @@ for p in ${PARTS:-attn moe memfp8}; do
 	attn) SRC=$SRC BUILD=$BUILD RES=$RES/$p bash "$SRC/scripts/gpu/attn_sota.sh" >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	moe) KW=$KW RES=$RES/$p bash "$SRC/bench/kernels/moe_rounds.sh" >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	memfp8) SRC=$SRC KW=$KW RES=$RES/$p bash "$SRC/bench/kernels/memfp8_rounds.sh" >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
+	ab) timeout 300 "$BUILD/bench/attention_moe/kpt-attn-moe" bench ${BENCH:-moe attn} >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	*) echo "kernels_sota: unknown part $p"; rc=1; continue ;;
 	esac
 	echo "$p: $(($(date +%s) - t0)) s"
