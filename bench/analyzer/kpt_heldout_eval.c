@@ -2,7 +2,7 @@
  * bucket and GPU model (docs/decision-rule.md, "Held-out hosts per duration
  * bucket"; bench/analyzer/heldout_eval.sh runs it on the committed baselines).
  *
- *   kpt-heldout-eval [--data FILE] SESSIONS_DIR...
+ *   kpt-heldout-eval [--data FILE] [--keys] SESSIONS_DIR...
  *
  * Each SESSIONS_DIR is one GPU model's folder of sessions (a baseline
  * folder, baselines/<slug>/<suite>/): every *.kpt in it, in name order, is
@@ -24,7 +24,11 @@
  * per GPU model); --data FILE writes the same numbers for gnuplot, one
  * block (index) per GPU model, its first line the column headers (the GPU
  * name and M or plant: the plot's legend). Deterministic: the same
- * sessions give the same bytes. Cost: keys x 2 factors x 2 M comparisons per held-out session (about
+ * sessions give the same bytes. A session with fewer runs than M (a
+ * program recorded with 3 runs) is left out of that M's columns, with a
+ * line on stderr. --keys: every planted key's verdict on stderr, with the
+ * machine part of its noise (between_pct) and its run-to-run part: which
+ * keys the rule hears, and why not the others. Cost: keys x 2 factors x 2 M comparisons per held-out session (about
  * 3,000 in all on 16 sessions of ~80 keys, a few seconds).
  */
 #include <dirent.h>
@@ -43,6 +47,7 @@
 static const double bucket_lo[NB] = { 0, 10e3, 50e3, 200e3 };
 static const char *const bucket_name[NB] = { "< 10 us", "10-50 us", "50-200 us", ">= 200 us" };
 static const uint32_t cand_runs[NM] = { 5, 3 };
+static int g_keys; /* --keys */
 static const double factor[NF] = { 1.05, 1.02 };
 
 struct session {
@@ -168,8 +173,8 @@ static int gate(const struct kpt_diff_side *base, struct session *h, int mi, str
 
 	kpt_diff_side_runs(h->side, &runs, &nr);
 	if (nr < cand_runs[mi]) {
-		fprintf(stderr, "kpt-heldout-eval: '%s' has %u runs, not %u\n", h->path, nr, cand_runs[mi]);
-		return -1;
+		fprintf(stderr, "  M=%u: left out, '%s' has %u runs\n", cand_runs[mi], h->path, nr);
+		return 0;
 	}
 	o.new_runs = runs;
 	o.n_new_runs = cand_runs[mi];
@@ -211,6 +216,11 @@ static int gate(const struct kpt_diff_side *base, struct session *h, int mi, str
 			if (kpt_diff_compare(base, h->side, &o, &dp, &d) == 0 && (q = find_row(dp, r))) {
 				t->pw_n[fi][mi][bucket(r->base_ns)]++;
 				t->pw_slow[fi][mi][bucket(r->base_ns)] += q->verdict == KPT_V_SLOW;
+				if (g_keys)
+					fprintf(stderr, "  key M=%u x%.2f %s %.1f us machine %.2f%% runs %.2f%%: %+.2f%% [%+.2f, %+.2f] %s  %.70s\n",
+						cand_runs[mi], factor[fi], kpt_verdict_name(q->verdict), r->base_ns / 1e3,
+						r->between_pct, r->within_pct, q->change_pct, q->ci_low_pct, q->ci_high_pct,
+						q->machine_limited ? "(machine)" : "", r->name);
 			}
 			kpt_diff_destroy(dp);
 			scale(h->side, r, 1 / factor[fi]);
@@ -352,12 +362,16 @@ int main(int argc, char **argv)
 	FILE *dat = NULL;
 	int first = 1, rc = 0, i = 1;
 
-	if (argc > 2 && strcmp(argv[1], "--data") == 0) {
-		data = argv[2];
-		i = 3;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+			data = argv[++i];
+		else if (strcmp(argv[i], "--keys") == 0)
+			g_keys = 1;
+		else
+			break;
 	}
-	if (i >= argc) {
-		fprintf(stderr, "usage: kpt-heldout-eval [--data FILE] SESSIONS_DIR...\n");
+	if (i >= argc || argv[i][0] == '-') {
+		fprintf(stderr, "usage: kpt-heldout-eval [--data FILE] [--keys] SESSIONS_DIR...\n");
 		return 2;
 	}
 	if (data && !(dat = fopen(data, "w"))) {
