@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,10 +643,13 @@ static int start(struct kpt_diag *d)
 
 void kpt_core_init(const struct kpt_backend_ops *ops)
 {
-	static int once;
+	/* The driver (cuInit) and NVTX's injection can call this from two
+	 * threads at once: the first caller initialises, any other returns at
+	 * once (it must not wait: the first may be inside cuInit's lock). */
+	static atomic_flag once = ATOMIC_FLAG_INIT;
 	struct kpt_diag d;
 
-	if (once++)
+	if (atomic_flag_test_and_set(&once))
 		return;
 	kpt_g.ops = ops;
 	kpt_diag_clear(&d);

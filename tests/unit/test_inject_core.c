@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,18 @@ static void step(uint32_t corr, uint64_t t)
 
 /* ---- tests, in order ------------------------------------------------------ */
 
+/* kpt_core_init from several threads at once (the driver's cuInit and NVTX's
+ * injection can race): the backend starts once. */
+static pthread_barrier_t init_gate;
+
+static void *init_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&init_gate);
+	kpt_core_init(&fake_backend);
+	return NULL;
+}
+
 static void test_starts_through_the_ops(void **state)
 {
 	(void)state;
@@ -215,7 +228,16 @@ static void test_starts_through_the_ops(void **state)
 	setenv(KPT_ENV_WINDOW_CAPTURE, "nvtx:step", 1);
 	setenv(KPT_ENV_WINDOW_STEPS, "1-1", 1); /* the second; the first is its pre-roll */
 	fk.now = 1000;
-	kpt_core_init(&fake_backend);
+	{
+		pthread_t th[4];
+
+		assert_int_equal(pthread_barrier_init(&init_gate, NULL, 4), 0);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(pthread_create(&th[i], NULL, init_thread, NULL), 0);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(pthread_join(th[i], NULL), 0);
+		pthread_barrier_destroy(&init_gate);
+	}
 	assert_int_equal(fk.started, 1);
 	assert_int_equal(fk.listened, 1);
 	assert_int_equal(fk.stopped, 0);
