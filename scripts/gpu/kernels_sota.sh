@@ -8,7 +8,8 @@
 # ROUNDS (default 15) each; PARTS (default "attn moe memfp8") picks; the
 # part "ab" (not in the default) runs `kpt-attn-moe bench BENCH` (BENCH
 # default "moe attn": a variant beside the kernel it replaces, in one
-# process). Writes RES/{attn,moe,memfp8,ab}/ and their summaries. Needs SRC,
+# process); "bw" builds and runs bench/kernels/bw_variants.cu (the copy's
+# launch shapes and other ways to copy, 1 GiB). Writes RES/{attn,moe,memfp8,ab,bw}/ and their summaries. Needs SRC,
 # BUILD, RES.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
@@ -25,6 +26,8 @@ for p in ${PARTS:-attn moe memfp8}; do
 	attn) SRC=$SRC BUILD=$BUILD RES=$RES/$p bash "$SRC/scripts/gpu/attn_sota.sh" >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	moe) KW=$KW RES=$RES/$p bash "$SRC/bench/kernels/moe_rounds.sh" >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	memfp8) SRC=$SRC KW=$KW RES=$RES/$p bash "$SRC/bench/kernels/memfp8_rounds.sh" >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
+	bw) { nvcc -O3 -arch=sm_90 "$SRC/bench/kernels/bw_variants.cu" -o "$RES/$p/bw" && timeout 200 "$RES/$p/bw"; } \
+		>"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	ab) timeout 300 "$BUILD/bench/attention_moe/kpt-attn-moe" bench ${BENCH:-moe attn} >"$RES/$p/log.txt" 2>&1 || rc=1 ;;
 	*) echo "kernels_sota: unknown part $p"; rc=1; continue ;;
 	esac
