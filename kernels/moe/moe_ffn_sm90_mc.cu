@@ -389,15 +389,9 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 
 			const float hung = *(volatile int *)&kpt_moe_ffn_sm90_mc_hung ? __int_as_float(0x7fffffff) : 0.f;
 			const int rb = q.m0 + c * 64 + warp * 16 + (lane >> 2);
-			if (GATHER) {
-#pragma unroll
-				for (int g = 0; g < BN / 32; g++) {
-#pragma unroll
-					for (int i = 16 * g; i < 16 * g + 16; i++)
-						acc[i] = mc_gelu_erf(acc[i]);
-					sm90_reg_fence(acc);
-				}
-			}
+			/* GEMM 1: GELU at the store, two values at a time (the old
+			 * kernel's in-place pass over all BN / 2 spills 12 bytes here:
+			 * more loop state is live; this way 0, ptxas -v). */
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
 				const int row = rb + 8 * h;
@@ -407,7 +401,9 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 					reinterpret_cast<uint32_t *>(p.c + (long long)row * p.n + q.n0 + 2 * (lane & 3));
 #pragma unroll
 				for (int j = 0; j < BN / 8; j++)
-					dst[4 * j] = mma_t<bf16>::pack(acc[4 * j + 2 * h] + hung, acc[4 * j + 2 * h + 1] + hung);
+					dst[4 * j] = GATHER ? mma_t<bf16>::pack(mc_gelu_erf(acc[4 * j + 2 * h]) + hung,
+										 mc_gelu_erf(acc[4 * j + 2 * h + 1]) + hung)
+							    : mma_t<bf16>::pack(acc[4 * j + 2 * h] + hung, acc[4 * j + 2 * h + 1] + hung);
 			}
 		}
 	}
