@@ -39,8 +39,8 @@ enum kpt_moe_ffn_impl {
 #define KPT_MOE_AUTO_SM90_IMPL KPT_MOE_FFN_GROUPED_SM90
 
 /* req: an enum kpt_moe_ffn_impl (kpt_moe.h); ffn_flops: 4 * tokens * top_k *
- * hidden * ffn; sm90_usable: both sm_90a FFNs (GROUPED_SM90 and _MC) are
- * built and load. Returns the implementation to run (GROUPED, CUBLAS,
+ * hidden * ffn; sm90_usable: the sm_90a FFN req may resolve to (GROUPED_SM90,
+ * or _MC where asked for or AUTO's) is built and loads. Returns the implementation to run (GROUPED, CUBLAS,
  * GROUPED_SM90 or GROUPED_SM90_MC; AUTO resolved), KPT_E_UNSUPPORTED for
  * GROUPED_SM90(_MC) where it cannot run, KPT_E_INVAL for an unknown req.
  * AUTO: KPT_MOE_AUTO_SM90_IMPL on 9.0 (when usable) from

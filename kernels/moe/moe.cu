@@ -11,7 +11,9 @@
  *   ffn      moe_grouped_gemm twice (GELU fused into the first epilogue), the
  *            cuBLAS loop, or on Hopper the wgmma grouped GEMMs of
  *            moe_ffn_sm90.cu (KPT_MOE_FFN_GROUPED_SM90, built when the build
- *            defines KPT_MOE_SM90); kpt_moe_ffn_path chooses;
+ *            defines KPT_MOE_SM90) or their clustered variant with TMA
+ *            multicast (moe_ffn_sm90_mc.cu, KPT_MOE_FFN_GROUPED_SM90_MC);
+ *            kpt_moe_ffn_path chooses;
  *   combine  moe_combine: y[t] = sum_k w[t][k] * rows[slot(t, k)], fp32 sums.
  * The order of rows inside an expert's range depends on atomics, but every
  * output row is computed from its own input row alone, so y does not.
@@ -464,7 +466,11 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot query the device: %s", cudaGetErrorString(e));
 #if KPT_MOE_SM90
-	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable() && kpt::moe_sm90_mc_usable();
+	/* The clustered kernel's own probe only where it may run (_MC asked
+	 * for, or AUTO's wgmma FFN flipped to it). */
+	const bool need_mc = impl == KPT_MOE_FFN_GROUPED_SM90_MC ||
+			     (impl == KPT_MOE_FFN_AUTO && KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90_MC);
+	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable() && (!need_mc || kpt::moe_sm90_mc_usable());
 #endif
 	const int path = kpt_moe_ffn_path(impl, cc_major, cc_minor, sm90_usable,
 					  4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn);
