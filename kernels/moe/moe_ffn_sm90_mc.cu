@@ -61,13 +61,29 @@
  * rows past the expert's end (zero-filled, no read).
  *
  * Tiles: BN 256 with 4 stages, BN 128 with 6 (moe_ffn_sm90.cu's ffn_cfg and
- * pick_bn; shared memory + 1 KiB of token indices + pp[257]).
+ * pick_bn; shared memory + 1 KiB of token indices + pp[257]); B's tensor map
+ * has boxes of BN / 2 rows. Registers (ptxas -v, sm_90a, CUDA 12): 168 at
+ * entry in all four instantiations (setmaxnreg: producer 40, consumers
+ * 232), 0 bytes of spills in all four (the old kernel's <256, gather> spills
+ * 8: there the GELU runs in place over all accumulators; here at the store,
+ * two values at a time). The empty tile of rank 1 is a branch of its own in
+ * the consumers (waits and releases only): with the check inside the K
+ * loop, ptxas injected warpgroup waits (C7517) in all four kernels.
+ *
+ * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
+ * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
+ * producers, 8 consumer warps each and out-of-order TMA / cp.async
+ * completions: no deadlock, no write into a stage a consumer still reads,
+ * no transaction landing in the wrong phase over 2000 random cases; the
+ * model catches a local-only release (overwrites) and LAG = ST - 1
+ * (deadlock).
  *
  * --plant PCT: PCT% more work items (pairs x column tiles), each a real item
  * done again by both CTAs: whole pairs, output bit-identical.
  *
  * NOT done / NOT measured yet (written 2026-11-29 without a GPU: compiled
- * for sm_90a, registers and spills from ptxas; no run, no timing):
+ * for sm_90a, registers and spills from ptxas; never run, no timing; the
+ * check runs it bit for bit against moe_ffn_sm90.cu, kpt-attn-moe check):
  *   - the epilogue through shared memory + TMA store (CUTLASS's); stores go
  *     straight from the accumulators as in the old kernel;
  *   - whether 2 x 66 clusters fit on an H100 / H200 at once (the grid takes
