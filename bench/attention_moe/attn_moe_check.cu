@@ -287,13 +287,30 @@ static void moe_free(moe_inputs &in)
 	cudaFree(in.dx), cudaFree(in.dwg), cudaFree(in.dw1), cudaFree(in.dw2), cudaFree(in.dy);
 }
 
-static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens, int gtiles = 0)
+/* Names of enum kpt_moe_ffn_impl, in its order. */
+static const char *const moe_impl_names[] = { "grouped", "cublas", "auto", "sm90", "sm90mc" };
+
+/* One forward of impl on in against the float64 reference (max_tokens
+ * tokens of it), y poisoned with NaN first; plant: kpt_moe_set_plant's pct.
+ * *out (when not NULL) gets y's bits. False (a "skip" line) where an sm_90a
+ * FFN cannot run on this device. */
+static bool check_moe_in(moe_inputs &in, const kpt_moe_cfg &c, int impl, int max_tokens, int gtiles, int plant,
+			 std::vector<uint16_t> *out)
 {
-	moe_inputs in;
-	moe_make(in, c);
 	struct kpt_moe *m;
-	KCK(kpt_moe_create(&m, &c, (enum kpt_moe_ffn_impl)impl, DG));
+	struct kpt_diag cd;
+	int rc = kpt_moe_create(&m, &c, (enum kpt_moe_ffn_impl)impl, &cd);
+	if (rc == KPT_E_UNSUPPORTED && impl >= KPT_MOE_FFN_GROUPED_SM90) {
+		printf("skip moe %s T%d H%d F%d E%d k%d: %s\n", moe_impl_names[impl], c.tokens, c.hidden, c.ffn,
+		       c.experts, c.top_k, cd.msg);
+		return false;
+	}
+	if (rc != 0) {
+		fprintf(stderr, "kpt-attn-moe: %s\n", cd.msg);
+		exit(1);
+	}
 	KCK(kpt_moe_set_gemm_tiles(m, gtiles, gtiles, DG));
+	KCK(kpt_moe_set_plant(m, plant, DG));
 	CK(cudaMemset(in.dy, 0xff, (size_t)c.tokens * c.hidden * 2));
 	KCK(kpt_moe_forward(m, in.dy, in.dx, in.dwg, in.dw1, in.dw2, 0, DG));
 	CK(cudaDeviceSynchronize());
@@ -329,8 +346,8 @@ static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens, int gtiles
 			e.add(from16(yb[(size_t)t * c.hidden + h], 0), ry[h]);
 	}
 	char what[200];
-	snprintf(what, sizeof what, "moe %s T%d H%d F%d E%d k%d tiles%d%s", impl ? "cublas" : "grouped", c.tokens,
-		 c.hidden, c.ffn, c.experts, c.top_k, gtiles, skipped ? " (near ties skipped)" : "");
+	snprintf(what, sizeof what, "moe %s T%d H%d F%d E%d k%d tiles%d plant%d%s", moe_impl_names[impl], c.tokens,
+		 c.hidden, c.ffn, c.experts, c.top_k, gtiles, plant, skipped ? " (near ties skipped)" : "");
 	if (idmiss) {
 		g_fail++;
 		printf("FAIL %s: %lld expert ids differ from the reference\n", what, idmiss);
@@ -339,6 +356,40 @@ static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens, int gtiles
 	report(w2s.c_str(), ew, 1e-4);
 	report(what, e, 1e-2);
 	kpt_moe_destroy(m);
+	if (out)
+		*out = yb;
+	return true;
+}
+
+static void check_moe(const kpt_moe_cfg &c, int impl, int max_tokens, int gtiles = 0)
+{
+	moe_inputs in;
+	moe_make(in, c);
+	check_moe_in(in, c, impl, max_tokens, gtiles, 0, NULL);
+	moe_free(in);
+}
+
+/* The two sm_90a FFNs on the same inputs: each against the reference, and
+ * the clustered one (moe_ffn_sm90_mc.cu) bit for bit against the old one
+ * (the same wgmma sequence per tile), also with a plant of 37% (whole
+ * pairs done again: the output must not change). */
+static void check_moe_sm90(const kpt_moe_cfg &c, int max_tokens)
+{
+	moe_inputs in;
+	moe_make(in, c);
+	std::vector<uint16_t> y0, y1, y2;
+	if (check_moe_in(in, c, KPT_MOE_FFN_GROUPED_SM90, max_tokens, 0, 0, &y0) &&
+	    check_moe_in(in, c, KPT_MOE_FFN_GROUPED_SM90_MC, max_tokens, 0, 0, &y1) &&
+	    check_moe_in(in, c, KPT_MOE_FFN_GROUPED_SM90_MC, max_tokens, 0, 37, &y2)) {
+		size_t d1 = 0, d2 = 0;
+		for (size_t i = 0; i < y0.size(); i++) {
+			d1 += y1[i] != y0[i];
+			d2 += y2[i] != y1[i];
+		}
+		printf("%-4s moe sm90mc == sm90 bit for bit T%d H%d F%d E%d k%d: %zu differ; plant 37%%: %zu differ\n",
+		       d1 || d2 ? "FAIL" : "ok", c.tokens, c.hidden, c.ffn, c.experts, c.top_k, d1, d2);
+		g_fail += d1 || d2;
+	}
 	moe_free(in);
 }
 
@@ -456,6 +507,20 @@ static int run_checks(int quick)
 		check_moe({ 1000, 512, 512, 16, 3 }, 0, 100, g);
 	}
 	check_moe({ 2000, 512, 1024, 8, 2 }, KPT_MOE_FFN_AUTO, 50);
+	/* The wgmma FFNs: odd tile counts per expert (1 tile: T300 E8 k2,
+	 * T257 E16 k4; 5: T2100 E8 k2 with 256-column tiles in both GEMMs),
+	 * experts with no rows (T1, T37 E64, T200 E128), odd multiples of 128
+	 * (h384 f640), E128 top-8, one token. */
+	const kpt_moe_cfg sm90_shapes[] = {
+		{ 300, 256, 512, 8, 2 },    { 257, 128, 256, 16, 4 },   { 1, 128, 128, 4, 1 },
+		{ 37, 384, 640, 64, 1 },    { 200, 256, 256, 128, 8 },  { 1000, 512, 512, 16, 3 },
+		{ 777, 512, 1024, 32, 4 },  { 2100, 2048, 2048, 8, 2 }, { 4096, 512, 2048, 8, 2 },
+	};
+	for (const kpt_moe_cfg &c : sm90_shapes)
+		if (!quick || c.tokens * (long long)c.hidden * c.ffn < 1LL << 30)
+			check_moe_sm90(c, c.tokens < 300 ? c.tokens : 48);
+	if (!quick)
+		check_moe_sm90({ 32768, 2048, 768, 128, 8 }, 24);
 	printf("%s: %d failure(s)\n", g_fail ? "FAILED" : "PASSED", g_fail);
 	return g_fail ? 1 : 0;
 }
@@ -608,8 +673,92 @@ static void bench_decode(void)
 	}
 }
 
+/* The two sm_90a FFNs on the same layer in one process, interleaved: 7
+ * rounds, each timing reps forwards of each plan (CUDA events); medians
+ * per plan and the per-round ratio sm90 / sm90mc. Skipped where they
+ * cannot run. */
+static void bench_moe_sm90_mc(void)
+{
+	printf("\n%-44s %10s %10s %10s\n", "moe layer sm90 vs sm90mc (interleaved)", "us", "TFLOP/s", "ffn TF/s");
+	const kpt_moe_cfg cfgs[] = { { 32768, 2048, 768, 128, 8 }, { 4096, 512, 2048, 8, 2 } };
+	const int impls[2] = { KPT_MOE_FFN_GROUPED_SM90, KPT_MOE_FFN_GROUPED_SM90_MC };
+	for (const kpt_moe_cfg &c : cfgs) {
+		struct kpt_moe *m[2] = { NULL, NULL };
+		struct kpt_diag cd;
+		bool ok = true;
+		for (int i = 0; i < 2 && ok; i++)
+			if (kpt_moe_create(&m[i], &c, (enum kpt_moe_ffn_impl)impls[i], &cd) != 0) {
+				printf("skip moe T%d %s: %s\n", c.tokens, moe_impl_names[impls[i]], cd.msg);
+				ok = false;
+			}
+		if (!ok) {
+			kpt_moe_destroy(m[0]);
+			continue;
+		}
+		moe_inputs in;
+		moe_make_dev(in, c);
+		cudaStream_t s;
+		CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		cudaEvent_t a, b, ev[5];
+		CK(cudaEventCreate(&a));
+		CK(cudaEventCreate(&b));
+		for (int i = 0; i < 5; i++)
+			CK(cudaEventCreate(&ev[i]));
+		const double fl = 4.0 * c.tokens * c.top_k * (double)c.hidden * c.ffn;
+		const int reps = c.tokens > 8192 ? 10 : 50;
+		std::vector<float> t[2], ffn[2], ratio;
+		for (int i = 0; i < 2; i++)
+			for (int w = 0; w < 3; w++)
+				KCK(kpt_moe_forward(m[i], in.dy, in.dx, in.dwg, in.dw1, in.dw2, s, DG));
+		CK(cudaStreamSynchronize(s));
+		for (int r = 0; r < 7; r++) {
+			float ms[2];
+			for (int j = 0; j < 2; j++) {
+				const int i = r % 2 ? 1 - j : j; /* alternate which goes first */
+				CK(cudaEventRecord(a, s));
+				for (int k = 0; k < reps; k++)
+					KCK(kpt_moe_forward(m[i], in.dy, in.dx, in.dwg, in.dw1, in.dw2, s, DG));
+				CK(cudaEventRecord(b, s));
+				CK(cudaEventSynchronize(b));
+				CK(cudaEventElapsedTime(&ms[i], a, b));
+				ms[i] /= reps;
+				t[i].push_back(ms[i]);
+				/* the FFN stage alone, one forward */
+				kpt_moe_set_stage_events(m[i], ev);
+				KCK(kpt_moe_forward(m[i], in.dy, in.dx, in.dwg, in.dw1, in.dw2, s, DG));
+				CK(cudaEventSynchronize(ev[4]));
+				kpt_moe_set_stage_events(m[i], NULL);
+				float f;
+				CK(cudaEventElapsedTime(&f, ev[2], ev[3]));
+				ffn[i].push_back(f);
+			}
+			ratio.push_back(ms[0] / ms[1]);
+		}
+		for (int i = 0; i < 2; i++) {
+			std::sort(t[i].begin(), t[i].end());
+			std::sort(ffn[i].begin(), ffn[i].end());
+			char name[96];
+			snprintf(name, sizeof name, "moe T%d H%d F%d E%d k%d %s", c.tokens, c.hidden, c.ffn, c.experts,
+				 c.top_k, moe_impl_names[impls[i]]);
+			printf("%-44s %10.1f %10.1f %10.1f\n", name, t[i][3] * 1e3, fl / t[i][3] / 1e9, fl / ffn[i][3] / 1e9);
+		}
+		std::sort(ratio.begin(), ratio.end());
+		printf("  layer time sm90 / sm90mc per round: median %.3f, range %.3f .. %.3f\n", ratio[3], ratio[0],
+		       ratio[6]);
+		for (int i = 0; i < 5; i++)
+			cudaEventDestroy(ev[i]);
+		cudaEventDestroy(a);
+		cudaEventDestroy(b);
+		cudaStreamDestroy(s);
+		moe_free(in);
+		kpt_moe_destroy(m[0]);
+		kpt_moe_destroy(m[1]);
+	}
+}
+
 static void bench_moe(void)
 {
+	bench_moe_sm90_mc();
 	printf("\n%-44s %10s %12s %10s\n", "moe layer (bf16)", "us", "Mtok/s", "TFLOP/s");
 	const kpt_moe_cfg cfgs[] = {
 		{ 4096, 512, 2048, 8, 2 }, { 4096, 1024, 4096, 8, 2 }, { 32768, 2048, 768, 128, 8 },

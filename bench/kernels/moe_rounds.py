@@ -17,7 +17,7 @@ from round_stats import boot
 
 
 def shape(name):
-    m = re.search(r"\.e(\d+)\.top(\d+)\.h(\d+)(?:\.f(\d+))?\.b(\d+)\.s(\d+)", name)
+    m = re.search(r"\.e(\d+)\.top(\d+)\.h(\d+)(?:\.f(\d+))?(?:\.mc)?\.b(\d+)\.s(\d+)", name)
     e, k, h, f, b, s = (int(x) if x else None for x in m.groups())
     return b * s, k, h, f if f else 4 * h
 

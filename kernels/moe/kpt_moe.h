@@ -36,7 +36,7 @@ struct kpt_moe_cfg {
 /* A plan: a cuBLAS handle and the workspace for one configuration. */
 struct kpt_moe;
 /* impl is resolved by kpt_moe_ffn_path for the current device:
- * KPT_E_UNSUPPORTED when GROUPED_SM90 cannot run there. */
+ * KPT_E_UNSUPPORTED when GROUPED_SM90 or GROUPED_SM90_MC cannot run there. */
 int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cfg, enum kpt_moe_ffn_impl impl,
 		   struct kpt_diag *d);
 /* Accepts NULL and half-built plans. */
@@ -48,7 +48,7 @@ void kpt_moe_destroy(struct kpt_moe *m);
  * when a tile is wider than ffn (GEMM 1) or hidden (GEMM 2) divides. */
 int kpt_moe_set_gemm_tiles(struct kpt_moe *m, int ffn1, int ffn2, struct kpt_diag *d);
 
-/* --plant (kpt-workloads): each GEMM of the wgmma FFN (GROUPED_SM90) runs
+/* --plant (kpt-workloads): each GEMM of the wgmma FFN (GROUPED_SM90, _MC) runs
  * pct% more output tiles, real ones computed and stored again, output
  * bit-identical (moe_ffn_sm90.cu); 0 turns it off. KPT_E_UNSUPPORTED for a pct > 0 on a plan with another FFN,
  * KPT_E_INVAL outside 0..10000. */

@@ -13,10 +13,11 @@ int kpt_moe_ffn_path(int req, int cc_major, int cc_minor, int sm90_usable, doubl
 	case KPT_MOE_FFN_CUBLAS:
 		return req;
 	case KPT_MOE_FFN_GROUPED_SM90:
+	case KPT_MOE_FFN_GROUPED_SM90_MC:
 		return sm90 ? req : KPT_E_UNSUPPORTED;
 	case KPT_MOE_FFN_AUTO:
 		if (sm90 && ffn_flops >= KPT_MOE_AUTO_SM90_FLOPS)
-			return KPT_MOE_FFN_GROUPED_SM90;
+			return KPT_MOE_AUTO_SM90_IMPL;
 		return ffn_flops > KPT_MOE_AUTO_CUBLAS_FLOPS ? KPT_MOE_FFN_CUBLAS : KPT_MOE_FFN_GROUPED;
 	default:
 		return KPT_E_INVAL;

@@ -22,6 +22,8 @@ enum kpt_moe_ffn_impl {
 	KPT_MOE_FFN_AUTO = 2,         /* see kpt_moe_ffn_path */
 	KPT_MOE_FFN_GROUPED_SM90 = 3, /* grouped GEMM on wgmma + TMA (moe_ffn_sm90.cu): compute
 	                               * capability 9.0 with sm_90a code built; no host sync */
+	KPT_MOE_FFN_GROUPED_SM90_MC = 4, /* the same in clusters of 2, the weight tile multicast
+	                                  * by TMA (moe_ffn_sm90_mc.cu); where GROUPED_SM90 runs */
 };
 /* AUTO's crossovers (measured, bench/RESULTS.md): cuBLAS per expert above
  * the first, else the mma.sync grouped GEMM; on 9.0 with the sm_90a code the
@@ -30,16 +32,23 @@ enum kpt_moe_ffn_impl {
  * per-expert cuBLAS; 15 interleaved rounds on an H100, 2026-11-26). */
 #define KPT_MOE_AUTO_CUBLAS_FLOPS 64e9
 #define KPT_MOE_AUTO_SM90_FLOPS 32e9
+/* The wgmma FFN AUTO takes from KPT_MOE_AUTO_SM90_FLOPS on: flipping it to
+ * KPT_MOE_FFN_GROUPED_SM90_MC (once measured) is this one line; the
+ * `default` suite's entries ask for GROUPED_SM90 themselves (kpt_wl_moe.c),
+ * so the flip leaves the gate's keys alone. */
+#define KPT_MOE_AUTO_SM90_IMPL KPT_MOE_FFN_GROUPED_SM90
 
 /* req: an enum kpt_moe_ffn_impl (kpt_moe.h); ffn_flops: 4 * tokens * top_k *
- * hidden * ffn. Returns the implementation to run (GROUPED, CUBLAS or
- * GROUPED_SM90; AUTO resolved), KPT_E_UNSUPPORTED for GROUPED_SM90 where
- * it cannot run, KPT_E_INVAL for an unknown req.
- * AUTO: GROUPED_SM90 on 9.0 (when usable) from KPT_MOE_AUTO_SM90_FLOPS on;
- * else CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS, else GROUPED. The `default`
- * suite's MoE workloads take AUTO too (kpt_wl_moe.c): a change here moves
- * the gate's keys, and the committed baselines must be recorded again
- * (baselines/README.md). */
+ * hidden * ffn; sm90_usable: the sm_90a FFN req may resolve to (GROUPED_SM90,
+ * or _MC where asked for or AUTO's) is built and loads. Returns the implementation to run (GROUPED, CUBLAS,
+ * GROUPED_SM90 or GROUPED_SM90_MC; AUTO resolved), KPT_E_UNSUPPORTED for
+ * GROUPED_SM90(_MC) where it cannot run, KPT_E_INVAL for an unknown req.
+ * AUTO: KPT_MOE_AUTO_SM90_IMPL on 9.0 (when usable) from
+ * KPT_MOE_AUTO_SM90_FLOPS on; else CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS,
+ * else GROUPED. The `default` suite's MoE workloads ask for GROUPED_SM90
+ * where AUTO would take a wgmma FFN (kpt_wl_moe.c): a change of that rule
+ * moves the gate's keys, and the committed baselines must be recorded
+ * again (baselines/README.md). */
 int kpt_moe_ffn_path(int req, int cc_major, int cc_minor, int sm90_usable, double ffn_flops);
 
 #ifdef __cplusplus

@@ -2,11 +2,14 @@
  *
  * One iteration is one MoE layer forward (router, permute, expert FFN,
  * combine) through kpt_moe_forward with the entry's FFN pin (struct moe_wl):
- * AUTO by default (the `default` suite's entries too: on an H100 or H200
- * the wgmma grouped FFN, one launch per GEMM, which their baselines
- * recorded; baselines/README.md); SM90 entries ask for the wgmma FFN and
- * take AUTO where it cannot run (not a compute capability 9.0 GPU, or no
- * sm_90a code built). Inputs: x uniform
+ * AUTO by default; the `default` suite's entries (PIN_DEFAULT) ask for the
+ * wgmma grouped FFN of moe_ffn_sm90.cu themselves where AUTO would take a
+ * wgmma FFN (on an H100 or H200: one launch per GEMM, which their baselines
+ * recorded; baselines/README.md), so that AUTO's choice between it and the
+ * clustered kernel (KPT_MOE_AUTO_SM90_IMPL) leaves their keys alone; SM90
+ * and SM90_MC entries ask for the wgmma FFN or its clustered variant
+ * (moe_ffn_sm90_mc.cu; names with ".mc") and take AUTO where it cannot run
+ * (not a compute capability 9.0 GPU, or no sm_90a code built). Inputs: x uniform
  * in [-1, 1), router weights in +-4/sqrt(hidden) (distinct probabilities),
  * W1 in +-2/sqrt(hidden), W2 in +-2/sqrt(ffn). The check compares up to
  * CHECK_TOKENS tokens with the float64 reference of ref_moe.h (relative
@@ -25,11 +28,15 @@
 enum moe_pin {
 	PIN_AUTO = 0,
 	PIN_SM90, /* wgmma grouped GEMM where it runs, else AUTO */
+	PIN_SM90_MC, /* its clustered variant (TMA multicast) where it runs, else AUTO */
+	PIN_DEFAULT, /* AUTO, but PIN_SM90 where AUTO would take a wgmma FFN: the `default` suite */
 };
 
 static const enum kpt_moe_ffn_impl pin_impl[] = {
 	[PIN_AUTO] = KPT_MOE_FFN_AUTO,
 	[PIN_SM90] = KPT_MOE_FFN_GROUPED_SM90,
+	[PIN_SM90_MC] = KPT_MOE_FFN_GROUPED_SM90_MC,
+	[PIN_DEFAULT] = KPT_MOE_FFN_AUTO,
 };
 
 /* A workload's cfg: the layer and its FFN pin. */
@@ -59,15 +66,16 @@ static void moe_teardown(const struct kpt_workload *w, struct kpt_wl_ctx *c)
 	c->state = NULL;
 }
 
-/* KPT_MOE_FFN=grouped|cublas|sm90 in the environment: what the PIN_AUTO
- * entries ask for instead of AUTO (a benchmarking knob: the same workload
- * on each FFN path; SM90 entries keep theirs). */
+/* KPT_MOE_FFN=grouped|cublas|sm90|sm90mc in the environment: what the
+ * PIN_AUTO and PIN_DEFAULT entries ask for instead of AUTO (a benchmarking
+ * knob: the same workload on each FFN path; SM90 entries keep theirs). */
 static int auto_override(enum kpt_moe_ffn_impl *impl, struct kpt_diag *d)
 {
 	static const struct { const char *name; enum kpt_moe_ffn_impl impl; } names[] = {
 		{ "grouped", KPT_MOE_FFN_GROUPED },
 		{ "cublas", KPT_MOE_FFN_CUBLAS },
 		{ "sm90", KPT_MOE_FFN_GROUPED_SM90 },
+		{ "sm90mc", KPT_MOE_FFN_GROUPED_SM90_MC },
 	};
 	const char *v = getenv("KPT_MOE_FFN");
 
@@ -79,22 +87,31 @@ static int auto_override(enum kpt_moe_ffn_impl *impl, struct kpt_diag *d)
 			*impl = names[i].impl;
 			return 0;
 		}
-	return kpt_diag_set(d, KPT_E_INVAL, "KPT_MOE_FFN=%.40s: not grouped, cublas or sm90", v);
+	return kpt_diag_set(d, KPT_E_INVAL, "KPT_MOE_FFN=%.40s: not grouped, cublas, sm90 or sm90mc", v);
 }
 
-/* The entry's plan; a PIN_SM90 entry that cannot have the wgmma FFN here
- * gets AUTO's plan. */
+/* The entry's plan; a PIN_SM90 or PIN_SM90_MC entry that cannot have its
+ * FFN here gets AUTO's plan. PIN_DEFAULT without KPT_MOE_FFN: GROUPED_SM90
+ * from AUTO's wgmma crossover on, AUTO where that cannot run or below it
+ * (what AUTO chose when the baselines were recorded, whatever
+ * KPT_MOE_AUTO_SM90_IMPL says now). */
 static int create_plan(const struct moe_wl *wl, struct kpt_moe **plan, struct kpt_diag *d)
 {
+	const struct kpt_moe_cfg *m = &wl->m;
 	enum kpt_moe_ffn_impl impl = pin_impl[wl->pin];
 	int rc;
 
-	if (wl->pin == PIN_AUTO && (rc = auto_override(&impl, d)) < 0)
+	if ((wl->pin == PIN_AUTO || wl->pin == PIN_DEFAULT) && (rc = auto_override(&impl, d)) < 0)
 		return rc;
-	rc = kpt_moe_create(plan, &wl->m, impl, d);
+	const int fallback = wl->pin == PIN_SM90 || wl->pin == PIN_SM90_MC ||
+			     (wl->pin == PIN_DEFAULT && impl == KPT_MOE_FFN_AUTO &&
+			      4.0 * m->tokens * m->top_k * (double)m->hidden * m->ffn >= KPT_MOE_AUTO_SM90_FLOPS);
+	if (wl->pin == PIN_DEFAULT && fallback)
+		impl = KPT_MOE_FFN_GROUPED_SM90;
+	rc = kpt_moe_create(plan, m, impl, d);
 
-	if (rc == KPT_E_UNSUPPORTED && wl->pin == PIN_SM90)
-		rc = kpt_moe_create(plan, &wl->m, KPT_MOE_FFN_AUTO, d);
+	if (rc == KPT_E_UNSUPPORTED && fallback)
+		rc = kpt_moe_create(plan, m, KPT_MOE_FFN_AUTO, d);
 	return rc;
 }
 
@@ -222,8 +239,9 @@ done:
 
 /* moe.layer.e<E>.top<K>.h<H>[.f<F>].b<B>.s<S>: tokens = B * S; FFN FLOPs
  * 4*T*K*H*F plus the router's 2*T*H*E; bytes: x, y and every weight once.
- * PIN: enum moe_pin (PIN_AUTO, or PIN_SM90 for the wgmma FFN's own entries).
- * Plantable: AUTO and SM90 entries, whose plant is the wgmma FFN's
+ * PIN: enum moe_pin (PIN_AUTO, PIN_DEFAULT for the `default` suite, PIN_SM90
+ * or PIN_SM90_MC for the wgmma FFNs' own entries).
+ * Plantable: every pin, whose plant is the wgmma FFN's
  * (kpt_moe_set_plant: PCT% more tiles in each GEMM); where the plan runs
  * another FFN (not a 9.0 GPU, a small AUTO layer, KPT_MOE_FFN=grouped|cublas)
  * setup refuses the plant (KPT_E_UNSUPPORTED). */
@@ -231,12 +249,12 @@ done:
 	{ "moe.layer.e" #E ".top" #K ".h" #H FN ".b" #B ".s" #S, "moe", SUITES,                              \
 	  4.0 * B * S * K * (double)H * F + 2.0 * B * S * (double)H * E,                                      \
 	  2.0 * B * S * H * 2 + (double)E * H * 2 + 2.0 * E * (double)H * F * 2,                              \
-	  &(const struct moe_wl){ { B * S, H, F, E, K }, PIN }, PIN == PIN_AUTO || PIN == PIN_SM90, moe_setup,    \
+	  &(const struct moe_wl){ { B * S, H, F, E, K }, PIN }, 1, moe_setup,                                    \
 	  moe_run, moe_poison, moe_check, moe_teardown }
 
-/* The `default` entries are AUTO: 34, 137 and 1650 GFLOP of FFN work, the
- * wgmma FFN on a 9.0 GPU (from KPT_MOE_AUTO_SM90_FLOPS), their baselines'
- * kernels since 2026-11-26 (they were pinned to the mma.sync grouped GEMM
+/* The `default` entries are PIN_DEFAULT: 34, 137 and 1650 GFLOP of FFN work,
+ * the wgmma FFN of moe_ffn_sm90.cu on a 9.0 GPU (from
+ * KPT_MOE_AUTO_SM90_FLOPS), their baselines' kernels since 2026-11-26 (they were pinned to the mma.sync grouped GEMM
  * and per-expert cuBLAS before, whose per-expert GEMMs spread between
  * machines and made the gate's MoE keys AMBG). The two issue-24 goal shapes have SM90 twins outside `default` (the same layer,
  * the tokens split differently so the names differ): e8 h512 f2048 4096
@@ -248,12 +266,14 @@ done:
  * or H200, 132 SMs). */
 static const struct kpt_workload moe_workloads[] = {
 	MOE(4, 1, 128, 512, 1, 64, "", "quick", PIN_AUTO),
-	MOE(8, 2, 512, 2048, 32, 128, "", "seed default", PIN_AUTO),
-	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default", PIN_AUTO),
-	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench", PIN_AUTO),
+	MOE(8, 2, 512, 2048, 32, 128, "", "seed default", PIN_DEFAULT),
+	MOE(8, 2, 1024, 4096, 32, 128, "", "seed default", PIN_DEFAULT),
+	MOE(128, 8, 2048, 768, 32, 1024, ".f768", "default bench", PIN_DEFAULT),
 	MOE(64, 6, 1024, 512, 8, 512, ".f512", "bench", PIN_AUTO),
 	MOE(8, 2, 512, 2048, 8, 512, ".f2048", "bench", PIN_SM90),
 	MOE(128, 8, 2048, 768, 8, 4096, ".f768", "bench", PIN_SM90),
+	MOE(8, 2, 512, 2048, 8, 512, ".f2048.mc", "bench", PIN_SM90_MC),
+	MOE(128, 8, 2048, 768, 8, 4096, ".f768.mc", "bench", PIN_SM90_MC),
 	MOE(16, 3, 256, 512, 1, 1000, ".f512", "check", PIN_AUTO),
 	MOE(8, 2, 128, 256, 1, 1, ".f256", "check", PIN_AUTO),
 	MOE(16, 3, 256, 512, 2, 500, ".f512", "check", PIN_SM90),
@@ -261,6 +281,11 @@ static const struct kpt_workload moe_workloads[] = {
 	MOE(64, 1, 384, 640, 1, 37, ".f640", "check", PIN_SM90),
 	MOE(32, 4, 512, 1024, 1, 777, ".f1024", "check", PIN_SM90),
 	MOE(8, 2, 2048, 2048, 1, 2100, ".f2048", "check", PIN_SM90),
+	MOE(16, 3, 256, 512, 2, 500, ".f512.mc", "check", PIN_SM90_MC),
+	MOE(8, 2, 128, 256, 1, 2, ".f256.mc", "check", PIN_SM90_MC),
+	MOE(64, 1, 384, 640, 1, 37, ".f640.mc", "check", PIN_SM90_MC),
+	MOE(32, 4, 512, 1024, 1, 777, ".f1024.mc", "check", PIN_SM90_MC),
+	MOE(8, 2, 2048, 2048, 1, 2100, ".f2048.mc", "check", PIN_SM90_MC),
 };
 
 const struct kpt_wl_family kpt_wl_family_moe = {

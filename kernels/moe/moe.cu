@@ -11,7 +11,9 @@
  *   ffn      moe_grouped_gemm twice (GELU fused into the first epilogue), the
  *            cuBLAS loop, or on Hopper the wgmma grouped GEMMs of
  *            moe_ffn_sm90.cu (KPT_MOE_FFN_GROUPED_SM90, built when the build
- *            defines KPT_MOE_SM90); kpt_moe_ffn_path chooses;
+ *            defines KPT_MOE_SM90) or their clustered variant with TMA
+ *            multicast (moe_ffn_sm90_mc.cu, KPT_MOE_FFN_GROUPED_SM90_MC);
+ *            kpt_moe_ffn_path chooses;
  *   combine  moe_combine: y[t] = sum_k w[t][k] * rows[slot(t, k)], fp32 sums.
  * The order of rows inside an expert's range depends on atomics, but every
  * output row is computed from its own input row alone, so y does not.
@@ -414,7 +416,7 @@ static int gg_pick(long long rows, int experts, int n, int sms, int smem_max)
 
 struct kpt_moe {
 	struct kpt_moe_cfg cfg;
-	enum kpt_moe_ffn_impl impl; /* GROUPED, CUBLAS or GROUPED_SM90 (AUTO resolved at creation) */
+	enum kpt_moe_ffn_impl impl; /* GROUPED, CUBLAS, GROUPED_SM90 or _MC (AUTO resolved at creation) */
 	cublasHandle_t blas;
 	void *ws;
 	float *logits, *wts;
@@ -425,7 +427,7 @@ struct kpt_moe {
 	int sms;
 	int smem_max;   /* opt-in shared memory per block: configurations above it are skipped */
 	int g1, g2;     /* gg_cfgs index of FFN GEMM 1 and 2; -1 = choose by size */
-	int plant_pct;  /* kpt_moe_set_plant (GROUPED_SM90 only) */
+	int plant_pct;  /* kpt_moe_set_plant (GROUPED_SM90 and _MC only) */
 };
 
 static size_t align256(size_t n)
@@ -464,7 +466,11 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot query the device: %s", cudaGetErrorString(e));
 #if KPT_MOE_SM90
-	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable();
+	/* The clustered kernel's own probe only where it may run (_MC asked
+	 * for, or AUTO's wgmma FFN flipped to it). */
+	const bool need_mc = impl == KPT_MOE_FFN_GROUPED_SM90_MC ||
+			     (impl == KPT_MOE_FFN_AUTO && KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90_MC);
+	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable() && (!need_mc || kpt::moe_sm90_mc_usable());
 #endif
 	const int path = kpt_moe_ffn_path(impl, cc_major, cc_minor, sm90_usable,
 					  4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn);
@@ -569,7 +575,7 @@ extern "C" int kpt_moe_set_plant(struct kpt_moe *m, int pct, struct kpt_diag *d)
 {
 	if (pct < 0 || pct > 10000)
 		return kpt_diag_set(d, KPT_E_INVAL, "moe: plant %d%% not in 0..10000", pct);
-	if (pct > 0 && m->impl != KPT_MOE_FFN_GROUPED_SM90)
+	if (pct > 0 && m->impl != KPT_MOE_FFN_GROUPED_SM90 && m->impl != KPT_MOE_FFN_GROUPED_SM90_MC)
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "moe: a planted slowdown needs the wgmma FFN (compute capability 9.0, sm_90a built); "
 				    "this plan runs the %s FFN",
@@ -627,7 +633,8 @@ static int ffn_cublas(struct kpt_moe *m, const bf16 *w1, const bf16 *w2, cudaStr
 	return 0;
 }
 
-/* kpt_moe_create chose GROUPED_SM90 only where moe_sm90_usable() held. */
+/* kpt_moe_create chose GROUPED_SM90 or _MC only where moe_sm90_usable() and
+ * moe_sm90_mc_usable() held. */
 static int ffn_sm90(struct kpt_moe *m, const bf16 *x, const bf16 *w1, const bf16 *w2, cudaStream_t s,
 		    struct kpt_diag *d)
 {
@@ -636,7 +643,7 @@ static int ffn_sm90(struct kpt_moe *m, const bf16 *x, const bf16 *w1, const bf16
 	const kpt::moe_sm90_args a = { x, w1, w2, m->hb, m->yb, m->src_row, m->offsets, m->tiles,
 				       (long long)c->tokens * c->top_k, c->hidden, c->ffn, c->experts, m->sms,
 				       m->plant_pct };
-	return kpt::moe_ffn_sm90(&a, s, d);
+	return m->impl == KPT_MOE_FFN_GROUPED_SM90_MC ? kpt::moe_ffn_sm90_mc(&a, s, d) : kpt::moe_ffn_sm90(&a, s, d);
 #else
 	(void)m, (void)x, (void)w1, (void)w2, (void)s;
 	return kpt_diag_set(d, KPT_E_UNSUPPORTED, "moe: this build has no wgmma FFN (KPT_MOE_SM90)");
@@ -701,7 +708,7 @@ extern "C" int kpt_moe_forward(struct kpt_moe *m, void *y, const void *x, const 
 	nvtxRangePushA("moe.ffn");
 	if (m->impl == KPT_MOE_FFN_CUBLAS) {
 		rc = ffn_cublas(m, (const bf16 *)w1, (const bf16 *)w2, s, d);
-	} else if (m->impl == KPT_MOE_FFN_GROUPED_SM90) {
+	} else if (m->impl == KPT_MOE_FFN_GROUPED_SM90 || m->impl == KPT_MOE_FFN_GROUPED_SM90_MC) {
 		rc = ffn_sm90(m, (const bf16 *)x, (const bf16 *)w1, (const bf16 *)w2, s, d);
 	} else {
 		/* The grid covers the most row tiles any routing can produce; blocks

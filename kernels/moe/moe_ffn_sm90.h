@@ -40,6 +40,12 @@ bool moe_sm90_usable(void);
  * !moe_sm90_usable() or the driver refuses a tensor map. */
 int moe_ffn_sm90(const struct moe_sm90_args *a, cudaStream_t s, struct kpt_diag *d);
 
+/* The same two GEMMs in clusters of 2 CTAs with the weight tile multicast
+ * by TMA (KPT_MOE_FFN_GROUPED_SM90_MC; moe_ffn_sm90_mc.cu): the same
+ * arguments, contract and output; its own usability probe. */
+bool moe_sm90_mc_usable(void);
+int moe_ffn_sm90_mc(const struct moe_sm90_args *a, cudaStream_t s, struct kpt_diag *d);
+
 } /* namespace kpt */
 
 #endif

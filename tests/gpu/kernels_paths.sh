@@ -21,7 +21,8 @@ attention.fwd.bf16.d64.s2048 attn_fwd_sm90_d64_kernel
 attention.fwd.bf16.d128.s2048 attn_fwd_sm90_kernel
 moe.layer.e8.top2.h512.b32.s128 moe_ffn_sm90_kernel
 moe.layer.e8.top2.h1024.b32.s128 moe_ffn_sm90_kernel
-moe.layer.e128.top8.h2048.f768.b32.s1024 moe_ffn_sm90_kernel"
+moe.layer.e128.top8.h2048.f768.b32.s1024 moe_ffn_sm90_kernel
+moe.layer.e8.top2.h512.f2048.mc.b8.s512 moe_ffn_sm90_mc_kernel"
 names=$(echo "$pairs" | awk '{ print $1 }')
 # shellcheck disable=SC2086
 "$KPTPROF" record -o "$work/p.kpt" -- "$KW" --iterations 2 --warmup 0 $names >"$work/rec.log" 2>&1

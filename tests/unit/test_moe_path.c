@@ -24,10 +24,10 @@ static const int other_cc[][2] = { { 8, 0 }, { 8, 6 }, { 8, 9 }, { 9, 1 }, { 10,
 static void test_auto_takes_wgmma_on_hopper_from_its_crossover(void **state)
 {
 	(void)state;
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, SEED_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, BIG_E8_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, E128_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, SEED_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, BIG_E8_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, E128_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
 	/* below it, and where the sm_90a code is not usable: the old rule */
 	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS / 2), KPT_MOE_FFN_GROUPED);
 	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 0, SEED_FLOPS), KPT_MOE_FFN_GROUPED);
@@ -65,6 +65,32 @@ static void test_sm90_runs_on_hopper_when_usable(void **state)
 	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_GROUPED_SM90, 9, 0, 0, SEED_FLOPS), KPT_E_UNSUPPORTED);
 }
 
+static void test_sm90_mc_runs_where_sm90_does(void **state)
+{
+	(void)state;
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_GROUPED_SM90_MC, 9, 0, 1, SEED_FLOPS),
+			 KPT_MOE_FFN_GROUPED_SM90_MC);
+	/* asked for, it runs below AUTO's crossover too */
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_GROUPED_SM90_MC, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS / 100),
+			 KPT_MOE_FFN_GROUPED_SM90_MC);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_GROUPED_SM90_MC, 9, 0, 0, E128_FLOPS), KPT_E_UNSUPPORTED);
+	for (size_t i = 0; i < sizeof other_cc / sizeof other_cc[0]; i++)
+		assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_GROUPED_SM90_MC, other_cc[i][0], other_cc[i][1], 1, E128_FLOPS),
+				 KPT_E_UNSUPPORTED);
+}
+
+/* AUTO's wgmma FFN is KPT_MOE_AUTO_SM90_IMPL (one line to flip to _MC,
+ * these tests unchanged). */
+static void test_auto_sm90_impl_is_the_one_line_switch(void **state)
+{
+	(void)state;
+	assert_true(KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90 ||
+		    KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90_MC);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, E128_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
+	/* not usable: never the clustered kernel either */
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 0, E128_FLOPS), KPT_MOE_FFN_CUBLAS);
+}
+
 static void test_sm90_is_unsupported_off_hopper(void **state)
 {
 	(void)state;
@@ -80,7 +106,7 @@ static void test_sm90_is_unsupported_off_hopper(void **state)
 static void test_unknown_request_is_invalid(void **state)
 {
 	(void)state;
-	assert_int_equal(kpt_moe_ffn_path(4, 9, 0, 1, SEED_FLOPS), KPT_E_INVAL);
+	assert_int_equal(kpt_moe_ffn_path(5, 9, 0, 1, SEED_FLOPS), KPT_E_INVAL);
 	assert_int_equal(kpt_moe_ffn_path(-1, 8, 0, 0, SEED_FLOPS), KPT_E_INVAL);
 }
 
@@ -91,6 +117,8 @@ int main(void)
 		cmocka_unit_test(test_auto_keeps_the_measured_crossover_off_hopper),
 		cmocka_unit_test(test_explicit_requests_are_kept),
 		cmocka_unit_test(test_sm90_runs_on_hopper_when_usable),
+		cmocka_unit_test(test_sm90_mc_runs_where_sm90_does),
+		cmocka_unit_test(test_auto_sm90_impl_is_the_one_line_switch),
 		cmocka_unit_test(test_sm90_is_unsupported_off_hopper),
 		cmocka_unit_test(test_unknown_request_is_invalid),
 	};

@@ -1,0 +1,546 @@
+/* moe_ffn_sm90_mc.cu - the MoE expert FFN's two grouped wgmma GEMMs in
+ * clusters of 2 with the weight tile multicast by TMA
+ * (KPT_MOE_FFN_GROUPED_SM90_MC; moe_ffn_sm90.h). Issue 39, deliverable 1.
+ *
+ * The same GEMMs, tiles, pipeline and epilogue as moe_ffn_sm90.cu (read its
+ * header first: gather, 128B swizzle, LAG, registers, --plant), which stays
+ * unchanged (the `default` suite and its committed baselines run it).
+ * What differs:
+ *
+ * Clusters of 2 (__cluster_dims__(2, 1, 1); grid even, at most the SMs and
+ * the clusters that fit at once, persistent). Work item w of a cluster's
+ * grid-stride loop is pair w / (N / BN), column tile w % (N / BN); a pair is
+ * two adjacent 128-row tiles of ONE expert (pairs of expert e: ceil(tiles_e
+ * / 2), numbered by pp[], a prefix sum every block computes into shared
+ * memory from moe_scan's tiles[] at its start). CTA rank r of the cluster
+ * takes row tile 2 * (pair - pp[e]) + r. When an expert has an odd tile
+ * count, rank 1's tile of its last pair is empty (m0 >= m1): it still loads
+ * its half of B and runs the barrier protocol, but loads no A (GEMM 2:
+ * expect_tx without the A bytes; GEMM 1: the gather's rows are zero-filled
+ * without reads), issues no wgmma and stores nothing.
+ *
+ * B by multicast: both CTAs need the same W_e[n0 .. n0 + BN) tile; CTA r
+ * loads rows [r * BN / 2, (r + 1) * BN / 2) of it (a TMA box of BN / 2
+ * rows) with .multicast::cluster, ctaMask 0b11, into the same offset of both
+ * CTAs' stage (a 1024-byte multiple: the 128B swizzle's pattern follows the
+ * shared address, so the halves form the layout one whole box would), each
+ * completing on the full barrier at the same offset in each CTA. Each CTA's
+ * full barrier therefore expects the whole B_BYTES (+ its own A_BYTES in
+ * GEMM 2) from one local expect_tx arrive (+ the gather's 128 arrivals in
+ * GEMM 1). A partner's half may land before the local expect_tx: the
+ * transaction count goes negative within the phase, which cannot complete
+ * before the local arrive (pending arrivals).
+ *
+ * Release: a stage may be overwritten only when both CTAs' consumers are
+ * done with it (each CTA writes half of the other's B). Every consumer warp
+ * arrives on the empty barrier of both CTAs (mapa + mbarrier.arrive
+ * .release.cluster.shared::cluster): empty counts 2 x 8. A producer waits on
+ * its own empty barrier only; a partner's multicast for use it of stage s
+ * is issued after both consumers released use it - ST, so it never lands in
+ * a full-barrier phase still open (the counting argument of the old kernel,
+ * per CTA, with the partner's writes ordered by the shared empty barrier).
+ * Both CTAs walk the same work items, so they run the same number of K
+ * steps and stage uses (it) in the same order: the parities agree.
+ *
+ * Cluster barriers: barrier.cluster arrive + wait after the mbarrier init
+ * (fence.mbarrier_init.release.cluster), before any remote arrive or
+ * multicast; and at the very end, by every thread (no early return of the
+ * producer's idle threads), so that no CTA exits while its partner may
+ * still arrive on its barriers. Every mbarrier wait gives up after ~2^26
+ * polls and sets kpt_moe_ffn_sm90_mc_hung (this kernel's own flag); the
+ * epilogue then writes NaN, which the checks catch, instead of hanging.
+ * (The final cluster barrier waits unbounded, but each CTA reaches it in
+ * bounded time since all its mbarrier waits are bounded.)
+ *
+ * Gather (GEMM 1): the 128 token indices of a tile are read from src_row
+ * once per tile by the producer warpgroup into shared memory (tok[2][128],
+ * double-buffered by tile parity; one named barrier of the 128 producer
+ * threads per tile orders write before reads, and a buffer is rewritten
+ * only two tiles later, after every producer thread passed the barrier of
+ * the tile between), not re-read from global memory every K step; -1 marks
+ * rows past the expert's end (zero-filled, no read).
+ *
+ * Tiles: BN 256 with 4 stages, BN 128 with 6 (moe_ffn_sm90.cu's ffn_cfg and
+ * pick_bn; shared memory + 1 KiB of token indices + pp[257]); B's tensor map
+ * has boxes of BN / 2 rows. Registers (ptxas -v, sm_90a, CUDA 12): 168 at
+ * entry in all four instantiations (setmaxnreg: producer 40, consumers
+ * 232), 0 bytes of spills in all four (the old kernel's <256, gather> spills
+ * 8: there the GELU runs in place over all accumulators; here at the store,
+ * two values at a time). The empty tile of rank 1 is a branch of its own in
+ * the consumers (waits and releases only): with the check inside the K
+ * loop, ptxas injected warpgroup waits (C7517) in all four kernels.
+ *
+ * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
+ * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
+ * producers, 8 consumer warps each and out-of-order TMA / cp.async
+ * completions: no deadlock, no write into a stage a consumer still reads,
+ * no transaction landing in the wrong phase over 2000 random cases; the
+ * model catches a local-only release (overwrites) and LAG = ST - 1
+ * (deadlock).
+ *
+ * --plant PCT: PCT% more work items (pairs x column tiles), each a real item
+ * done again by both CTAs: whole pairs, output bit-identical.
+ *
+ * NOT done / NOT measured yet (written 2026-11-29 without a GPU: compiled
+ * for sm_90a, registers and spills from ptxas; never run, no timing; the
+ * check runs it bit for bit against moe_ffn_sm90.cu, kpt-attn-moe check):
+ *   - the epilogue through shared memory + TMA store (CUTLASS's); stores go
+ *     straight from the accumulators as in the old kernel;
+ *   - whether 2 x 66 clusters fit on an H100 / H200 at once (the grid takes
+ *     cudaOccupancyMaxActiveClusters, cached per process);
+ *   - A is not multicast (the two CTAs have different rows by design).
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include <atomic>
+
+#include "moe_ffn_sm90.h"
+#include "../attention/kpt_mma.cuh"
+#include "../attention/kpt_sm90.cuh"
+#include "../attention/kpt_wgmma.cuh"
+
+typedef __nv_bfloat16 bf16;
+
+namespace {
+
+constexpr int MC_MAX_EXPERTS = 256; /* moe.cu's MOE_MAX_EXPERTS: pp[] in shared memory */
+
+template <int BN> struct mc_cfg;
+template <> struct mc_cfg<256> {
+	static constexpr int ST = 4;  /* stages */
+	static constexpr int LAG = 2; /* gather: stages a producer thread keeps in flight before it arrives */
+};
+template <> struct mc_cfg<128> {
+	static constexpr int ST = 6;
+	static constexpr int LAG = 3;
+};
+
+/* Shared memory: A[ST] (BM x 128 B), B[ST] (BN x 128 B), 1024-byte
+ * aligned, then the mbarriers full[ST], empty[ST], tok[2][BM], pp[E + 1]. */
+template <int BN> struct mc_dims : mc_cfg<BN> {
+	using C = mc_cfg<BN>;
+	static constexpr int BM = 128, BK = 64, NTHREADS = 384, CLUSTER = 2;
+	static constexpr int REG_PROD = 40, REG_CONS = 232;
+	static constexpr int A_BYTES = BM * BK * 2;
+	static constexpr int B_BYTES = BN * BK * 2;
+	static constexpr int B_HALF = B_BYTES / CLUSTER; /* one CTA's multicast share */
+	static constexpr int SM_B = C::ST * A_BYTES;
+	static constexpr int SM_BARS = SM_B + C::ST * B_BYTES;
+	static constexpr int SM_TOK = SM_BARS + 2 * C::ST * 8;
+	static constexpr int SM_PP = SM_TOK + 2 * BM * 4;
+	static constexpr int SM_BYTES = SM_PP + (MC_MAX_EXPERTS + 1) * 4 + 1024; /* + alignment slack */
+	static_assert(C::LAG >= 1 && C::LAG <= C::ST - 2, "gather arrivals must not wait on their own release");
+	static_assert(SM_BYTES <= 227 * 1024, "shared memory of one block");
+	static_assert(B_HALF % 1024 == 0, "a multicast half must keep the 128B swizzle's 1024-byte pattern");
+	static_assert(128 * (REG_PROD + 2 * REG_CONS) <= 65536, "setmaxnreg over the register file");
+	static_assert(BN / CLUSTER <= 256, "a TMA box has at most 256 rows");
+};
+
+struct mc_params {
+	const bf16 *x;       /* GEMM 1: gathered A; NULL for GEMM 2 (A by TMA) */
+	const int *src_row;  /* GEMM 1: the token of each row */
+	bf16 *c;             /* output [rows][n] */
+	const int *offsets, *tiles;
+	int n, k, experts;
+	int plant_pct;       /* --plant: PCT% more work items, each a real one done again; 0 = none */
+};
+
+} /* namespace */
+
+/* Set when an mbarrier wait of the cluster kernel gave up (a protocol bug):
+ * every block then writes NaN instead of hanging the GPU. Sticky for the
+ * process; separate from the old kernel's kpt_moe_ffn_sm90_hung. */
+__device__ int kpt_moe_ffn_sm90_mc_hung;
+
+namespace {
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+using namespace kpt;
+
+__device__ __forceinline__ uint32_t mc_cluster_rank()
+{
+	uint32_t r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+__device__ __forceinline__ uint32_t mc_cluster_id()
+{
+	uint32_t r;
+	asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+	return r;
+}
+__device__ __forceinline__ uint32_t mc_cluster_count()
+{
+	uint32_t r;
+	asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+	return r;
+}
+
+/* Every thread of both CTAs: arrive (release) then wait (acquire). */
+__device__ __forceinline__ void mc_cluster_sync()
+{
+	asm volatile("barrier.cluster.arrive.release;\n"
+		     "barrier.cluster.wait.acquire;\n" ::
+			     : "memory");
+}
+
+/* Arrive on the mbarrier at local offset bar in cluster CTA rank cta
+ * (this CTA's own included). */
+__device__ __forceinline__ void mc_mbar_arrive_cluster(uint32_t bar, uint32_t cta)
+{
+	asm volatile("{\n.reg .b32 ra;\n"
+		     "mapa.shared::cluster.u32 ra, %0, %1;\n"
+		     "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+		     "r"(cta)
+		     : "memory");
+}
+
+/* Box (c0 = column, c1 = row) of a 2-D tensor map into offset dst of every
+ * CTA in mask, each completing on its mbarrier at offset bar. */
+__device__ __forceinline__ void mc_tma_load_2d_multicast(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0,
+							 int c1, uint16_t mask)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+		     ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+		     "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+		     : "memory");
+}
+
+/* The producer warpgroup's 128 threads (named barrier 1). */
+__device__ __forceinline__ void mc_producer_sync()
+{
+	asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
+
+struct mc_pos {
+	int e, m0, m1, n0;
+};
+
+/* Work item w (pair w / n_col, column tile w % n_col) for CTA rank: its
+ * expert, rows [m0, min(m0 + BM, m1)) (empty when m0 >= m1) and first
+ * column. pp: the pair prefix sums in shared memory. */
+template <int BN>
+__device__ __forceinline__ mc_pos mc_locate(int w, int n_col, int rank, const int *pp, const mc_params &p)
+{
+	const int pr = w / n_col;
+	int lo = 0, hi = p.experts - 1; /* the last e with pp[e] <= pr: skips experts with no rows */
+	while (lo < hi) {
+		const int mid = (lo + hi + 1) >> 1;
+		if (pp[mid] <= pr)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	mc_pos q;
+	q.e = lo;
+	q.m0 = p.offsets[lo] + (2 * (pr - pp[lo]) + rank) * mc_dims<BN>::BM;
+	q.m1 = p.offsets[lo + 1];
+	q.n0 = (w - pr * n_col) * BN;
+	return q;
+}
+
+__device__ __forceinline__ int mc_plant_items(int total, int pct)
+{
+	return pct > 0 ? (int)(((long long)total * pct + 50) / 100) : 0;
+}
+
+__device__ __forceinline__ float mc_gelu_erf(float v)
+{
+	return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+}
+
+/* pp[e] = sum over e' < e of ceil(tiles_e' / 2), e = 0..experts; by warp 0. */
+__device__ __forceinline__ void mc_pair_prefix(int *pp, const int *tiles, int experts, int lane)
+{
+	int carry = 0;
+	if (lane == 0)
+		pp[0] = 0;
+	for (int b = 0; b < experts; b += 32) {
+		const int e = b + lane;
+		int v = e < experts ? (tiles[e + 1] - tiles[e] + 1) >> 1 : 0;
+#pragma unroll
+		for (int o = 1; o < 32; o <<= 1) {
+			const int u = __shfl_up_sync(0xffffffffu, v, o);
+			if (lane >= o)
+				v += u;
+		}
+		if (e < experts)
+			pp[e + 1] = carry + v;
+		carry += __shfl_sync(0xffffffffu, v, 31);
+	}
+}
+
+template <int BN, bool GATHER>
+__device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMap &tmb, const mc_params &p)
+{
+	using F = mc_dims<BN>;
+	constexpr int BM = F::BM, BK = F::BK, ST = F::ST, LAG = F::LAG;
+	extern __shared__ unsigned char smem_raw[];
+	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
+	const uint32_t sA = base, sB = base + F::SM_B, bars = base + F::SM_BARS;
+	unsigned char *gbase = smem_raw + (base - sm90_smem_u32(smem_raw));
+	int *tok = reinterpret_cast<int *>(gbase + F::SM_TOK); /* [2][BM] */
+	int *pp = reinterpret_cast<int *>(gbase + F::SM_PP);
+	auto full = [&](int s) { return bars + 8 * s; };
+	auto empty = [&](int s) { return bars + 8 * (ST + s); };
+
+	const int tid = threadIdx.x;
+	const int wg = __shfl_sync(0xffffffffu, tid / 128, 0); /* warp-uniform role */
+	const int rank = (int)mc_cluster_rank();
+	const int cid = (int)mc_cluster_id(), ncl = (int)mc_cluster_count();
+	const int n_col = p.n / BN, KT = p.k / BK;
+
+	if (tid < 32)
+		mc_pair_prefix(pp, p.tiles, p.experts, tid);
+	if (tid == 0) {
+		for (int s = 0; s < ST; s++) {
+			/* GATHER: 128 producer threads + the local expect_tx arrive */
+			sm90_mbar_init(full(s), GATHER ? 129 : 1);
+			sm90_mbar_init(empty(s), 2 * 8); /* one arrive per consumer warp of both CTAs */
+		}
+		sm90_mbar_init_fence();
+	}
+	__syncthreads();
+	mc_cluster_sync(); /* both CTAs' barriers initialised before any remote use */
+	const int total = pp[p.experts] * n_col, all = total + mc_plant_items(total, p.plant_pct);
+
+	if (wg == 0) {
+		sm90_setmaxnreg_dec<F::REG_PROD>();
+		if (GATHER || tid == 0) {
+			/* GATHER: thread tid copies 16-byte chunk tid % 8 of rows
+			 * tid / 8 + 16 j (4 whole 128-byte rows per warp instruction). */
+			const int ch = tid & 7, r0 = tid >> 3;
+			int it = 0, ti = 0;
+			for (int w = cid; w < all; w += ncl, ti++) {
+				const mc_pos q = mc_locate<BN>(w < total ? w : (w - total) % total, n_col, rank, pp, p);
+				const bool live = q.m0 < q.m1;
+				int *tk = tok + (ti & 1) * BM;
+				if (GATHER) {
+					tk[tid] = q.m0 + tid < q.m1 ? p.src_row[q.m0 + tid] : -1;
+					mc_producer_sync();
+				}
+				for (int kt = 0; kt < KT; kt++, it++) {
+					const int s = it % ST;
+					if (it >= ST)
+						sm90_mbar_wait(empty(s), ((it / ST) + 1) & 1, &kpt_moe_ffn_sm90_mc_hung);
+					if (tid == 0) {
+						sm90_mbar_expect_tx(full(s), F::B_BYTES + (!GATHER && live ? F::A_BYTES : 0));
+						if (!GATHER && live)
+							sm90_tma_load_2d(sA + s * F::A_BYTES, &tma, full(s), kt * BK, q.m0);
+						mc_tma_load_2d_multicast(sB + s * F::B_BYTES + rank * F::B_HALF, &tmb, full(s),
+									 kt * BK, q.e * p.n + q.n0 + rank * (BN / 2), 0x3);
+					}
+					if (GATHER) {
+#pragma unroll
+						for (int j = 0; j < BM / 16; j++) {
+							const int r = r0 + 16 * j;
+							const int tkn = tk[r];
+							const bool ok = tkn >= 0;
+							const bf16 *src = p.x + (long long)(ok ? tkn : 0) * p.k + kt * BK + ch * 8;
+							cp_async16(sA + s * F::A_BYTES + r * 128 + ((ch ^ (r & 7)) << 4), src, ok);
+						}
+						cp_async_commit();
+						if (it >= LAG) {
+							cp_async_wait<LAG>();
+							sm90_fence_proxy_async();
+							sm90_mbar_arrive(full((it - LAG) % ST));
+						}
+					}
+				}
+			}
+			if (GATHER) {
+				cp_async_wait<0>();
+				sm90_fence_proxy_async();
+				for (int i = it > LAG ? it - LAG : 0; i < it; i++)
+					sm90_mbar_arrive(full(i % ST));
+			}
+		}
+	} else {
+		sm90_setmaxnreg_inc<F::REG_CONS>();
+		const int c = wg - 1, warp = (tid >> 5) & 3, lane = tid & 31;
+		const bool warp_leader = lane == 0;
+		/* Releases stage s in both CTAs (one arrive per warp on each). */
+		auto release = [&](int s) {
+			if (warp_leader) {
+				mc_mbar_arrive_cluster(empty(s), 0);
+				mc_mbar_arrive_cluster(empty(s), 1);
+			}
+		};
+		const uint64_t da0 = sm90_make_desc(sA + c * 64 * 128, 16, 1024);
+		const uint64_t db0 = sm90_make_desc(sB, 16, 1024);
+		float acc[BN / 2];
+		int it = 0;
+		for (int w = cid; w < all; w += ncl) {
+			const mc_pos q = mc_locate<BN>(w < total ? w : (w - total) % total, n_col, rank, pp, p);
+			if (q.m0 >= q.m1) {
+				/* Rank 1's empty tile: B arrived for the partner; nothing
+				 * to compute (a branch of its own: no wgmma in flight on
+				 * this path). */
+				for (int kt = 0; kt < KT; kt++, it++) {
+					sm90_mbar_wait(full(it % ST), (it / ST) & 1, &kpt_moe_ffn_sm90_mc_hung);
+					release(it % ST);
+				}
+				continue;
+			}
+			for (int kt = 0; kt < KT; kt++, it++) {
+				const int s = it % ST;
+				sm90_mbar_wait(full(s), (it / ST) & 1, &kpt_moe_ffn_sm90_mc_hung);
+				sm90_wg_fence();
+#pragma unroll
+				for (int kk = 0; kk < BK / 16; kk++)
+					wgmma_ss<false>(acc, da0 + (uint64_t)((s * F::A_BYTES + kk * 32) >> 4),
+							db0 + (uint64_t)((s * F::B_BYTES + kk * 32) >> 4), (kt | kk) != 0);
+				sm90_wg_commit();
+				if (kt > 0) {
+					sm90_wg_wait<1>();
+					release((it - 1) % ST);
+				}
+			}
+			sm90_wg_wait<0>();
+			sm90_reg_fence(acc);
+			release((it - 1) % ST);
+
+			const float hung = *(volatile int *)&kpt_moe_ffn_sm90_mc_hung ? __int_as_float(0x7fffffff) : 0.f;
+			const int rb = q.m0 + c * 64 + warp * 16 + (lane >> 2);
+			/* GEMM 1: GELU at the store, two values at a time (the old
+			 * kernel's in-place pass over all BN / 2 spills 12 bytes here:
+			 * more loop state is live; this way 0, ptxas -v). */
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int row = rb + 8 * h;
+				if (row >= q.m1)
+					continue;
+				uint32_t *dst =
+					reinterpret_cast<uint32_t *>(p.c + (long long)row * p.n + q.n0 + 2 * (lane & 3));
+#pragma unroll
+				for (int j = 0; j < BN / 8; j++)
+					dst[4 * j] = GATHER ? mma_t<bf16>::pack(mc_gelu_erf(acc[4 * j + 2 * h]) + hung,
+										 mc_gelu_erf(acc[4 * j + 2 * h + 1]) + hung)
+							    : mma_t<bf16>::pack(acc[4 * j + 2 * h] + hung, acc[4 * j + 2 * h + 1] + hung);
+			}
+		}
+	}
+	/* No CTA exits while its partner may still arrive on its barriers. */
+	mc_cluster_sync();
+}
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+
+template <int BN, bool GATHER>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+	moe_ffn_sm90_mc_kernel(const __grid_constant__ CUtensorMap tma, const __grid_constant__ CUtensorMap tmb,
+			       mc_params p)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	mc_body<BN, GATHER>(tma, tmb, p);
+#else
+	(void)tma, (void)tmb, (void)p;
+#endif
+}
+
+/* ------------------------------------------------------------------ host */
+
+std::atomic<int> mc_dev_state[kpt::SM90_MAX_DEVICES];
+
+/* moe_ffn_sm90.cu's pick_bn: 256 when n allows it and an even routing gives
+ * every SM at least 2 tiles, else 128. */
+int mc_pick_bn(long long rows, int experts, int n, int sms)
+{
+	const long long row_tiles = rows / 128 + experts / 2;
+	return n % 256 == 0 && row_tiles * (n / 256) >= 2LL * sms ? 256 : 128;
+}
+
+/* 2-D map over a row-major bf16 matrix [rows][cols]: box 64 columns x
+ * box_rows, 128B swizzle, rows past the end read as zeros. */
+bool mc_make_map(CUtensorMap *m, const void *ptr, long long rows, int cols, int box_rows)
+{
+	cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
+	cuuint64_t strides[1] = { (cuuint64_t)cols * 2 };
+	cuuint32_t box[2] = { 64, (cuuint32_t)box_rows };
+	cuuint32_t estr[2] = { 1, 1 };
+	CUresult r = kpt::tma_encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(ptr), dims, strides,
+					  box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+					  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	return r == CUDA_SUCCESS;
+}
+
+/* Clusters of the kernel that fit on the device at once (0: unknown);
+ * probed on the first launch of each kernel, cached for the process. */
+template <int BN, bool GATHER> int mc_max_clusters(void)
+{
+	static std::atomic<int> cached(0);
+	int n = cached.load(std::memory_order_relaxed);
+	if (n > 0)
+		return n;
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = dim3(2, 1, 1);
+	cfg.blockDim = dim3(mc_dims<BN>::NTHREADS, 1, 1);
+	cfg.dynamicSmemBytes = mc_dims<BN>::SM_BYTES;
+	if (cudaOccupancyMaxActiveClusters(&n, moe_ffn_sm90_mc_kernel<BN, GATHER>, &cfg) != cudaSuccess || n < 1) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	cached.store(n, std::memory_order_relaxed);
+	return n;
+}
+
+/* One GEMM: C[rows][n] (rows of expert e times W_e[n][k]^T). A by TMA
+ * (a_map) or gathered (p.x); b_map's box is BN / 2 rows. */
+template <int BN, bool GATHER>
+cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const mc_params &p, long long rows, int sms,
+		      cudaStream_t s)
+{
+	using F = mc_dims<BN>;
+	auto kern = moe_ffn_sm90_mc_kernel<BN, GATHER>;
+	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, F::SM_BYTES);
+	if (e != cudaSuccess)
+		return e;
+	/* Pairs of the worst routing: sum over e of ceil(t_e / 2) <= (sum t_e
+	 * + experts) / 2, sum t_e <= rows / BM + experts. */
+	const long long pairs = ((rows + F::BM - 1) / F::BM + 2LL * p.experts + 1) / 2;
+	const long long most = pairs * (p.n / BN);
+	long long clusters = sms / 2;
+	const int fit = mc_max_clusters<BN, GATHER>();
+	if (fit > 0 && fit < clusters)
+		clusters = fit;
+	if (most < clusters)
+		clusters = most;
+	if (clusters < 1)
+		clusters = 1;
+	kern<<<(unsigned)(2 * clusters), F::NTHREADS, F::SM_BYTES, s>>>(a_map, b_map, p);
+	return cudaGetLastError();
+}
+
+} /* namespace */
+
+bool kpt::moe_sm90_mc_usable(void)
+{
+	return sm90_device_usable(mc_dev_state, (const void *)moe_ffn_sm90_mc_kernel<256, true>);
+}
+
+int kpt::moe_ffn_sm90_mc(const struct moe_sm90_args *a, cudaStream_t s, struct kpt_diag *d)
+{
+	if (!moe_sm90_mc_usable())
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "moe: the clustered wgmma FFN needs a compute capability 9.0 GPU with sm_90a code built");
+	const int bn1 = mc_pick_bn(a->rows, a->experts, a->ffn, a->sms);
+	const int bn2 = mc_pick_bn(a->rows, a->experts, a->hidden, a->sms);
+	CUtensorMap mw1, mw2, mh;
+	if (!mc_make_map(&mw1, a->w1, (long long)a->experts * a->ffn, a->hidden, bn1 / 2) ||
+	    !mc_make_map(&mw2, a->w2, (long long)a->experts * a->hidden, a->ffn, bn2 / 2) ||
+	    !mc_make_map(&mh, a->hb, a->rows, a->ffn, 128))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "moe: the driver refuses a TMA tensor map of the clustered wgmma FFN");
+	mc_params p1 = { a->x, a->src_row, a->hb, a->offsets, a->tiles, a->ffn, a->hidden, a->experts, a->plant_pct };
+	mc_params p2 = { NULL, NULL, a->yb, a->offsets, a->tiles, a->hidden, a->ffn, a->experts, a->plant_pct };
+	cudaError_t e = bn1 == 256 ? mc_launch<256, true>(mw1, mw1, p1, a->rows, a->sms, s)
+				   : mc_launch<128, true>(mw1, mw1, p1, a->rows, a->sms, s);
+	if (e == cudaSuccess)
+		e = bn2 == 256 ? mc_launch<256, false>(mh, mw2, p2, a->rows, a->sms, s)
+			       : mc_launch<128, false>(mh, mw2, p2, a->rows, a->sms, s);
+	if (e != cudaSuccess)
+		return kpt_diag_set(d, KPT_E_CUDA, "moe: clustered wgmma FFN launch failed: %s", cudaGetErrorString(e));
+	return 0;
+}
