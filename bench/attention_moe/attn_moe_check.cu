@@ -548,7 +548,8 @@ static void bench_attn_e4m3(const void *q, const void *k, const void *v, void *o
 	CK(cudaGetLastError());
 	KCK(kpt_attn_e4m3_pack_v(vt, x8 + 2 * n, B, H, S, D, (long long)H * S * D, (long long)S * D, D, 0, DG));
 	CK(cudaDeviceSynchronize());
-	static const char *const kname[KPT_ATTN_E4M3_KERNEL_COUNT] = { "default", "serial", "pingpong" };
+	static const char *const kname[KPT_ATTN_E4M3_KERNEL_COUNT] = { "default", "serial", "pingpong",
+										       "pingpong3" };
 	for (int causal = 0; causal < 2; causal++)
 		for (int r = 0; r < 3; r++)
 			for (int kern = KPT_ATTN_E4M3_KERNEL_SERIAL; kern < KPT_ATTN_E4M3_KERNEL_COUNT; kern++) {

@@ -6,7 +6,7 @@
  * packed layout of kpt_attn_e4m3_pack_v, per-tensor float descales, O bf16.
  * Needs sm_90a; built for that target alone like attention_fwd_sm90.cu
  * (stub kernels elsewhere, never launched). A file of its own, with its own
- * __global__ entry (attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, PP>), so the bf16 / fp16
+ * __global__ entry (attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, PP, ST>), so the bf16 / fp16
  * kernels' code and names, which committed baselines record, stay as they
  * were (their PTX is byte-identical with this file added).
  *
@@ -60,16 +60,16 @@
  * boxes (zero-filled rows and keys included). More stages or wider key
  * tiles (shared memory is plentiful at one byte an element) were not tried.
  *
- * Two kernels, one body (e4m3_body<HDIM, CAUSAL, PP>; the kernel's third
- * template argument is PP, so both are named in profiles), picked per call by
+ * Three kernels, one body (e4m3_body<HDIM, CAUSAL, PP, ST>; the kernel's
+ * template arguments are the same, so profiles tell them apart), picked per call by
  * kpt_attn_fwd_args' e4m3_kernel (kpt_attn_e4m3_kernel_pick, kpt_attn_path.h:
  * the default per head dim is one table line there):
- *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, false> (SERIAL): each consumer
+ *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, false, 2> (SERIAL): each consumer
  *     warpgroup issues S(j) and P(j-1) V(j-1) back to back and does the
  *     softmax of S(j) while P(j-1) V(j-1) runs (the intra-warpgroup overlap
  *     of FlashAttention-3 is already this); the warpgroups are not ordered
  *     among themselves, so their GEMMs and their softmaxes collide at will.
- *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, true> (PINGPONG): the same, plus the
+ *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, true, 2> (PINGPONG): the same, plus the
  *     inter-warpgroup schedule of FlashAttention-3 (its "warp scheduler
  *     barriers"): the consumer warpgroups take turns issuing their GEMMs,
  *     so while one warpgroup's S(j+1) and P(j) V(j) occupy the tensor
@@ -97,9 +97,22 @@
  *     is all the producer needs to load K(j) and V(j - 1).
  *     d128: 2 warpgroups (ping-pong proper), d64: 3 (a ring of turns).
  *     Tiles, stages and registers: the serial kernel's (BN 128, 2 stages).
- *     Not measured yet (no GPU when written): its speed at 16k tokens and
- *     its check results; FlashAttention-3's wider fp8 key tiles and more
- *     stages are not tried here either.
+ *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, true, 3> (PINGPONG3): the
+ *     ping-pong kernel with 3 K / V^T stages (d128 112 KB of shared
+ *     memory, d64 60 KB): with the warpgroups half a round apart, K(j + 1)
+ *     can only load once both released V(j - 1) with 2 stages; a third
+ *     gives the TMA one more round of lead. The stage and parity
+ *     arithmetic is ST-generic (j % ST, (j / ST) & 1), as before.
+ *   Registers (ptxas, sm_90a, CUDA 13.0): d128 168, d64 128 at launch (the
+ *   consumers' setmaxnreg 240 at d128, 160 at d64), 0 bytes of stack or
+ *   spills, for every variant; the ping-pong ones list 16 named barriers
+ *   (the ids are in a register), the serial one 1.
+ *   Not measured yet (no GPU when written): the new kernels' speed at 16k
+ *   tokens and their check results; FlashAttention-3's wider fp8 key tiles
+ *   (224 keys at d128, 160 at d64) are not tried: V^T rows of more than
+ *   128 keys leave the one-swizzle-row layout (two TMA boxes, a new
+ *   descriptor stride) and S of 224 keys needs 112 accumulator registers
+ *   next to O's 64.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -132,13 +145,13 @@ template <> struct e4m3_tiles<64> {
 /* Sizes. Shared memory: Q, K[ST], V^T[ST] (1024-byte aligned), then the
  * mbarriers barQ, fullK[ST], fullV[ST], emptyK[ST], emptyV[ST]. Q and K
  * rows are HD bytes: one 128-byte (d128) or 64-byte (d64) swizzle row. */
-template <int HDIM> struct e4m3_cfg : e4m3_tiles<HDIM> {
+template <int HDIM, int STAGES = 2> struct e4m3_cfg : e4m3_tiles<HDIM> {
 	using T = e4m3_tiles<HDIM>;
 	static constexpr int HD = HDIM;
 	static constexpr int NC = T::NC;
 	static constexpr int BM = 64 * NC;  /* query rows per block */
 	static constexpr int BN = 128;      /* keys per tile */
-	static constexpr int ST = 2;        /* K / V^T stages */
+	static constexpr int ST = STAGES;   /* K / V^T stages */
 	static constexpr int NTHREADS = 128 * (NC + 1);
 	static constexpr int Q_BYTES = BM * HD;  /* BM rows of HD bytes */
 	static constexpr int K_BYTES = BN * HD;  /* BN rows of HD bytes */
@@ -307,11 +320,11 @@ template <int R> __device__ __forceinline__ void pack_p(uint32_t (&p)[R / 4], co
 	}
 }
 
-template <int HDIM, bool CAUSAL, bool PP>
+template <int HDIM, bool CAUSAL, bool PP, int STAGES>
 __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensorMap &tmk, const CUtensorMap &tmvt,
 					  const e4m3_params &p)
 {
-	using F = e4m3_cfg<HDIM>;
+	using F = e4m3_cfg<HDIM, STAGES>;
 	constexpr int HD = F::HD, BM = F::BM, BN = F::BN, ST = F::ST, NC = F::NC;
 	extern __shared__ unsigned char smem_raw[];
 	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
@@ -488,13 +501,13 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
 /* PP: the ping-pong variant (header comment), true in its name in profiles. */
-template <int HDIM, bool CAUSAL, bool PP>
+template <int HDIM, bool CAUSAL, bool PP, int ST>
 __global__ void __launch_bounds__(e4m3_cfg<HDIM>::NTHREADS, 1)
 	attn_fwd_sm90_e4m3_kernel(const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,
 				  const __grid_constant__ CUtensorMap tmvt, e4m3_params p)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	e4m3_body<HDIM, CAUSAL, PP>(tmq, tmk, tmvt, p);
+	e4m3_body<HDIM, CAUSAL, PP, ST>(tmq, tmk, tmvt, p);
 #else
 	(void)tmq, (void)tmk, (void)tmvt, (void)p;
 #endif
@@ -506,7 +519,7 @@ std::atomic<int> dev_state[kpt::SM90_MAX_DEVICES];
 
 bool device_usable(void)
 {
-	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_e4m3_kernel<128, false, false>);
+	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_e4m3_kernel<128, false, false, 2>);
 }
 
 /* 4-D byte tensor map, box inner x rows, the swizzle of inner-byte rows
@@ -525,12 +538,12 @@ bool make_map(CUtensorMap *m, const void *ptr, const cuuint64_t dims[4], const c
 	return r == CUDA_SUCCESS;
 }
 
-template <int HDIM, bool CAUSAL, bool PP>
+template <int HDIM, bool CAUSAL, bool PP, int ST>
 cudaError_t launch(const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mvt, const e4m3_params &p,
 		   int batch, int heads, cudaStream_t s)
 {
-	using F = e4m3_cfg<HDIM>;
-	auto kern = attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, PP>;
+	using F = e4m3_cfg<HDIM, ST>;
+	auto kern = attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, PP, ST>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, F::SM_BYTES);
 	if (e != cudaSuccess)
 		return e;
@@ -570,16 +583,18 @@ int kpt::attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	p.scale_log2 = p.scale_log2 * a->q_descale * a->k_descale; /* (scale x log2 e) x q x k, as before */
 	p.v_descale = a->v_descale;
 	p.plant_pct = a->plant_pct;
-	/* [d128][causal][ping-pong] */
+	/* [d128][causal][kernel - SERIAL]: SERIAL, PINGPONG, PINGPONG3 */
 	using launch_fn = cudaError_t (*)(const CUtensorMap &, const CUtensorMap &, const CUtensorMap &,
 					  const e4m3_params &, int, int, cudaStream_t);
-	static const launch_fn table[2][2][2] = {
-		{ { launch<64, false, false>, launch<64, false, true> }, { launch<64, true, false>, launch<64, true, true> } },
-		{ { launch<128, false, false>, launch<128, false, true> },
-		  { launch<128, true, false>, launch<128, true, true> } },
+	static const launch_fn table[2][2][3] = {
+		{ { launch<64, false, false, 2>, launch<64, false, true, 2>, launch<64, false, true, 3> },
+		  { launch<64, true, false, 2>, launch<64, true, true, 2>, launch<64, true, true, 3> } },
+		{ { launch<128, false, false, 2>, launch<128, false, true, 2>, launch<128, false, true, 3> },
+		  { launch<128, true, false, 2>, launch<128, true, true, 2>, launch<128, true, true, 3> } },
 	};
-	const bool pp = kpt_attn_e4m3_kernel_pick(a->e4m3_kernel, a->head_dim) == KPT_ATTN_E4M3_KERNEL_PINGPONG;
-	cudaError_t e = table[d128][a->causal != 0][pp](mq, mk, mvt, p, a->batch, a->heads, s);
+	static_assert(KPT_ATTN_E4M3_KERNEL_COUNT - KPT_ATTN_E4M3_KERNEL_SERIAL == 3, "one column per kernel");
+	const int kern = kpt_attn_e4m3_kernel_pick(a->e4m3_kernel, a->head_dim) - KPT_ATTN_E4M3_KERNEL_SERIAL;
+	cudaError_t e = table[d128][a->causal != 0][kern](mq, mk, mvt, p, a->batch, a->heads, s);
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: e4m3 wgmma launch failed: %s",
 				    cudaGetErrorString(e));

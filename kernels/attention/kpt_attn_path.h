@@ -31,14 +31,15 @@ enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_d
 
 /* The e4m3 kernels (attention_fwd_sm90_fp8.cu), kpt_attn_fwd_args'
  * e4m3_kernel: SERIAL the kernel of one consumer warpgroup's S(j) and
- * P(j-1) V(j-1) back to back (attn_fwd_sm90_e4m3_kernel<.., false>), PINGPONG the same
+ * P(j-1) V(j-1) back to back (attn_fwd_sm90_e4m3_kernel<.., false, 2>), PINGPONG the same
  * with the consumer warpgroups taking turns at the tensor cores through
- * named barriers (attn_fwd_sm90_e4m3_kernel<.., true>). DEFAULT picks per head
+ * named barriers (attn_fwd_sm90_e4m3_kernel<.., true, 2>). DEFAULT picks per head
  * dim (kpt_attn_e4m3_kernel_pick). */
 enum kpt_attn_e4m3_kernel {
 	KPT_ATTN_E4M3_KERNEL_DEFAULT = 0,
 	KPT_ATTN_E4M3_KERNEL_SERIAL = 1,
 	KPT_ATTN_E4M3_KERNEL_PINGPONG = 2,
+	KPT_ATTN_E4M3_KERNEL_PINGPONG3 = 3, /* PINGPONG with 3 K / V stages instead of 2 */
 	KPT_ATTN_E4M3_KERNEL_COUNT
 };
 

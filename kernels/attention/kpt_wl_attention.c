@@ -637,14 +637,16 @@ static int attn_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 	{ "attention.fwd.e4m3.d" #D ".s" #S ".b" #B "h" #H CN KN, "attention", SUITES,                      \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 5.0 * B * H * S * D,                               \
 	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, B, H, S, D, C, 0, K }, HOOKSF }
-/* Each e4m3 entry twice: the default kernel, and the ping-pong one
- * (attention_fwd_sm90_fp8.cu) under the name + ".pp", in bench (timed beside
- * the default in one run) or check. */
+/* Each e4m3 entry three times: the default kernel, and the ping-pong ones
+ * (attention_fwd_sm90_fp8.cu) under the name + ".pp" (2 stages) and + ".pp3"
+ * (3 stages), in bench (timed beside the default in one run) or check. */
 #define FWD8(D, S, C, CN, SUITES)                                                                          \
-	FWD8K(D, S, C, CN, SUITES, 0, ""), FWD8K(D, S, C, CN, "bench", KPT_ATTN_E4M3_KERNEL_PINGPONG, ".pp")
+	FWD8K(D, S, C, CN, SUITES, 0, ""), FWD8K(D, S, C, CN, "bench", KPT_ATTN_E4M3_KERNEL_PINGPONG, ".pp"), \
+		FWD8K(D, S, C, CN, "bench", KPT_ATTN_E4M3_KERNEL_PINGPONG3, ".pp3")
 #define FWDX8(B, H, S, D, C, CN, SUITES)                                                                   \
 	FWDX8K(B, H, S, D, C, CN, SUITES, 0, ""),                                                          \
-		FWDX8K(B, H, S, D, C, CN, SUITES, KPT_ATTN_E4M3_KERNEL_PINGPONG, ".pp")
+		FWDX8K(B, H, S, D, C, CN, SUITES, KPT_ATTN_E4M3_KERNEL_PINGPONG, ".pp"),                   \
+		FWDX8K(B, H, S, D, C, CN, SUITES, KPT_ATTN_E4M3_KERNEL_PINGPONG3, ".pp3")
 /* Backward and training step (forward + backward), bf16, batch * seq = 16k
  * tokens of hidden 2048 like FWD: FLOPs 2.5 and 3.5 x the forward's. */
 #define BWD_HOOKS(P) P, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
