@@ -57,11 +57,12 @@
  *   d64:  BM 192 (3 consumer warpgroups, 160 registers; producer 32), BN
  *         128, 2 stages; 44 KB (Q 12 KB, K and V^T 8 KB a stage).
  * mbarrier transaction bytes: Q BM x HD, K and V^T tiles 128 x HD, whole
- * boxes (zero-filled rows and keys included). More stages or wider key
- * tiles (shared memory is plentiful at one byte an element) were not tried.
+ * boxes (zero-filled rows and keys included). Wider key tiles (shared
+ * memory is plentiful at one byte an element) were not tried; 3 stages
+ * only with the ping-pong schedule (below).
  *
- * Three kernels, one body (e4m3_body<HDIM, CAUSAL, PP, ST>; the kernel's
- * template arguments are the same, so profiles tell them apart), picked per call by
+ * Three kernels, one body (e4m3_body<HDIM, CAUSAL, PP, ST>; the kernel
+ * carries the same template arguments, so profiles tell them apart), picked per call by
  * kpt_attn_fwd_args' e4m3_kernel (kpt_attn_e4m3_kernel_pick, kpt_attn_path.h:
  * the default per head dim is one table line there):
  *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, false, 2> (SERIAL): each consumer
@@ -97,11 +98,16 @@
  *     is all the producer needs to load K(j) and V(j - 1).
  *     d128: 2 warpgroups (ping-pong proper), d64: 3 (a ring of turns).
  *     Tiles, stages and registers: the serial kernel's (BN 128, 2 stages).
+ *     The serial kernels' PTX is the previous kernel's, instruction for
+ *     instruction (PP false and ST 2 compile the same code; checked with
+ *     nvcc -ptx, CUDA 13.0).
  *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, true, 3> (PINGPONG3): the
  *     ping-pong kernel with 3 K / V^T stages (d128 112 KB of shared
- *     memory, d64 60 KB): with the warpgroups half a round apart, K(j + 1)
- *     can only load once both released V(j - 1) with 2 stages; a third
- *     gives the TMA one more round of lead. The stage and parity
+ *     memory, d64 60 KB): with 2 stages the producer's K(j + 1) queues
+ *     behind V(j), which waits until every warpgroup released V(j - 2)
+ *     (after its round j - 1 P V), so with the warpgroups half a round
+ *     apart the load has about one round of lead; a third stage gives it
+ *     one more. The stage and parity
  *     arithmetic is ST-generic (j % ST, (j / ST) & 1), as before.
  *   Registers (ptxas, sm_90a, CUDA 13.0): d128 168, d64 128 at launch (the
  *   consumers' setmaxnreg 240 at d128, 160 at d64), 0 bytes of stack or
