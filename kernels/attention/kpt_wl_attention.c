@@ -741,6 +741,12 @@ static const struct kpt_workload attention_workloads[] = {
 	FWDX8(1, 2, 384, 64, 0, "", "check"),
 	FWDX8(1, 2, 384, 64, 1, ".causal", "check"),
 	FWDX8(1, 2, 1031, 64, 1, ".causal", "check"),
+	/* issue 39: more seq lengths (77, 200) and many key tiles (4096: 32
+	 * rounds, the stages wrap around often for 2 and 3 of them) */
+	FWDX8(2, 3, 77, 128, 1, ".causal", "check"),
+	FWDX8(1, 2, 200, 64, 0, "", "check"),
+	FWDX8(1, 2, 4096, 128, 1, ".causal", "check"),
+	FWDX8(1, 2, 4096, 64, 0, "", "check"),
 
 	/* Backward and training step (issue 24): not in default, whose
 	 * committed baselines stay as they are. */
