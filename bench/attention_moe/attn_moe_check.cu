@@ -6,7 +6,9 @@
  *                                NaN first, awkward sizes; exit 0 pass, 1 fail,
  *                                77 no GPU, 2 bad usage
  *   kpt-attn-moe bench [attn|decode|moe]...   timing tables (median of
- *                                CUDA-event timed repetitions after warm-up)
+ *                                CUDA-event timed repetitions after warm-up;
+ *                                attn's e4m3 rows: each e4m3 kernel in 3
+ *                                alternating rounds, * marks the default)
  *   kpt-attn-moe --seed N ...    fixes the input seed (default: time-based)
  */
 #include <math.h>
@@ -22,9 +24,11 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "kpt_attention.h"
+#include "kpt_attn_path.h"
 #include "kpt_moe.h"
 #include "ref_attention.h"
 #include "ref_moe.h"
@@ -587,6 +591,54 @@ static void moe_make_dev(moe_inputs &in, const kpt_moe_cfg &c)
 	fill_dev_random(in.dw2, nw, 2.f / sqrtf((float)c.ffn));
 }
 
+/* e4m3 bytes of n bf16 values (round to nearest, saturating). */
+__global__ void to_e4m3_kernel(uint8_t *d, const __nv_bfloat16 *s, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		d[i] = __nv_fp8_e4m3(__bfloat162float(s[i])).__x;
+}
+
+/* The e4m3 forward's kernels (kpt_attn_e4m3_kernel) on q, k, v (bf16 in
+ * [-1, 1), n each, [B, H, S, D]) quantized with descale 1: 3 rounds, each
+ * timing every kernel once in turn, so that clocks and heat meet both. */
+static void bench_attn_e4m3(const void *q, const void *k, const void *v, void *o, int B, int H, int S, int D)
+{
+	const size_t n = (size_t)B * H * S * D;
+	uint8_t *x8, *vt;
+	CK(cudaMalloc(&x8, 3 * n));
+	CK(cudaMalloc(&vt, kpt_attn_e4m3_vt_bytes(B, H, S, D)));
+	const void *src[3] = { q, k, v };
+	for (int i = 0; i < 3; i++)
+		to_e4m3_kernel<<<1024, 256>>>(x8 + i * n, (const __nv_bfloat16 *)src[i], n);
+	CK(cudaGetLastError());
+	KCK(kpt_attn_e4m3_pack_v(vt, x8 + 2 * n, B, H, S, D, (long long)H * S * D, (long long)S * D, D, 0, DG));
+	CK(cudaDeviceSynchronize());
+	static const char *const kname[KPT_ATTN_E4M3_KERNEL_COUNT] = { "default", "serial", "pingpong",
+										       "pingpong3" };
+	for (int causal = 0; causal < 2; causal++)
+		for (int r = 0; r < 3; r++)
+			for (int kern = KPT_ATTN_E4M3_KERNEL_SERIAL; kern < KPT_ATTN_E4M3_KERNEL_COUNT; kern++) {
+				struct kpt_attn_fwd_args a;
+				memset(&a, 0, sizeof a);
+				a.q = x8, a.k = x8 + n, a.v = vt, a.o = o;
+				a.batch = B, a.heads = H, a.seq = S, a.head_dim = D;
+				a.stride_s = D, a.stride_h = (long long)S * D, a.stride_b = (long long)H * S * D;
+				a.scale = 1.f / sqrtf((float)D), a.causal = causal;
+				a.dtype = KPT_ATTN_E4M3, a.e4m3_kernel = kern;
+				a.q_descale = a.k_descale = a.v_descale = 1.f;
+				struct kpt_diag dg;
+				if (kpt_attn_fwd(&a, 0, &dg) == KPT_E_UNSUPPORTED)
+					continue; /* not Hopper, or not built */
+				double ms = time_ms([&](int) { KCK(kpt_attn_fwd(&a, 0, DG)); }, 3, 15);
+				double fl = 4.0 * B * H * (double)S * S * D / (causal ? 2 : 1);
+				char name[96];
+				snprintf(name, sizeof name, "fwd e4m3 d%d s%d %s %s%s r%d", D, S, causal ? "causal" : "full",
+					 kname[kern], kpt_attn_e4m3_kernel_pick(0, D) == kern ? "*" : "", r);
+				printf("%-44s %10.3f %10.1f\n", name, ms, fl / ms / 1e9);
+			}
+	cudaFree(x8), cudaFree(vt);
+}
+
 static void bench_attn(void)
 {
 	printf("\n%-44s %10s %10s\n", "attention forward (B*S = 16k tokens, hidden 2048)", "ms", "TFLOP/s");
@@ -626,6 +678,7 @@ static void bench_attn(void)
 							 causal ? "causal" : "full", tiles_label(&a, label, sizeof label));
 						printf("%-44s %10.3f %10.1f\n", name, ms, fl / ms / 1e9);
 					}
+			bench_attn_e4m3(q, k, v, o, B, H, S, D);
 			cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o);
 		}
 }

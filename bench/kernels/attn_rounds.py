@@ -8,7 +8,7 @@ its 95% bootstrap interval over rounds and TFLOP/s, cuDNN's and flash's
 medians on the same shape, and the per-round ratio cuDNN time / kpt time
 (above 1: faster than cuDNN), median and 95% interval. FP8 rows
 (attention.fwd.e4m3.*) are set beside the bf16 cuDNN row of their shape
-(torch has no FP8 SDPA).
+(torch has no FP8 SDPA); so are the ping-pong kernels' (name + .pp, .pp3).
 """
 import glob
 import json
@@ -45,7 +45,7 @@ def main():
         xs = list(kpt[name].values())
         med = statistics.median(xs)
         lo, hi = boot(xs)
-        bf = name.replace(".e4m3.", ".bf16.")
+        bf = re.sub(r"\.pp3?$", "", name.replace(".e4m3.", ".bf16."))
         cells = []
         for b in ("cudnn", "flash"):
             v = ref.get((b, bf), {})

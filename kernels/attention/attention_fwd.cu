@@ -493,6 +493,8 @@ extern "C" int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 		/* 1-byte Q and K: the TMA needs 16-byte strides */
 		if (a->stride_s % 16 || a->stride_h % 16 || a->stride_b % 16)
 			return kpt_diag_set(d, KPT_E_INVAL, "attention forward: e4m3 strides must be multiples of 16");
+		if (kpt_attn_e4m3_kernel_pick(a->e4m3_kernel, a->head_dim) == KPT_ATTN_E4M3_KERNEL_DEFAULT)
+			return kpt_diag_set(d, KPT_E_INVAL, "attention forward: unknown e4m3 kernel %d", a->e4m3_kernel);
 		return fwd_e4m3(a, s, d);
 	}
 	if (device_path(a) == KPT_ATTN_PATH_UNSUPPORTED)

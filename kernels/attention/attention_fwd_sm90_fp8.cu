@@ -6,7 +6,7 @@
  * packed layout of kpt_attn_e4m3_pack_v, per-tensor float descales, O bf16.
  * Needs sm_90a; built for that target alone like attention_fwd_sm90.cu
  * (stub kernels elsewhere, never launched). A file of its own, with its own
- * __global__ entry (attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL>), so the bf16 / fp16
+ * __global__ entry (attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, PP, ST>), so the bf16 / fp16
  * kernels' code and names, which committed baselines record, stay as they
  * were (their PTX is byte-identical with this file added).
  *
@@ -57,8 +57,68 @@
  *   d64:  BM 192 (3 consumer warpgroups, 160 registers; producer 32), BN
  *         128, 2 stages; 44 KB (Q 12 KB, K and V^T 8 KB a stage).
  * mbarrier transaction bytes: Q BM x HD, K and V^T tiles 128 x HD, whole
- * boxes (zero-filled rows and keys included). More stages or wider key
- * tiles (shared memory is plentiful at one byte an element) were not tried.
+ * boxes (zero-filled rows and keys included). Wider key tiles (shared
+ * memory is plentiful at one byte an element) were not tried; 3 stages
+ * only with the ping-pong schedule (below).
+ *
+ * Three kernels, one body (e4m3_body<HDIM, CAUSAL, PP, ST>; the kernel
+ * carries the same template arguments, so profiles tell them apart), picked per call by
+ * kpt_attn_fwd_args' e4m3_kernel (kpt_attn_e4m3_kernel_pick, kpt_attn_path.h:
+ * the default per head dim is one table line there):
+ *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, false, 2> (SERIAL): each consumer
+ *     warpgroup issues S(j) and P(j-1) V(j-1) back to back and does the
+ *     softmax of S(j) while P(j-1) V(j-1) runs (the intra-warpgroup overlap
+ *     of FlashAttention-3 is already this); the warpgroups are not ordered
+ *     among themselves, so their GEMMs and their softmaxes collide at will.
+ *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, true, 2> (PINGPONG): the same, plus the
+ *     inter-warpgroup schedule of FlashAttention-3 (its "warp scheduler
+ *     barriers"): the consumer warpgroups take turns issuing their GEMMs,
+ *     so while one warpgroup's S(j+1) and P(j) V(j) occupy the tensor
+ *     cores, the other runs its softmax (exp2 on the MUFU, which the
+ *     tensor cores do not need). A round of warpgroup c is the GEMMs it
+ *     issues at once: round 0 S(0); round j (1 .. n_tot - 1) S(j) and P(j-1)
+ *     V(j-1); round n_tot the last P V. Before a round c waits on the
+ *     mbarriers of its tiles (K(j) and V(j-1): both, so the two GEMMs leave
+ *     together), then bar.sync on named barrier PP_BAR + c (count 256: its
+ *     own 128 threads and the 128 of the predecessor's arrive); after
+ *     issuing (commit, no wait) it bar.arrives on PP_BAR + (c + 1) % NC.
+ *     Order: round r goes 0, 1, .., NC - 1, then round r + 1; warpgroup
+ *     NC - 1 arrives on PP_BAR once at the start (so that 0 goes first)
+ *     and skips its arrive after its last round, so each barrier sees as
+ *     many arrives as syncs and the kernel ends with none pending. n_tot is
+ *     the block's (causal masking has no early exit; masked tiles run the
+ *     same rounds), so every warpgroup passes the same n_tot + 1 turns in
+ *     every branch. No arrive can run a lap ahead (warpgroup c - 1's next
+ *     arrive needs its own next turn, which needs c's). A timed-out
+ *     mbarrier wait (the hung flag) falls through to the turn as usual,
+ *     so the named barriers stay balanced and the block ends with NaN.
+ *     No deadlock with the producer: before its round j, warpgroup c has
+ *     finished its round j - 1 turn, so every warpgroup has issued round
+ *     j - 2 and releases K(j - 2) and V(j - 3) without another turn, which
+ *     is all the producer needs to load K(j) and V(j - 1).
+ *     d128: 2 warpgroups (ping-pong proper), d64: 3 (a ring of turns).
+ *     Tiles, stages and registers: the serial kernel's (BN 128, 2 stages).
+ *     The serial kernels' PTX is the previous kernel's, instruction for
+ *     instruction (PP false and ST 2 compile the same code; checked with
+ *     nvcc -ptx, CUDA 13.0).
+ *   - attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, true, 3> (PINGPONG3): the
+ *     ping-pong kernel with 3 K / V^T stages (d128 112 KB of shared
+ *     memory, d64 60 KB): with 2 stages the producer's K(j + 1) queues
+ *     behind V(j), which waits until every warpgroup released V(j - 2)
+ *     (after its round j - 1 P V), so with the warpgroups half a round
+ *     apart the load has about one round of lead; a third stage gives it
+ *     one more. The stage and parity
+ *     arithmetic is ST-generic (j % ST, (j / ST) & 1), as before.
+ *   Registers (ptxas, sm_90a, CUDA 13.0): d128 168, d64 128 at launch (the
+ *   consumers' setmaxnreg 240 at d128, 160 at d64), 0 bytes of stack or
+ *   spills, for every variant; the ping-pong ones list 16 named barriers
+ *   (the ids are in a register), the serial one 1.
+ *   Not measured yet (no GPU when written): the new kernels' speed at 16k
+ *   tokens and their check results; FlashAttention-3's wider fp8 key tiles
+ *   (224 keys at d128, 160 at d64) are not tried: V^T rows of more than
+ *   128 keys leave the one-swizzle-row layout (two TMA boxes, a new
+ *   descriptor stride) and S of 224 keys needs 112 accumulator registers
+ *   next to O's 64.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -91,13 +151,13 @@ template <> struct e4m3_tiles<64> {
 /* Sizes. Shared memory: Q, K[ST], V^T[ST] (1024-byte aligned), then the
  * mbarriers barQ, fullK[ST], fullV[ST], emptyK[ST], emptyV[ST]. Q and K
  * rows are HD bytes: one 128-byte (d128) or 64-byte (d64) swizzle row. */
-template <int HDIM> struct e4m3_cfg : e4m3_tiles<HDIM> {
+template <int HDIM, int STAGES = 2> struct e4m3_cfg : e4m3_tiles<HDIM> {
 	using T = e4m3_tiles<HDIM>;
 	static constexpr int HD = HDIM;
 	static constexpr int NC = T::NC;
 	static constexpr int BM = 64 * NC;  /* query rows per block */
 	static constexpr int BN = 128;      /* keys per tile */
-	static constexpr int ST = 2;        /* K / V^T stages */
+	static constexpr int ST = STAGES;   /* K / V^T stages */
 	static constexpr int NTHREADS = 128 * (NC + 1);
 	static constexpr int Q_BYTES = BM * HD;  /* BM rows of HD bytes */
 	static constexpr int K_BYTES = BN * HD;  /* BN rows of HD bytes */
@@ -154,6 +214,19 @@ __device__ __forceinline__ uint32_t pack2_bf16(float lo, float hi)
 {
 	__nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
 	return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/* Named barriers (bar.sync / bar.arrive id, count) of the ping-pong
+ * variant (header comment): ids PP_BAR .. PP_BAR + NC - 1, one per
+ * consumer warpgroup; 0 is __syncthreads'. */
+constexpr int PP_BAR = 1;
+__device__ __forceinline__ void named_bar_sync(int id, int count)
+{
+	asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int count)
+{
+	asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 /* K-major shared-memory descriptor for rows of row_bytes (128: 128B
@@ -253,11 +326,11 @@ template <int R> __device__ __forceinline__ void pack_p(uint32_t (&p)[R / 4], co
 	}
 }
 
-template <int HDIM, bool CAUSAL>
+template <int HDIM, bool CAUSAL, bool PP, int STAGES>
 __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensorMap &tmk, const CUtensorMap &tmvt,
 					  const e4m3_params &p)
 {
-	using F = e4m3_cfg<HDIM>;
+	using F = e4m3_cfg<HDIM, STAGES>;
 	constexpr int HD = F::HD, BM = F::BM, BN = F::BN, ST = F::ST, NC = F::NC;
 	extern __shared__ unsigned char smem_raw[];
 	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
@@ -313,6 +386,25 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 	} else {
 		sm90_setmaxnreg_inc<F::T::REG_CONS>();
 		const int c = wg - 1, ltid = tid - 128 * wg, warp = ltid / 32, lane = tid & 31;
+		/* PP: warpgroup c issues its GEMMs of round r (S(0); S(j) and
+		 * P(j-1) V(j-1); the last P V) only after warpgroup c - 1 (mod NC)
+		 * issued its round r (round r - 1 for c = 0): bar.sync on its own
+		 * barrier (128 threads) completes with the 128 of the
+		 * predecessor's bar.arrive. Every warpgroup passes n_tot + 1
+		 * rounds, each one turn_begin and one turn_end, in every branch
+		 * (n_tot is the block's, the same for all of them); warpgroup NC -
+		 * 1 arrives once ahead (so that 0 starts) and skips its last
+		 * arrive, so each barrier gets exactly as many arrives as syncs. */
+		auto turn_begin = [&]() {
+			if (PP)
+				named_bar_sync(PP_BAR + c, 256);
+		};
+		auto turn_end = [&](bool last) {
+			if (PP && !(last && c == NC - 1))
+				named_bar_arrive(PP_BAR + (c + 1) % NC, 256);
+		};
+		if (PP && c == NC - 1)
+			named_bar_arrive(PP_BAR, 256);
 		const int g = lane >> 2, t = lane & 3;
 		const int row0 = m0 + c * 64 + warp * 16 + g;
 		const bool warp_leader = lane == 0;
@@ -331,9 +423,11 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 
 		sm90_mbar_wait(barQ, 0, &kpt_attn_fwd_sm90_e4m3_hung);
 		sm90_mbar_wait(fullK(0), 0, &kpt_attn_fwd_sm90_e4m3_hung);
+		turn_begin();
 		sm90_wg_fence();
 		issue_qk<HD>(s, dq, dk0);
 		sm90_wg_commit();
+		turn_end(false);
 		sm90_wg_wait<0>();
 		sm90_reg_fence(s);
 		if (warp_leader)
@@ -344,13 +438,19 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 		for (int j = 1; j < n_tot; j++) {
 			const int sj = j % ST, sp = (j - 1) % ST;
 			sm90_mbar_wait(fullK(sj), (j / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
+			if (PP) { /* both tiles in before the turn: the GEMMs go out together */
+				sm90_mbar_wait(fullV(sp), ((j - 1) / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
+				turn_begin();
+			}
 			sm90_wg_fence();
 			issue_qk<HD>(s, dq, dk0 + sj * k_step);
 			sm90_wg_commit();
-			sm90_mbar_wait(fullV(sp), ((j - 1) / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
+			if (!PP)
+				sm90_mbar_wait(fullV(sp), ((j - 1) / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
 			sm90_wg_fence();
 			issue_pv(o, pf, dv0 + sp * v_step);
 			sm90_wg_commit();
+			turn_end(false);
 			sm90_wg_wait<1>();
 			sm90_reg_fence(s);
 			if (warp_leader)
@@ -369,9 +469,11 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 		{
 			const int sp = (n_tot - 1) % ST;
 			sm90_mbar_wait(fullV(sp), ((n_tot - 1) / ST) & 1, &kpt_attn_fwd_sm90_e4m3_hung);
+			turn_begin();
 			sm90_wg_fence();
 			issue_pv(o, pf, dv0 + sp * v_step);
 			sm90_wg_commit();
+			turn_end(true);
 			sm90_wg_wait<0>();
 			sm90_reg_fence(o);
 			sm90_reg_fence(pf);
@@ -404,13 +506,14 @@ __device__ __forceinline__ void e4m3_body(const CUtensorMap &tmq, const CUtensor
 
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
-template <int HDIM, bool CAUSAL>
+/* PP: the ping-pong variant (header comment), true in its name in profiles. */
+template <int HDIM, bool CAUSAL, bool PP, int ST>
 __global__ void __launch_bounds__(e4m3_cfg<HDIM>::NTHREADS, 1)
 	attn_fwd_sm90_e4m3_kernel(const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,
 				  const __grid_constant__ CUtensorMap tmvt, e4m3_params p)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	e4m3_body<HDIM, CAUSAL>(tmq, tmk, tmvt, p);
+	e4m3_body<HDIM, CAUSAL, PP, ST>(tmq, tmk, tmvt, p);
 #else
 	(void)tmq, (void)tmk, (void)tmvt, (void)p;
 #endif
@@ -422,7 +525,7 @@ std::atomic<int> dev_state[kpt::SM90_MAX_DEVICES];
 
 bool device_usable(void)
 {
-	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_e4m3_kernel<128, false>);
+	return kpt::sm90_device_usable(dev_state, (const void *)attn_fwd_sm90_e4m3_kernel<128, false, false, 2>);
 }
 
 /* 4-D byte tensor map, box inner x rows, the swizzle of inner-byte rows
@@ -441,12 +544,12 @@ bool make_map(CUtensorMap *m, const void *ptr, const cuuint64_t dims[4], const c
 	return r == CUDA_SUCCESS;
 }
 
-template <int HDIM, bool CAUSAL>
+template <int HDIM, bool CAUSAL, bool PP, int ST>
 cudaError_t launch(const CUtensorMap &mq, const CUtensorMap &mk, const CUtensorMap &mvt, const e4m3_params &p,
 		   int batch, int heads, cudaStream_t s)
 {
-	using F = e4m3_cfg<HDIM>;
-	auto kern = attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL>;
+	using F = e4m3_cfg<HDIM, ST>;
+	auto kern = attn_fwd_sm90_e4m3_kernel<HDIM, CAUSAL, PP, ST>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, F::SM_BYTES);
 	if (e != cudaSuccess)
 		return e;
@@ -486,13 +589,18 @@ int kpt::attn_fwd_sm90_e4m3(const struct kpt_attn_fwd_args *a, cudaStream_t s, s
 	p.scale_log2 = p.scale_log2 * a->q_descale * a->k_descale; /* (scale x log2 e) x q x k, as before */
 	p.v_descale = a->v_descale;
 	p.plant_pct = a->plant_pct;
-	cudaError_t e;
-	if (d128)
-		e = a->causal ? launch<128, true>(mq, mk, mvt, p, a->batch, a->heads, s)
-			      : launch<128, false>(mq, mk, mvt, p, a->batch, a->heads, s);
-	else
-		e = a->causal ? launch<64, true>(mq, mk, mvt, p, a->batch, a->heads, s)
-			      : launch<64, false>(mq, mk, mvt, p, a->batch, a->heads, s);
+	/* [d128][causal][kernel - SERIAL]: SERIAL, PINGPONG, PINGPONG3 */
+	using launch_fn = cudaError_t (*)(const CUtensorMap &, const CUtensorMap &, const CUtensorMap &,
+					  const e4m3_params &, int, int, cudaStream_t);
+	static const launch_fn table[2][2][3] = {
+		{ { launch<64, false, false, 2>, launch<64, false, true, 2>, launch<64, false, true, 3> },
+		  { launch<64, true, false, 2>, launch<64, true, true, 2>, launch<64, true, true, 3> } },
+		{ { launch<128, false, false, 2>, launch<128, false, true, 2>, launch<128, false, true, 3> },
+		  { launch<128, true, false, 2>, launch<128, true, true, 2>, launch<128, true, true, 3> } },
+	};
+	static_assert(KPT_ATTN_E4M3_KERNEL_COUNT - KPT_ATTN_E4M3_KERNEL_SERIAL == 3, "one column per kernel");
+	const int kern = kpt_attn_e4m3_kernel_pick(a->e4m3_kernel, a->head_dim) - KPT_ATTN_E4M3_KERNEL_SERIAL;
+	cudaError_t e = table[d128][a->causal != 0][kern](mq, mk, mvt, p, a->batch, a->heads, s);
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "attention forward: e4m3 wgmma launch failed: %s",
 				    cudaGetErrorString(e));

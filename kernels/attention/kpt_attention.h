@@ -98,6 +98,10 @@ struct kpt_attn_fwd_args {
 	 * e4m3 bits as a number, the kpt_fp8_quantize scale_inv), so
 	 * O = softmax(scale * q_descale * k_descale * Q K^T) V * v_descale. */
 	float q_descale, k_descale, v_descale;
+	/* KPT_ATTN_E4M3 only: which e4m3 kernel, an enum kpt_attn_e4m3_kernel
+	 * value (kpt_attn_path.h); 0 (callers that memset the struct) = the
+	 * default for the head dim; KPT_E_INVAL out of range. */
+	int e4m3_kernel;
 };
 int kpt_attn_fwd(const struct kpt_attn_fwd_args *a, cudaStream_t s, struct kpt_diag *d);
 

@@ -29,6 +29,26 @@ enum kpt_attn_path kpt_attn_fwd_path(int cc_major, int cc_minor, int head_dim, i
  * UNSUPPORTED everywhere else (no mma.sync fallback). */
 enum kpt_attn_path kpt_attn_fwd_path_e4m3(int cc_major, int cc_minor, int head_dim, int built_sm90);
 
+/* The e4m3 kernels (attention_fwd_sm90_fp8.cu), kpt_attn_fwd_args'
+ * e4m3_kernel: SERIAL the kernel of one consumer warpgroup's S(j) and
+ * P(j-1) V(j-1) back to back (attn_fwd_sm90_e4m3_kernel<.., false, 2>), PINGPONG the same
+ * with the consumer warpgroups taking turns at the tensor cores through
+ * named barriers (attn_fwd_sm90_e4m3_kernel<.., true, 2>). DEFAULT picks per head
+ * dim (kpt_attn_e4m3_kernel_pick). */
+enum kpt_attn_e4m3_kernel {
+	KPT_ATTN_E4M3_KERNEL_DEFAULT = 0,
+	KPT_ATTN_E4M3_KERNEL_SERIAL = 1,
+	KPT_ATTN_E4M3_KERNEL_PINGPONG = 2,
+	KPT_ATTN_E4M3_KERNEL_PINGPONG3 = 3, /* PINGPONG with 3 K / V stages instead of 2 */
+	KPT_ATTN_E4M3_KERNEL_COUNT
+};
+
+/* The kernel that runs for asked (an enum kpt_attn_e4m3_kernel value) at
+ * head_dim: asked itself, or for DEFAULT the default of head dim 64 or 128
+ * (SERIAL for any other); DEFAULT for an asked value out of range (the
+ * caller refuses it). */
+enum kpt_attn_e4m3_kernel kpt_attn_e4m3_kernel_pick(int asked, int head_dim);
+
 /* The backward (kpt_attn_bwd): SM90_WGMMA (attention_bwd_sm90.cu) on exactly
  * 9.0 with that kernel built (KPT_ATTN_BWD_SM90) and head dim 64 or 128;
  * MMA_SYNC (attention_bwd.cu) on every other GPU from 8.0 and head dim 64

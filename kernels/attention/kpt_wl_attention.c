@@ -76,6 +76,8 @@ struct attn_cfg {
 	 * shifts made the softmax one-hot and dS = P (dP - Delta) cancel
 	 * against Delta from the bf16 O (H100, 2026-11-26: dq 0.053, dk 0.036). */
 	int far;
+	/* e4m3 forward only: kpt_attn_fwd_args' e4m3_kernel (0: the default) */
+	int e4m3_kernel;
 };
 
 #define MAX_SETS 16
@@ -250,6 +252,7 @@ static void fwd_args(const struct attn_cfg *a, const struct attn_state *st, size
 	f->causal = a->causal;
 	f->dtype = a->dt;
 	if (a->dt == KPT_ATTN_E4M3) {
+		f->e4m3_kernel = a->e4m3_kernel;
 		f->v = st->vt;
 		f->q_descale = st->descale[0], f->k_descale = st->descale[1], f->v_descale = st->descale[2];
 	}
@@ -617,29 +620,40 @@ static int attn_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 #define FWD(DT, DTN, D, S, C, CN, SUITES)                                                                 \
 	{ "attention.fwd." DTN ".d" #D ".s" #S CN, "attention", SUITES,                                      \
 	  4.0 * (16384 / S) * (2048 / D) * (double)S * S * D / (C ? 2 : 1), 4.0 * 16384 * 2048 * 2,          \
-	  &(const struct attn_cfg){ OP_FWD, DT, 16384 / S, 2048 / D, S, D, C, 0 }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, DT, 16384 / S, 2048 / D, S, D, C, 0, 0 }, HOOKSF }
 /* Forward at an explicit shape (small and awkward sizes). */
 #define FWDX(DT, DTN, B, H, S, D, C, CN, SUITES)                                                          \
 	{ "attention.fwd." DTN ".d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                     \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 4.0 * B * H * S * D * 2,                           \
-	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C, 0 }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, DT, B, H, S, D, C, 0, 0 }, HOOKSF }
 /* e4m3 forward (Hopper only): as FWD and FWDX, bytes 1 per element of
- * q, k, v and 2 of o. */
-#define FWD8(D, S, C, CN, SUITES)                                                                          \
-	{ "attention.fwd.e4m3.d" #D ".s" #S CN, "attention", SUITES,                                         \
+ * q, k, v and 2 of o; K: the kernel (kpt_attn_e4m3_kernel, 0 = the
+ * default), KN its name suffix. */
+#define FWD8K(D, S, C, CN, SUITES, K, KN)                                                                  \
+	{ "attention.fwd.e4m3.d" #D ".s" #S CN KN, "attention", SUITES,                                      \
 	  4.0 * (16384 / S) * (2048 / D) * (double)S * S * D / (C ? 2 : 1), 5.0 * 16384 * 2048,              \
-	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, 16384 / S, 2048 / D, S, D, C, 0 }, HOOKSF }
-#define FWDX8(B, H, S, D, C, CN, SUITES)                                                                   \
-	{ "attention.fwd.e4m3.d" #D ".s" #S ".b" #B "h" #H CN, "attention", SUITES,                         \
+	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, 16384 / S, 2048 / D, S, D, C, 0, K }, HOOKSF }
+#define FWDX8K(B, H, S, D, C, CN, SUITES, K, KN)                                                           \
+	{ "attention.fwd.e4m3.d" #D ".s" #S ".b" #B "h" #H CN KN, "attention", SUITES,                      \
 	  4.0 * B * H * (double)S * S * D / (C ? 2 : 1), 5.0 * B * H * S * D,                               \
-	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, B, H, S, D, C, 0 }, HOOKSF }
+	  &(const struct attn_cfg){ OP_FWD, KPT_ATTN_E4M3, B, H, S, D, C, 0, K }, HOOKSF }
+/* Each e4m3 entry three times: the default kernel, and the ping-pong ones
+ * (attention_fwd_sm90_fp8.cu) under the name + ".pp" (2 stages) and + ".pp3"
+ * (3 stages), in bench (timed beside the default in one run) or check. */
+#define FWD8(D, S, C, CN, SUITES)                                                                          \
+	FWD8K(D, S, C, CN, SUITES, 0, ""), FWD8K(D, S, C, CN, "bench", KPT_ATTN_E4M3_KERNEL_PINGPONG, ".pp"), \
+		FWD8K(D, S, C, CN, "bench", KPT_ATTN_E4M3_KERNEL_PINGPONG3, ".pp3")
+#define FWDX8(B, H, S, D, C, CN, SUITES)                                                                   \
+	FWDX8K(B, H, S, D, C, CN, SUITES, 0, ""),                                                          \
+		FWDX8K(B, H, S, D, C, CN, SUITES, KPT_ATTN_E4M3_KERNEL_PINGPONG, ".pp"),                   \
+		FWDX8K(B, H, S, D, C, CN, SUITES, KPT_ATTN_E4M3_KERNEL_PINGPONG3, ".pp3")
 /* Backward and training step (forward + backward), bf16, batch * seq = 16k
  * tokens of hidden 2048 like FWD: FLOPs 2.5 and 3.5 x the forward's. */
 #define BWD_HOOKS(P) P, attn_setup, attn_run, attn_poison, attn_check, attn_teardown
 #define BWDT(OP, MULT, P, B, H, S, D, C, FAR, NAME, SUITES)                                         \
 	{ NAME, "attention", SUITES, MULT * 4.0 * B * H * (double)S * S * D / (C ? 2 : 1),                  \
 	  16.0 * B * H * (double)S * D + 4.0 * B * H * S,                                                   \
-	  &(const struct attn_cfg){ OP, KPT_ATTN_BF16, B, H, S, D, C, FAR }, BWD_HOOKS(P) }
+	  &(const struct attn_cfg){ OP, KPT_ATTN_BF16, B, H, S, D, C, FAR, 0 }, BWD_HOOKS(P) }
 #define BWD(D, S, C, CN, SUITES)                                                                          \
 	BWDT(OP_BWD, 2.5, 1, 16384 / S, 2048 / D, S, D, C, 0, "attention.bwd.bf16.d" #D ".s" #S CN, SUITES)
 #define TRAIN(D, S, C, CN, SUITES)                                                                        \
@@ -655,7 +669,7 @@ static int attn_check(const struct kpt_workload *w, struct kpt_wl_ctx *c, struct
 #define DEC(B, H, L, D, SUITES)                                                                            \
 	{ "attention.decode.bf16.d" #D ".ctx" #L ".b" #B "h" #H, "attention", SUITES,                       \
 	  4.0 * B * H * (double)L * D, 2.0 * B * H * (double)L * D * 2 + 2.0 * B * H * D * 2,             \
-	  &(const struct attn_cfg){ OP_DECODE, KPT_ATTN_BF16, B, H, L, D, 0, 0 }, HOOKS }
+	  &(const struct attn_cfg){ OP_DECODE, KPT_ATTN_BF16, B, H, L, D, 0, 0, 0 }, HOOKS }
 
 static const struct kpt_workload attention_workloads[] = {
 	FWDX(KPT_ATTN_BF16, "bf16", 1, 4, 256, 64, 0, "", "quick"),
@@ -727,6 +741,12 @@ static const struct kpt_workload attention_workloads[] = {
 	FWDX8(1, 2, 384, 64, 0, "", "check"),
 	FWDX8(1, 2, 384, 64, 1, ".causal", "check"),
 	FWDX8(1, 2, 1031, 64, 1, ".causal", "check"),
+	/* issue 39: more seq lengths (77, 200) and many key tiles (4096: 32
+	 * rounds, the stages wrap around often for 2 and 3 of them) */
+	FWDX8(2, 3, 77, 128, 1, ".causal", "check"),
+	FWDX8(1, 2, 200, 64, 0, "", "check"),
+	FWDX8(1, 2, 4096, 128, 1, ".causal", "check"),
+	FWDX8(1, 2, 4096, 64, 0, "", "check"),
 
 	/* Backward and training step (issue 24): not in default, whose
 	 * committed baselines stay as they are. */

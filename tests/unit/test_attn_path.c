@@ -124,6 +124,30 @@ static void test_e4m3_head_dims_64_and_128_only(void **state)
 	assert_int_equal(kpt_attn_fwd_path(9, 0, 64, 1), KPT_ATTN_PATH_SM90_WGMMA);
 }
 
+static void test_e4m3_kernel_asked_runs_and_default_is_per_head_dim(void **state)
+{
+	(void)state;
+	for (int hd = 64; hd <= 128; hd += 64) {
+		assert_int_equal(kpt_attn_e4m3_kernel_pick(KPT_ATTN_E4M3_KERNEL_SERIAL, hd), KPT_ATTN_E4M3_KERNEL_SERIAL);
+		assert_int_equal(kpt_attn_e4m3_kernel_pick(KPT_ATTN_E4M3_KERNEL_PINGPONG, hd),
+				 KPT_ATTN_E4M3_KERNEL_PINGPONG);
+		assert_int_equal(kpt_attn_e4m3_kernel_pick(KPT_ATTN_E4M3_KERNEL_PINGPONG3, hd),
+				 KPT_ATTN_E4M3_KERNEL_PINGPONG3);
+		const enum kpt_attn_e4m3_kernel k = kpt_attn_e4m3_kernel_pick(KPT_ATTN_E4M3_KERNEL_DEFAULT, hd);
+		assert_true(k > KPT_ATTN_E4M3_KERNEL_DEFAULT && k < KPT_ATTN_E4M3_KERNEL_COUNT);
+	}
+	assert_int_equal(kpt_attn_e4m3_kernel_pick(KPT_ATTN_E4M3_KERNEL_DEFAULT, 96), KPT_ATTN_E4M3_KERNEL_SERIAL);
+}
+
+static void test_e4m3_kernel_out_of_range_is_refused(void **state)
+{
+	(void)state;
+	/* DEFAULT back: kpt_attn_fwd answers KPT_E_INVAL */
+	assert_int_equal(kpt_attn_e4m3_kernel_pick(-1, 128), KPT_ATTN_E4M3_KERNEL_DEFAULT);
+	assert_int_equal(kpt_attn_e4m3_kernel_pick(KPT_ATTN_E4M3_KERNEL_COUNT, 128), KPT_ATTN_E4M3_KERNEL_DEFAULT);
+	assert_int_equal(kpt_attn_e4m3_kernel_pick(1 << 30, 64), KPT_ATTN_E4M3_KERNEL_DEFAULT);
+}
+
 static void test_e4m3_vt_order_is_a_permutation_of_each_chunk(void **state)
 {
 	int seen[32] = { 0 };
@@ -191,6 +215,8 @@ int main(void)
 		cmocka_unit_test(test_backward_refuses_turing_and_odd_head_dims),
 		cmocka_unit_test(test_e4m3_runs_only_on_hopper_with_the_kernel_built),
 		cmocka_unit_test(test_e4m3_head_dims_64_and_128_only),
+		cmocka_unit_test(test_e4m3_kernel_asked_runs_and_default_is_per_head_dim),
+		cmocka_unit_test(test_e4m3_kernel_out_of_range_is_refused),
 		cmocka_unit_test(test_e4m3_vt_order_is_a_permutation_of_each_chunk),
 		cmocka_unit_test(test_e4m3_packed_p_meets_the_key_the_vt_order_puts_there),
 	};
