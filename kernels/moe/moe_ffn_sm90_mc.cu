@@ -118,9 +118,21 @@ template <> struct mc_cfg<128> {
 	static constexpr int LAG = 3;
 };
 
+/* The epilogue through shared memory (EPI): GEMM 2 (no gather), whose
+ * output is the larger (rows x hidden: 1 GiB at E128 h2048); GEMM 1 keeps
+ * the direct stores. */
+__host__ __device__ constexpr bool mc_epi(bool gather)
+{
+	return !gather;
+}
+
 /* Shared memory: A[ST] (BM x 128 B), B[ST] (BN x 128 B), 1024-byte
- * aligned, then the mbarriers full[ST], empty[ST], tok[2][BM], pp[E + 1]. */
-template <int BN> struct mc_dims : mc_cfg<BN> {
+ * aligned, then the mbarriers full[ST], empty[ST], tok[2][BM], pp[E + 1],
+ * and with EPI each consumer warpgroup's staging tile: 64 rows x 64
+ * columns of bf16, rows 144 bytes apart (128 + 16: the accumulator writes,
+ * 8 rows x 4 words a warp, fall in 32 banks; the 16-byte reads of a
+ * quarter warp are one row's 128 bytes). */
+template <int BN, bool EPI = false> struct mc_dims : mc_cfg<BN> {
 	using C = mc_cfg<BN>;
 	static constexpr int BM = 128, BK = 64, NTHREADS = 384, CLUSTER = 2;
 	static constexpr int REG_PROD = 40, REG_CONS = 232;
@@ -131,12 +143,15 @@ template <int BN> struct mc_dims : mc_cfg<BN> {
 	static constexpr int SM_BARS = SM_B + C::ST * B_BYTES;
 	static constexpr int SM_TOK = SM_BARS + 2 * C::ST * 8;
 	static constexpr int SM_PP = SM_TOK + 2 * BM * 4;
-	static constexpr int SM_BYTES = SM_PP + (MC_MAX_EXPERTS + 1) * 4 + 1024; /* + alignment slack */
+	static constexpr int STG_PITCH = 64 * 2 + 16, STG_BYTES = 64 * STG_PITCH; /* per consumer warpgroup */
+	static constexpr int SM_STG = (SM_PP + (MC_MAX_EXPERTS + 1) * 4 + 15) & ~15;
+	static constexpr int SM_BYTES = SM_STG + (EPI ? 2 * STG_BYTES : 0) + 1024; /* + alignment slack */
 	static_assert(C::LAG >= 1 && C::LAG <= C::ST - 2, "gather arrivals must not wait on their own release");
 	static_assert(SM_BYTES <= 227 * 1024, "shared memory of one block");
 	static_assert(B_HALF % 1024 == 0, "a multicast half must keep the 128B swizzle's 1024-byte pattern");
 	static_assert(128 * (REG_PROD + 2 * REG_CONS) <= 65536, "setmaxnreg over the register file");
 	static_assert(BN / CLUSTER <= 256, "a TMA box has at most 256 rows");
+	static_assert(BN % 64 == 0, "the staged epilogue goes 64 columns at a time");
 };
 
 struct mc_params {
@@ -214,6 +229,13 @@ __device__ __forceinline__ void mc_tma_load_2d_multicast(uint32_t dst, const CUt
 		     : "memory");
 }
 
+/* Consumer warpgroup c's 128 threads (named barrier 2 + c): its staging
+ * tile of the epilogue. */
+__device__ __forceinline__ void mc_consumer_sync(int c)
+{
+	asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+}
+
 /* The producer warpgroup's 128 threads (named barrier 1). */
 __device__ __forceinline__ void mc_producer_sync()
 {
@@ -281,7 +303,7 @@ __device__ __forceinline__ void mc_pair_prefix(int *pp, const int *tiles, int ex
 template <int BN, bool GATHER>
 __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMap &tmb, const mc_params &p)
 {
-	using F = mc_dims<BN>;
+	using F = mc_dims<BN, mc_epi(GATHER)>;
 	constexpr int BM = F::BM, BK = F::BK, ST = F::ST, LAG = F::LAG;
 	extern __shared__ unsigned char smem_raw[];
 	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
@@ -409,22 +431,55 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 			release((it - 1) % ST);
 
 			const float hung = *(volatile int *)&kpt_moe_ffn_sm90_mc_hung ? __int_as_float(0x7fffffff) : 0.f;
-			const int rb = q.m0 + c * 64 + warp * 16 + (lane >> 2);
-			/* GEMM 1: GELU at the store, two values at a time (the old
-			 * kernel's in-place pass over all BN / 2 spills 12 bytes here:
-			 * more loop state is live; this way 0, ptxas -v). */
+			/* Two accumulators as a bf16 pair (GEMM 1: GELU at the store,
+			 * two values at a time: the old kernel's in-place pass over all
+			 * BN / 2 spills 12 bytes here; this way 0, ptxas -v). */
+			auto pack2 = [&](float a, float b) {
+				return GATHER ? mma_t<bf16>::pack(mc_gelu_erf(a) + hung, mc_gelu_erf(b) + hung)
+					      : mma_t<bf16>::pack(a + hung, b + hung);
+			};
+			if (mc_epi(GATHER)) {
+				/* 64 columns at a time: the warpgroup's accumulators into
+				 * its staging tile, then whole 128-byte row pieces to
+				 * global memory (16 bytes a thread, a quarter warp a row),
+				 * rows past the expert's end skipped. */
+				unsigned char *stg = gbase + F::SM_STG + c * F::STG_BYTES;
+				const int t = tid & 127, rl = warp * 16 + (lane >> 2);
 #pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int row = rb + 8 * h;
-				if (row >= q.m1)
-					continue;
-				uint32_t *dst =
-					reinterpret_cast<uint32_t *>(p.c + (long long)row * p.n + q.n0 + 2 * (lane & 3));
+				for (int ps = 0; ps < BN / 64; ps++) {
+					mc_consumer_sync(c); /* the last pass's reads are done */
 #pragma unroll
-				for (int j = 0; j < BN / 8; j++)
-					dst[4 * j] = GATHER ? mma_t<bf16>::pack(mc_gelu_erf(acc[4 * j + 2 * h]) + hung,
-										 mc_gelu_erf(acc[4 * j + 2 * h + 1]) + hung)
-							    : mma_t<bf16>::pack(acc[4 * j + 2 * h] + hung, acc[4 * j + 2 * h + 1] + hung);
+					for (int h = 0; h < 2; h++)
+#pragma unroll
+						for (int jj = 0; jj < 8; jj++) {
+							const int j = 8 * ps + jj;
+							*reinterpret_cast<uint32_t *>(stg + (rl + 8 * h) * F::STG_PITCH +
+										      16 * jj + 4 * (lane & 3)) =
+								pack2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+						}
+					mc_consumer_sync(c);
+#pragma unroll
+					for (int i = 0; i < 4; i++) {
+						const int row = 16 * i + (t >> 3), ch = t & 7;
+						const long long grow = q.m0 + c * 64 + row;
+						if (grow < q.m1)
+							*reinterpret_cast<uint4 *>(p.c + grow * p.n + q.n0 + 64 * ps + 8 * ch) =
+								*reinterpret_cast<const uint4 *>(stg + row * F::STG_PITCH + 16 * ch);
+					}
+				}
+			} else {
+				const int rb = q.m0 + c * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+					const int row = rb + 8 * h;
+					if (row >= q.m1)
+						continue;
+					uint32_t *dst = reinterpret_cast<uint32_t *>(p.c + (long long)row * p.n + q.n0 +
+										     2 * (lane & 3));
+#pragma unroll
+					for (int j = 0; j < BN / 8; j++)
+						dst[4 * j] = pack2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+				}
 			}
 		}
 	}
@@ -481,8 +536,8 @@ template <int BN, bool GATHER> int mc_max_clusters(void)
 		return n;
 	cudaLaunchConfig_t cfg = {};
 	cfg.gridDim = dim3(2, 1, 1);
-	cfg.blockDim = dim3(mc_dims<BN>::NTHREADS, 1, 1);
-	cfg.dynamicSmemBytes = mc_dims<BN>::SM_BYTES;
+	cfg.blockDim = dim3(mc_dims<BN, mc_epi(GATHER)>::NTHREADS, 1, 1);
+	cfg.dynamicSmemBytes = mc_dims<BN, mc_epi(GATHER)>::SM_BYTES;
 	if (cudaOccupancyMaxActiveClusters(&n, moe_ffn_sm90_mc_kernel<BN, GATHER>, &cfg) != cudaSuccess || n < 1) {
 		(void)cudaGetLastError();
 		return 0;
@@ -497,7 +552,7 @@ template <int BN, bool GATHER>
 cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const mc_params &p, long long rows, int sms,
 		      cudaStream_t s)
 {
-	using F = mc_dims<BN>;
+	using F = mc_dims<BN, mc_epi(GATHER)>;
 	auto kern = moe_ffn_sm90_mc_kernel<BN, GATHER>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, F::SM_BYTES);
 	if (e != cudaSuccess)
