@@ -118,12 +118,13 @@ template <> struct mc_cfg<128> {
 	static constexpr int LAG = 3;
 };
 
-/* The epilogue through shared memory (EPI): GEMM 2 (no gather), whose
- * output is the larger (rows x hidden: 1 GiB at E128 h2048); GEMM 1 keeps
- * the direct stores. */
+/* The epilogue through shared memory (EPI), in both GEMMs: GEMM 2 alone
+ * took the E128 layer from 1.04x to 1.13x the unclustered kernel (H200,
+ * 2026-11-29); the staging tiles (18 KiB) fit beside GEMM 1's 4 stages too.
+ * A parameter so that one GEMM can go back to direct stores. */
 __host__ __device__ constexpr bool mc_epi(bool gather)
 {
-	return !gather;
+	return gather || !gather;
 }
 
 /* Shared memory: A[ST] (BM x 128 B), B[ST] (BN x 128 B), 1024-byte
@@ -263,7 +264,7 @@ __device__ __forceinline__ mc_pos mc_locate(int w, int n_col, int rank, const in
 	}
 	mc_pos q;
 	q.e = lo;
-	q.m0 = p.offsets[lo] + (2 * (pr - pp[lo]) + rank) * mc_dims<BN>::BM;
+	q.m0 = p.offsets[lo] + (2 * (pr - pp[lo]) + rank) * mc_dims<BN, true>::BM;
 	q.m1 = p.offsets[lo + 1];
 	q.n0 = (w - pr * n_col) * BN;
 	return q;
@@ -449,7 +450,7 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 				for (int ps = 0; ps < BN / 64; ps++) {
 					mc_consumer_sync(c); /* the last pass's reads are done */
 #pragma unroll
-					for (int h = 0; h < 2; h++)
+					for (int h = 0; h < 2; h++) {
 #pragma unroll
 						for (int jj = 0; jj < 8; jj++) {
 							const int j = 8 * ps + jj;
@@ -457,6 +458,10 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 										      16 * jj + 4 * (lane & 3)) =
 								pack2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
 						}
+						/* 8 GELU pairs at a time: the scheduler would
+						 * overlap all of a pass's and spill */
+						sm90_reg_fence(acc);
+					}
 					mc_consumer_sync(c);
 #pragma unroll
 					for (int i = 0; i < 4; i++) {
