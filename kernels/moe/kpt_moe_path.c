@@ -16,8 +16,10 @@ int kpt_moe_ffn_path(int req, int cc_major, int cc_minor, int sm90_usable, doubl
 	case KPT_MOE_FFN_GROUPED_SM90_MC:
 		return sm90 ? req : KPT_E_UNSUPPORTED;
 	case KPT_MOE_FFN_AUTO:
+		if (sm90 && ffn_flops >= KPT_MOE_AUTO_SM90_MC_FLOPS)
+			return KPT_MOE_FFN_GROUPED_SM90_MC;
 		if (sm90 && ffn_flops >= KPT_MOE_AUTO_SM90_FLOPS)
-			return KPT_MOE_AUTO_SM90_IMPL;
+			return KPT_MOE_FFN_GROUPED_SM90;
 		return ffn_flops > KPT_MOE_AUTO_CUBLAS_FLOPS ? KPT_MOE_FFN_CUBLAS : KPT_MOE_FFN_GROUPED;
 	default:
 		return KPT_E_INVAL;

@@ -32,19 +32,22 @@ enum kpt_moe_ffn_impl {
  * per-expert cuBLAS; 15 interleaved rounds on an H100, 2026-11-26). */
 #define KPT_MOE_AUTO_CUBLAS_FLOPS 64e9
 #define KPT_MOE_AUTO_SM90_FLOPS 32e9
-/* The wgmma FFN AUTO takes from KPT_MOE_AUTO_SM90_FLOPS on: flipping it to
- * KPT_MOE_FFN_GROUPED_SM90_MC (once measured) is this one line; the
- * `default` suite's entries ask for GROUPED_SM90 themselves (kpt_wl_moe.c),
- * so the flip leaves the gate's keys alone. */
-#define KPT_MOE_AUTO_SM90_IMPL KPT_MOE_FFN_GROUPED_SM90
+/* From this much FFN work on, AUTO's wgmma FFN is the clustered one
+ * (GROUPED_SM90_MC). Measured on H200s, 2026-11-29 (bench/RESULTS.md): the
+ * E128 layer (1650 GFLOP) 1.15x the unclustered kernel; the seed shape (34
+ * GFLOP) 1.15x back to back but 0.98x with the 3 ms idle gap of a gate:
+ * below the line it stays GROUPED_SM90. Between them nothing is measured.
+ * The `default` suite's entries ask for GROUPED_SM90 themselves
+ * (kpt_wl_moe.c), so this line leaves the gate's keys alone. */
+#define KPT_MOE_AUTO_SM90_MC_FLOPS 256e9
 
 /* req: an enum kpt_moe_ffn_impl (kpt_moe.h); ffn_flops: 4 * tokens * top_k *
  * hidden * ffn; sm90_usable: the sm_90a FFN req may resolve to (GROUPED_SM90,
  * or _MC where asked for or AUTO's) is built and loads. Returns the implementation to run (GROUPED, CUBLAS,
  * GROUPED_SM90 or GROUPED_SM90_MC; AUTO resolved), KPT_E_UNSUPPORTED for
  * GROUPED_SM90(_MC) where it cannot run, KPT_E_INVAL for an unknown req.
- * AUTO: KPT_MOE_AUTO_SM90_IMPL on 9.0 (when usable) from
- * KPT_MOE_AUTO_SM90_FLOPS on; else CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS,
+ * AUTO: on 9.0 (when usable) GROUPED_SM90 from KPT_MOE_AUTO_SM90_FLOPS on,
+ * GROUPED_SM90_MC from KPT_MOE_AUTO_SM90_MC_FLOPS on; else CUBLAS above KPT_MOE_AUTO_CUBLAS_FLOPS,
  * else GROUPED. The `default` suite's MoE workloads ask for GROUPED_SM90
  * where AUTO would take a wgmma FFN (kpt_wl_moe.c): a change of that rule
  * moves the gate's keys, and the committed baselines must be recorded

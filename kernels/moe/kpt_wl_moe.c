@@ -6,7 +6,7 @@
  * wgmma grouped FFN of moe_ffn_sm90.cu themselves where AUTO would take a
  * wgmma FFN (on an H100 or H200: one launch per GEMM, which their baselines
  * recorded; baselines/README.md), so that AUTO's choice between it and the
- * clustered kernel (KPT_MOE_AUTO_SM90_IMPL) leaves their keys alone; SM90
+ * clustered kernel (KPT_MOE_AUTO_SM90_MC_FLOPS) leaves their keys alone; SM90
  * and SM90_MC entries ask for the wgmma FFN or its clustered variant
  * (moe_ffn_sm90_mc.cu; names with ".mc") and take AUTO where it cannot run
  * (not a compute capability 9.0 GPU, or no sm_90a code built). Inputs: x uniform
@@ -94,7 +94,7 @@ static int auto_override(enum kpt_moe_ffn_impl *impl, struct kpt_diag *d)
  * FFN here gets AUTO's plan. PIN_DEFAULT without KPT_MOE_FFN: GROUPED_SM90
  * from AUTO's wgmma crossover on, AUTO where that cannot run or below it
  * (what AUTO chose when the baselines were recorded, whatever
- * KPT_MOE_AUTO_SM90_IMPL says now). */
+ * KPT_MOE_AUTO_SM90_MC_FLOPS says now). */
 static int create_plan(const struct moe_wl *wl, struct kpt_moe **plan, struct kpt_diag *d)
 {
 	const struct kpt_moe_cfg *m = &wl->m;

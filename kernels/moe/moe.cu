@@ -467,9 +467,10 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot query the device: %s", cudaGetErrorString(e));
 #if KPT_MOE_SM90
 	/* The clustered kernel's own probe only where it may run (_MC asked
-	 * for, or AUTO's wgmma FFN flipped to it). */
+	 * for, or AUTO from its crossover on). */
 	const bool need_mc = impl == KPT_MOE_FFN_GROUPED_SM90_MC ||
-			     (impl == KPT_MOE_FFN_AUTO && KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90_MC);
+			     (impl == KPT_MOE_FFN_AUTO &&
+			      4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn >= KPT_MOE_AUTO_SM90_MC_FLOPS);
 	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable() && (!need_mc || kpt::moe_sm90_mc_usable());
 #endif
 	const int path = kpt_moe_ffn_path(impl, cc_major, cc_minor, sm90_usable,

@@ -6,7 +6,7 @@
 # (default 3: kpt-workloads, then sdpa_ref.py, alternating first; SEQS,
 # default 2048,16384: the sequence lengths; FP8 rows, attention.fwd.e4m3.*,
 # come along where the suites have them, the ping-pong kernels' as *.pp and
-# *.pp3 beside the default's, all in the same process); the
+# *.pp3 beside the default's, all in the same process; PP=0: without them); the
 # backward's --check on the check suite first. Writes RES/check.txt,
 # RES/kpt-<round>.json, RES/sdpa-<round>.json, the logs and RES/summary.md
 # (bench/kernels/attn_rounds.py: medians over rounds with intervals). Needs SRC,
@@ -22,7 +22,9 @@ checks=$("$KW" --list --suite check | awk 'NR > 1 && $1 ~ /^attention\.(bwd|trai
 timeout 200 "$KW" --check $checks >"$RES/check.txt" 2>&1 || rc=1
 tail -3 "$RES/check.txt"
 SEQS=${SEQS:-2048,16384}
-names=$("$KW" --list --suite bench --suite seed | awk -v seqs="${SEQS//,/|}" 'NR > 1 && $1 ~ ("^attention\\.(fwd|bwd)\\.(bf16|e4m3)\\.d(64|128)\\.s(" seqs ")(\\.causal)?(\\.pp3?)?$") { print $1 }' | sort -u)
+pp='(\\.pp3?)?'
+[ "${PP:-1}" = 0 ] && pp=''
+names=$("$KW" --list --suite bench --suite seed | awk -v seqs="${SEQS//,/|}" -v pp="$pp" 'NR > 1 && $1 ~ ("^attention\\.(fwd|bwd)\\.(bf16|e4m3)\\.d(64|128)\\.s(" seqs ")(\\.causal)?" pp "$") { print $1 }' | sort -u)
 for ((r = 0; r < ROUNDS; r++)); do
 	k() { # shellcheck disable=SC2086
 		timeout 240 "$KW" $names --settle-us 3000 --iterations 20 --warmup 3 --json >"$RES/kpt-$r.json" 2>"$RES/kpt-$r.err" || rc=1; }

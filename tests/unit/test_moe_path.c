@@ -24,10 +24,15 @@ static const int other_cc[][2] = { { 8, 0 }, { 8, 6 }, { 8, 9 }, { 9, 1 }, { 10,
 static void test_auto_takes_wgmma_on_hopper_from_its_crossover(void **state)
 {
 	(void)state;
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, SEED_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, BIG_E8_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, E128_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, SEED_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, BIG_E8_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS), KPT_MOE_FFN_GROUPED_SM90);
+	/* the clustered kernel from its own crossover on (E128) */
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, E128_FLOPS), KPT_MOE_FFN_GROUPED_SM90_MC);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_MC_FLOPS),
+			 KPT_MOE_FFN_GROUPED_SM90_MC);
+	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_MC_FLOPS / 2),
+			 KPT_MOE_FFN_GROUPED_SM90);
 	/* below it, and where the sm_90a code is not usable: the old rule */
 	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, KPT_MOE_AUTO_SM90_FLOPS / 2), KPT_MOE_FFN_GROUPED);
 	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 0, SEED_FLOPS), KPT_MOE_FFN_GROUPED);
@@ -79,16 +84,14 @@ static void test_sm90_mc_runs_where_sm90_does(void **state)
 				 KPT_E_UNSUPPORTED);
 }
 
-/* AUTO's wgmma FFN is KPT_MOE_AUTO_SM90_IMPL (one line to flip to _MC,
- * these tests unchanged). */
-static void test_auto_sm90_impl_is_the_one_line_switch(void **state)
+/* AUTO's clustered kernel needs the sm_90a code too: not usable, never it. */
+static void test_auto_sm90_mc_needs_the_sm90_code(void **state)
 {
 	(void)state;
-	assert_true(KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90 ||
-		    KPT_MOE_AUTO_SM90_IMPL == KPT_MOE_FFN_GROUPED_SM90_MC);
-	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 1, E128_FLOPS), KPT_MOE_AUTO_SM90_IMPL);
-	/* not usable: never the clustered kernel either */
 	assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, 9, 0, 0, E128_FLOPS), KPT_MOE_FFN_CUBLAS);
+	for (size_t i = 0; i < sizeof other_cc / sizeof other_cc[0]; i++)
+		assert_int_equal(kpt_moe_ffn_path(KPT_MOE_FFN_AUTO, other_cc[i][0], other_cc[i][1], 1, E128_FLOPS),
+				 KPT_MOE_FFN_CUBLAS);
 }
 
 static void test_sm90_is_unsupported_off_hopper(void **state)
@@ -118,7 +121,7 @@ int main(void)
 		cmocka_unit_test(test_explicit_requests_are_kept),
 		cmocka_unit_test(test_sm90_runs_on_hopper_when_usable),
 		cmocka_unit_test(test_sm90_mc_runs_where_sm90_does),
-		cmocka_unit_test(test_auto_sm90_impl_is_the_one_line_switch),
+		cmocka_unit_test(test_auto_sm90_mc_needs_the_sm90_code),
 		cmocka_unit_test(test_sm90_is_unsupported_off_hopper),
 		cmocka_unit_test(test_unknown_request_is_invalid),
 	};
