@@ -113,8 +113,13 @@
  *   consumers' setmaxnreg 240 at d128, 160 at d64), 0 bytes of stack or
  *   spills, for every variant; the ping-pong ones list 16 named barriers
  *   (the ids are in a register), the serial one 1.
- *   Not measured yet (no GPU when written): the new kernels' speed at 16k
- *   tokens and their check results; FlashAttention-3's wider fp8 key tiles
+ *   Measured (H200, 2026-11-29, bench/RESULTS.md "Issue 39 on fresh
+ *   H200s", 3 rounds at 16k tokens): all three pass the e4m3 checks; the
+ *   ping-pong is slower than the serial kernel (d128 792 against 847
+ *   TFLOP/s, 3 stages 836; d64 causal with 3 stages 569 against 554, the
+ *   one row it wins), so SERIAL stays the default: the serial kernel
+ *   already issues S(j) and P(j-1) V(j-1) back to back, and a turn adds a
+ *   wait for the other warpgroup. FlashAttention-3's wider fp8 key tiles
  *   (224 keys at d128, 160 at d64) are not tried: V^T rows of more than
  *   128 keys leave the one-swizzle-row layout (two TMA boxes, a new
  *   descriptor stride) and S of 224 keys needs 112 accumulator registers

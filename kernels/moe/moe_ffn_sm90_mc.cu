@@ -61,14 +61,21 @@
  * rows past the expert's end (zero-filled, no read).
  *
  * Tiles: BN 256 with 4 stages, BN 128 with 6 (moe_ffn_sm90.cu's ffn_cfg and
- * pick_bn; shared memory + 1 KiB of token indices + pp[257]); B's tensor map
- * has boxes of BN / 2 rows. Registers (ptxas -v, sm_90a, CUDA 12): 168 at
- * entry in all four instantiations (setmaxnreg: producer 40, consumers
- * 232), 0 bytes of spills in all four (the old kernel's <256, gather> spills
- * 8: there the GELU runs in place over all accumulators; here at the store,
- * two values at a time). The empty tile of rank 1 is a branch of its own in
- * the consumers (waits and releases only): with the check inside the K
- * loop, ptxas injected warpgroup waits (C7517) in all four kernels.
+ * pick_bn; shared memory + 1 KiB of token indices + pp[257] + 18 KiB of
+ * epilogue staging); B's tensor map has boxes of BN / 2 rows. Registers
+ * (ptxas -v, sm_90a, CUDA 13): 168 at entry in all four instantiations
+ * (setmaxnreg: producer 40, consumers 232); 0 bytes of spills in three,
+ * 8 in <256, GATHER> (the GELU at the staged store; the unclustered
+ * kernel's same instantiation spills 8 too). The empty tile of rank 1 is a
+ * branch of its own in the consumers (waits and releases only): with the
+ * check inside the K loop, ptxas injected warpgroup waits (C7517).
+ *
+ * Epilogue (both GEMMs): each consumer warpgroup writes its 64 rows 64
+ * columns at a time into a staging tile (bf16, rows 144 bytes apart: no
+ * bank conflicts either way), then stores whole 128-byte row pieces, 16
+ * bytes a thread, rows past the expert's end skipped; two named barriers of
+ * the warpgroup per pass. Not a TMA store: at an expert's last, partial
+ * tile a box would also write the next expert's first rows.
  *
  * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
  * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
@@ -81,14 +88,17 @@
  * --plant PCT: PCT% more work items (pairs x column tiles), each a real item
  * done again by both CTAs: whole pairs, output bit-identical.
  *
- * NOT done / NOT measured yet (written 2026-11-29 without a GPU: compiled
- * for sm_90a, registers and spills from ptxas; never run, no timing; the
- * check runs it bit for bit against moe_ffn_sm90.cu, kpt-attn-moe check):
- *   - the epilogue through shared memory + TMA store (CUTLASS's); stores go
- *     straight from the accumulators as in the old kernel;
- *   - whether 2 x 66 clusters fit on an H100 / H200 at once (the grid takes
- *     cudaOccupancyMaxActiveClusters, cached per process);
- *   - A is not multicast (the two CTAs have different rows by design).
+ * Measured (H200s, 2026-11-29, bench/RESULTS.md "Issue 39 on fresh
+ * H200s"): the E128 top-8 layer 1.138x the unclustered kernel (15 rounds:
+ * 3660 against 4165 us, 451 FFN TFLOP/s of the layer); the seed shape
+ * 0.98x with the gate's 3 ms idle gap (1.15x back to back): AUTO takes
+ * this kernel from 256 GFLOP of FFN work (kpt_moe_path.h). What it took:
+ * the first version released the partner's stage with
+ * mbarrier.arrive.release.cluster, a fence per arrive (30% of GEMM 2's
+ * stalls, ncu) and ran 0.79x; the staged epilogue took it from 1.02x to
+ * 1.15x. Not done: a TMA store for full tiles; A is not multicast (the
+ * two CTAs have different rows by design); CUTLASS's grouped GEMMs alone
+ * still take 0.80x our layer's time.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
