@@ -99,6 +99,7 @@
 #include "../attention/kpt_mma.cuh"
 #include "../attention/kpt_sm90.cuh"
 #include "../attention/kpt_wgmma.cuh"
+#include "moe_ffn_sm90_host.cuh"
 
 typedef __nv_bfloat16 bf16;
 
@@ -348,29 +349,6 @@ __global__ void __launch_bounds__(384, 1)
 /* kpt::sm90_device_usable's memo. */
 std::atomic<int> dev_state[kpt::SM90_MAX_DEVICES];
 
-/* BN for a GEMM of n output columns: 256 when n allows it and an even
- * routing gives every SM at least 2 tiles, else 128 (header comment). */
-int pick_bn(long long rows, int experts, int n, int sms)
-{
-	const long long row_tiles = rows / 128 + experts / 2;
-	return n % 256 == 0 && row_tiles * (n / 256) >= 2LL * sms ? 256 : 128;
-}
-
-/* 2-D map over a row-major bf16 matrix [rows][cols]; box 64 columns (128 B,
- * the 128B swizzle's widest inner box) x box_rows; rows past the end read
- * as zeros. */
-bool make_map(CUtensorMap *m, const void *ptr, long long rows, int cols, int box_rows)
-{
-	cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
-	cuuint64_t strides[1] = { (cuuint64_t)cols * 2 };
-	cuuint32_t box[2] = { 64, (cuuint32_t)box_rows };
-	cuuint32_t estr[2] = { 1, 1 };
-	CUresult r = kpt::tma_encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(ptr), dims, strides,
-					  box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-					  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-	return r == CUDA_SUCCESS;
-}
-
 /* One GEMM: C[rows][n] (rows of expert e times W_e[n][k]^T). A by TMA
  * (a_map) or gathered (p.x). */
 template <int BN, bool GATHER>
@@ -400,21 +378,12 @@ int kpt::moe_ffn_sm90(const struct moe_sm90_args *a, cudaStream_t s, struct kpt_
 	if (!moe_sm90_usable())
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "moe: the wgmma FFN needs a compute capability 9.0 GPU with sm_90a code built");
-	const int bn1 = pick_bn(a->rows, a->experts, a->ffn, a->sms);
-	const int bn2 = pick_bn(a->rows, a->experts, a->hidden, a->sms);
-	CUtensorMap mw1, mw2, mh;
-	if (!make_map(&mw1, a->w1, (long long)a->experts * a->ffn, a->hidden, bn1) ||
-	    !make_map(&mw2, a->w2, (long long)a->experts * a->hidden, a->ffn, bn2) ||
-	    !make_map(&mh, a->hb, a->rows, a->ffn, 128))
-		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "moe: the driver refuses a TMA tensor map of the wgmma FFN");
-	ffn_params p1 = { a->x, a->src_row, a->hb, a->offsets, a->tiles, a->ffn, a->hidden, a->experts, a->plant_pct };
-	ffn_params p2 = { NULL, NULL, a->yb, a->offsets, a->tiles, a->hidden, a->ffn, a->experts, a->plant_pct };
-	cudaError_t e = bn1 == 256 ? launch<256, true>(mw1, mw1, p1, a->rows, a->sms, s)
-				   : launch<128, true>(mw1, mw1, p1, a->rows, a->sms, s);
-	if (e == cudaSuccess)
-		e = bn2 == 256 ? launch<256, false>(mh, mw2, p2, a->rows, a->sms, s)
-			       : launch<128, false>(mh, mw2, p2, a->rows, a->sms, s);
-	if (e != cudaSuccess)
-		return kpt_diag_set(d, KPT_E_CUDA, "moe: wgmma FFN launch failed: %s", cudaGetErrorString(e));
-	return 0;
+	auto go = [&](int bn, bool gather, const CUtensorMap &am, const CUtensorMap &bm, const ffn_params &p) {
+		if (bn == 256)
+			return gather ? launch<256, true>(am, bm, p, a->rows, a->sms, s)
+				      : launch<256, false>(am, bm, p, a->rows, a->sms, s);
+		return gather ? launch<128, true>(am, bm, p, a->rows, a->sms, s)
+			      : launch<128, false>(am, bm, p, a->rows, a->sms, s);
+	};
+	return moe_sm90_ffn_run<ffn_params>(a, 1, "wgmma FFN", go, d);
 }

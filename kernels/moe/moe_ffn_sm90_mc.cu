@@ -111,6 +111,7 @@
 #include "../attention/kpt_mma.cuh"
 #include "../attention/kpt_sm90.cuh"
 #include "../attention/kpt_wgmma.cuh"
+#include "moe_ffn_sm90_host.cuh"
 
 typedef __nv_bfloat16 bf16;
 
@@ -519,28 +520,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 
 std::atomic<int> mc_dev_state[kpt::SM90_MAX_DEVICES];
 
-/* moe_ffn_sm90.cu's pick_bn: 256 when n allows it and an even routing gives
- * every SM at least 2 tiles, else 128. */
-int mc_pick_bn(long long rows, int experts, int n, int sms)
-{
-	const long long row_tiles = rows / 128 + experts / 2;
-	return n % 256 == 0 && row_tiles * (n / 256) >= 2LL * sms ? 256 : 128;
-}
-
-/* 2-D map over a row-major bf16 matrix [rows][cols]: box 64 columns x
- * box_rows, 128B swizzle, rows past the end read as zeros. */
-bool mc_make_map(CUtensorMap *m, const void *ptr, long long rows, int cols, int box_rows)
-{
-	cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows };
-	cuuint64_t strides[1] = { (cuuint64_t)cols * 2 };
-	cuuint32_t box[2] = { 64, (cuuint32_t)box_rows };
-	cuuint32_t estr[2] = { 1, 1 };
-	CUresult r = kpt::tma_encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(ptr), dims, strides,
-					  box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-					  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-	return r == CUDA_SUCCESS;
-}
-
 /* Clusters of the kernel that fit on the device at once (0: unknown);
  * probed on the first launch of each kernel, cached for the process. */
 template <int BN, bool GATHER> int mc_max_clusters(void)
@@ -600,22 +579,12 @@ int kpt::moe_ffn_sm90_mc(const struct moe_sm90_args *a, cudaStream_t s, struct k
 	if (!moe_sm90_mc_usable())
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "moe: the clustered wgmma FFN needs a compute capability 9.0 GPU with sm_90a code built");
-	const int bn1 = mc_pick_bn(a->rows, a->experts, a->ffn, a->sms);
-	const int bn2 = mc_pick_bn(a->rows, a->experts, a->hidden, a->sms);
-	CUtensorMap mw1, mw2, mh;
-	if (!mc_make_map(&mw1, a->w1, (long long)a->experts * a->ffn, a->hidden, bn1 / 2) ||
-	    !mc_make_map(&mw2, a->w2, (long long)a->experts * a->hidden, a->ffn, bn2 / 2) ||
-	    !mc_make_map(&mh, a->hb, a->rows, a->ffn, 128))
-		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
-				    "moe: the driver refuses a TMA tensor map of the clustered wgmma FFN");
-	mc_params p1 = { a->x, a->src_row, a->hb, a->offsets, a->tiles, a->ffn, a->hidden, a->experts, a->plant_pct };
-	mc_params p2 = { NULL, NULL, a->yb, a->offsets, a->tiles, a->hidden, a->ffn, a->experts, a->plant_pct };
-	cudaError_t e = bn1 == 256 ? mc_launch<256, true>(mw1, mw1, p1, a->rows, a->sms, s)
-				   : mc_launch<128, true>(mw1, mw1, p1, a->rows, a->sms, s);
-	if (e == cudaSuccess)
-		e = bn2 == 256 ? mc_launch<256, false>(mh, mw2, p2, a->rows, a->sms, s)
-			       : mc_launch<128, false>(mh, mw2, p2, a->rows, a->sms, s);
-	if (e != cudaSuccess)
-		return kpt_diag_set(d, KPT_E_CUDA, "moe: clustered wgmma FFN launch failed: %s", cudaGetErrorString(e));
-	return 0;
+	auto go = [&](int bn, bool gather, const CUtensorMap &am, const CUtensorMap &bm, const mc_params &p) {
+		if (bn == 256)
+			return gather ? mc_launch<256, true>(am, bm, p, a->rows, a->sms, s)
+				      : mc_launch<256, false>(am, bm, p, a->rows, a->sms, s);
+		return gather ? mc_launch<128, true>(am, bm, p, a->rows, a->sms, s)
+			      : mc_launch<128, false>(am, bm, p, a->rows, a->sms, s);
+	};
+	return moe_sm90_ffn_run<mc_params>(a, 2, "clustered wgmma FFN", go, d);
 }
