@@ -307,6 +307,27 @@ static int bl_list(const struct bl_args *a)
 	return rc;
 }
 
+/* "baseline: FOLDER (N sessions)"; on a terminal the folder keeps its tail
+ * within the width (a deep checkout's path would wrap it). */
+static void bl_show_header(const char *where, size_t nv)
+{
+	char tail[32], *cut = NULL;
+	const char *w = kpt_cli_term(where);
+	int width = kpt_cli_table_width();
+
+	snprintf(tail, sizeof tail, " (%zu session%s)", nv, nv == 1 ? "" : "s");
+	if (width > 0 && strlen("baseline: ") + kpt_text_columns(w) + strlen(tail) > (size_t)width) {
+		size_t room = (size_t)width > strlen("baseline: ") + strlen(tail) + 12
+				      ? (size_t)width - strlen("baseline: ") - strlen(tail)
+				      : 12;
+
+		if (kpt_text_column(&w, 1, room, KPT_CUT_TAIL, &cut) < 0)
+			cut = NULL;
+	}
+	printf("baseline: %s%s\n", cut ? cut : w, tail);
+	kpt_text_column_free(&cut, 1);
+}
+
 static int bl_show(const struct bl_args *a)
 {
 	struct kpt_baseline *b;
@@ -330,7 +351,7 @@ static int bl_show(const struct bl_args *a)
 	if (ds.one_file) {
 		rc = bl_describe(v[0], stdout);
 	} else {
-		printf("baseline: %s (%zu session%s)\n", kpt_cli_term(ds.where), nv, nv == 1 ? "" : "s");
+		bl_show_header(ds.where, nv);
 		rc = bl_table(v, nv, 0);
 	}
 	kpt_baseline_close(b);

@@ -14,6 +14,10 @@ B=$KPT_SRC/baselines/nvidia-h100-80gb-hbm3/default
 NEW=$KPT_DATA/heldout_h100_s11.kpt
 [ -d "$B" ] && [ -r "$NEW" ] || skip "the committed baseline or tests/data recordings are missing"
 
+# the committed baselines under a folder as deep as a CI clone's and more
+DEEP=$T/a-checkout-folder-as-deep-as-a-ci-clone/kptprof/baselines
+mkdir -p "${DEEP%/*}" && ln -s "$KPT_SRC/baselines" "$DEEP" || fail "cannot link $DEEP"
+
 # fits W FILE WHAT: no line of FILE is wider than W columns.
 fits() {
 	python3 - "$1" "$2" <<'PY' || fail "$3 at $1 columns has wider lines"
@@ -103,6 +107,13 @@ for w in 80 120; do
 	fits $w "$T/out" "baseline show"
 	run "$KPTPROF" baseline show "$NEW" --width $w
 	fits $w "$T/out" "baseline show FILE"
+	# a deep checkout: the folder in show's first line keeps its tail
+	# (a clone under /tmp/tmp.XXXXXXXXXX made it 82 columns)
+	run "$KPTPROF" baseline show --gpu nvidia-h100-80gb-hbm3 --suite default --baselines "$DEEP" --width $w
+	expect_rc 0 "baseline show (deep folder) --width $w"
+	fits $w "$T/out" "baseline show (deep folder)"
+	grep -q '^baseline: .*nvidia-h100-80gb-hbm3/default (7 sessions)$' "$T/out" ||
+		fail "baseline show (deep folder): first line $(head -1 "$T/out")"
 
 	# --help of the commands with the longest option tables
 	for c in record diff gate report history; do
