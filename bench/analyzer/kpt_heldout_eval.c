@@ -6,7 +6,8 @@
  *
  * Each SESSIONS_DIR is one GPU model's folder of sessions (a baseline
  * folder, baselines/<slug>/<suite>/): every *.kpt in it, in name order, is
- * one session of 5 runs or more from one freshly started host. Each session
+ * one session (5 runs or more for the M=5 columns) from one freshly
+ * started host. Each session
  * h is held out in turn; the baseline is every other session of the folder
  * whose boot id is not h's (a host's GPUs share a boot: the host leaves
  * with it), all of their runs, and h is gated against it as `kptprof gate

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # moe_rounds.sh - the MoE layer's FFN paths side by side in interleaved
-# rounds (issue 24's goal shapes): each round runs kpt-workloads once over
-# the default suite's pinned entries (mma.sync grouped GEMM for the seed
-# layer, per-expert cuBLAS for E128) and the bench entries that ask for the
-# wgmma grouped FFN (the same layers, tokens split differently), order
+# rounds (issue 24's and 39's goal shapes): each round runs kpt-workloads
+# once over the `default` suite's entries (b32: since 2026-11-26 the
+# unclustered wgmma FFN, PIN_DEFAULT, the same kernel as the b8 entries, so
+# their ratio is an A/A of the split of tokens), the bench entries that
+# ask for the wgmma grouped FFN (b8) and its clustered variant
+# (moe_ffn_sm90_mc.cu, the ".mc" entries; MC=0: without them), order
 # alternating by round; CUDA events per iteration, 3 ms idle before each,
-# median of ITERS after 3 warm-up. Then bench/kernels/moe_rounds.py: per
-# workload the median over rounds with a 95% bootstrap interval, and the
-# per-round speed ratio wgmma / old path, and the clustered wgmma FFN
-# (moe_ffn_sm90_mc.cu, the ".mc" entries: the same layers) against the
-# wgmma one (MC=0: without the ".mc" entries); each round also runs
+# median of ITERS after 3 warm-up. Each round also runs
 # bench/kernels/moe_torch_ref.py (torch._grouped_mm: the whole layer, and
-# its two grouped GEMMs alone) on the bench shapes, and the ratios torch /
-# wgmma path come last. Needs KW (kpt-workloads) and RES.
+# its two grouped GEMMs alone; TORCH=0: without) on the bench shapes. Then
+# bench/kernels/moe_rounds.py: per workload the median over rounds with a
+# 95% bootstrap interval, the per-round speed ratios default / wgmma,
+# wgmma / clustered, and torch / wgmma. Needs KW (kpt-workloads) and RES.
 set -u -o pipefail
 : "${KW:?}" "${RES:?}"
 ROUNDS=${ROUNDS:-15}

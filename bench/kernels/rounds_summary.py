@@ -8,7 +8,10 @@ round's median time, the 95% bootstrap interval of that median over rounds,
 GB/s (bytes read + written) or TFLOP/s, % of the HBM datasheet peak for
 memory rows (the H100 SXM's 3.35 TB/s; the H200's 4.8 TB/s when the run's
 DIR/../gpu.txt, which kernels_sota.sh writes, names an H200), and the torch equivalent's row the same way, with the
-per-round ratio torch time / kpt time (above 1: kpt faster).
+per-round ratio torch time / kpt time (above 1: kpt faster). A second
+table sets ours beside another kpt-workloads row of the same rounds
+(ANCHORS: the copy beside the driver's cudaMemcpy D2D): that anchor's time
+over ours, and the faster of it and the torch row, per round, over ours.
 """
 import glob
 import json

@@ -465,16 +465,21 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		e = cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, dev);
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot query the device: %s", cudaGetErrorString(e));
+	const double ffn_flops = 4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn;
+	bool mc_usable = false;
 #if KPT_MOE_SM90
+	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable();
 	/* The clustered kernel's own probe only where it may run (_MC asked
 	 * for, or AUTO from its crossover on). */
-	const bool need_mc = impl == KPT_MOE_FFN_GROUPED_SM90_MC ||
-			     (impl == KPT_MOE_FFN_AUTO &&
-			      4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn >= KPT_MOE_AUTO_SM90_MC_FLOPS);
-	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable() && (!need_mc || kpt::moe_sm90_mc_usable());
+	if (sm90_usable && (impl == KPT_MOE_FFN_GROUPED_SM90_MC ||
+			    (impl == KPT_MOE_FFN_AUTO && ffn_flops >= KPT_MOE_AUTO_SM90_MC_FLOPS)))
+		mc_usable = kpt::moe_sm90_mc_usable();
 #endif
-	const int path = kpt_moe_ffn_path(impl, cc_major, cc_minor, sm90_usable,
-					  4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn);
+	int path = kpt_moe_ffn_path(impl, cc_major, cc_minor,
+				    impl == KPT_MOE_FFN_GROUPED_SM90_MC ? mc_usable : sm90_usable, ffn_flops);
+	/* AUTO's clustered pick whose image does not load: the unclustered one */
+	if (path == KPT_MOE_FFN_GROUPED_SM90_MC && !mc_usable)
+		path = KPT_MOE_FFN_GROUPED_SM90;
 	if (path == KPT_E_UNSUPPORTED && (cc_major != 9 || cc_minor != 0))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED, "moe: the wgmma FFN needs a compute capability 9.0 GPU, not %d.%d",
 				    cc_major, cc_minor);

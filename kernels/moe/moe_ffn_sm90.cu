@@ -86,7 +86,8 @@
  * is latency-bound (L1TEX waits of the gather's row reads; spills). CUTLASS's
  * grouped GEMM (torch._grouped_mm) runs the same tile in clusters of 2 with
  * the B tile multicast by TMA, 1.3-1.7x faster per GEMM (its A is not
- * gathered): the next step here.
+ * gathered): done in moe_ffn_sm90_mc.cu (2026-11-29), AUTO's pick for
+ * large layers; this kernel stays what the `default` suite records.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

@@ -2,8 +2,8 @@
  * clusters of 2 with the weight tile multicast by TMA
  * (KPT_MOE_FFN_GROUPED_SM90_MC; moe_ffn_sm90.h). Issue 39, deliverable 1.
  *
- * The same GEMMs, tiles, pipeline and epilogue as moe_ffn_sm90.cu (read its
- * header first: gather, 128B swizzle, LAG, registers, --plant), which stays
+ * The same GEMMs, tiles and pipeline as moe_ffn_sm90.cu (read its header
+ * first: gather, 128B swizzle, LAG, registers, --plant), which stays
  * unchanged (the `default` suite and its committed baselines run it).
  * What differs:
  *
@@ -60,8 +60,8 @@
  * the tile between), not re-read from global memory every K step; -1 marks
  * rows past the expert's end (zero-filled, no read).
  *
- * Tiles: BN 256 with 4 stages, BN 128 with 6 (moe_ffn_sm90.cu's ffn_cfg and
- * pick_bn; shared memory + 1 KiB of token indices + pp[257] + 18 KiB of
+ * Tiles: BN 256 with 4 stages, BN 128 with 6 (moe_ffn_sm90.cu's ffn_cfg;
+ * BN from moe_sm90_pick_bn, moe_ffn_sm90_host.cuh; shared memory + 1 KiB of token indices + pp[257] + 18 KiB of
  * epilogue staging); B's tensor map has boxes of BN / 2 rows. Registers
  * (ptxas -v, sm_90a, CUDA 13): 168 at entry in all four instantiations
  * (setmaxnreg: producer 40, consumers 232); 0 bytes of spills in three,
@@ -89,14 +89,14 @@
  * done again by both CTAs: whole pairs, output bit-identical.
  *
  * Measured (H200s, 2026-11-29, bench/RESULTS.md "Issue 39 on fresh
- * H200s"): the E128 top-8 layer 1.138x the unclustered kernel (15 rounds:
- * 3660 against 4165 us, 451 FFN TFLOP/s of the layer); the seed shape
- * 0.98x with the gate's 3 ms idle gap (1.15x back to back): AUTO takes
- * this kernel from 256 GFLOP of FFN work (kpt_moe_path.h). What it took:
- * the first version released the partner's stage with
- * mbarrier.arrive.release.cluster, a fence per arrive (30% of GEMM 2's
- * stalls, ncu) and ran 0.79x; the staged epilogue took it from 1.02x to
- * 1.15x. Not done: a TMA store for full tiles; A is not multicast (the
+ * H200s"): the E128 top-8 layer 1.138x the unclustered kernel (15 rounds
+ * with the gate's 3 ms idle gap: 3660 against 4165 us, 451 FFN TFLOP/s of
+ * the layer); the seed shape 0.98x (1.15x back to back): AUTO takes this
+ * kernel from 256 GFLOP of FFN work (kpt_moe_path.h). What it took (back
+ * to back, kpt-attn-moe bench moe): the first version released the
+ * partner's stage with mbarrier.arrive.release.cluster, a fence per
+ * arrive (30% of GEMM 2's stalls, ncu) and ran 0.79x; at CTA scope 1.02x;
+ * the staged epilogue took it to 1.15x. Not done: a TMA store for full tiles; A is not multicast (the
  * two CTAs have different rows by design); CUTLASS's grouped GEMMs alone
  * still take 0.80x our layer's time.
  */
@@ -129,9 +129,11 @@ template <> struct mc_cfg<128> {
 	static constexpr int LAG = 3;
 };
 
-/* The epilogue through shared memory (EPI), in both GEMMs: GEMM 2 alone
- * took the E128 layer from 1.04x to 1.13x the unclustered kernel (H200,
- * 2026-11-29); the staging tiles (18 KiB) fit beside GEMM 1's 4 stages too.
+/* The epilogue through shared memory (EPI), in both GEMMs: GEMM 2's alone
+ * took the E128 layer from 1.02x to 1.15x the unclustered kernel, GEMM 1's
+ * too 1.15x (kpt-attn-moe bench moe, back to back, H200, 2026-11-29; the
+ * final kernel 1.138x in 15 rounds with the gate's 3 ms gap); the staging
+ * tiles (18 KiB) fit beside GEMM 1's 4 stages too.
  * A parameter so that one GEMM can go back to direct stores. */
 __host__ __device__ constexpr bool mc_epi(bool gather)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kernels_diag.sh - GPU part (scripts/gpu-check.sh) for a kernel variant
-# beside the one it would replace (issue 39), not in the default run of
-# every part (gpu-check.sh runs it when named):
+# beside the one it would replace (issue 39); gpu-check.sh without part
+# names runs it with every other part (about a minute):
 #   1. the e4m3 forward's check entries, one process per kernel (serial,
 #      .pp, .pp3: the hung flag is sticky for a process);
 #   2. ROUNDS (3) interleaved rounds of the e4m3 16k entries, every kernel;
