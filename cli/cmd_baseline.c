@@ -311,20 +311,18 @@ static int bl_list(const struct bl_args *a)
  * within the width (a deep checkout's path would wrap it). */
 static void bl_show_header(const char *where, size_t nv)
 {
+	static const char head[] = "baseline: ";
 	char tail[32], *cut = NULL;
 	const char *w = kpt_cli_term(where);
-	int width = kpt_cli_table_width();
+	const int width = kpt_cli_table_width();
+	size_t other;
 
 	snprintf(tail, sizeof tail, " (%zu session%s)", nv, nv == 1 ? "" : "s");
-	if (width > 0 && strlen("baseline: ") + kpt_text_columns(w) + strlen(tail) > (size_t)width) {
-		size_t room = (size_t)width > strlen("baseline: ") + strlen(tail) + 12
-				      ? (size_t)width - strlen("baseline: ") - strlen(tail)
-				      : 12;
-
-		if (kpt_text_column(&w, 1, room, KPT_CUT_TAIL, &cut) < 0)
-			cut = NULL;
-	}
-	printf("baseline: %s%s\n", cut ? cut : w, tail);
+	other = strlen(head) + strlen(tail);
+	if (width > 0 && other + kpt_text_columns(w) > (size_t)width &&
+	    kpt_text_column(&w, 1, (size_t)width > other + 12 ? (size_t)width - other : 12, KPT_CUT_TAIL, &cut) < 0)
+		cut = NULL;
+	printf("%s%s%s\n", head, cut ? cut : w, tail);
 	kpt_text_column_free(&cut, 1);
 }
 

@@ -757,7 +757,7 @@ static void bench_moe_sm90_mc(void)
 		CK(cudaEventCreate(&b));
 		for (int i = 0; i < 5; i++)
 			CK(cudaEventCreate(&ev[i]));
-		const double fl = 4.0 * c.tokens * c.top_k * (double)c.hidden * c.ffn;
+		const double fl = kpt_moe_ffn_flops(&c);
 		const int reps = c.tokens > 8192 ? 10 : 50;
 		std::vector<float> t[2], ffn[2], ratio;
 		for (int i = 0; i < 2; i++)

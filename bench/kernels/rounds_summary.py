@@ -109,9 +109,9 @@ def ratio_cell(num, den):
     common = sorted(set(num) & set(den))
     ratios = [num[r] / den[r] for r in common]
     if not ratios:
-        return "", 0.0
+        return ""
     lo, hi = boot(ratios)
-    return f"{statistics.median(ratios):.3f} [{lo:.3f}, {hi:.3f}]", lo
+    return f"{statistics.median(ratios):.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def anchored(kpt, tor):
@@ -124,12 +124,12 @@ def anchored(kpt, tor):
     print("| ours | anchor | anchor / ours time [95%] | best of the anchors / ours [95%] |")
     print("| --- | --- | --- | --- |")
     for name, aname in rows:
-        cell, _ = ratio_cell(kpt[aname], kpt[name])
+        cell = ratio_cell(kpt[aname], kpt[name])
         best = dict(kpt[aname])
         tname = PAIRS.get(name)
         if tname in tor:
             best = {r: min(t, tor[tname][r]) for r, t in best.items() if r in tor[tname]}
-        bcell, _ = ratio_cell(best, kpt[name])
+        bcell = ratio_cell(best, kpt[name])
         print(f"| {name} | {aname} | {cell} | {bcell} |")
 
 

@@ -33,6 +33,13 @@ struct kpt_moe_cfg {
 	int tokens, hidden, ffn, experts, top_k; /* hidden and ffn multiples of 128 */
 };
 
+/* The expert FFN's work, 4 x tokens x top_k x hidden x ffn FLOPs: what
+ * kpt_moe_ffn_path's crossovers are in. */
+static inline double kpt_moe_ffn_flops(const struct kpt_moe_cfg *c)
+{
+	return 4.0 * c->tokens * c->top_k * (double)c->hidden * c->ffn;
+}
+
 /* A plan: a cuBLAS handle and the workspace for one configuration. */
 struct kpt_moe;
 /* impl is resolved by kpt_moe_ffn_path for the current device:

@@ -105,7 +105,7 @@ static int create_plan(const struct moe_wl *wl, struct kpt_moe **plan, struct kp
 		return rc;
 	const int fallback = wl->pin == PIN_SM90 || wl->pin == PIN_SM90_MC ||
 			     (wl->pin == PIN_DEFAULT && impl == KPT_MOE_FFN_AUTO &&
-			      4.0 * m->tokens * m->top_k * (double)m->hidden * m->ffn >= KPT_MOE_AUTO_SM90_FLOPS);
+			      kpt_moe_ffn_flops(m) >= KPT_MOE_AUTO_SM90_FLOPS);
 	if (wl->pin == PIN_DEFAULT && fallback)
 		impl = KPT_MOE_FFN_GROUPED_SM90;
 	rc = kpt_moe_create(plan, m, impl, d);

@@ -465,7 +465,7 @@ extern "C" int kpt_moe_create(struct kpt_moe **out, const struct kpt_moe_cfg *cf
 		e = cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, dev);
 	if (e != cudaSuccess)
 		return kpt_diag_set(d, KPT_E_CUDA, "moe: cannot query the device: %s", cudaGetErrorString(e));
-	const double ffn_flops = 4.0 * cfg->tokens * cfg->top_k * (double)cfg->hidden * cfg->ffn;
+	const double ffn_flops = kpt_moe_ffn_flops(cfg);
 	bool mc_usable = false;
 #if KPT_MOE_SM90
 	sm90_usable = cc_major == 9 && cc_minor == 0 && kpt::moe_sm90_usable();
