@@ -104,6 +104,8 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <atomic>
 
@@ -145,8 +147,12 @@ __host__ __device__ constexpr bool mc_epi(bool gather)
  * and with EPI each consumer warpgroup's staging tile: 64 rows x 64
  * columns of bf16, rows 144 bytes apart (128 + 16: the accumulator writes,
  * 8 rows x 4 words a warp, fall in 32 banks; the 16-byte reads of a
- * quarter warp are one row's 128 bytes). */
-template <int BN, bool EPI = false> struct mc_dims : mc_cfg<BN> {
+ * quarter warp are one row's 128 bytes). With TST (the TMA store) the tile
+ * is what the output tensor map's box is: 64 dense 128-byte rows, 1024-byte
+ * aligned, 16-byte chunk ch of row r at chunk ch ^ (r & 7) (the 128B
+ * swizzle): the writes' 8 rows of a warp still fall in 8 different chunks,
+ * 32 banks, and a quarter warp's reads are still one row. */
+template <int BN, bool EPI = false, bool TST = false> struct mc_dims : mc_cfg<BN> {
 	using C = mc_cfg<BN>;
 	static constexpr int BM = 128, BK = 64, NTHREADS = 384, CLUSTER = 2;
 	static constexpr int REG_PROD = 40, REG_CONS = 232;
@@ -157,8 +163,9 @@ template <int BN, bool EPI = false> struct mc_dims : mc_cfg<BN> {
 	static constexpr int SM_BARS = SM_B + C::ST * B_BYTES;
 	static constexpr int SM_TOK = SM_BARS + 2 * C::ST * 8;
 	static constexpr int SM_PP = SM_TOK + 2 * BM * 4;
-	static constexpr int STG_PITCH = 64 * 2 + 16, STG_BYTES = 64 * STG_PITCH; /* per consumer warpgroup */
-	static constexpr int SM_STG = (SM_PP + (MC_MAX_EXPERTS + 1) * 4 + 15) & ~15;
+	static constexpr int STG_PITCH = 64 * 2 + (TST ? 0 : 16), STG_BYTES = 64 * STG_PITCH; /* per consumer warpgroup */
+	static constexpr int STG_ALIGN = TST ? 1024 : 16;
+	static constexpr int SM_STG = (SM_PP + (MC_MAX_EXPERTS + 1) * 4 + STG_ALIGN - 1) & ~(STG_ALIGN - 1);
 	static constexpr int SM_BYTES = SM_STG + (EPI ? 2 * STG_BYTES : 0) + 1024; /* + alignment slack */
 	static_assert(C::LAG >= 1 && C::LAG <= C::ST - 2, "gather arrivals must not wait on their own release");
 	static_assert(SM_BYTES <= 227 * 1024, "shared memory of one block");
@@ -166,6 +173,7 @@ template <int BN, bool EPI = false> struct mc_dims : mc_cfg<BN> {
 	static_assert(128 * (REG_PROD + 2 * REG_CONS) <= 65536, "setmaxnreg over the register file");
 	static_assert(BN / CLUSTER <= 256, "a TMA box has at most 256 rows");
 	static_assert(BN % 64 == 0, "the staged epilogue goes 64 columns at a time");
+	static_assert(!TST || EPI, "the TMA store stores the staging tile");
 };
 
 struct mc_params {
@@ -243,6 +251,33 @@ __device__ __forceinline__ void mc_tma_load_2d_multicast(uint32_t dst, const CUt
 		     : "memory");
 }
 
+/* Box (c0 = column, c1 = row) of a 2-D tensor map from the CTA's shared
+ * memory at src to global memory, in this thread's current bulk group.
+ * src's generic-proxy writes must be fenced (sm90_fence_proxy_async) by
+ * the threads that made them and ordered before (a barrier). */
+__device__ __forceinline__ void mc_tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1)
+{
+	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+			     (uint64_t)map),
+		     "r"(c0), "r"(c1), "r"(src)
+		     : "memory");
+}
+__device__ __forceinline__ void mc_bulk_commit()
+{
+	asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/* This thread's bulk groups have read their shared memory (it may be
+ * written again); their global writes may still be in flight. */
+__device__ __forceinline__ void mc_bulk_wait_read()
+{
+	asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+/* This thread's bulk groups are complete, their writes done. */
+__device__ __forceinline__ void mc_bulk_wait()
+{
+	asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
 /* Consumer warpgroup c's 128 threads (named barrier 2 + c): its staging
  * tile of the epilogue. */
 __device__ __forceinline__ void mc_consumer_sync(int c)
@@ -314,10 +349,11 @@ __device__ __forceinline__ void mc_pair_prefix(int *pp, const int *tiles, int ex
 	}
 }
 
-template <int BN, bool GATHER>
-__device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMap &tmb, const mc_params &p)
+template <int BN, bool GATHER, bool TST>
+__device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMap &tmb, const CUtensorMap &tmc,
+					const mc_params &p)
 {
-	using F = mc_dims<BN, mc_epi(GATHER)>;
+	using F = mc_dims<BN, mc_epi(GATHER), TST>;
 	constexpr int BM = F::BM, BK = F::BK, ST = F::ST, LAG = F::LAG;
 	extern __shared__ unsigned char smem_raw[];
 	const uint32_t base = (sm90_smem_u32(smem_raw) + 1023) & ~1023u;
@@ -456,33 +492,51 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 				/* 64 columns at a time: the warpgroup's accumulators into
 				 * its staging tile, then whole 128-byte row pieces to
 				 * global memory (16 bytes a thread, a quarter warp a row),
-				 * rows past the expert's end skipped. */
+				 * rows past the expert's end skipped; with TST, where all
+				 * 64 rows of the warpgroup are the expert's, one TMA box
+				 * store by thread 0 of the warpgroup instead. */
 				unsigned char *stg = gbase + F::SM_STG + c * F::STG_BYTES;
 				const int t = tid & 127, rl = warp * 16 + (lane >> 2);
+				const bool box = TST && q.m0 + c * 64 + 64 <= q.m1;
+				/* Byte offset of 16-byte chunk ch of staging row r. */
+				auto stg_at = [&](int r, int ch) {
+					return TST ? r * 128 + ((ch ^ (r & 7)) << 4) : r * F::STG_PITCH + 16 * ch;
+				};
 #pragma unroll
 				for (int ps = 0; ps < BN / 64; ps++) {
+					if (TST && t == 0)
+						mc_bulk_wait_read(); /* the last box store read the tile */
 					mc_consumer_sync(c); /* the last pass's reads are done */
 #pragma unroll
 					for (int h = 0; h < 2; h++) {
 #pragma unroll
 						for (int jj = 0; jj < 8; jj++) {
 							const int j = 8 * ps + jj;
-							*reinterpret_cast<uint32_t *>(stg + (rl + 8 * h) * F::STG_PITCH +
-										      16 * jj + 4 * (lane & 3)) =
+							*reinterpret_cast<uint32_t *>(stg + stg_at(rl + 8 * h, jj) +
+										      4 * (lane & 3)) =
 								pack2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
 						}
 						/* 8 GELU pairs at a time: the scheduler would
 						 * overlap all of a pass's and spill */
 						sm90_reg_fence(acc);
 					}
+					if (box)
+						sm90_fence_proxy_async(); /* this thread's writes, to the TMA's proxy */
 					mc_consumer_sync(c);
+					if (box) {
+						if (t == 0) {
+							mc_tma_store_2d(&tmc, sm90_smem_u32(stg), q.n0 + 64 * ps, q.m0 + c * 64);
+							mc_bulk_commit();
+						}
+						continue;
+					}
 #pragma unroll
 					for (int i = 0; i < 4; i++) {
 						const int row = 16 * i + (t >> 3), ch = t & 7;
 						const long long grow = q.m0 + c * 64 + row;
 						if (grow < q.m1)
 							*reinterpret_cast<uint4 *>(p.c + grow * p.n + q.n0 + 64 * ps + 8 * ch) =
-								*reinterpret_cast<const uint4 *>(stg + row * F::STG_PITCH + 16 * ch);
+								*reinterpret_cast<const uint4 *>(stg + stg_at(row, ch));
 					}
 				}
 			} else {
@@ -500,21 +554,27 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 				}
 			}
 		}
+		/* The box stores read shared memory and write the output: both
+		 * done before the CTA may exit. */
+		if (TST && (tid & 127) == 0)
+			mc_bulk_wait();
 	}
 	/* No CTA exits while its partner may still arrive on its barriers. */
 	mc_cluster_sync();
 }
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
-template <int BN, bool GATHER>
+/* TST: full tiles' output by TMA box stores through tmc (the output c in
+ * boxes of 64 columns x 64 rows, 128B swizzle); without, tmc is unused. */
+template <int BN, bool GATHER, bool TST>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 	moe_ffn_sm90_mc_kernel(const __grid_constant__ CUtensorMap tma, const __grid_constant__ CUtensorMap tmb,
-			       mc_params p)
+			       const __grid_constant__ CUtensorMap tmc, mc_params p)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-	mc_body<BN, GATHER>(tma, tmb, p);
+	mc_body<BN, GATHER, TST>(tma, tmb, tmc, p);
 #else
-	(void)tma, (void)tmb, (void)p;
+	(void)tma, (void)tmb, (void)tmc, (void)p;
 #endif
 }
 
@@ -524,7 +584,7 @@ std::atomic<int> mc_dev_state[kpt::SM90_MAX_DEVICES];
 
 /* Clusters of the kernel that fit on the device at once (0: unknown);
  * probed on the first launch of each kernel, cached for the process. */
-template <int BN, bool GATHER> int mc_max_clusters(void)
+template <int BN, bool GATHER, bool TST> int mc_max_clusters(void)
 {
 	static std::atomic<int> cached(0);
 	int n = cached.load(std::memory_order_relaxed);
@@ -532,9 +592,9 @@ template <int BN, bool GATHER> int mc_max_clusters(void)
 		return n;
 	cudaLaunchConfig_t cfg = {};
 	cfg.gridDim = dim3(2, 1, 1);
-	cfg.blockDim = dim3(mc_dims<BN, mc_epi(GATHER)>::NTHREADS, 1, 1);
-	cfg.dynamicSmemBytes = mc_dims<BN, mc_epi(GATHER)>::SM_BYTES;
-	if (cudaOccupancyMaxActiveClusters(&n, moe_ffn_sm90_mc_kernel<BN, GATHER>, &cfg) != cudaSuccess || n < 1) {
+	cfg.blockDim = dim3(mc_dims<BN, mc_epi(GATHER), TST>::NTHREADS, 1, 1);
+	cfg.dynamicSmemBytes = mc_dims<BN, mc_epi(GATHER), TST>::SM_BYTES;
+	if (cudaOccupancyMaxActiveClusters(&n, moe_ffn_sm90_mc_kernel<BN, GATHER, TST>, &cfg) != cudaSuccess || n < 1) {
 		(void)cudaGetLastError();
 		return 0;
 	}
@@ -543,13 +603,14 @@ template <int BN, bool GATHER> int mc_max_clusters(void)
 }
 
 /* One GEMM: C[rows][n] (rows of expert e times W_e[n][k]^T). A by TMA
- * (a_map) or gathered (p.x); b_map's box is BN / 2 rows. */
-template <int BN, bool GATHER>
-cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const mc_params &p, long long rows, int sms,
-		      cudaStream_t s)
+ * (a_map) or gathered (p.x); b_map's box is BN / 2 rows; c_map: p.c in
+ * boxes of 64 x 64 (read only with TST). */
+template <int BN, bool GATHER, bool TST>
+cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const CUtensorMap &c_map, const mc_params &p,
+		      long long rows, int sms, cudaStream_t s)
 {
-	using F = mc_dims<BN, mc_epi(GATHER)>;
-	auto kern = moe_ffn_sm90_mc_kernel<BN, GATHER>;
+	using F = mc_dims<BN, mc_epi(GATHER), TST>;
+	auto kern = moe_ffn_sm90_mc_kernel<BN, GATHER, TST>;
 	cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, F::SM_BYTES);
 	if (e != cudaSuccess)
 		return e;
@@ -558,22 +619,48 @@ cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const 
 	const long long pairs = ((rows + F::BM - 1) / F::BM + 2LL * p.experts + 1) / 2;
 	const long long most = pairs * (p.n / BN);
 	long long clusters = sms / 2;
-	const int fit = mc_max_clusters<BN, GATHER>();
+	const int fit = mc_max_clusters<BN, GATHER, TST>();
 	if (fit > 0 && fit < clusters)
 		clusters = fit;
 	if (most < clusters)
 		clusters = most;
 	if (clusters < 1)
 		clusters = 1;
-	kern<<<(unsigned)(2 * clusters), F::NTHREADS, F::SM_BYTES, s>>>(a_map, b_map, p);
+	kern<<<(unsigned)(2 * clusters), F::NTHREADS, F::SM_BYTES, s>>>(a_map, b_map, c_map, p);
 	return cudaGetLastError();
+}
+
+/* KPT_MOE_MC_TMA_STORE, read once per process: 1 = full tiles' output by
+ * TMA box stores, 0 or unset = row stores everywhere (the default until
+ * measured); -1 for any other value. */
+int mc_tma_store_env(void)
+{
+	static const int v = [] {
+		const char *e = getenv("KPT_MOE_MC_TMA_STORE");
+		if (!e || !*e || strcmp(e, "0") == 0)
+			return 0;
+		return strcmp(e, "1") == 0 ? 1 : -1;
+	}();
+	return v;
+}
+
+/* The kernel for (bn, gather, tst): 8 instantiations. */
+template <bool TST>
+cudaError_t mc_go(int bn, bool gather, const CUtensorMap &am, const CUtensorMap &bm, const CUtensorMap &cm,
+		  const mc_params &p, long long rows, int sms, cudaStream_t s)
+{
+	if (bn == 256)
+		return gather ? mc_launch<256, true, TST>(am, bm, cm, p, rows, sms, s)
+			      : mc_launch<256, false, TST>(am, bm, cm, p, rows, sms, s);
+	return gather ? mc_launch<128, true, TST>(am, bm, cm, p, rows, sms, s)
+		      : mc_launch<128, false, TST>(am, bm, cm, p, rows, sms, s);
 }
 
 } /* namespace */
 
 bool kpt::moe_sm90_mc_usable(void)
 {
-	return sm90_device_usable(mc_dev_state, (const void *)moe_ffn_sm90_mc_kernel<256, true>);
+	return sm90_device_usable(mc_dev_state, (const void *)moe_ffn_sm90_mc_kernel<256, true, false>);
 }
 
 int kpt::moe_ffn_sm90_mc(const struct moe_sm90_args *a, cudaStream_t s, struct kpt_diag *d)
@@ -581,12 +668,21 @@ int kpt::moe_ffn_sm90_mc(const struct moe_sm90_args *a, cudaStream_t s, struct k
 	if (!moe_sm90_mc_usable())
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "moe: the clustered wgmma FFN needs a compute capability 9.0 GPU with sm_90a code built");
+	const int tst = mc_tma_store_env();
+	if (tst < 0)
+		return kpt_diag_set(d, KPT_E_INVAL, "moe: KPT_MOE_MC_TMA_STORE=%.40s: not 0 or 1",
+				    getenv("KPT_MOE_MC_TMA_STORE"));
+	/* The outputs' store maps (GEMM 1: hb, rows x ffn; GEMM 2: yb, rows x
+	 * hidden), encoded only for the TMA store. */
+	CUtensorMap mhc = {}, myc = {};
+	if (tst && (!moe_sm90_bf16_map(&mhc, a->hb, a->rows, a->ffn, 64) ||
+		    !moe_sm90_bf16_map(&myc, a->yb, a->rows, a->hidden, 64)))
+		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
+				    "moe: the driver refuses a TMA store map of the clustered wgmma FFN");
 	auto go = [&](int bn, bool gather, const CUtensorMap &am, const CUtensorMap &bm, const mc_params &p) {
-		if (bn == 256)
-			return gather ? mc_launch<256, true>(am, bm, p, a->rows, a->sms, s)
-				      : mc_launch<256, false>(am, bm, p, a->rows, a->sms, s);
-		return gather ? mc_launch<128, true>(am, bm, p, a->rows, a->sms, s)
-			      : mc_launch<128, false>(am, bm, p, a->rows, a->sms, s);
+		const CUtensorMap &cm = gather ? mhc : myc;
+		return tst ? mc_go<true>(bn, gather, am, bm, cm, p, a->rows, a->sms, s)
+			   : mc_go<false>(bn, gather, am, bm, cm, p, a->rows, a->sms, s);
 	};
 	return moe_sm90_ffn_run<mc_params>(a, 2, "clustered wgmma FFN", go, d);
 }
