@@ -62,11 +62,13 @@
  *
  * Tiles: BN 256 with 4 stages, BN 128 with 6 (moe_ffn_sm90.cu's ffn_cfg;
  * BN from moe_sm90_pick_bn, moe_ffn_sm90_host.cuh; shared memory + 1 KiB of token indices + pp[257] + 18 KiB of
- * epilogue staging); B's tensor map has boxes of BN / 2 rows. Registers
- * (ptxas -v, sm_90a, CUDA 13): 168 at entry in all four instantiations
- * (setmaxnreg: producer 40, consumers 232); 0 bytes of spills in three,
- * 8 in <256, GATHER> (the GELU at the staged store; the unclustered
- * kernel's same instantiation spills 8 too). The empty tile of rank 1 is a
+ * epilogue staging; with TST 16 KiB, 1024-byte aligned); B's tensor map
+ * has boxes of BN / 2 rows. Registers (ptxas -v, sm_90a, CUDA 13): 168 at
+ * entry in all eight instantiations (setmaxnreg: producer 40, consumers
+ * 232); 0 bytes of spills in seven, 8 in <256, GATHER, !TST> (as before
+ * the TMA store; the unclustered kernel's same instantiation spills 8 too;
+ * not the GELU's overlap: fencing every 2 or 4 GELU pairs, 32-bit shared
+ * addresses or the swizzled staging layout leave 4 to 8). The empty tile of rank 1 is a
  * branch of its own in the consumers (waits and releases only): with the
  * check inside the K loop, ptxas injected warpgroup waits (C7517).
  *
@@ -74,8 +76,29 @@
  * columns at a time into a staging tile (bf16, rows 144 bytes apart: no
  * bank conflicts either way), then stores whole 128-byte row pieces, 16
  * bytes a thread, rows past the expert's end skipped; two named barriers of
- * the warpgroup per pass. Not a TMA store: at an expert's last, partial
- * tile a box would also write the next expert's first rows.
+ * the warpgroup per pass. A box store alone cannot do it: at an expert's
+ * last, partial tile a box would also write the next expert's first rows.
+ *
+ * TMA store (template TST; KPT_MOE_MC_TMA_STORE=1, read once per process;
+ * default 0 until measured): where all 64 rows of a consumer warpgroup are
+ * the expert's (m0 + 64 c + 64 <= offsets[e + 1]), each pass's 64 x 64
+ * piece goes out as one box (cp.async.bulk.tensor.2d.global.shared::cta
+ * .bulk_group, by thread 0 of the warpgroup, one bulk group a pass)
+ * through an output map in boxes of 64 x 64 with the 128B swizzle (hb:
+ * rows x ffn, yb: rows x hidden; encoded per call, only with TST). The
+ * staging tile is then the box's layout: dense 128-byte rows, 1024-byte
+ * aligned, chunk ch of row r at ch ^ (r & 7) (still no bank conflicts);
+ * partial tiles take the row stores from the same layout. Order per pass:
+ * thread 0 waits for its last box's shared-memory reads
+ * (cp.async.bulk.wait_group.read 0) before the barrier that frees the
+ * tile; the writes; each thread's fence.proxy.async.shared::cta (generic
+ * writes before the async proxy's reads); the barrier; the box. Thread 0
+ * waits for its boxes' completion (wait_group 0) before the final cluster
+ * barrier. One staging tile a warpgroup: the wait for the box's reads is
+ * in each pass (a second tile does not fit beside BN 256's 4 stages: 1 KiB
+ * over 227 KiB). The hung flag's NaN goes through the same writes. Not yet
+ * measured: scripts/gpu/kernels_diag.sh with MOE_TMA=1 checks it (off and
+ * on) and times it against the row stores.
  *
  * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
  * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
@@ -96,7 +119,7 @@
  * to back, kpt-attn-moe bench moe): the first version released the
  * partner's stage with mbarrier.arrive.release.cluster, a fence per
  * arrive (30% of GEMM 2's stalls, ncu) and ran 0.79x; at CTA scope 1.02x;
- * the staged epilogue took it to 1.15x. Not done: a TMA store for full tiles; A is not multicast (the
+ * the staged epilogue took it to 1.15x. Not done: the TMA store measured (above); A is not multicast (the
  * two CTAs have different rows by design); CUTLASS's grouped GEMMs alone
  * still take 0.80x our layer's time.
  */

@@ -8,12 +8,38 @@
 #   3. ncu on one E128 MoE layer, the wgmma FFN and its clustered variant
 #      (.mc): duration, throughputs, launch shape and warp stalls of the
 #      FFN GEMMs (ncu's own clock control: compare the two, not the times).
-# Needs SRC, BUILD (kpt-workloads built), RES.
+# MOE_TMA=1 runs only this instead (issue 39: the clustered FFN's TMA store
+# of full tiles, KPT_MOE_MC_TMA_STORE): `kpt-attn-moe check` with the store
+# off and on (check-tma{0,1}.txt), then `kpt-attn-moe bench moe` ROUNDS (3)
+# times each, off and on alternating and alternately first
+# (bench-tma{0,1}-R.txt); tma.md: each run's sm90 / sm90mc line.
+# Needs SRC, BUILD (kpt-workloads built; MOE_TMA: kpt-attn-moe), RES.
 set -u -o pipefail
 : "${SRC:?}" "${BUILD:?}" "${RES:?}"
 KW=$BUILD/cli/kpt-workloads
 mkdir -p "$RES"
 rc=0
+if [ "${MOE_TMA:-0}" = 1 ]; then
+	AM=$BUILD/bench/attention_moe/kpt-attn-moe
+	for v in 0 1; do
+		KPT_MOE_MC_TMA_STORE=$v timeout 300 "$AM" check >"$RES/check-tma$v.txt" 2>&1
+		crc=$?
+		[ $crc = 0 ] || rc=1
+		echo "check KPT_MOE_MC_TMA_STORE=$v: rc=$crc ($(grep -c '^FAIL' "$RES/check-tma$v.txt") FAIL lines)" \
+			| tee -a "$RES/steps.txt"
+	done
+	for ((r = 0; r < ${ROUNDS:-3}; r++)); do
+		for i in 0 1; do
+			v=$(((r + i) % 2))
+			KPT_MOE_MC_TMA_STORE=$v timeout 200 "$AM" bench moe >"$RES/bench-tma$v-$r.txt" 2>&1 || rc=1
+		done
+	done
+	for f in "$RES"/bench-tma*-*.txt; do
+		echo "## $(basename "$f" .txt)"
+		grep -E 'sm90mc|sm90 / sm90mc' "$f"
+	done | tee "$RES/tma.md"
+	exit $rc
+fi
 L=$("$KW" --list --suite check | awk 'NR > 1 && $1 ~ /^attention\.fwd\.e4m3\./ {print $1}')
 for v in serial pp pp3; do
 	case $v in
