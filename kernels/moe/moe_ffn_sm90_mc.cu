@@ -80,25 +80,27 @@
  * last, partial tile a box would also write the next expert's first rows.
  *
  * TMA store (template TST; KPT_MOE_MC_TMA_STORE=1, read once per process;
- * default 0 until measured): where all 64 rows of a consumer warpgroup are
- * the expert's (m0 + 64 c + 64 <= offsets[e + 1]), each pass's 64 x 64
- * piece goes out as one box (cp.async.bulk.tensor.2d.global.shared::cta
- * .bulk_group, by thread 0 of the warpgroup, one bulk group a pass)
- * through an output map in boxes of 64 x 64 with the 128B swizzle (hb:
- * rows x ffn, yb: rows x hidden; encoded per call, only with TST). The
- * staging tile is then the box's layout: dense 128-byte rows, 1024-byte
- * aligned, chunk ch of row r at ch ^ (r & 7) (still no bank conflicts);
- * partial tiles take the row stores from the same layout. Order per pass:
- * thread 0 waits for its last box's shared-memory reads
- * (cp.async.bulk.wait_group.read 0) before the barrier that frees the
- * tile; the writes; each thread's fence.proxy.async.shared::cta (generic
- * writes before the async proxy's reads); the barrier; the box. Thread 0
- * waits for its boxes' completion (wait_group 0) before the final cluster
- * barrier. One staging tile a warpgroup: the wait for the box's reads is
- * in each pass (a second tile does not fit beside BN 256's 4 stages: 1 KiB
- * over 227 KiB). The hung flag's NaN goes through the same writes. Not yet
- * measured: scripts/gpu/kernels_diag.sh with MOE_TMA=1 checks it (off and
- * on) and times it against the row stores.
+ * default 0 until measured): the epilogue goes warp by warp, without the
+ * warpgroup's barriers. Each warp writes its 16 rows of a pass's 64
+ * columns into its own 2 KiB of the staging tile (dense 128-byte rows,
+ * 1024-byte aligned, chunk ch of row r at ch ^ (r & 7), the 128B swizzle:
+ * still no bank conflicts); where all 16 rows are the expert's (r0 + 16 <=
+ * offsets[e + 1]) lane 0 stores them as one 64 x 16 box
+ * (cp.async.bulk.tensor.2d.global.shared::cta.bulk_group, one bulk group
+ * a pass) through an output map with the 128B swizzle (hb: rows x ffn, yb:
+ * rows x hidden; encoded per call, only with TST), else the warp stores
+ * 128-byte row pieces from the same layout, rows past the end skipped.
+ * Order per pass: lane 0 waits for its last box's shared-memory reads
+ * (cp.async.bulk.wait_group.read 0), __syncwarp (also: the last pass's row
+ * reads are done); the writes; each lane's fence.proxy.async.shared::cta
+ * (generic writes before the async proxy's reads); __syncwarp; the box.
+ * Lane 0 waits for its boxes' completion (wait_group 0) before the final
+ * cluster barrier. One staging tile a warp: the wait for a box's reads is
+ * in each pass (a second one does not fit beside BN 256's 4 stages: 1 KiB
+ * over 227 KiB). The hung flag's NaN goes through the same writes. The
+ * !TST kernels' PTX is the same as before (but for the unused map
+ * parameter). Not yet measured: scripts/gpu/kernels_diag.sh with MOE_TMA=1
+ * checks it (off and on) and times it against the row stores.
  *
  * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
  * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
@@ -170,11 +172,12 @@ __host__ __device__ constexpr bool mc_epi(bool gather)
  * and with EPI each consumer warpgroup's staging tile: 64 rows x 64
  * columns of bf16, rows 144 bytes apart (128 + 16: the accumulator writes,
  * 8 rows x 4 words a warp, fall in 32 banks; the 16-byte reads of a
- * quarter warp are one row's 128 bytes). With TST (the TMA store) the tile
- * is what the output tensor map's box is: 64 dense 128-byte rows, 1024-byte
- * aligned, 16-byte chunk ch of row r at chunk ch ^ (r & 7) (the 128B
- * swizzle): the writes' 8 rows of a warp still fall in 8 different chunks,
- * 32 banks, and a quarter warp's reads are still one row. */
+ * quarter warp are one row's 128 bytes). With TST (the TMA store) each
+ * warp's 16 rows are what the output tensor map's box is: dense 128-byte
+ * rows, 1024-byte aligned, 16-byte chunk ch of row r at chunk ch ^ (r & 7)
+ * (the 128B swizzle): the writes' 8 rows of a warp still fall in 8
+ * different chunks, 32 banks, and a quarter warp's reads are still one
+ * row. */
 template <int BN, bool EPI = false, bool TST = false> struct mc_dims : mc_cfg<BN> {
 	using C = mc_cfg<BN>;
 	static constexpr int BM = 128, BK = 64, NTHREADS = 384, CLUSTER = 2;
@@ -511,55 +514,84 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 				return GATHER ? mma_t<bf16>::pack(mc_gelu_erf(a) + hung, mc_gelu_erf(b) + hung)
 					      : mma_t<bf16>::pack(a + hung, b + hung);
 			};
-			if (mc_epi(GATHER)) {
-				/* 64 columns at a time: the warpgroup's accumulators into
-				 * its staging tile, then whole 128-byte row pieces to
-				 * global memory (16 bytes a thread, a quarter warp a row),
-				 * rows past the expert's end skipped; with TST, where all
-				 * 64 rows of the warpgroup are the expert's, one TMA box
-				 * store by thread 0 of the warpgroup instead. */
-				unsigned char *stg = gbase + F::SM_STG + c * F::STG_BYTES;
-				const int t = tid & 127, rl = warp * 16 + (lane >> 2);
-				const bool box = TST && q.m0 + c * 64 + 64 <= q.m1;
-				/* Byte offset of 16-byte chunk ch of staging row r. */
-				auto stg_at = [&](int r, int ch) {
-					return TST ? r * 128 + ((ch ^ (r & 7)) << 4) : r * F::STG_PITCH + 16 * ch;
-				};
+			if (TST) {
+				/* Warp by warp (no barrier of the warpgroup): 64 columns
+				 * at a time, the warp's 16 rows into its 2 KiB of the
+				 * staging tile, then one 64 x 16 box by lane 0 where all
+				 * 16 rows are the expert's, else 128-byte row pieces
+				 * (16 bytes a lane), rows past the expert's end
+				 * skipped. */
+				const int so = F::SM_STG + c * F::STG_BYTES + warp * 2048;
+				unsigned char *stg = gbase + so;
+				const int lr = lane >> 2, r0 = q.m0 + c * 64 + warp * 16;
+				const bool box = r0 + 16 <= q.m1;
 #pragma unroll
 				for (int ps = 0; ps < BN / 64; ps++) {
-					if (TST && t == 0)
-						mc_bulk_wait_read(); /* the last box store read the tile */
-					mc_consumer_sync(c); /* the last pass's reads are done */
+					if (lane == 0)
+						mc_bulk_wait_read(); /* the last box read the rows */
+					__syncwarp(); /* and the last pass's row reads are done */
 #pragma unroll
 					for (int h = 0; h < 2; h++) {
 #pragma unroll
 						for (int jj = 0; jj < 8; jj++) {
 							const int j = 8 * ps + jj;
-							*reinterpret_cast<uint32_t *>(stg + stg_at(rl + 8 * h, jj) +
-										      4 * (lane & 3)) =
+							*reinterpret_cast<uint32_t *>(stg + (lr + 8 * h) * 128 +
+										      ((jj ^ lr) << 4) + 4 * (lane & 3)) =
 								pack2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
 						}
-						/* 8 GELU pairs at a time: the scheduler would
-						 * overlap all of a pass's and spill */
-						sm90_reg_fence(acc);
+						sm90_reg_fence(acc); /* as below */
 					}
 					if (box)
-						sm90_fence_proxy_async(); /* this thread's writes, to the TMA's proxy */
-					mc_consumer_sync(c);
+						sm90_fence_proxy_async(); /* this lane's writes, to the TMA's proxy */
+					__syncwarp();
 					if (box) {
-						if (t == 0) {
-							mc_tma_store_2d(&tmc, sm90_smem_u32(stg), q.n0 + 64 * ps, q.m0 + c * 64);
+						if (lane == 0) {
+							mc_tma_store_2d(&tmc, base + so, q.n0 + 64 * ps, r0);
 							mc_bulk_commit();
 						}
 						continue;
 					}
 #pragma unroll
 					for (int i = 0; i < 4; i++) {
+						const int row = 4 * i + (lane >> 3), ch = lane & 7;
+						if (r0 + row < q.m1)
+							*reinterpret_cast<uint4 *>(p.c + (long long)(r0 + row) * p.n + q.n0 +
+										   64 * ps + 8 * ch) =
+								*reinterpret_cast<const uint4 *>(stg + row * 128 +
+												 ((ch ^ (row & 7)) << 4));
+					}
+				}
+			} else if (mc_epi(GATHER)) {
+				/* 64 columns at a time: the warpgroup's accumulators into
+				 * its staging tile, then whole 128-byte row pieces to
+				 * global memory (16 bytes a thread, a quarter warp a row),
+				 * rows past the expert's end skipped. */
+				unsigned char *stg = gbase + F::SM_STG + c * F::STG_BYTES;
+				const int t = tid & 127, rl = warp * 16 + (lane >> 2);
+#pragma unroll
+				for (int ps = 0; ps < BN / 64; ps++) {
+					mc_consumer_sync(c); /* the last pass's reads are done */
+#pragma unroll
+					for (int h = 0; h < 2; h++) {
+#pragma unroll
+						for (int jj = 0; jj < 8; jj++) {
+							const int j = 8 * ps + jj;
+							*reinterpret_cast<uint32_t *>(stg + (rl + 8 * h) * F::STG_PITCH +
+										      16 * jj + 4 * (lane & 3)) =
+								pack2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+						}
+						/* 8 GELU pairs at a time: the scheduler would
+						 * overlap all of a pass's and spill */
+						sm90_reg_fence(acc);
+					}
+					mc_consumer_sync(c);
+#pragma unroll
+					for (int i = 0; i < 4; i++) {
 						const int row = 16 * i + (t >> 3), ch = t & 7;
 						const long long grow = q.m0 + c * 64 + row;
 						if (grow < q.m1)
 							*reinterpret_cast<uint4 *>(p.c + grow * p.n + q.n0 + 64 * ps + 8 * ch) =
-								*reinterpret_cast<const uint4 *>(stg + stg_at(row, ch));
+								*reinterpret_cast<const uint4 *>(stg + row * F::STG_PITCH + 16 * ch);
 					}
 				}
 			} else {
@@ -579,7 +611,7 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 		}
 		/* The box stores read shared memory and write the output: both
 		 * done before the CTA may exit. */
-		if (TST && (tid & 127) == 0)
+		if (TST && lane == 0)
 			mc_bulk_wait();
 	}
 	/* No CTA exits while its partner may still arrive on its barriers. */
@@ -698,8 +730,8 @@ int kpt::moe_ffn_sm90_mc(const struct moe_sm90_args *a, cudaStream_t s, struct k
 	/* The outputs' store maps (GEMM 1: hb, rows x ffn; GEMM 2: yb, rows x
 	 * hidden), encoded only for the TMA store. */
 	CUtensorMap mhc = {}, myc = {};
-	if (tst && (!moe_sm90_bf16_map(&mhc, a->hb, a->rows, a->ffn, 64) ||
-		    !moe_sm90_bf16_map(&myc, a->yb, a->rows, a->hidden, 64)))
+	if (tst && (!moe_sm90_bf16_map(&mhc, a->hb, a->rows, a->ffn, 16) ||
+		    !moe_sm90_bf16_map(&myc, a->yb, a->rows, a->hidden, 16)))
 		return kpt_diag_set(d, KPT_E_UNSUPPORTED,
 				    "moe: the driver refuses a TMA store map of the clustered wgmma FFN");
 	auto go = [&](int bn, bool gather, const CUtensorMap &am, const CUtensorMap &bm, const mc_params &p) {
