@@ -619,8 +619,8 @@ __device__ __forceinline__ void mc_body(const CUtensorMap &tma, const CUtensorMa
 }
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
-/* TST: full tiles' output by TMA box stores through tmc (the output c in
- * boxes of 64 columns x 64 rows, 128B swizzle); without, tmc is unused. */
+/* TST: full warps' output rows by TMA box stores through tmc (the output c
+ * in boxes of 64 columns x 16 rows, 128B swizzle); without, tmc is unused. */
 template <int BN, bool GATHER, bool TST>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
 	moe_ffn_sm90_mc_kernel(const __grid_constant__ CUtensorMap tma, const __grid_constant__ CUtensorMap tmb,
@@ -659,7 +659,7 @@ template <int BN, bool GATHER, bool TST> int mc_max_clusters(void)
 
 /* One GEMM: C[rows][n] (rows of expert e times W_e[n][k]^T). A by TMA
  * (a_map) or gathered (p.x); b_map's box is BN / 2 rows; c_map: p.c in
- * boxes of 64 x 64 (read only with TST). */
+ * boxes of 64 columns x 16 rows (read only with TST). */
 template <int BN, bool GATHER, bool TST>
 cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const CUtensorMap &c_map, const mc_params &p,
 		      long long rows, int sms, cudaStream_t s)
@@ -685,8 +685,8 @@ cudaError_t mc_launch(const CUtensorMap &a_map, const CUtensorMap &b_map, const 
 	return cudaGetLastError();
 }
 
-/* KPT_MOE_MC_TMA_STORE, read once per process: 1 = full tiles' output by
- * TMA box stores, 0 or unset = row stores everywhere (the default until
+/* KPT_MOE_MC_TMA_STORE, read once per process: 1 = TMA box stores where
+ * a warp's 16 rows are all its expert's, 0 or unset = row stores everywhere (the default until
  * measured); -1 for any other value. */
 int mc_tma_store_env(void)
 {
