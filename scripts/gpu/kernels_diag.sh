@@ -21,7 +21,7 @@ mkdir -p "$RES"
 rc=0
 if [ "${MOE_TMA:-0}" = 1 ]; then
 	AM=$BUILD/bench/attention_moe/kpt-attn-moe
-	for v in 0 1; do
+	for v in 1 0; do
 		KPT_MOE_MC_TMA_STORE=$v timeout 300 "$AM" check >"$RES/check-tma$v.txt" 2>&1
 		crc=$?
 		[ $crc = 0 ] || rc=1
