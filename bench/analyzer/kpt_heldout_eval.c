@@ -2,7 +2,7 @@
  * bucket and GPU model (docs/decision-rule.md, "Held-out hosts per duration
  * bucket"; bench/analyzer/heldout_eval.sh runs it on the committed baselines).
  *
- *   kpt-heldout-eval [--data FILE] [--keys] SESSIONS_DIR...
+ *   kpt-heldout-eval [--data FILE] [--keys] [--against BASE_DIR] SESSIONS_DIR...
  *
  * Each SESSIONS_DIR is one GPU model's folder of sessions (a baseline
  * folder, baselines/<slug>/<suite>/): every *.kpt in it, in name order, is
@@ -29,7 +29,11 @@
  * program recorded with 3 runs) is left out of that M's columns, with a
  * line on stderr. --keys: every planted key's verdict on stderr, with the
  * machine part of its noise (between_pct) and its run-to-run part: which
- * keys the rule hears, and why not the others. Cost: keys x 2 factors x 2 M comparisons per held-out session (about
+ * keys the rule hears, and why not the others. --against BASE_DIR: the
+ * sessions of each SESSIONS_DIR are not each other's baseline; each is
+ * gated against BASE_DIR's sessions (a fixed baseline, e.g. the committed
+ * folder, less any session of the candidate's host): hosts that no
+ * baseline has seen, out of sample. Cost: keys x 2 factors x 2 M comparisons per held-out session (about
  * 3,000 in all on 16 sessions of ~80 keys, a few seconds).
  */
 #include <dirent.h>
@@ -49,6 +53,8 @@ static const double bucket_lo[NB] = { 0, 10e3, 50e3, 200e3 };
 static const char *const bucket_name[NB] = { "< 10 us", "10-50 us", "50-200 us", ">= 200 us" };
 static const uint32_t cand_runs[NM] = { 5, 3 };
 static int g_keys; /* --keys */
+static struct session *g_base; /* --against: the fixed baseline's sessions */
+static size_t g_nbase;
 static const double factor[NF] = { 1.05, 1.02 };
 
 struct session {
@@ -250,8 +256,13 @@ static void print_model(const char *gpu, size_t ns, size_t hosts, const struct t
 {
 	char c[10][40]; /* one buffer per cell of a row: printf's arguments are all made first */
 
-	printf("**%s**: %zu sessions from %zu hosts, each held out in turn against the other %zu.\n\n", gpu, ns, hosts,
-	       ns - 1);
+	if (g_base)
+		printf("**%s**: %zu sessions from %zu hosts, each gated against the %zu sessions of the fixed "
+		       "baseline (less its own host's).\n\n",
+		       gpu, ns, hosts, g_nbase);
+	else
+		printf("**%s**: %zu sessions from %zu hosts, each held out in turn against the other %zu.\n\n", gpu, ns,
+		       hosts, ns - 1);
 	printf("| duration | keys (M=5 gates) | A/A SLOW/FAST keys, M=5 | M=3 | A/A AMBG keys, M=5 | M=3 | "
 	       "A/A gates with a SLOW/FAST key, M=5 | M=3 | +5%% SLOW, M=5 | M=3 | +2%% SLOW, M=5 | M=3 |\n");
 	printf("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n");
@@ -313,13 +324,14 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 	const struct kpt_diff_side **others;
 	int rc = 0;
 
-	if ((rc = load_dir(dir, &s, &n)) < 0 || n < 3) {
+	if ((rc = load_dir(dir, &s, &n)) < 0 || n < (g_base ? 1 : 3)) {
 		if (rc == 0)
-			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu sessions: 3 or more needed\n", dir, n);
+			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu sessions: %d or more needed\n", dir, n,
+				g_base ? 1 : 3);
 		sessions_free(s, n);
 		return -1;
 	}
-	if (!(others = calloc(n, sizeof *others))) {
+	if (!(others = calloc(n + g_nbase, sizeof *others))) {
 		sessions_free(s, n);
 		return -1;
 	}
@@ -331,9 +343,21 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 		for (size_t i = 0; i < h; i++)
 			seen |= same_host(&s[i], &s[h]);
 		hosts += !seen;
-		for (size_t i = 0; i < n; i++)
-			if (i != h && !same_host(&s[i], &s[h]))
-				others[k++] = s[i].side;
+		if (g_base) {
+			for (size_t i = 0; i < g_nbase; i++)
+				if (!same_host(&g_base[i], &s[h]))
+					others[k++] = g_base[i].side;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				if (i != h && !same_host(&s[i], &s[h]))
+					others[k++] = s[i].side;
+		}
+		if (k < 2) {
+			fprintf(stderr, "kpt-heldout-eval: %s: %zu baseline sessions of other hosts: 2 or more needed\n",
+				s[h].path, k);
+			rc = -1;
+			break;
+		}
 		if (kpt_diff_side_combine(others, k, 0, "others", &base, &d) < 0) {
 			fprintf(stderr, "kpt-heldout-eval: %s\n", d.msg);
 			rc = -1;
@@ -359,7 +383,7 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 
 int main(int argc, char **argv)
 {
-	const char *data = NULL;
+	const char *data = NULL, *against = NULL;
 	FILE *dat = NULL;
 	int first = 1, rc = 0, i = 1;
 
@@ -368,12 +392,24 @@ int main(int argc, char **argv)
 			data = argv[++i];
 		else if (strcmp(argv[i], "--keys") == 0)
 			g_keys = 1;
+		else if (strcmp(argv[i], "--against") == 0 && i + 1 < argc)
+			against = argv[++i];
 		else
 			break;
 	}
 	if (i >= argc || argv[i][0] == '-') {
-		fprintf(stderr, "usage: kpt-heldout-eval [--data FILE] [--keys] SESSIONS_DIR...\n");
+		fprintf(stderr, "usage: kpt-heldout-eval [--data FILE] [--keys] [--against BASE_DIR] SESSIONS_DIR...\n");
 		return 2;
+	}
+	if (against) {
+		int lr = load_dir(against, &g_base, &g_nbase);
+
+		if (lr == 0 && g_nbase < 2)
+			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu sessions: 2 or more needed\n", against, g_nbase);
+		if (lr < 0 || g_nbase < 2) {
+			sessions_free(g_base, g_nbase);
+			return 2;
+		}
 	}
 	if (data && !(dat = fopen(data, "w"))) {
 		fprintf(stderr, "kpt-heldout-eval: cannot write '%s'\n", data);
@@ -387,5 +423,6 @@ int main(int argc, char **argv)
 		rc = eval_dir(argv[i], first, dat);
 	if (dat && fclose(dat) != 0)
 		rc = -1;
+	sessions_free(g_base, g_nbase);
 	return rc ? 2 : 0;
 }
