@@ -2,7 +2,7 @@
 # Calibration (docs/decision-rule.md, "Calibration"): across 5+ machines
 # whose recordings carry measured ceilings, a key whose machines' means agree
 # better with a ceiling taken out (time x ceiling) has it taken out, and a
-# note says of how many keys. On the committed H200 baseline (9 hosts) the
+# note says of how many keys. On the committed H200 baseline (9 hosts or more) the
 # fp8 8192^3 GEMM, which follows the bf16 ceiling, gets a much smaller
 # machine noise against 8 of them than without; --no-calibration and a base
 # of 4 machines take nothing out (no note).

@@ -8,7 +8,7 @@
 # was 78: 29 keys split in two, each half with part of the sessions).
 . "$KPT_SRC/tests/cli/cli_lib.sh"
 H200="$KPT_SRC/baselines/nvidia-h200/default"
-OLD="$H200/20261126T140911Z-27d81a13.kpt"
+OLD="$H200/20261126T142209Z-3f2faf7c.kpt"
 NEW1="$H200/20261128T163134Z-ca46320f.kpt"
 CAND="$H200/20261128T164350Z-bf558af5.kpt"
 for f in "$OLD" "$NEW1" "$CAND"; do [ -f "$f" ] || fail "missing committed session $f"; done

@@ -17,7 +17,10 @@ DB="$T/main.db"
 H200="$KPT_SRC/baselines/nvidia-h200/default"
 S=("$H200"/*.kpt) # in name order: oldest first
 [ "${#S[@]}" -ge 7 ] || fail "expected 7 or more H200 sessions in $H200, found ${#S[@]}"
-PR=${S[${#S[@]}-1]} # the newest host: never a main run here
+# the second newest host: never a main run here (the newest, GPU-9732616b,
+# is the odd host of docs/decision-rule.md: its memset is SLOW against any
+# few of the others, a real verdict this test is not about)
+PR=${S[${#S[@]}-2]}
 N=4
 SLUG=nvidia-h200
 

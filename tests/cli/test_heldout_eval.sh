@@ -10,8 +10,8 @@ HOW="regenerate with 'bench/analyzer/heldout_eval.sh $KPT_BUILD' (rewrites the b
 run bash "$KPT_SRC/bench/analyzer/heldout_eval.sh" "$KPT_BUILD" "$T/new"
 expect_rc 0 "heldout_eval.sh: $(cat "$T/err")"
 # what is measured: both GPU models, every bucket, the gates of each
-for want in "**NVIDIA H100 80GB HBM3**: 7 sessions from 7 hosts" "**NVIDIA H200**: 9 sessions from 9 hosts" \
-	"| < 10 us |" "| 10-50 us |" "| 50-200 us |" "| >= 200 us |" "of 7 (key or shift)" "of 9 (key or shift)"; do
+for want in "**NVIDIA H100 80GB HBM3**: 7 sessions from 7 hosts" "**NVIDIA H200**: 16 sessions from 16 hosts" \
+	"| < 10 us |" "| 10-50 us |" "| 50-200 us |" "| >= 200 us |" "of 7 (key or shift)" "of 16 (key or shift)"; do
 	grep -qF -- "$want" "$T/new/heldout.md" || fail "the regenerated table lacks '$want': $(cat "$T/new/heldout.md")"
 done
 awk '/^<!-- heldout-eval begin/ { on = 1; next } /^<!-- heldout-eval end -->$/ { on = 0 } on' \
