@@ -15,7 +15,8 @@
 # command at 600 s, and what is not under $OUT then is lost); the archive is
 # rewritten after each step. SKIP_BUILD=1 reuses BUILD as it is (a warm
 # machine); SKIP_CTEST=1 skips the tests; TARGETS="a b" builds only those
-# targets (a benchmark-only call: kptprof kptinject kptfloor). CTEST_R=REGEX
+# targets (a benchmark-only call: kptprof kptinject kptfloor; a call that
+# also runs the tests gets kptinject added). CTEST_R=REGEX
 # runs only the tests it matches (default: every gpu test and the cli tests
 # that skip without a GPU).
 set -u -o pipefail
@@ -33,6 +34,13 @@ pack() { tar -C "$RESROOT" -czf "$OUT/gpu-results.tar.gz" . 2>/dev/null; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
 	| tee "$RESROOT/gpu.txt"
+# The gpu tests record through the collector: a TARGETS list for a call
+# that also runs them gets kptinject (without it gpu.kernels_paths failed
+# with "cannot find the collector").
+if [ -n "${TARGETS:-}" ] && [ "${SKIP_CTEST:-0}" != 1 ] && [[ " $TARGETS " != *" kptinject "* ]]; then
+	TARGETS="$TARGETS kptinject"
+	summary+=("TARGETS: kptinject added (the gpu tests need the collector)")
+fi
 if [ "${SKIP_BUILD:-0}" = 1 ] && [ -x "$BUILD/cli/kptprof" ]; then
 	rc=0
 	summary+=("build skipped (SKIP_BUILD=1)")

@@ -6,9 +6,15 @@ in random order. Random experts (0, odd and even tile counts), column
 tiles, K steps, plants and ST / LAG (4 / 2, 6 / 3). Asserts: no deadlock,
 no write into a stage a consumer still reads, no transaction landing in a
 full barrier's wrong phase, no parity wait aliasing two phases. Prints the
-failing cases and "runs N bad B". Not run by any test (issue 39 notes).
+failing cases and "runs N bad B"; exits 1 when a case failed.
+MOE_MC_MUTATE=local (consumers release only their own CTA's stage, twice:
+the partner's multicast overwrites a stage in use) or =lag (LAG = ST - 1:
+a gather arrival waits on its own release) plants a protocol bug, which
+the model must catch (tests/cli/test_moe_mc_protocol.sh).
 """
-import random, sys
+import os, random, sys
+
+MUT = os.environ.get("MOE_MC_MUTATE", "")
 
 class Bar:
     def __init__(s, count): s.count=count; s.pend=count; s.tx=0; s.ph=0
@@ -23,9 +29,14 @@ class Bar:
         if ok: assert s.ph == need_ph, ("aliased phase", s.ph, need_ph)
         return ok
 
+def REL(r):
+    """The CTAs whose stage a consumer of CTA r releases."""
+    return (r, r) if MUT == 'local' else (0, 1)
+
 def run(seed):
     R=random.Random(seed)
     ST,LAG=R.choice([(4,2),(6,3)])
+    if MUT=='lag': LAG=ST-1
     E=R.randint(1,6); tiles=[R.choice([0,1,2,3,5]) for _ in range(E)]
     n_col=R.randint(1,3); KT=R.randint(1,4); GATHER=R.random()<0.5
     pairs=sum((t+1)//2 for t in tiles); total=pairs*n_col
@@ -74,7 +85,7 @@ def run(seed):
                 for kt in range(KT):
                     s=it%ST
                     yield ('wait', full[r][s], (it//ST)&1, it//ST+1)
-                    for d in (0,1): empty[d][s].arrive()
+                    for d in REL(r): empty[d][s].arrive()
                     it+=1
                 continue
             for kt in range(KT):
@@ -84,11 +95,11 @@ def run(seed):
                 if kt>0:
                     yield ('step',)
                     holders[r][(it-1)%ST].discard((wid,it-1))
-                    for d in (0,1): empty[d][(it-1)%ST].arrive()
+                    for d in REL(r): empty[d][(it-1)%ST].arrive()
                 it+=1
             yield ('step',)
             holders[r][(it-1)%ST].discard((wid,it-1))
-            for d in (0,1): empty[d][(it-1)%ST].arrive()
+            for d in REL(r): empty[d][(it-1)%ST].arrive()
     gdone=[set(),set()]
     for r in (0,1):
         agents.append(producer(r))
@@ -133,3 +144,4 @@ for sd in range(N):
     if res: bad+=1; print(res)
     if bad>5: break
 print("runs", N, "bad", bad)
+sys.exit(1 if bad else 0)

@@ -105,12 +105,13 @@
  * TFLOP/s against 485-487 with row stores (3 interleaved rounds each).
  *
  * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
- * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
+ * LAG 4 / 2 and 6 / 3) runs through a randomised CPU model of both CTAs'
  * producers, 8 consumer warps each and out-of-order TMA / cp.async
  * completions: no deadlock, no write into a stage a consumer still reads,
  * no transaction landing in the wrong phase over 2000 random cases; the
  * model catches a local-only release (overwrites) and LAG = ST - 1
- * (deadlock).
+ * (deadlock): bench/kernels/moe_mc_protocol.py, run by
+ * tests/cli/test_moe_mc_protocol.sh (400 cases and both planted bugs).
  *
  * --plant PCT: PCT% more work items (pairs x column tiles), each a real item
  * done again by both CTAs: whole pairs, output bit-identical.
