@@ -117,9 +117,9 @@
  * done again by both CTAs: whole pairs, output bit-identical.
  *
  * Measured (H200s, 2026-11-29, bench/RESULTS.md "Issue 39 on fresh
- * H200s"): the E128 top-8 layer 1.138x the unclustered kernel (15 rounds
- * with the gate's 3 ms idle gap: 3660 against 4165 us, 451 FFN TFLOP/s of
- * the layer); the seed shape 0.98x (1.15x back to back): AUTO takes this
+ * H200s", row stores): the E128 top-8 layer 1.138x the unclustered kernel
+ * (15 rounds with the gate's 3 ms idle gap: 3660 against 4165 us, 451 FFN
+ * TFLOP/s of the layer); the seed shape 0.98x (1.15x back to back): AUTO takes this
  * kernel from 256 GFLOP of FFN work (kpt_moe_path.h). What it took (back
  * to back, kpt-attn-moe bench moe): the first version released the
  * partner's stage with mbarrier.arrive.release.cluster, a fence per
