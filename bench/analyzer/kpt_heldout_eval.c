@@ -33,7 +33,9 @@
  * sessions of each SESSIONS_DIR are not each other's baseline; each is
  * gated against BASE_DIR's sessions (a fixed baseline, e.g. the committed
  * folder, less any session of the candidate's host): hosts that no
- * baseline has seen, out of sample. Cost: keys x 2 factors x 2 M comparisons per held-out session (about
+ * baseline has seen, out of sample. A SESSIONS_DIR needs 3 sessions (1
+ * with --against), BASE_DIR 2, and each candidate 2 of other hosts in its
+ * baseline; else one line on stderr and exit 2. Cost: keys x 2 factors x 2 M comparisons per held-out session (about
  * 3,000 in all on 16 sessions of ~80 keys, a few seconds).
  */
 #include <dirent.h>

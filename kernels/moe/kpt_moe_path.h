@@ -35,8 +35,8 @@ enum kpt_moe_ffn_impl {
 /* From this much FFN work on, AUTO's wgmma FFN is the clustered one
  * (GROUPED_SM90_MC). Measured on H200s, 2026-11-29 (bench/RESULTS.md): the
  * E128 layer (1650 GFLOP) 1.14x the unclustered kernel with the 3 ms idle
- * gap of a gate (1.15x back to back), 1.17x with the TMA store (session
- * 18); the seed shape (34 GFLOP) 0.98x with the gap, both times (1.15x
+ * gap of a gate (1.15x back to back; 1.17x since its TMA store); the seed
+ * shape (34 GFLOP) 0.98x with the gap (0.99x with the TMA store; 1.15x
  * back to back):
  * below the line it stays GROUPED_SM90. Between them nothing is measured.
  * The `default` suite's entries ask for GROUPED_SM90 themselves

@@ -105,7 +105,7 @@
  * TFLOP/s against 485-487 with row stores (3 interleaved rounds each).
  *
  * The protocol (pairs, odd tile counts, experts with no rows, plants, ST /
- * LAG 4 / 2 and 6 / 3) runs through a randomised CPU model of both CTAs'
+ * LAG 4 / 2 and 6 / 3) was run through a randomised CPU model of both CTAs'
  * producers, 8 consumer warps each and out-of-order TMA / cp.async
  * completions: no deadlock, no write into a stage a consumer still reads,
  * no transaction landing in the wrong phase over 2000 random cases; the
@@ -116,10 +116,11 @@
  * --plant PCT: PCT% more work items (pairs x column tiles), each a real item
  * done again by both CTAs: whole pairs, output bit-identical.
  *
- * Measured (H200s, 2026-11-29, bench/RESULTS.md "Issue 39 on fresh
- * H200s", row stores): the E128 top-8 layer 1.138x the unclustered kernel
- * (15 rounds with the gate's 3 ms idle gap: 3660 against 4165 us, 451 FFN
- * TFLOP/s of the layer); the seed shape 0.98x (1.15x back to back): AUTO takes this
+ * Measured (H200s, 2026-11-29, bench/RESULTS.md "Session 18"): the E128
+ * top-8 layer 1.168x the unclustered kernel with the TMA store (15 rounds
+ * with the gate's 3 ms idle gap: 3570 against 4161 us, 462 FFN TFLOP/s of
+ * the layer; with row stores, "Issue 39 on fresh H200s": 1.138x, 451); the
+ * seed shape 0.98-0.99x (1.15x back to back): AUTO takes this
  * kernel from 256 GFLOP of FFN work (kpt_moe_path.h). What it took (back
  * to back, kpt-attn-moe bench moe): the first version released the
  * partner's stage with mbarrier.arrive.release.cluster, a fence per
@@ -164,8 +165,8 @@ template <> struct mc_cfg<128> {
 
 /* The epilogue through shared memory (EPI), in both GEMMs: GEMM 2's alone
  * took the E128 layer from 1.02x to 1.15x the unclustered kernel, GEMM 1's
- * too 1.15x (kpt-attn-moe bench moe, back to back, H200, 2026-11-29; the
- * final kernel 1.138x in 15 rounds with the gate's 3 ms gap); the staging
+ * too 1.15x (kpt-attn-moe bench moe, back to back, H200, 2026-11-29; with
+ * row stores 1.138x in 15 rounds with the gate's 3 ms gap); the staging
  * tiles (18 KiB) fit beside GEMM 1's 4 stages too.
  * A parameter so that one GEMM can go back to direct stores. */
 __host__ __device__ constexpr bool mc_epi(bool gather)
