@@ -328,7 +328,7 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 
 	if ((rc = load_dir(dir, &s, &n)) < 0 || n < (g_base ? 1 : 3)) {
 		if (rc == 0)
-			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu sessions: %d or more needed\n", dir, n,
+			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu session%s: %d or more needed\n", dir, n, n == 1 ? "" : "s",
 				g_base ? 1 : 3);
 		sessions_free(s, n);
 		return -1;
@@ -355,8 +355,8 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 					others[k++] = s[i].side;
 		}
 		if (k < 2) {
-			fprintf(stderr, "kpt-heldout-eval: %s: %zu baseline sessions of other hosts: 2 or more needed\n",
-				s[h].path, k);
+			fprintf(stderr, "kpt-heldout-eval: %s: %zu baseline session%s of other hosts: 2 or more needed\n",
+				s[h].path, k, k == 1 ? "" : "s");
 			rc = -1;
 			break;
 		}
@@ -407,7 +407,8 @@ int main(int argc, char **argv)
 		int lr = load_dir(against, &g_base, &g_nbase);
 
 		if (lr == 0 && g_nbase < 2)
-			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu sessions: 2 or more needed\n", against, g_nbase);
+			fprintf(stderr, "kpt-heldout-eval: '%s' holds %zu session%s: 2 or more needed\n", against, g_nbase,
+				g_nbase == 1 ? "" : "s");
 		if (lr < 0 || g_nbase < 2) {
 			sessions_free(g_base, g_nbase);
 			return 2;
