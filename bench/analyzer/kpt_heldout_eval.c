@@ -324,6 +324,9 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 	size_t n = 0, hosts = 0;
 	struct tally t = { 0 };
 	const struct kpt_diff_side **others;
+	/* the baseline's sessions: --against's, else the folder's own */
+	const struct session *pool;
+	size_t np;
 	int rc = 0;
 
 	if ((rc = load_dir(dir, &s, &n)) < 0 || n < (g_base ? 1 : 3)) {
@@ -333,7 +336,9 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 		sessions_free(s, n);
 		return -1;
 	}
-	if (!(others = calloc(n + g_nbase, sizeof *others))) {
+	pool = g_base ? g_base : s;
+	np = g_base ? g_nbase : n;
+	if (!(others = calloc(np, sizeof *others))) {
 		sessions_free(s, n);
 		return -1;
 	}
@@ -345,15 +350,9 @@ static int eval_dir(const char *dir, int first, FILE *dat)
 		for (size_t i = 0; i < h; i++)
 			seen |= same_host(&s[i], &s[h]);
 		hosts += !seen;
-		if (g_base) {
-			for (size_t i = 0; i < g_nbase; i++)
-				if (!same_host(&g_base[i], &s[h]))
-					others[k++] = g_base[i].side;
-		} else {
-			for (size_t i = 0; i < n; i++)
-				if (i != h && !same_host(&s[i], &s[h]))
-					others[k++] = s[i].side;
-		}
+		for (size_t i = 0; i < np; i++)
+			if ((g_base || i != h) && !same_host(&pool[i], &s[h]))
+				others[k++] = pool[i].side;
 		if (k < 2) {
 			fprintf(stderr, "kpt-heldout-eval: %s: %zu baseline session%s of other hosts: 2 or more needed\n",
 				s[h].path, k, k == 1 ? "" : "s");
